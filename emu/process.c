@@ -1,0 +1,142 @@
+/* Process attachment to an emulated host, and the attach part of the control API.
+ *
+ * A process is one node of one fabric, fixed at first use: the real stack's libraries likewise
+ * discover "this machine" once (ucma_init caches the device list). Attaching is guarded by a
+ * mutex rather than pthread_once so that tests can reset it and a failed attach can report
+ * the same error to every caller. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/process.h"
+#include "rdmaemu/ctl.h"
+
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_fabric *attached_fabric;
+static struct emu_host *attached_host;
+static int attach_errno; /* non-zero: attaching failed with this errno (sticky) */
+
+/* Loads the fabric and picks the node; on failure prints why and returns an errno. */
+static int attach_locked(const char *path, const char *text, const char *node)
+{
+	struct emu_error err;
+	struct emu_fabric *f;
+	struct emu_host *h;
+
+	memset(&err, 0, sizeof(err));
+	if (text)
+		f = emu_fabric_load_text(text, "(control API text)", ".", &err);
+	else if (path && *path)
+		f = emu_fabric_load(path, &err);
+	else
+		f = emu_fabric_builtin();
+	if (!f) {
+		int e = errno ? errno : EINVAL;
+
+		fprintf(stderr, "rdmaemu: cannot load fabric: %s:%u: %s\n",
+			err.file[0] ? err.file : (path ? path : "(text)"), err.line, err.msg);
+		return e;
+	}
+	if (node && *node) {
+		h = emu_fabric_find_host(f, node);
+		if (!h) {
+			fprintf(stderr, "rdmaemu: fabric %s has no host named '%s'\n", f->source, node);
+			emu_fabric_free(f);
+			return ENOENT;
+		}
+	} else if (f->nhosts) {
+		h = &f->hosts[0];
+	} else {
+		fprintf(stderr, "rdmaemu: fabric %s has no hosts\n", f->source);
+		emu_fabric_free(f);
+		return ENOENT;
+	}
+	attached_fabric = f;
+	attached_host = h;
+	return 0;
+}
+
+const struct emu_host *emu_process_host(void)
+{
+	struct emu_host *h;
+	int e;
+
+	pthread_mutex_lock(&attach_lock);
+	if (!attached_host && !attach_errno)
+		attach_errno = attach_locked(getenv("RDMAEMU_FABRIC"), NULL, getenv("RDMAEMU_NODE"));
+	h = attached_host;
+	e = attach_errno;
+	pthread_mutex_unlock(&attach_lock);
+	if (!h)
+		errno = e;
+	return h;
+}
+
+const struct emu_fabric *emu_process_fabric(void)
+{
+	const struct emu_host *h = emu_process_host();
+
+	return h ? h->fabric : NULL;
+}
+
+void emu_process_reset(void)
+{
+	pthread_mutex_lock(&attach_lock);
+	emu_fabric_free(attached_fabric);
+	attached_fabric = NULL;
+	attached_host = NULL;
+	attach_errno = 0;
+	pthread_mutex_unlock(&attach_lock);
+}
+
+static int ctl_attach(const char *path, const char *text, const char *node)
+{
+	int e;
+
+	pthread_mutex_lock(&attach_lock);
+	if (attached_host || attach_errno)
+		e = EBUSY;
+	else
+		e = attach_locked(path, text, node);
+	pthread_mutex_unlock(&attach_lock);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+const char *rdmaemu_ctl_version(void)
+{
+	return "rdmaemu " PACKAGE_VERSION;
+}
+
+int rdmaemu_ctl_rdmacm_level(void)
+{
+	return 61;
+}
+
+int rdmaemu_ctl_attach(const char *path, const char *node)
+{
+	return ctl_attach(path, NULL, node);
+}
+
+int rdmaemu_ctl_attach_text(const char *text, const char *node)
+{
+	if (!text) {
+		errno = EINVAL;
+		return -1;
+	}
+	return ctl_attach(NULL, text, node);
+}
+
+const char *rdmaemu_ctl_node(void)
+{
+	const struct emu_host *h = emu_process_host();
+
+	return h ? h->name : NULL;
+}

@@ -1,0 +1,17 @@
+/* The emulated host this process is attached to (see include/rdmaemu/ctl.h for the rules).
+ * The drop-in libraries call emu_process_host() wherever the real stack would ask the kernel
+ * about "this machine": its RDMA devices, its netdevs and addresses, its routes. */
+#ifndef RDMAEMU_EMU_PROCESS_H
+#define RDMAEMU_EMU_PROCESS_H
+
+#include "emu/fabric.h"
+
+/* Attaches on first use. NULL when the fabric does not load or the node does not exist; the
+ * reason is printed once on stderr and errno is set (ENOENT, EINVAL). Thread-safe. */
+const struct emu_host *emu_process_host(void);
+const struct emu_fabric *emu_process_fabric(void);
+
+/* For tests: forget the attachment so the next call attaches again (not thread-safe). */
+void emu_process_reset(void);
+
+#endif

@@ -1,0 +1,42 @@
+/* rdmaemu control API (librdmaemu.so.0).
+ *
+ * Programs and the conformance suite use these to steer the emulator: which fabric and node the
+ * process is attached to, fault injection, virtual time. The conformance suite never links
+ * against them: it finds them at run time with dlsym(RTLD_DEFAULT, ...) so that the same binary
+ * runs against a real rdma-core, where they are absent and emulator-only cases report Notrun.
+ *
+ * Attachment: a process is attached to one node (host) of one fabric. By default the fabric is
+ * $RDMAEMU_FABRIC (a fabric file, see rdmaemu-fabric(5)) or the built-in default fabric, and
+ * the node is $RDMAEMU_NODE or the fabric's first host. The attachment is fixed the first time
+ * any emulated library needs it (e.g. rdma_getaddrinfo); rdmaemu_ctl_attach*() must come first.
+ */
+#ifndef RDMAEMU_CTL_H
+#define RDMAEMU_CTL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "rdmaemu X.Y.Z". */
+const char *rdmaemu_ctl_version(void);
+
+/* The rdma-core release whose librdmacm behaviour the emulated library models (e.g. 61: has
+ * RAI_SA/RAI_DNS handling in rdma_getaddrinfo, the v56 and v52 fixes). */
+int rdmaemu_ctl_rdmacm_level(void);
+
+/* Attach this process to node `node` (NULL: the first host) of the fabric in file `path`
+ * (NULL: the built-in default). Returns 0, or -1 with errno: EBUSY when the process is already
+ * attached (a library call needed it), ENOENT for a missing file or node, EINVAL for a fabric
+ * that does not load (the reason is printed on stderr). */
+int rdmaemu_ctl_attach(const char *path, const char *node);
+
+/* Same with the fabric given as text (rdmaemu-fabric(5) format). */
+int rdmaemu_ctl_attach_text(const char *text, const char *node);
+
+/* Name of the node this process is attached to (attaching now if needed), NULL on error. */
+const char *rdmaemu_ctl_node(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
