@@ -1,0 +1,37 @@
+/* Library initialisation: the emulated ucma_init().
+ *
+ * The real library asks the kernel for its ABI version and libibverbs for the device list; with
+ * no device every init-dependent call fails with ENODEV. Here "the kernel" is the emulated host
+ * the process is attached to (emu/process.c), and its device list is the fabric's. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "lib/cma.h"
+
+int cma_init(const struct emu_host **hostp)
+{
+	const struct emu_host *h = emu_process_host();
+
+	/* A fabric that does not load leaves the process without devices; emu_process_host() has
+	 * already said why on stderr. */
+	if (!h || h->ndevices == 0)
+		return cma_err(ENODEV);
+	if (hostp)
+		*hostp = h;
+	return 0;
+}
+
+socklen_t cma_addrlen(int family)
+{
+	switch (family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	case AF_IB:
+		return sizeof(struct sockaddr_ib);
+	default:
+		return 0;
+	}
+}
