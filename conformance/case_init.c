@@ -1,0 +1,242 @@
+/* INIT (spec §3.1, §15 rows 22-34): library initialisation and the device model.
+ *
+ * Each case starts in a fresh child, so the library is uninitialised when the body runs. The
+ * "no device" rows use the NODEVICE precondition: a real machine without RDMA devices, or on the
+ * emulator a fabric whose host has a plain netdev and no RDMA device (emu_fabrics.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <rdma/rdma_cma.h>
+
+#include "conformance/conformance.h"
+
+#define SENTINEL ((void *)0x5a5a5a5a5a5aUL)
+
+static void init_22(const struct conf_case *c)
+{
+	struct rdma_addrinfo *r = SENTINEL;
+	int ret;
+
+	conf_stimulus("rdma_getaddrinfo(NULL,NULL,NULL,&r)");
+	errno = 0;
+	ret = rdma_getaddrinfo(NULL, NULL, NULL, &r);
+	int e = errno;
+	EXPECT_INT("ret", ret, -1);
+	EXPECT_ERRNO("errno", e, EINVAL);
+	conf_expect(r == SENTINEL, "*res was written (%p)", (void *)r);
+	conf_note("-1 errno %s, res untouched", conf_errno_name(e));
+}
+
+static void init_23(const struct conf_case *c)
+{
+	struct rdma_addrinfo *r = SENTINEL;
+	int ret;
+
+	conf_stimulus("no device: rdma_getaddrinfo(\"127.0.0.1\",\"7471\",NULL,&r)");
+	errno = 0;
+	ret = rdma_getaddrinfo("127.0.0.1", "7471", NULL, &r);
+	int e = errno;
+	EXPECT_INT("ret", ret, -1);
+	EXPECT_ERRNO("errno", e, ENODEV);
+	conf_expect(r == SENTINEL, "*res was written (%p)", (void *)r);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+static void init_24(const struct conf_case *c)
+{
+	struct rdma_event_channel *ch;
+
+	conf_stimulus("no device: rdma_create_event_channel()");
+	errno = 0;
+	ch = rdma_create_event_channel();
+	int e = errno;
+	EXPECT_NULL("channel", ch);
+	EXPECT_ERRNO("errno", e, ENODEV);
+	conf_note("NULL errno %s", conf_errno_name(e));
+}
+
+static void init_25(const struct conf_case *c)
+{
+	struct rdma_event_channel dummy = { .fd = -1 };
+	struct rdma_cm_id *id = SENTINEL;
+	int ret, e;
+
+	conf_stimulus("no device: rdma_create_id(&{fd=-1} / NULL, &id, ctx, RDMA_PS_TCP)");
+	errno = 0;
+	ret = rdma_create_id(&dummy, &id, SENTINEL, RDMA_PS_TCP);
+	e = errno;
+	EXPECT_INT("channel {fd=-1}: ret", ret, -1);
+	EXPECT_ERRNO("channel {fd=-1}", e, ENODEV);
+	conf_expect(id == SENTINEL, "channel {fd=-1}: *id was written");
+	errno = 0;
+	ret = rdma_create_id(NULL, &id, SENTINEL, RDMA_PS_TCP);
+	int e2 = errno;
+	EXPECT_INT("channel NULL: ret", ret, -1);
+	EXPECT_ERRNO("channel NULL", e2, ENODEV);
+	conf_expect(id == SENTINEL, "channel NULL: *id was written");
+	conf_note("-1 errno %s / %s", conf_errno_name(e), conf_errno_name(e2));
+}
+
+static void init_26(const struct conf_case *c)
+{
+	struct ibv_context **list;
+	int n = -7;
+
+	conf_stimulus("no device: rdma_get_devices(&n)");
+	errno = 0;
+	list = rdma_get_devices(&n);
+	int e = errno;
+	EXPECT_NULL("list", list);
+	EXPECT_INT("n", n, 0);
+	EXPECT_ERRNO("errno", e, ENODEV);
+	conf_note("NULL, n %d, errno %s", n, conf_errno_name(e));
+}
+
+static void init_27(const struct conf_case *c)
+{
+	struct rdma_event_channel dummy = { .fd = -1 };
+	struct rdma_cm_event *ev = SENTINEL;
+	int ret, ret2, e, e2;
+
+	conf_stimulus("no device: rdma_get_cm_event(&{fd=-1}, &ev) and (&{fd=-1}, NULL)");
+	errno = 0;
+	ret = rdma_get_cm_event(&dummy, &ev);
+	e = errno;
+	errno = 0;
+	ret2 = rdma_get_cm_event(&dummy, NULL);
+	e2 = errno;
+	EXPECT_INT("&ev: ret", ret, -1);
+	EXPECT_ERRNO("&ev", e, ENODEV);
+	conf_expect(ev == SENTINEL, "&ev: *event was written");
+	EXPECT_INT("NULL: ret", ret2, -1);
+	EXPECT_ERRNO("NULL (init is checked before the argument)", e2, ENODEV);
+	conf_note("-1 errno %s / -1 errno %s", conf_errno_name(e), conf_errno_name(e2));
+}
+
+static void init_28(const struct conf_case *c)
+{
+	int ret;
+
+	conf_stimulus("rdma_ack_cm_event(NULL)");
+	errno = 0;
+	ret = rdma_ack_cm_event(NULL);
+	int e = errno;
+	EXPECT_INT("ret", ret, -1);
+	EXPECT_ERRNO("errno", e, EINVAL);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+static void init_29(const struct conf_case *c)
+{
+	conf_stimulus("rdma_freeaddrinfo(NULL)");
+	rdma_freeaddrinfo(NULL);
+	conf_note("returned");
+}
+
+static void init_30(const struct conf_case *c)
+{
+	struct rdma_event_channel *ch;
+
+	conf_stimulus("device visible, no rdma_cm: rdma_create_event_channel()");
+	errno = 0;
+	ch = rdma_create_event_channel();
+	int e = errno;
+	EXPECT_NULL("channel", ch);
+	EXPECT_ERRNO("errno", e, ENOENT);
+	conf_note("NULL errno %s", conf_errno_name(e));
+}
+
+static void init_31(const struct conf_case *c)
+{
+	struct rdma_cm_id *id = SENTINEL;
+	int ret;
+
+	conf_stimulus("device visible, no rdma_cm: rdma_create_id(NULL, &id, ctx, RDMA_PS_TCP)");
+	errno = 0;
+	ret = rdma_create_id(NULL, &id, SENTINEL, RDMA_PS_TCP);
+	int e = errno;
+	EXPECT_INT("ret", ret, -1);
+	EXPECT_ERRNO("errno", e, ENOMEM);
+	conf_expect(id == SENTINEL, "*id was written");
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+static void init_32(const struct conf_case *c)
+{
+	struct ibv_context **list;
+	int n = -7;
+
+	conf_stimulus("device visible but not openable: rdma_get_devices(&n)");
+	list = rdma_get_devices(&n);
+	if (!conf_expect(list != NULL, "list NULL (errno %s), want a non-NULL empty array",
+			 conf_errno_name(errno)))
+		return;
+	EXPECT_NULL("list[0]", list[0]);
+	EXPECT_INT("n", n, 0);
+	rdma_free_devices(list);
+	conf_note("non-NULL array, list[0] NULL, n %d", n);
+}
+
+static void init_33(const struct conf_case *c)
+{
+	struct rdma_event_channel dummy = { .fd = -1 };
+	struct rdma_cm_event *ev = SENTINEL;
+	struct ibv_context **list;
+	int n = 0, ret, ret2, e, e2;
+
+	conf_stimulus("after init: rdma_get_cm_event(&{fd=-1}, NULL) / (&{fd=-1}, &ev)");
+	list = rdma_get_devices(&n);
+	if (!list)
+		conf_fatal("rdma_get_devices failed (errno %s): library init did not succeed",
+			   conf_errno_name(errno));
+	rdma_free_devices(list);
+	errno = 0;
+	ret = rdma_get_cm_event(&dummy, NULL);
+	e = errno;
+	errno = 0;
+	ret2 = rdma_get_cm_event(&dummy, &ev);
+	e2 = errno;
+	EXPECT_INT("NULL: ret", ret, -1);
+	EXPECT_ERRNO("NULL", e, EINVAL);
+	EXPECT_INT("&ev: ret", ret2, -1);
+	EXPECT_ERRNO("&ev", e2, EBADF);
+	conf_expect(ev == SENTINEL, "&ev: *event was written");
+	conf_note("-1 errno %s / -1 errno %s", conf_errno_name(e), conf_errno_name(e2));
+}
+
+
+static const struct conf_case cases[] = {
+	{ "INIT-22", "INIT", 22, "rdma_getaddrinfo(NULL,NULL,NULL,&r): -1/EINVAL before init (also "
+	  "with no device), r untouched",
+	  "seeds: node is \"Optional\"; the man page says \"either node, service, or hints must be "
+	  "provided\" (EAI_NONAME listed for both NULL)", PRE_NONE, NULL, 0, init_22, NULL },
+	{ "INIT-23", "INIT", 23, "no device: rdma_getaddrinfo(\"127.0.0.1\",\"7471\",NULL,&r) = -1/ENODEV",
+	  "examples print gai_strerror(-1) = \"Bad value for ai_flags\" for this (EAI_BADFLAGS == -1)",
+	  PRE_NODEVICE, NULL, 0, init_23, NULL },
+	{ "INIT-24", "INIT", 24, "no device: rdma_create_event_channel() = NULL/ENODEV", NULL,
+	  PRE_NODEVICE, NULL, 0, init_24, NULL },
+	{ "INIT-25", "INIT", 25, "no device: rdma_create_id(ch, &id, ctx, RDMA_PS_TCP) = -1/ENODEV "
+	  "(channel {fd=-1} and NULL)", NULL, PRE_NODEVICE, NULL, 0, init_25, NULL },
+	{ "INIT-26", "INIT", 26, "no device: rdma_get_devices(&n) = NULL, n = 0, errno ENODEV", NULL,
+	  PRE_NODEVICE, NULL, 0, init_26, NULL },
+	{ "INIT-27", "INIT", 27, "no device: rdma_get_cm_event(ch, &ev) and (ch, NULL) = -1/ENODEV "
+	  "(init checked before the argument)", NULL, PRE_NODEVICE, NULL, 0, init_27, NULL },
+	{ "INIT-28", "INIT", 28, "rdma_ack_cm_event(NULL) = -1/EINVAL", NULL, PRE_NONE, NULL, 0,
+	  init_28, NULL },
+	{ "INIT-29", "INIT", 29, "rdma_freeaddrinfo(NULL) returns without crashing", NULL, PRE_NONE,
+	  NULL, 0, init_29, NULL },
+	{ "INIT-30", "INIT", 30, "device visible, no /dev/infiniband/rdma_cm: "
+	  "rdma_create_event_channel() = NULL/ENOENT", NULL, PRE_FAKEDEV, NULL, 0, init_30, NULL },
+	{ "INIT-31", "INIT", 31, "same: rdma_create_id(NULL, ...) = -1/ENOMEM (private-channel "
+	  "failure reported as ENOMEM)", "rdma_create_id.3: errno is the failure reason (the real "
+	  "cause is ENOENT here)", PRE_FAKEDEV, NULL, 0, init_31, NULL },
+	{ "INIT-32", "INIT", 32, "device visible but not openable: rdma_get_devices(&n) = non-NULL "
+	  "array, list[0] == NULL, n = 0", NULL, PRE_FAKEDEV, NULL, 0, init_32, NULL },
+	{ "INIT-33", "INIT", 33, "after init: rdma_get_cm_event(&{fd=-1}, NULL) = -1/EINVAL, "
+	  "(&{fd=-1}, &ev) = -1/EBADF", NULL, PRE_DEVICE, NULL, 0, init_33, NULL },
+	{ "INIT-34", "INIT", 34, "kernel CM ABI version outside [3,4]: every init-dependent call "
+	  "-1/EPERM", NULL, PRE_EMU_ONLY,
+	  "needs an emulator control for the CM ABI version (not in rdmaemu/ctl.h)", 0, NULL, NULL },
+};
+
+const struct conf_area conf_area_init = { "INIT", cases, sizeof cases / sizeof cases[0] };

@@ -1,0 +1,107 @@
+/* rdmaemu-conformance: the case table, the four result states and the helpers case bodies use.
+ *
+ * The suite is written against the public librdmacm/libibverbs API only (principle 7 of
+ * DESIGN.md): it never links the emulator and finds the emulator's control API at run time with
+ * dlsym. Every case runs in a forked child (see runner.c), so a case body may crash, hang or
+ * leave the library initialised without affecting the next case.
+ */
+#ifndef CONFORMANCE_H
+#define CONFORMANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+/* fabtests' four states. Excluded: listed in the target's deviation manifest, not run. */
+enum conf_state { CONF_PASS, CONF_FAIL, CONF_NOTRUN, CONF_EXCLUDED };
+
+enum conf_target { TARGET_EMU, TARGET_SYSTEM };
+
+/* Preconditions, checked in the child before the case body runs. */
+enum {
+	PRE_NONE = 0,
+	PRE_DEVICE = 1u << 0,       /* >= 1 RDMA device (spec DI `fake` or `no`) */
+	PRE_NODEVICE = 1u << 1,     /* a machine without RDMA devices (emu: the "nodev" fabric) */
+	PRE_EMU_ONLY = 1u << 2,     /* spec DI `emu`: the real library crashes or cannot be steered */
+	PRE_LEVEL60 = 1u << 3,      /* rdma-core >= v60 behaviour (RDMACM_1.4) */
+	PRE_LEVEL_BELOW60 = 1u << 4,/* rdma-core < v60 behaviour */
+	PRE_NOACM = 1u << 5,        /* ibacm must not be running (results would carry route data) */
+	PRE_NODNS_SYSTEM = 1u << 6, /* the stimulus would reach DNS through glibc on a real stack */
+	PRE_FAKEDEV = 1u << 7,      /* a visible device without /dev/infiniband/rdma_cm (system:
+				     * fakedev.c; no emulated equivalent yet) */
+};
+
+struct conf_case {
+	const char *id;         /* "GAI-35", "GAI-39b": AREA-<row>[suffix] */
+	const char *area;       /* "GAI" */
+	int row;                /* row of the conformance matrix, spec §15 */
+	const char *desc;       /* what is checked (the real behaviour) */
+	const char *documented; /* what the man page / seeds say where it differs (§16), or NULL */
+	unsigned pre;           /* PRE_* */
+	const char *notrun;     /* non-NULL: never runnable here, with this reason */
+	int timeout;            /* seconds; 0: the run's default */
+	void (*fn)(const struct conf_case *c);
+	const void *data;       /* the table row of a table-driven case */
+};
+
+/* Case tables, one per area (case_*.c). */
+struct conf_area {
+	const char *name;
+	const struct conf_case *cases;
+	size_t count;
+};
+extern const struct conf_area conf_area_sym, conf_area_abi, conf_area_str, conf_area_init,
+	conf_area_gai, conf_area_acm, conf_area_port, conf_area_ex;
+
+/* --- helpers for case bodies (child side, runner.c) ------------------------------------- */
+
+/* The stimulus, shown first on the case line: `("127.0.0.1","7471",NULL)`. */
+void conf_stimulus(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Observed result, shown after "->" when the case passes. */
+void conf_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Records a failed expectation (the case goes on, so one run shows every difference). */
+bool conf_expect(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* End the case now. */
+_Noreturn void conf_notrun(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void conf_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define EXPECT_INT(what, got, want)                                                           \
+	conf_expect((long long)(got) == (long long)(want), "%s: got %lld, want %lld", (what),    \
+		    (long long)(got), (long long)(want))
+#define EXPECT_HEX(what, got, want)                                                           \
+	conf_expect((unsigned long long)(got) == (unsigned long long)(want),                      \
+		    "%s: got 0x%llx, want 0x%llx", (what), (unsigned long long)(got),              \
+		    (unsigned long long)(want))
+#define EXPECT_ERRNO(what, got, want)                                                         \
+	conf_expect((got) == (want), "%s: errno %s, want %s", (what), conf_errno_name(got),      \
+		    conf_errno_name(want))
+#define EXPECT_NULL(what, p) conf_expect((p) == NULL, "%s: got %p, want NULL", (what), (void *)(p))
+
+/* --- target facts (target.c); valid in the parent and in children ---------------------- */
+enum conf_target conf_target(void);
+const char *conf_target_name(void);
+/* --fake-device: on the system target, DEVICE rows run against a fake device (fakedev.c). */
+bool conf_fake_device(void);
+void conf_set_fake_device(bool on);
+/* rdma-core release whose behaviour the loaded librdmacm has: the emulator's
+ * rdmaemu_ctl_rdmacm_level(); on a real stack 60 if RDMACM_1.4 exists, else 44. */
+int conf_rdmacm_level(void);
+/* Path of the librdmacm the process loaded (dladdr on rdma_getaddrinfo). */
+const char *conf_librdmacm_path(void);
+/* dlsym(RTLD_DEFAULT, name) of the emulator's control API; NULL on a real stack. */
+void *conf_ctl_sym(const char *name);
+
+/* --- names and formatting (util.c) ----------------------------------------------------- */
+const char *conf_errno_name(int e);   /* "ENODEV" (or "errno 123") */
+const char *conf_eai_name(int ret);   /* "EAI_SOCKTYPE" (or "ret -99") */
+/* sockaddr as text: "127.0.0.1:7471", "[::1]:7471", "ib[fe80::..] pkey 0xffff sid 0x.. mask 0x..";
+ * len 0 / NULL: "-". Returns buf. */
+char *conf_fmt_sockaddr(char *buf, size_t size, const struct sockaddr *sa, socklen_t len);
+/* Builds a sockaddr from "A.B.C.D:port", "[v6]:port" or
+ * "ib:[gid] pkey=0x.. sid=0x.. mask=0x.." (flowinfo and scope 0). Returns the length, 0 on a
+ * malformed spec. */
+socklen_t conf_parse_sockaddr(const char *spec, struct sockaddr_storage *ss);
+/* Does a file or socket exist at path? */
+bool conf_path_exists(const char *path);
+
+#endif

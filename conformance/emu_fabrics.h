@@ -1,0 +1,19 @@
+/* Fabric texts (rdmaemu-fabric(5)) that emulator-side preconditions attach to with
+ * rdmaemu_ctl_attach_text(). Kept in one place so they follow the fabric format.
+ *
+ * NODEV: one host with a plain netdev and no RDMA device, the emulator's counterpart of a
+ * machine without HCA (spec §3.1: ucma_init fails with ENODEV). Same model as
+ * fixtures/nodev.fabric; embedded so that the installed suite needs no fixture file, and with
+ * `resolver files` so that no lookup can reach DNS. */
+#ifndef CONFORMANCE_EMU_FABRICS_H
+#define CONFORMANCE_EMU_FABRICS_H
+
+#define EMU_FABRIC_NODEV_NODE "nodev"
+#define EMU_FABRIC_NODEV                                  \
+	"seed 1\n"                                        \
+	"resolver files\n"                                \
+	"host nodev\n"                                    \
+	"  netdev eth0 mac=02:00:00:00:05:01 mtu=1500\n"  \
+	"    addr 192.0.2.49/28\n"
+
+#endif

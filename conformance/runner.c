@@ -1,0 +1,620 @@
+/* rdmaemu-conformance: runs the conformance cases against the emulator or the system's
+ * rdma-core and reports Pass / Fail / Notrun / Excluded.
+ *
+ * Why not cmocka here (the project's unit tests use it): a conformance case must survive the
+ * implementation under test crashing or hanging (the real librdmacm crashes on several inputs,
+ * spec §16 item 12), must start with an uninitialised library (librdmacm caches its device list
+ * on first use), and needs four result states with reasons, per-target manifests and per-case
+ * timeouts. cmocka 1.1 runs tests in one process with setjmp-based failure and has no
+ * Notrun/Excluded distinction, so the suite uses a fabtests-style runner: one forked child per
+ * case, the result sent back over a pipe.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conformance/emu_fabrics.h"
+#include "conformance/fakedev.h"
+#include "conformance/runner.h"
+
+#define DEFAULT_TIMEOUT 10
+
+static const struct conf_area *const areas[] = {
+	&conf_area_sym, &conf_area_abi, &conf_area_str, &conf_area_init,
+	&conf_area_gai, &conf_area_acm, &conf_area_port, &conf_area_ex,
+};
+
+/* ---- child side ------------------------------------------------------------------------- */
+
+/* Records on the result pipe: a 4-byte header {type, state, len16} and len bytes of text.
+ * 'S' carries the stimulus as soon as it is known (so a crash can still name it), 'R' the
+ * result. */
+struct rec_hdr {
+	uint8_t type;
+	uint8_t state;
+	uint16_t len;
+};
+
+static int result_fd = -1;
+static char stim[1024], note[2048], fails[4096];
+
+static void send_rec(uint8_t type, uint8_t state, const char *text)
+{
+	struct rec_hdr h = { type, state, (uint16_t)strnlen(text, 8192) };
+	char buf[sizeof h + 8192];
+
+	memcpy(buf, &h, sizeof h);
+	memcpy(buf + sizeof h, text, h.len);
+	for (size_t off = 0, n = sizeof h + h.len; off < n;) {
+		ssize_t w = write(result_fd, buf + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
+static void vappend(char *buf, size_t size, const char *sep, const char *fmt, va_list ap)
+{
+	size_t len = strlen(buf);
+
+	if (len && sep && len < size)
+		len += (size_t)snprintf(buf + len, size - len, "%s", sep);
+	if (len < size)
+		vsnprintf(buf + len, size - len, fmt, ap);
+}
+
+void conf_stimulus(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(stim, sizeof stim, fmt, ap);
+	va_end(ap);
+	send_rec('S', 0, stim);
+}
+
+void conf_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vappend(note, sizeof note, "; ", fmt, ap);
+	va_end(ap);
+}
+
+bool conf_expect(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok)
+		return true;
+	va_start(ap, fmt);
+	vappend(fails, sizeof fails, "; ", fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+static _Noreturn void finish(enum conf_state state, const char *reason)
+{
+	char msg[8192];
+
+	if (state == CONF_NOTRUN)
+		snprintf(msg, sizeof msg, "%s", reason);
+	else if (state == CONF_FAIL)
+		snprintf(msg, sizeof msg, "%s%s%s", stim, stim[0] ? ": " : "", fails);
+	else
+		snprintf(msg, sizeof msg, "%s%s%s", stim, stim[0] && note[0] ? " -> " : "", note);
+	send_rec('R', (uint8_t)state, msg);
+	_exit(0);
+}
+
+void conf_notrun(const char *fmt, ...)
+{
+	char reason[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	va_end(ap);
+	finish(CONF_NOTRUN, reason);
+}
+
+void conf_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vappend(fails, sizeof fails, "; ", fmt, ap);
+	va_end(ap);
+	finish(CONF_FAIL, NULL);
+}
+
+static int device_count(void)
+{
+	int n = 0;
+	struct ibv_device **list = ibv_get_device_list(&n);
+
+	if (!list)
+		return 0;
+	ibv_free_device_list(list);
+	return n;
+}
+
+static void check_preconditions(const struct conf_case *c)
+{
+	bool emu = conf_target() == TARGET_EMU;
+	int level = conf_rdmacm_level();
+
+	if ((c->pre & PRE_EMU_ONLY) && !emu)
+		conf_notrun("emulator-only case");
+	if ((c->pre & PRE_NODNS_SYSTEM) && !emu)
+		conf_notrun("would query DNS through the system resolver (tests never use DNS)");
+	if (c->pre & PRE_NOACM) {
+		if (conf_path_exists("/run/ibacm.port"))
+			conf_notrun("ibacm is running (/run/ibacm.port exists)");
+		if (conf_path_exists("/run/ibacm.sock"))
+			conf_notrun("ibacm is running (/run/ibacm.sock exists)");
+	}
+	if (c->pre & PRE_NODEVICE) {
+		if (emu) {
+			int (*attach)(const char *, const char *) =
+				(int (*)(const char *, const char *))conf_ctl_sym("rdmaemu_ctl_attach_text");
+			if (!attach)
+				conf_fatal("rdmaemu_ctl_attach_text not found in the emulator");
+			if (attach(EMU_FABRIC_NODEV, EMU_FABRIC_NODEV_NODE))
+				conf_fatal("precondition: rdmaemu_ctl_attach_text(nodev fabric) failed: %s",
+					   conf_errno_name(errno));
+		} else {
+			int n = device_count();
+			if (n > 0)
+				conf_notrun("needs a machine without RDMA devices (%d present)", n);
+		}
+	}
+	if ((c->pre & PRE_FAKEDEV) || ((c->pre & PRE_DEVICE) && !emu && conf_fake_device())) {
+		char why[256];
+
+		if (emu)
+			conf_notrun("needs a visible device without /dev/infiniband/rdma_cm (no emulated "
+				    "equivalent)");
+		if (conf_fakedev_enter(why, sizeof why))
+			conf_notrun("cannot create a fake device (needs root): %s", why);
+	}
+	/* On the emulator the default fabric has devices; counting them here would also make the
+	 * addrinfo rows depend on the emulated libibverbs. */
+	if ((c->pre & PRE_DEVICE) && !emu && device_count() == 0)
+		conf_notrun("no RDMA device on this system");
+	if ((c->pre & PRE_LEVEL60) && level < 60) {
+		if (emu)
+			conf_notrun("needs rdma-core >= v60 behaviour (emulated level %d)", level);
+		conf_notrun("needs rdma-core >= v60 (RDMACM_1.4 absent)");
+	}
+	if ((c->pre & PRE_LEVEL_BELOW60) && level >= 60)
+		conf_notrun("needs rdma-core < v60 behaviour (level %d)", level);
+	if (c->notrun)
+		conf_notrun("%s", c->notrun);
+}
+
+static _Noreturn void child_main(const struct conf_case *c, int fd)
+{
+	result_fd = fd;
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_IGN);
+	check_preconditions(c);
+	c->fn(c);
+	finish(fails[0] ? CONF_FAIL : CONF_PASS, NULL);
+}
+
+/* ---- parent side ------------------------------------------------------------------------ */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static const char *signame(int sig)
+{
+	static char buf[32];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, sizeof buf, "SIG%s", abbrev);
+	else
+		snprintf(buf, sizeof buf, "signal %d", sig);
+	return buf;
+}
+
+static void run_case(const struct conf_case *c, int timeout, struct conf_result *r)
+{
+	int fds[2], st = 0;
+	char buf[16384];
+	size_t have = 0;
+	bool timed_out = false, got_result = false;
+	char *stimulus = NULL;
+	double t0 = now(), deadline;
+	pid_t pid;
+
+	r->c = c;
+	if (pipe(fds)) {
+		r->state = CONF_FAIL;
+		r->msg = xasprintf("pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		r->state = CONF_FAIL;
+		r->msg = xasprintf("fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(c, fds[1]);
+	}
+	close(fds[1]);
+	setpgid(pid, pid);
+	deadline = t0 + (c->timeout ? c->timeout : timeout);
+
+	for (;;) {
+		double left = deadline - now();
+		struct pollfd p = { .fd = fds[0], .events = POLLIN };
+
+		if (left <= 0) {
+			timed_out = true;
+			break;
+		}
+		int pr = poll(&p, 1, (int)(left * 1000) + 1);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0)
+			continue;
+		if (have == sizeof buf)
+			have = 0; /* a runaway child: keep reading, drop what it sent */
+		ssize_t n = read(fds[0], buf + have, sizeof buf - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		/* Consume complete records. */
+		size_t off = 0;
+		while (have - off >= sizeof(struct rec_hdr)) {
+			struct rec_hdr h;
+			memcpy(&h, buf + off, sizeof h);
+			if (have - off < sizeof h + h.len)
+				break;
+			char *text = strndup(buf + off + sizeof h, h.len);
+			if (h.type == 'S') {
+				free(stimulus);
+				stimulus = text;
+			} else {
+				free(r->msg);
+				r->msg = text;
+				r->state = h.state <= CONF_EXCLUDED ? (enum conf_state)h.state : CONF_FAIL;
+				got_result = true;
+			}
+			off += sizeof h + h.len;
+		}
+		memmove(buf, buf + off, have - off);
+		have -= off;
+	}
+	close(fds[0]);
+	if (timed_out) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	/* Reap whatever the case left in its process group. */
+	kill(-pid, SIGKILL);
+	r->seconds = now() - t0;
+
+	const char *s = stimulus ? stimulus : "";
+	const char *sep = stimulus ? ": " : "";
+	if (timed_out) {
+		free(r->msg);
+		r->state = CONF_FAIL;
+		r->msg = xasprintf("%s%stimed out after %d s", s, sep, c->timeout ? c->timeout : timeout);
+	} else if (WIFSIGNALED(st)) {
+		free(r->msg);
+		r->state = CONF_FAIL;
+		r->msg = xasprintf("%s%scrashed with %s", s, sep, signame(WTERMSIG(st)));
+	} else if (!got_result || (WIFEXITED(st) && WEXITSTATUS(st))) {
+		free(r->msg);
+		r->state = CONF_FAIL;
+		r->msg = xasprintf("%s%sexited with status %d without reporting a result%s", s, sep,
+				   WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+				   WIFEXITED(st) && WEXITSTATUS(st) == 127
+					   ? " (symbol lookup error: a function missing from the library?)"
+					   : "");
+	}
+	free(stimulus);
+}
+
+/* ---- options, selection, main ----------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rdmaemu-conformance [--target emu|system] [--case ID]... [--area AREA]...\n"
+		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
+		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
+		"See rdmaemu-conformance(1).\n");
+}
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+static void strlist_add(struct strlist *l, char *s)
+{
+	char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+
+	if (!nv) {
+		perror("realloc");
+		exit(2);
+	}
+	l->v = nv;
+	l->v[l->n++] = s;
+}
+
+static bool selected(const struct conf_case *c, const struct strlist *cases,
+		     const struct strlist *areasel, bool *case_hit)
+{
+	bool ok = !cases->n && !areasel->n;
+
+	for (size_t i = 0; i < areasel->n; i++)
+		if (!strcasecmp(areasel->v[i], c->area))
+			ok = true;
+	for (size_t i = 0; i < cases->n; i++)
+		if (!fnmatch(cases->v[i], c->id, FNM_CASEFOLD)) {
+			case_hit[i] = true;
+			ok = true;
+		}
+	return ok;
+}
+
+static const char *pre_text(const struct conf_case *c)
+{
+	static char buf[128];
+
+	buf[0] = 0;
+	if (c->notrun)
+		strcat(buf, "never ");
+	if (c->pre & PRE_DEVICE)
+		strcat(buf, "device ");
+	if (c->pre & PRE_NODEVICE)
+		strcat(buf, "nodevice ");
+	if (c->pre & PRE_EMU_ONLY)
+		strcat(buf, "emu-only ");
+	if (c->pre & PRE_LEVEL60)
+		strcat(buf, ">=v60 ");
+	if (c->pre & PRE_LEVEL_BELOW60)
+		strcat(buf, "<v60 ");
+	if (c->pre & PRE_NOACM)
+		strcat(buf, "no-ibacm ");
+	if (c->pre & PRE_NODNS_SYSTEM)
+		strcat(buf, "no-dns ");
+	if (c->pre & PRE_FAKEDEV)
+		strcat(buf, "fakedev ");
+	if (!buf[0])
+		strcat(buf, "- ");
+	buf[strlen(buf) - 1] = 0;
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "target", required_argument, NULL, 't' },
+		{ "case", required_argument, NULL, 'c' },
+		{ "area", required_argument, NULL, 'a' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "tap", required_argument, NULL, 'P' },
+		{ "junit", required_argument, NULL, 'J' },
+		{ "exclude-file", required_argument, NULL, 'x' },
+		{ "fixtures", required_argument, NULL, 'f' },
+		{ "libdir", required_argument, NULL, 'L' },
+		{ "fake-device", no_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum conf_target target = TARGET_EMU;
+	struct strlist cases = { 0 }, areasel = { 0 };
+	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
+	bool list = false, verbose = false;
+	int timeout = DEFAULT_TIMEOUT, opt;
+
+	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			if (!strcmp(optarg, "emu"))
+				target = TARGET_EMU;
+			else if (!strcmp(optarg, "system"))
+				target = TARGET_SYSTEM;
+			else {
+				fprintf(stderr, "rdmaemu-conformance: unknown target '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'c': strlist_add(&cases, optarg); break;
+		case 'a': strlist_add(&areasel, optarg); break;
+		case 'l': list = true; break;
+		case 'v': verbose = true; break;
+		case 'T':
+			timeout = atoi(optarg);
+			if (timeout <= 0) {
+				fprintf(stderr, "rdmaemu-conformance: bad --timeout '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'P': tap = optarg; break;
+		case 'J': junit = optarg; break;
+		case 'x': exclude = optarg; break;
+		case 'f': fixtures = optarg; break;
+		case 'L': libdir = optarg; break;
+		case 'F': conf_set_fake_device(true); break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	/* Selection (also for --list, which needs no target). */
+	size_t total = 0;
+	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+		total += areas[a]->count;
+	const struct conf_case **sel = calloc(total ? total : 1, sizeof *sel);
+	bool *case_hit = calloc(cases.n ? cases.n : 1, sizeof *case_hit);
+	size_t nsel = 0;
+	if (!sel || !case_hit)
+		return 2;
+	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+		for (size_t i = 0; i < areas[a]->count; i++)
+			if (selected(&areas[a]->cases[i], &cases, &areasel, case_hit))
+				sel[nsel++] = &areas[a]->cases[i];
+	for (size_t i = 0; i < cases.n; i++)
+		if (!case_hit[i]) {
+			fprintf(stderr, "rdmaemu-conformance: no case matches '%s'\n", cases.v[i]);
+			return 2;
+		}
+	if (list) {
+		for (size_t i = 0; i < nsel; i++) {
+			printf("%-9s row %-3d %-18s %s\n", sel[i]->id, sel[i]->row, pre_text(sel[i]),
+			       sel[i]->desc);
+			if (verbose && sel[i]->documented)
+				printf("%34s documented: %s\n", "", sel[i]->documented);
+		}
+		return 0;
+	}
+
+	if (conf_target_setup(target, libdir, argv))
+		return 2;
+
+	/* The deviation manifest of this target. */
+	char exclude_buf[8192], probe[4096];
+	bool exclude_explicit = exclude != NULL;
+	if (!exclude) {
+		if (!fixtures) {
+			const char *env = getenv("RDMAEMU_TOP_SRCDIR");
+
+			snprintf(probe, sizeof probe, "%s/fixtures", env ? env : RDMAEMU_SRCDIR);
+			fixtures = conf_path_exists(probe) ? probe : RDMAEMU_PKGDATADIR "/fixtures";
+		}
+		snprintf(exclude_buf, sizeof exclude_buf, "%s/conformance/%s.exclude", fixtures,
+			 conf_target_name());
+		exclude = exclude_buf;
+	}
+	struct conf_manifest *manifest = NULL;
+	if (conf_path_exists(exclude) || exclude_explicit) {
+		manifest = conf_manifest_load(exclude, stderr);
+		if (!manifest) {
+			fprintf(stderr, "rdmaemu-conformance: cannot read %s: %s\n", exclude,
+				strerror(errno));
+			return 2;
+		}
+	} else {
+		manifest = conf_manifest_load(NULL, stderr);
+		exclude = NULL;
+	}
+
+	printf("rdmaemu-conformance: target %s\n", conf_target_name());
+	printf("librdmacm: %s (rdma-core level %d%s)\n", conf_librdmacm_path(),
+	       conf_rdmacm_level(),
+	       target == TARGET_SYSTEM ? (conf_rdmacm_level() >= 60 ? ", RDMACM_1.4 present"
+								      : ", RDMACM_1.4 absent")
+				       : ", from rdmaemu_ctl_rdmacm_level");
+	if (target == TARGET_EMU) {
+		const char *(*ver)(void) = (const char *(*)(void))conf_ctl_sym("rdmaemu_ctl_version");
+		printf("emulator: %s\n", ver ? ver() : "?");
+	}
+	if (conf_fake_device() && target == TARGET_SYSTEM)
+		printf("device: a fake rxe0 per case (--fake-device; no kernel CM)\n");
+	printf("manifest: %s\n\n", exclude ? exclude : "(none)");
+
+	struct conf_result *res = calloc(nsel ? nsel : 1, sizeof *res);
+	if (!res)
+		return 2;
+	for (size_t i = 0; i < nsel; i++) {
+		const char *reason = conf_manifest_reason(manifest, sel[i]->id);
+
+		if (reason) {
+			res[i].c = sel[i];
+			res[i].state = CONF_EXCLUDED;
+			res[i].msg = strdup(reason);
+		} else {
+			run_case(sel[i], timeout, &res[i]);
+		}
+		conf_report_line(stdout, &res[i], verbose);
+	}
+	if (verbose)
+		conf_manifest_warn_unused(manifest, stderr);
+
+	conf_report_summary(stdout, res, nsel);
+	int rc = 0;
+	if (tap && conf_report_tap(tap, res, nsel)) {
+		fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", tap, strerror(errno));
+		rc = 2;
+	}
+	if (junit && conf_report_junit(junit, res, nsel)) {
+		fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", junit, strerror(errno));
+		rc = 2;
+	}
+
+	unsigned passed = 0, failed = 0, skipped = 0;
+	for (size_t i = 0; i < nsel; i++) {
+		passed += res[i].state == CONF_PASS;
+		failed += res[i].state == CONF_FAIL;
+		skipped += res[i].state == CONF_NOTRUN || res[i].state == CONF_EXCLUDED;
+		free(res[i].msg);
+	}
+	printf("conformance: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
+	free(res);
+	free(sel);
+	free(case_hit);
+	free(cases.v);
+	free(areasel.v);
+	conf_manifest_free(manifest);
+	if (failed)
+		return 1;
+	return rc;
+}

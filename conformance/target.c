@@ -1,0 +1,135 @@
+/* Which librdmacm the suite runs against, chosen at run time.
+ *
+ * The binary links the ordinary -lrdmacm -libverbs. For --target emu the dynamic linker must
+ * pick the emulator's drop-in libraries: if they are not loaded, the runner re-executes itself
+ * with LD_LIBRARY_PATH prefixed by the emulator's library directories. The emulator is
+ * recognised by its control API (rdmaemu_ctl_version), found with dlsym only.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conformance/conformance.h"
+#include "conformance/runner.h"
+
+static enum conf_target target = TARGET_SYSTEM;
+static bool fake_device;
+static char libpath[4096];
+
+enum conf_target conf_target(void)
+{
+	return target;
+}
+
+const char *conf_target_name(void)
+{
+	return target == TARGET_EMU ? "emu" : "system";
+}
+
+bool conf_fake_device(void)
+{
+	return fake_device;
+}
+
+void conf_set_fake_device(bool on)
+{
+	fake_device = on;
+}
+
+void *conf_ctl_sym(const char *name)
+{
+	return dlsym(RTLD_DEFAULT, name);
+}
+
+int conf_rdmacm_level(void)
+{
+	if (target == TARGET_EMU) {
+		int (*level)(void) = (int (*)(void))conf_ctl_sym("rdmaemu_ctl_rdmacm_level");
+		return level ? level() : 0;
+	}
+	return dlvsym(RTLD_DEFAULT, "rdma_resolve_addrinfo", "RDMACM_1.4") ? 60 : 44;
+}
+
+const char *conf_librdmacm_path(void)
+{
+	if (!libpath[0]) {
+		Dl_info info;
+		void *sym = dlsym(RTLD_DEFAULT, "rdma_getaddrinfo");
+
+		if (sym && dladdr(sym, &info) && info.dli_fname)
+			snprintf(libpath, sizeof libpath, "%s", info.dli_fname);
+		else
+			snprintf(libpath, sizeof libpath, "(unknown)");
+	}
+	return libpath;
+}
+
+static const char *default_libdirs(void)
+{
+	static char dirs[8192];
+	char probe[4096];
+
+	snprintf(probe, sizeof probe, "%s/lib/.libs", RDMAEMU_BUILDDIR);
+	if (access(probe, F_OK) == 0)
+		snprintf(dirs, sizeof dirs, "%s/lib/.libs:%s/emu/.libs", RDMAEMU_BUILDDIR,
+			 RDMAEMU_BUILDDIR);
+	else
+		snprintf(dirs, sizeof dirs, "%s", RDMAEMU_PKGLIBDIR);
+	return dirs;
+}
+
+#define REEXEC_ENV "RDMAEMU_CONFORMANCE_REEXEC"
+
+int conf_target_setup(enum conf_target t, const char *libdirs, char **argv)
+{
+	bool emu_loaded = conf_ctl_sym("rdmaemu_ctl_version") != NULL;
+
+	target = t;
+	if (t == TARGET_SYSTEM) {
+		if (emu_loaded) {
+			fprintf(stderr,
+				"rdmaemu-conformance: --target system, but the emulator's librdmacm is "
+				"loaded (%s); unset LD_LIBRARY_PATH/LD_PRELOAD or use --target emu\n",
+				conf_librdmacm_path());
+			return -1;
+		}
+		return 0;
+	}
+	if (emu_loaded) {
+		unsetenv(REEXEC_ENV);
+		return 0;
+	}
+	if (!libdirs)
+		libdirs = getenv("RDMAEMU_LIBDIR");
+	if (!libdirs || !*libdirs)
+		libdirs = default_libdirs();
+	if (getenv(REEXEC_ENV)) {
+		fprintf(stderr,
+			"rdmaemu-conformance: --target emu, but the emulator's librdmacm is not loaded "
+			"even with LD_LIBRARY_PATH=%s (loaded: %s); build the project or pass --libdir\n",
+			getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "",
+			conf_librdmacm_path());
+		return -1;
+	}
+
+	const char *old = getenv("LD_LIBRARY_PATH");
+	size_t n = strlen(libdirs) + (old ? strlen(old) : 0) + 2;
+	char *path = malloc(n);
+
+	if (!path)
+		return -1;
+	snprintf(path, n, "%s%s%s", libdirs, old && *old ? ":" : "", old ? old : "");
+	if (setenv("LD_LIBRARY_PATH", path, 1) || setenv(REEXEC_ENV, "1", 1)) {
+		free(path);
+		return -1;
+	}
+	free(path);
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "rdmaemu-conformance: re-exec failed: %s\n", strerror(errno));
+	return -1;
+}
