@@ -22,7 +22,4 @@ static inline int cma_err(int e)
  * real library reports without hardware, spec §3.1) or the fabric could not be loaded. */
 int cma_init(const struct emu_host **host);
 
-/* Length of a sockaddr of `family` as librdmacm counts it (ucma_addrlen), 0 if unsupported. */
-socklen_t cma_addrlen(int family);
-
 #endif

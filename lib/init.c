@@ -21,17 +21,3 @@ int cma_init(const struct emu_host **hostp)
 		*hostp = h;
 	return 0;
 }
-
-socklen_t cma_addrlen(int family)
-{
-	switch (family) {
-	case AF_INET:
-		return sizeof(struct sockaddr_in);
-	case AF_INET6:
-		return sizeof(struct sockaddr_in6);
-	case AF_IB:
-		return sizeof(struct sockaddr_ib);
-	default:
-		return 0;
-	}
-}
