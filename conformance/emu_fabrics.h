@@ -16,4 +16,15 @@
 	"  netdev eth0 mac=02:00:00:00:05:01 mtu=1500\n"  \
 	"    addr 192.0.2.49/28\n"
 
+/* CM_ABI(N): a host with an RDMA device whose kernel reports rdma_cm ABI version N (the
+ * host line's cm-abi= attribute); librdmacm accepts 3 and 4 only (spec §3.1, row 34). */
+#define EMU_FABRIC_CM_ABI_NODE "abi"
+#define EMU_FABRIC_CM_ABI(n)                                           \
+	"seed 1\n"                                                     \
+	"resolver files\n"                                             \
+	"host abi cm-abi=" #n "\n"                                     \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev d0 mac=02:00:00:00:06:01 mtu=1500 rdma=rxe0/1\n"     \
+	"    addr 192.0.2.1/28\n"
+
 #endif

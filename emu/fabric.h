@@ -128,6 +128,9 @@ struct emu_host {
 	struct emu_route *routes; /* explicit routes; connected subnets are implied by netdev addrs */
 	size_t nroutes;
 	bool acm; /* an ibacm service runs on this host (affects rdma_getaddrinfo, spec §4.5) */
+	/* ABI version of the host kernel's rdma_cm interface (the real one reports 4); the
+	 * library refuses versions outside [3, 4] with EPERM (spec §3.1, row 34). */
+	unsigned cm_abi;
 	struct emu_fabric *fabric;
 };
 

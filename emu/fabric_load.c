@@ -607,9 +607,13 @@ static int d_host(struct emu_loader *L, int nw, char **w)
 		} else if (!strcmp(w[i], "acm")) {
 			if (on_off(L, "acm=", v, &L->f->hosts[h].acm))
 				return -1;
+		} else if (!strcmp(w[i], "cm-abi")) {
+			if (!v || emu_parse_u32_max(v, 255, &L->f->hosts[h].cm_abi))
+				return bad(L, "expected a number from 0 to 255 after 'cm-abi=', got '%s'",
+					   v ? v : "");
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'host' line (expected alias=, "
-				   "acm=)", w[i]);
+				   "acm=, cm-abi=)", w[i]);
 		}
 	}
 	return 0;

@@ -86,6 +86,7 @@ int emu_loader_add_host(struct emu_loader *L, const char *name, bool declared)
 	if (i < 0)
 		return -1;
 	snprintf(f->hosts[i].name, EMU_NAME_MAX, "%s", name);
+	f->hosts[i].cm_abi = 4;
 	L->hosts[i].declared = declared;
 	L->hosts[i].src = L->cur;
 	return i;

@@ -15,7 +15,13 @@ int cma_init(const struct emu_host **hostp)
 
 	/* A fabric that does not load leaves the process without devices; emu_process_host() has
 	 * already said why on stderr. */
-	if (!h || h->ndevices == 0)
+	if (!h)
+		return cma_err(ENODEV);
+	/* check_abi_version() comes before the device list: the library speaks rdma_cm ABI 3
+	 * and 4 only */
+	if (h->cm_abi < 3 || h->cm_abi > 4)
+		return cma_err(EPERM);
+	if (h->ndevices == 0)
 		return cma_err(ENODEV);
 	if (hostp)
 		*hostp = h;
