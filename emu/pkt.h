@@ -1,0 +1,410 @@
+/* Wire formats of the data path: the BTH opcode table, header encode/decode, packet build and
+ * parse, ICRC and VCRC. Everything here works on byte-exact packets as a real HCA sends them
+ * (IBTA vol. 1: LRH 7.7, GRH 8.3, BTH and extension headers 9.2-9.3, CRCs 7.8; RoCEv2: annex
+ * A17), so captures decode in Wireshark and the bytes could be sent to a kernel rxe peer.
+ *
+ * Two link layers (numbered as verbs numbers them, see emu/pcap.h):
+ *   EMU_LL_ETHERNET:   Ethernet II / IPv4 or IPv6 / UDP 4791 / BTH ... / ICRC
+ *   EMU_LL_INFINIBAND: LRH [/ GRH] / BTH ... / ICRC / VCRC
+ *
+ * Header structs below are the decoded, host-order view of a header; *_put() writes one in
+ * network order (reserved bits zero), *_get() reads one (reserved bits ignored). The table and
+ * the builders are the single source of truth for which extension headers an opcode carries.
+ */
+#ifndef RDMAEMU_EMU_PKT_H
+#define RDMAEMU_EMU_PKT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "emu/pcap.h" /* EMU_LL_INFINIBAND, EMU_LL_ETHERNET */
+
+/* Header sizes in bytes. */
+#define EMU_ETH_LEN 14
+#define EMU_ETH_ZLEN 60 /* shortest Ethernet frame without FCS: shorter ones are padded */
+#define EMU_IPV4_LEN 20
+#define EMU_IPV6_LEN 40
+#define EMU_UDP_LEN 8
+#define EMU_LRH_LEN 8
+#define EMU_GRH_LEN 40
+#define EMU_BTH_LEN 12
+#define EMU_RDETH_LEN 4
+#define EMU_DETH_LEN 8
+#define EMU_RETH_LEN 16
+#define EMU_ATMETH_LEN 28
+#define EMU_AETH_LEN 4
+#define EMU_ATMACK_LEN 8
+#define EMU_IMMDT_LEN 4
+#define EMU_IETH_LEN 4
+#define EMU_CNP_RSVD_LEN 16 /* a CNP carries 16 reserved bytes after the BTH (A17.9.3) */
+#define EMU_ICRC_LEN 4
+#define EMU_VCRC_LEN 2
+
+#define EMU_ETHERTYPE_IPV4 0x0800
+#define EMU_ETHERTYPE_IPV6 0x86dd
+#define EMU_IPPROTO_UDP 17
+#define EMU_ROCE_UDP_DPORT 4791
+#define EMU_GRH_NXTHDR_IBA 0x1b /* GRH NxtHdr of an IBA transport packet */
+#define EMU_LNH_RAW 0
+#define EMU_LNH_IP 1
+#define EMU_LNH_IBA_LOCAL 2
+#define EMU_LNH_IBA_GLOBAL 3
+#define EMU_PKEY_DEFAULT 0xffff
+#define EMU_PSN_MASK 0xffffffu
+#define EMU_QPN_MASK 0xffffffu
+
+/* ---- the opcode table (emu/pkt_opcode.c) ---- */
+
+/* BTH opcodes: bits 7-5 the transport (IBTA table 38), 4-0 the operation. */
+enum {
+	EMU_OP_RC = 0x00,
+	EMU_OP_UC = 0x20,
+	EMU_OP_RD = 0x40,
+	EMU_OP_UD = 0x60,
+	EMU_OP_CNP_TRANSPORT = 0x80,
+
+	EMU_OP_SEND_FIRST = 0x00,
+	EMU_OP_SEND_MIDDLE = 0x01,
+	EMU_OP_SEND_LAST = 0x02,
+	EMU_OP_SEND_LAST_IMM = 0x03,
+	EMU_OP_SEND_ONLY = 0x04,
+	EMU_OP_SEND_ONLY_IMM = 0x05,
+	EMU_OP_WRITE_FIRST = 0x06,
+	EMU_OP_WRITE_MIDDLE = 0x07,
+	EMU_OP_WRITE_LAST = 0x08,
+	EMU_OP_WRITE_LAST_IMM = 0x09,
+	EMU_OP_WRITE_ONLY = 0x0a,
+	EMU_OP_WRITE_ONLY_IMM = 0x0b,
+	EMU_OP_READ_REQ = 0x0c,
+	EMU_OP_READ_RESP_FIRST = 0x0d,
+	EMU_OP_READ_RESP_MIDDLE = 0x0e,
+	EMU_OP_READ_RESP_LAST = 0x0f,
+	EMU_OP_READ_RESP_ONLY = 0x10,
+	EMU_OP_ACK = 0x11,
+	EMU_OP_ATOMIC_ACK = 0x12,
+	EMU_OP_CMP_SWAP = 0x13,
+	EMU_OP_FETCH_ADD = 0x14,
+	EMU_OP_RESYNC = 0x15, /* RD only */
+	EMU_OP_SEND_LAST_INV = 0x16,
+	EMU_OP_SEND_ONLY_INV = 0x17,
+
+	EMU_OP_CNP = 0x81, /* RoCEv2 congestion notification (A17.9.3) */
+};
+
+/* Extension headers, in the order IBTA places them after the BTH (9.2); also the index into
+ * emu_pkt_opcode_info.offset. EMU_PKT_H_PAYLOAD is where data (or the CNP's reserved block)
+ * starts. */
+enum emu_pkt_hdr {
+	EMU_PKT_H_RDETH,
+	EMU_PKT_H_DETH,
+	EMU_PKT_H_RETH,
+	EMU_PKT_H_ATMETH,
+	EMU_PKT_H_AETH,
+	EMU_PKT_H_ATMACK,
+	EMU_PKT_H_IMMDT,
+	EMU_PKT_H_IETH,
+	EMU_PKT_H_PAYLOAD,
+	EMU_PKT_H_NUM
+};
+
+/* emu_pkt_opcode_info.mask: the headers present (bit = 1 << enum emu_pkt_hdr) ... */
+#define EMU_PKT_RDETH (1u << EMU_PKT_H_RDETH)
+#define EMU_PKT_DETH (1u << EMU_PKT_H_DETH)
+#define EMU_PKT_RETH (1u << EMU_PKT_H_RETH)
+#define EMU_PKT_ATMETH (1u << EMU_PKT_H_ATMETH)
+#define EMU_PKT_AETH (1u << EMU_PKT_H_AETH)
+#define EMU_PKT_ATMACK (1u << EMU_PKT_H_ATMACK)
+#define EMU_PKT_IMMDT (1u << EMU_PKT_H_IMMDT)
+#define EMU_PKT_IETH (1u << EMU_PKT_H_IETH)
+#define EMU_PKT_PAYLOAD (1u << EMU_PKT_H_PAYLOAD) /* may carry data (and so PadCnt) */
+/* ... and what the packet is, for the requester/responder/completer. */
+#define EMU_PKT_REQ (1u << 10)	  /* sent by a requester */
+#define EMU_PKT_RESP (1u << 11)	  /* sent by a responder (ACK, read/atomic response) */
+#define EMU_PKT_START (1u << 12)  /* first packet of a message */
+#define EMU_PKT_MIDDLE (1u << 13) /* neither first nor last */
+#define EMU_PKT_END (1u << 14)	  /* last packet of a message */
+#define EMU_PKT_SEND (1u << 15)
+#define EMU_PKT_WRITE (1u << 16)
+#define EMU_PKT_READ (1u << 17)
+#define EMU_PKT_ATOMIC (1u << 18)
+#define EMU_PKT_RWR (1u << 19)	 /* consumes a receive WQE at the responder */
+#define EMU_PKT_COMP (1u << 20)	 /* completes the receive WQE at the responder */
+#define EMU_PKT_RD (1u << 21)	 /* Reliable Datagram: on the wire only, no RD QPs here */
+#define EMU_PKT_CNP (1u << 22)	 /* congestion notification, no transport semantics */
+#define EMU_PKT_ONLY (EMU_PKT_START | EMU_PKT_END)
+
+struct emu_pkt_opcode_info {
+	const char *name; /* "RC_SEND_FIRST"; NULL: not an opcode */
+	uint32_t mask;
+	uint8_t length;	  /* BTH + extension headers */
+	/* offset from the BTH of each header in mask, and of the payload */
+	uint8_t offset[EMU_PKT_H_NUM];
+};
+
+extern const struct emu_pkt_opcode_info emu_pkt_opcode[256];
+
+static inline bool emu_pkt_opcode_valid(uint8_t op)
+{
+	return emu_pkt_opcode[op].name != NULL;
+}
+/* The table's name, or "UNKNOWN" for an opcode not in it. */
+const char *emu_pkt_opcode_name(uint8_t op);
+/* Header names for tracing: "BTH", "RETH", ... ("?" past the end). */
+const char *emu_pkt_hdr_name(enum emu_pkt_hdr h);
+
+/* ---- headers (emu/pkt_hdr.c) ---- */
+
+struct emu_eth {
+	uint8_t dst[6], src[6];
+	uint16_t type;
+};
+
+struct emu_ipv4 {
+	uint8_t tos; /* DSCP << 2 | ECN */
+	uint16_t tot_len, id;
+	bool df;
+	uint8_t ttl, proto;
+	uint16_t csum;
+	uint8_t saddr[4], daddr[4];
+};
+
+struct emu_ipv6 {
+	uint8_t tclass;
+	uint32_t flow_label; /* 20 bits */
+	uint16_t payload_len;
+	uint8_t next_hdr, hop_limit;
+	uint8_t saddr[16], daddr[16];
+};
+
+struct emu_udp {
+	uint16_t sport, dport, len, csum;
+};
+
+struct emu_lrh {
+	uint8_t vl, lver, sl, lnh; /* 4, 4, 4, 2 bits */
+	uint16_t dlid;
+	uint16_t pkt_len; /* 11 bits: LRH to ICRC inclusive, in 4-byte words (no VCRC) */
+	uint16_t slid;
+};
+
+struct emu_grh {
+	uint8_t ipver, tclass; /* 4, 8 bits */
+	uint32_t flow_label;   /* 20 bits */
+	uint16_t paylen;       /* BTH to ICRC inclusive */
+	uint8_t nxthdr, hoplmt;
+	uint8_t sgid[16], dgid[16];
+};
+
+struct emu_bth {
+	uint8_t opcode;
+	bool se, mig;
+	uint8_t padcnt, tver; /* 2, 4 bits */
+	uint16_t pkey;
+	bool fecn, becn;
+	uint32_t dqpn; /* 24 bits */
+	bool ackreq;
+	uint32_t psn; /* 24 bits */
+};
+
+struct emu_reth {
+	uint64_t va;
+	uint32_t rkey, dma_len;
+};
+
+/* AETH syndrome (9.3.5): bit 7 reserved, bits 6-5 the kind, 4-0 credits / timer / NAK code. */
+#define EMU_AETH_KIND_MASK 0x60
+#define EMU_AETH_ACK 0x00
+#define EMU_AETH_RNR_NAK 0x20
+#define EMU_AETH_NAK 0x60
+#define EMU_AETH_VALUE_MASK 0x1f
+#define EMU_AETH_NAK_PSN_SEQ 0x60
+#define EMU_AETH_NAK_INVALID_REQ 0x61
+#define EMU_AETH_NAK_REM_ACCESS 0x62
+#define EMU_AETH_NAK_REM_OP 0x63
+#define EMU_AETH_NAK_INVALID_RD_REQ 0x64
+#define EMU_AETH_CREDITS_INVALID 0x1f /* "no end-to-end credits": what rxe always sends */
+
+struct emu_aeth {
+	uint8_t syndrome;
+	uint32_t msn; /* 24 bits */
+};
+
+static inline uint8_t emu_aeth_ack(uint8_t credits)
+{
+	return (uint8_t)(EMU_AETH_ACK | (credits & EMU_AETH_VALUE_MASK));
+}
+static inline uint8_t emu_aeth_rnr_nak(uint8_t timer)
+{
+	return (uint8_t)(EMU_AETH_RNR_NAK | (timer & EMU_AETH_VALUE_MASK));
+}
+
+struct emu_atmeth {
+	uint64_t va;
+	uint32_t rkey;
+	uint64_t swap_add, compare;
+};
+
+struct emu_deth {
+	uint32_t qkey;
+	uint32_t sqpn; /* 24 bits */
+};
+
+void emu_eth_put(uint8_t *p, const struct emu_eth *h);
+void emu_eth_get(const uint8_t *p, struct emu_eth *h);
+/* Writes the header checksum as given: emu_ipv4_csum_fill() computes it. */
+void emu_ipv4_put(uint8_t *p, const struct emu_ipv4 *h);
+void emu_ipv4_get(const uint8_t *p, struct emu_ipv4 *h);
+void emu_ipv4_csum_fill(uint8_t *p);
+void emu_ipv6_put(uint8_t *p, const struct emu_ipv6 *h);
+void emu_ipv6_get(const uint8_t *p, struct emu_ipv6 *h);
+void emu_udp_put(uint8_t *p, const struct emu_udp *h);
+void emu_udp_get(const uint8_t *p, struct emu_udp *h);
+void emu_lrh_put(uint8_t *p, const struct emu_lrh *h);
+void emu_lrh_get(const uint8_t *p, struct emu_lrh *h);
+void emu_grh_put(uint8_t *p, const struct emu_grh *h);
+void emu_grh_get(const uint8_t *p, struct emu_grh *h);
+void emu_bth_put(uint8_t *p, const struct emu_bth *h);
+void emu_bth_get(const uint8_t *p, struct emu_bth *h);
+void emu_reth_put(uint8_t *p, const struct emu_reth *h);
+void emu_reth_get(const uint8_t *p, struct emu_reth *h);
+void emu_aeth_put(uint8_t *p, const struct emu_aeth *h);
+void emu_aeth_get(const uint8_t *p, struct emu_aeth *h);
+void emu_atmeth_put(uint8_t *p, const struct emu_atmeth *h);
+void emu_atmeth_get(const uint8_t *p, struct emu_atmeth *h);
+void emu_deth_put(uint8_t *p, const struct emu_deth *h);
+void emu_deth_get(const uint8_t *p, struct emu_deth *h);
+/* The one-field headers: AtomicAckETH (original data), ImmDt, IETH (R_Key), RDETH (EE
+ * context, 24 bits). ImmDt is carried opaque, as verbs' __be32 imm_data: put/get do not swap. */
+void emu_be64_put(uint8_t *p, uint64_t v);
+uint64_t emu_be64_get(const uint8_t *p);
+void emu_be32_put(uint8_t *p, uint32_t v);
+uint32_t emu_be32_get(const uint8_t *p);
+void emu_be24_put(uint8_t *p, uint32_t v);
+uint32_t emu_be24_get(const uint8_t *p);
+void emu_be16_put(uint8_t *p, uint16_t v);
+uint16_t emu_be16_get(const uint8_t *p);
+
+/* Internet checksum (RFC 1071) of buf, folded and complemented; over a region that includes a
+ * correct checksum it is 0. `sum` carries a partial (unfolded) sum, 0 to start. */
+uint32_t emu_inet_sum(uint32_t sum, const void *buf, size_t len);
+uint16_t emu_inet_csum_fold(uint32_t sum);
+
+/* UDP source port of a RoCEv2 QP. rxe picks it at QP creation from a hash of the local QPN into
+ * the dynamic range 0xc000..0xffff (rxe_qp.c); the IB core's flow-label rule
+ * (rdma_get_udp_sport: a flow label from both QPNs when none is given) is the other one. */
+uint16_t emu_roce_sport_rxe(uint32_t qpn);
+uint16_t emu_roce_sport_flow(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
+
+/* ---- CRCs (emu/pkt_icrc.c) ---- */
+
+/* CRC-32 (802.3 polynomial, reflected) register update without pre/post inversion, like the
+ * kernel's crc32_le: crc = emu_crc32(~0u, p, n) ... ~crc. */
+uint32_t emu_crc32(uint32_t crc, const void *p, size_t n);
+/* The VCRC: CRC-16 with polynomial 0x100B (x^16+x^12+x^3+x+1), reflected, register preset to
+ * all ones, result complemented (7.8.2). Over the LRH through the ICRC. */
+uint16_t emu_vcrc16(const void *p, size_t n);
+
+/* ---- packets (emu/pkt_hdr.c) ---- */
+
+/* Errors of emu_pkt_parse (and the builders), as negative errno values. */
+#define EMU_PKT_ETRUNC ENODATA	      /* the frame ends inside a header or before its length */
+#define EMU_PKT_ELEN EMSGSIZE	      /* length fields disagree with each other or the frame */
+#define EMU_PKT_EVERSION EPROTO	      /* IP version/IHL, LRH LVer, GRH IPVer, BTH TVer */
+#define EMU_PKT_ENOTIBA EPROTONOSUPPORT /* not RoCEv2/IBA transport: ethertype, protocol, port, LNH, NxtHdr, options, fragments */
+#define EMU_PKT_EOPCODE EOPNOTSUPP    /* BTH opcode not in the table */
+#define EMU_PKT_EPAD ERANGE	      /* PadCnt larger than the data, or on an opcode without data; transport length not a multiple of 4 */
+#define EMU_PKT_ECSUM EILSEQ	      /* IPv4 header or UDP checksum wrong */
+#define EMU_PKT_EICRC EBADMSG	      /* ICRC wrong */
+#define EMU_PKT_EVCRC EIO	      /* VCRC wrong */
+/* A sentence for any of the above (or strerror's for other errno values). */
+const char *emu_pkt_strerror(int err);
+
+/* Network layer of a packet. */
+enum emu_pkt_net {
+	EMU_PKT_NET_IB_LOCAL, /* LRH / BTH */
+	EMU_PKT_NET_IB_GLOBAL, /* LRH / GRH / BTH */
+	EMU_PKT_NET_IPV4, /* Ethernet / IPv4 / UDP / BTH */
+	EMU_PKT_NET_IPV6, /* Ethernet / IPv6 / UDP / BTH */
+};
+
+#define EMU_PKT_NO_HDR UINT32_MAX
+
+/* A parsed (or built) packet: where everything is, and the BTH fields the engines switch on. */
+struct emu_pkt_info {
+	int link_layer;
+	enum emu_pkt_net net;
+	uint32_t frame_len; /* what the headers account for; an Ethernet frame may be longer (padding to 60) */
+	/* offsets in the frame; EMU_PKT_NO_HDR when absent */
+	uint32_t lrh_off, grh_off, eth_off, ip_off, udp_off, bth_off;
+	uint32_t hdr_off[EMU_PKT_H_NUM]; /* extension headers and payload */
+	uint32_t icrc_off, vcrc_off;
+	uint32_t paylen; /* data bytes, without pad */
+	uint8_t pad;	 /* BTH PadCnt */
+	uint8_t opcode;
+	uint32_t mask; /* emu_pkt_opcode[opcode].mask */
+	uint32_t psn, dqpn;
+	struct emu_bth bth;
+};
+
+/* Parses and checks a frame of the given link layer: every header, every length, the
+ * checksums, PadCnt, ICRC and (IB) VCRC. 0 or a negative EMU_PKT_E* code; info is filled as far
+ * as parsing got. */
+int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_pkt_info *info);
+
+/* Where a packet goes: the addressing and the per-path fields of the headers below the BTH. */
+struct emu_pkt_addr {
+	int link_layer;
+	/* RoCEv2. IPv4 when both GIDs are IPv4-mapped (::ffff:a.b.c.d), as rxe decides. */
+	uint8_t smac[6], dmac[6];
+	uint8_t sgid[16], dgid[16]; /* also the IB GRH's */
+	uint8_t tclass;		    /* IPv4 TOS / IPv6 and GRH traffic class */
+	uint32_t flow_label;	    /* IPv6 and GRH */
+	uint8_t hop_limit;	    /* IPv4 TTL / IPv6 hop limit / GRH HopLmt; 0 means 64 */
+	uint16_t ip_id;		    /* IPv4 identification */
+	uint16_t sport;		    /* UDP source port (emu_roce_sport_*) */
+	bool udp6_csum_zero;	    /* IPv6: send UDP checksum 0 as rxe does; default computes it */
+	/* InfiniBand */
+	uint16_t slid, dlid;
+	uint8_t sl, vl;
+	bool grh; /* send a GRH (LNH 3) */
+};
+
+/* Extension header contents; the builder uses only those the opcode carries. */
+struct emu_pkt_ext {
+	struct emu_reth reth;
+	struct emu_aeth aeth;
+	struct emu_atmeth atmeth;
+	uint64_t atmack;  /* original remote data */
+	uint32_t imm;	  /* ImmDt, opaque (network order as verbs hands it) */
+	uint32_t ieth_rkey;
+	struct emu_deth deth;
+	uint32_t rdeth_een;
+};
+
+/* Offset of the payload in a frame built for this address and opcode, or a negative code. A
+ * requester writes the data there, then calls emu_pkt_build_finish. */
+ssize_t emu_pkt_payload_offset(const struct emu_pkt_addr *a, uint8_t opcode);
+/* Length of that frame with `paylen` data bytes (Ethernet frames padded to 60). */
+ssize_t emu_pkt_frame_len(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen);
+/* Writes every header around paylen data bytes already at emu_pkt_payload_offset(): lengths,
+ * PadCnt (bth->padcnt is ignored) and zero pad bytes, the IPv4/UDP checksums, ICRC, VCRC.
+ * Returns the frame length, or -EINVAL (bad opcode/link layer/argument), -EMSGSIZE (cap too
+ * small, or data on an opcode that carries none, or a length field overflows). info, if not
+ * NULL, describes the result. */
+ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
+			     const struct emu_bth *bth, const struct emu_pkt_ext *ext, size_t paylen,
+			     struct emu_pkt_info *info);
+/* Same, copying the payload in first. */
+ssize_t emu_pkt_build(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
+		      const struct emu_bth *bth, const struct emu_pkt_ext *ext, const void *payload,
+		      size_t paylen, struct emu_pkt_info *info);
+
+/* The ICRC a packet should carry (as the 32-bit value whose little-endian bytes go on the wire),
+ * computed over the frame as IBTA 7.8.1 / A17.4.1 say: variant fields set to ones. info must
+ * describe the frame (emu_pkt_parse or a builder filled it). */
+uint32_t emu_pkt_icrc(const uint8_t *frame, const struct emu_pkt_info *info);
+
+#endif
