@@ -1,0 +1,174 @@
+/* Opening and closing a device: the emulated verbs_open_device() + rxe_alloc_context().
+ *
+ * The context is a struct verbs_context (abi_compat = __VERBS_ABI_IS_EXTENDED, sz set) so that
+ * the inline wrappers of <infiniband/verbs.h> (ibv_query_device_ex, ibv_query_port, ...) find
+ * their extended ops. Extended ops the emulator does not have yet stay NULL: the inline
+ * wrappers then answer EOPNOTSUPP/ENOSYS themselves, as with a provider that lacks them. The
+ * fast-path ops of struct ibv_context_ops (post_send, poll_cq, ...) are called without a NULL
+ * check, so until the data path exists they are rdma-core's dummies (EOPNOTSUPP).
+ *
+ * cmd_fd and async_fd are real file descriptors: cmd_fd is /dev/null (a character device, as
+ * /dev/infiniband/uverbsN is), async_fd the read end of a pipe that carries
+ * struct ib_uverbs_async_event_desc records, pollable like the kernel's event file. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu/verbs/verbs_priv.h"
+
+#undef ibv_query_port
+
+static int dummy_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	(void)cq, (void)n, (void)wc;
+	return EOPNOTSUPP;
+}
+
+static int dummy_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	(void)cq, (void)solicited_only;
+	return EOPNOTSUPP;
+}
+
+static int dummy_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	(void)qp, (void)wr, (void)bad;
+	return EOPNOTSUPP;
+}
+
+static int dummy_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	(void)qp, (void)wr, (void)bad;
+	return EOPNOTSUPP;
+}
+
+static int dummy_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad)
+{
+	(void)srq, (void)wr, (void)bad;
+	return EOPNOTSUPP;
+}
+
+const struct emu_verbs_ops emu_rxe_ops = {
+	.query_device_ex = emu_query_device_ex,
+	.query_port = emu_query_port,
+	.alloc_pd = emu_alloc_pd,
+	.dealloc_pd = emu_dealloc_pd,
+	.reg_mr = emu_reg_mr,
+	.rereg_mr = emu_rereg_mr,
+	.dereg_mr = emu_dereg_mr,
+};
+
+uint32_t emu_verbs_handle_get(struct emu_vctx *c)
+{
+	uint32_t h;
+
+	pthread_mutex_lock(&c->handle_lock);
+	for (h = 0; h < c->nhandles && c->handles[h]; h++)
+		;
+	if (h == c->nhandles) {
+		size_t n = c->nhandles ? c->nhandles * 2 : 64;
+		uint8_t *p = realloc(c->handles, n);
+
+		if (p) {
+			memset(p + c->nhandles, 0, n - c->nhandles);
+			c->handles = p;
+			c->nhandles = n;
+		}
+	}
+	if (h < c->nhandles)
+		c->handles[h] = 1;
+	pthread_mutex_unlock(&c->handle_lock);
+	return h; /* out of memory: a duplicate handle, harmless (nothing looks handles up) */
+}
+
+void emu_verbs_handle_put(struct emu_vctx *c, uint32_t handle)
+{
+	pthread_mutex_lock(&c->handle_lock);
+	if (handle < c->nhandles)
+		c->handles[handle] = 0;
+	pthread_mutex_unlock(&c->handle_lock);
+}
+
+static void free_vctx(struct emu_vctx *c)
+{
+	struct ibv_context *ctx = &c->vctx.context;
+
+	if (c->hctx)
+		emu_hca_ctx_close(c->hctx);
+	emu_hca_put(c->hca);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
+	if (ctx->async_fd >= 0)
+		close(ctx->async_fd);
+	if (c->async_wfd >= 0)
+		close(c->async_wfd);
+	pthread_mutex_destroy(&ctx->mutex);
+	pthread_mutex_destroy(&c->handle_lock);
+	free(c->handles);
+	free(c);
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct emu_vdevice *d = (struct emu_vdevice *)device;
+	struct emu_vctx *c = calloc(1, sizeof(*c));
+	struct ibv_context *ctx;
+	int p[2], err;
+
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx = &c->vctx.context;
+	ctx->cmd_fd = ctx->async_fd = c->async_wfd = -1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	pthread_mutex_init(&c->handle_lock, NULL);
+	c->ops = &emu_rxe_ops;
+	c->hca = emu_hca_get(d->edev);
+	if (!c->hca)
+		goto fail_errno;
+	err = emu_hca_ctx_open(c->hca, &c->hctx);
+	if (err) {
+		errno = err;
+		goto fail_errno;
+	}
+	ctx->cmd_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->cmd_fd < 0 || pipe2(p, O_CLOEXEC) < 0)
+		goto fail_errno;
+	ctx->async_fd = p[0];
+	c->async_wfd = p[1];
+
+	ctx->device = device;
+	ctx->num_comp_vectors = EMU_NUM_COMP_VECTORS;
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.sz = sizeof(c->vctx);
+	c->vctx.query_device_ex = emu_query_device_ex;
+	c->vctx.query_port = emu_lib_query_port;
+	/* what rdma-core's set_lib_ops() puts there for binaries of the 1.0 era */
+	ctx->ops._compat_query_port = ibv_query_port;
+	ctx->ops.poll_cq = dummy_poll_cq;
+	ctx->ops.req_notify_cq = dummy_req_notify_cq;
+	ctx->ops.post_send = dummy_post_send;
+	ctx->ops.post_recv = dummy_post_recv;
+	ctx->ops.post_srq_recv = dummy_post_srq_recv;
+	return ctx;
+
+fail_errno:
+	err = errno;
+	free_vctx(c);
+	errno = err;
+	return NULL;
+}
+
+/* The kernel's cleanup of a closed uverbs file destroys every object left; the emulator frees
+ * their user-space halves with them (obj.destroy), so nothing leaks. */
+int ibv_close_device(struct ibv_context *context)
+{
+	free_vctx(to_vctx(context));
+	return 0;
+}

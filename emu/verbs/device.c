@@ -1,0 +1,113 @@
+/* The device list: one struct ibv_device per RDMA device of the emulated host, named and
+ * pathed as the kernel shows rxe devices (name "rxe0", uverbs device "uverbs0",
+ * /sys/class/infiniband_verbs/uverbs0, /sys/class/infiniband/rxe0).
+ *
+ * Like rdma-core, device objects live for the whole process: lists handed out by
+ * ibv_get_device_list() only point at them, so a context outlives the list it was opened from. */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/process.h"
+#include "emu/verbs/verbs_priv.h"
+
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_vdevice *devices;
+static size_t ndevices;
+static bool devices_ready;
+
+/* Builds the device objects once (the host's device set is fixed at attach). */
+static int devices_init_locked(void)
+{
+	const struct emu_host *h;
+
+	if (devices_ready)
+		return 0;
+	h = emu_process_host();
+	if (!h)
+		return ENOSYS; /* like a machine without uverbs: no ABI to talk to */
+	if (h->ndevices) {
+		devices = calloc(h->ndevices, sizeof(*devices));
+		if (!devices)
+			return ENOMEM;
+	}
+	for (size_t i = 0; i < h->ndevices; i++) {
+		struct emu_vdevice *d = &devices[i];
+		const struct emu_device *e = &h->devices[i];
+
+		d->edev = e;
+		d->index = (int)i;
+		d->dev.node_type = e->node_type;
+		d->dev.transport_type = e->transport;
+		snprintf(d->dev.name, sizeof(d->dev.name), "%s", e->name);
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%zu", i);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
+			 "/sys/class/infiniband_verbs/uverbs%zu", i);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
+			 e->name);
+	}
+	ndevices = h->ndevices;
+	devices_ready = true;
+	return 0;
+}
+
+struct ibv_device **ibv_get_device_list(int *num)
+{
+	struct ibv_device **l = NULL;
+	int err;
+
+	if (num)
+		*num = 0;
+	pthread_mutex_lock(&devices_lock);
+	err = devices_init_locked();
+	if (err) {
+		errno = err;
+		goto out;
+	}
+	l = calloc(ndevices + 1, sizeof(*l));
+	if (!l) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ndevices; i++)
+		l[i] = &devices[i].dev;
+	if (num)
+		*num = (int)ndevices;
+out:
+	pthread_mutex_unlock(&devices_lock);
+	return l;
+}
+
+void ibv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *ibv_get_device_name(struct ibv_device *device)
+{
+	return device->name;
+}
+
+__be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	return htobe64(((struct emu_vdevice *)device)->edev->node_guid);
+}
+
+int ibv_get_device_index(struct ibv_device *device)
+{
+	return ((struct emu_vdevice *)device)->index;
+}
+
+const struct emu_port *emu_verbs_port(struct ibv_context *ctx, uint32_t port_num)
+{
+	const struct emu_device *d = ctx_dev(ctx);
+
+	if (port_num < 1 || port_num > d->nports)
+		return NULL;
+	return &d->ports[port_num - 1];
+}
