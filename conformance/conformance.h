@@ -88,6 +88,7 @@ void conf_set_fake_device(bool on);
 int conf_rdmacm_level(void);
 /* Path of the librdmacm the process loaded (dladdr on rdma_getaddrinfo). */
 const char *conf_librdmacm_path(void);
+const char *conf_libibverbs_path(void);
 /* dlsym(RTLD_DEFAULT, name) of the emulator's control API; NULL on a real stack. */
 void *conf_ctl_sym(const char *name);
 

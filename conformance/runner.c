@@ -590,6 +590,7 @@ int main(int argc, char **argv)
 	       target == TARGET_SYSTEM ? (conf_rdmacm_level() >= 60 ? ", RDMACM_1.4 present"
 								      : ", RDMACM_1.4 absent")
 				       : ", from rdmaemu_ctl_rdmacm_level");
+	printf("libibverbs: %s\n", conf_libibverbs_path());
 	if (target == TARGET_EMU) {
 		const char *(*ver)(void) = (const char *(*)(void))conf_ctl_sym("rdmaemu_ctl_version");
 		printf("emulator: %s\n", ver ? ver() : "?");

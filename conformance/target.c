@@ -69,6 +69,24 @@ const char *conf_librdmacm_path(void)
 	return libpath;
 }
 
+/* The libibverbs the dynamic linker chose: the emulator's drop-in on --target emu once it
+ * is built, the system's otherwise. */
+const char *conf_libibverbs_path(void)
+{
+	static char path[4096];
+	Dl_info info;
+	void *sym;
+
+	if (!path[0]) {
+		sym = dlsym(RTLD_DEFAULT, "ibv_get_device_list");
+		if (sym && dladdr(sym, &info) && info.dli_fname)
+			snprintf(path, sizeof path, "%s", info.dli_fname);
+		else
+			snprintf(path, sizeof path, "(unknown)");
+	}
+	return path;
+}
+
 static const char *default_libdirs(void)
 {
 	static char dirs[8192];
@@ -76,8 +94,8 @@ static const char *default_libdirs(void)
 
 	snprintf(probe, sizeof probe, "%s/lib/.libs", RDMAEMU_BUILDDIR);
 	if (access(probe, F_OK) == 0)
-		snprintf(dirs, sizeof dirs, "%s/lib/.libs:%s/emu/.libs", RDMAEMU_BUILDDIR,
-			 RDMAEMU_BUILDDIR);
+		snprintf(dirs, sizeof dirs, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/.libs",
+			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
 	else
 		snprintf(dirs, sizeof dirs, "%s", RDMAEMU_PKGLIBDIR);
 	return dirs;
