@@ -100,6 +100,9 @@ struct emu_netdev {
 	int device;               /* index into host->devices of the RDMA device behind it, -1 = none */
 	uint8_t port;             /* that device's port number, 0 = none */
 	bool up;
+	/* IPv6 enabled (net.ipv6.conf.X.disable_ipv6 = 0): an up netdev then has its fe80::/64
+	 * link-local address, derived as Linux does, among addrs. */
+	bool ipv6;
 	struct emu_ifaddr *addrs;
 	size_t naddrs;
 };
@@ -238,7 +241,8 @@ struct emu_host *emu_fabric_find_host(const struct emu_fabric *f, const char *na
  * table order. Returns the number found (may exceed max), 0 if the name is unknown. */
 size_t emu_fabric_lookup_name(const struct emu_fabric *f, const char *name, int family,
 			      struct emu_name *out, size_t max);
-/* Whether `h` has an address of `family` on a netdev that is up, loopback excluded. */
+/* Whether `h` has an address of `family` on a netdev that is up, as glibc's AI_ADDRCONFIG
+ * judges it: every address but exactly 127.0.0.1 and ::1 counts, link-local included. */
 bool emu_host_has_family(const struct emu_host *h, int family);
 /* Index of h's netdev whose connected subnet (or explicit route) reaches addr, -1 if none. */
 int emu_host_route(const struct emu_host *h, int family, const void *addr);

@@ -686,6 +686,52 @@ static int ib_gids(struct emu_loader *L)
 	return 0;
 }
 
+/* IPv6 link-local addresses, as Linux's addrconf gives every up netdev with IPv6 enabled:
+ * fe80::/64 with the EUI-64 of the MAC (Ethernet) or the port GUID (IPoIB: the last 8 bytes
+ * of the 20-byte hardware address). They matter to the library: glibc's AI_ADDRCONFIG counts
+ * any IPv6 address but ::1, so a real host with IPv4 only on its interfaces still "has IPv6"
+ * (measured in the reference VM: d0 and s0 carry fe80::ff:fe00:101/102). */
+static int link_local_addrs(struct emu_loader *L)
+{
+	for (size_t h = 0; h < L->f->nhosts; h++) {
+		struct emu_host *ho = &L->f->hosts[h];
+
+		for (size_t n = 0; n < ho->nnetdevs; n++) {
+			struct emu_netdev *nd = &ho->netdevs[n];
+			struct emu_ifaddr ll;
+			uint64_t iid;
+			int i;
+
+			if (!nd->up || !nd->ipv6 || (nd->hwaddr_len != 6 && nd->hwaddr_len != 20))
+				continue;
+			for (i = 0; i < (int)nd->naddrs; i++)
+				if (nd->addrs[i].family == AF_INET6 &&
+				    IN6_IS_ADDR_LINKLOCAL(&nd->addrs[i].addr.v6))
+					break;
+			if (i < (int)nd->naddrs)
+				continue; /* the file gave one */
+			if (nd->hwaddr_len == 6) {
+				iid = emu_eui64_from_mac(nd->hwaddr);
+			} else {
+				/* addrconf_ifid_infiniband(): the GUID with the U/L bit set */
+				iid = 0;
+				for (int b = 12; b < 20; b++)
+					iid = iid << 8 | nd->hwaddr[b];
+				iid |= 0x0200000000000000ull;
+			}
+			memset(&ll, 0, sizeof(ll));
+			ll.family = AF_INET6;
+			ll.prefixlen = 64;
+			emu_gid_set(ll.addr.v6.s6_addr, 0xfe80000000000000ull, iid);
+			i = emu_array_push(&nd->addrs, &nd->naddrs, sizeof(*nd->addrs));
+			if (i < 0)
+				return nomem(L);
+			nd->addrs[i] = ll;
+		}
+	}
+	return 0;
+}
+
 /* RoCE: the kernel's roce_gid_mgmt order per netdev: the default GID (fe80:: + EUI-64 of the
  * MAC), then each IPv4 address as ::ffff:a.b.c.d, then each IPv6 address. rxe on 6.1 exposes
  * them as RoCE v2 only. Explicit gid= values follow. */
@@ -921,9 +967,18 @@ static int apply_hostsdata(struct emu_loader *L)
 						"netdev to carry address '%s'", gs, e->name);
 		nd = &f->hosts[h].netdevs[n];
 		if (e->family == AF_UNSPEC) {
-			/* a host name: it names the addresses of that netdev */
+			/* a host name: it names the addresses of that netdev, except link-local
+			 * ones, which mean nothing without a scope */
+			size_t named = 0;
+
 			for (size_t k = 0; k < nd->naddrs; k++) {
-				int j = emu_array_push(&f->names, &f->nnames, sizeof(*f->names));
+				int j;
+
+				if (nd->addrs[k].family == AF_INET6 &&
+				    IN6_IS_ADDR_LINKLOCAL(&nd->addrs[k].addr.v6))
+					continue;
+				j = emu_array_push(&f->names, &f->nnames, sizeof(*f->names));
+				named++;
 
 				if (j < 0)
 					return nomem(L);
@@ -931,7 +986,7 @@ static int apply_hostsdata(struct emu_loader *L)
 				f->names[j].family = nd->addrs[k].family;
 				memcpy(&f->names[j].addr, &nd->addrs[k].addr, sizeof(f->names[j].addr));
 			}
-			if (!nd->naddrs)
+			if (!named)
 				return emu_loader_error(L, &e->src, EINVAL, "netdev %s/%s (GID %s) has "
 							"no address for name '%s'",
 							f->hosts[h].name, nd->name, gs, e->name);
@@ -962,10 +1017,13 @@ static int apply_hostsdata(struct emu_loader *L)
 					}
 			if (here)
 				continue;
-			/* a new address joins the subnet of the netdev's first one of its family */
+			/* a new address joins the subnet of the first address of the netdev that
+			 * contains it; outside every subnet it gets a host prefix */
 			want.prefixlen = e->family == AF_INET ? 32 : 128;
 			for (size_t a = 0; a < nd->naddrs; a++)
-				if (nd->addrs[a].family == e->family) {
+				if (nd->addrs[a].family == e->family &&
+				    emu_addr_in_prefix(e->family, &want.addr, &nd->addrs[a].addr,
+						       nd->addrs[a].prefixlen)) {
 					want.prefixlen = nd->addrs[a].prefixlen;
 					break;
 				}
@@ -995,7 +1053,7 @@ static void back_pointers(struct emu_fabric *f)
 int emu_loader_finish(struct emu_loader *L)
 {
 	if (finish_links(L) || bind_netdevs(L) || eth_defaults(L) || guids(L) ||
-	    ports_and_lids(L) || ib_gids(L) || ipoib_defaults(L) || roce_gids(L) ||
+	    ports_and_lids(L) || ib_gids(L) || ipoib_defaults(L) || link_local_addrs(L) || roce_gids(L) ||
 	    apply_hostsdata(L) || roce_gids(L) || check_addresses(L) || finish_routes(L))
 		return -1;
 	back_pointers(L->f);

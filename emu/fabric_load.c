@@ -965,6 +965,7 @@ static int d_netdev(struct emu_loader *L, int nw, char **w)
 	snprintf(nd->name, sizeof(nd->name), "%s", w[1]);
 	nd->device = -1;
 	nd->up = true;
+	nd->ipv6 = true;
 	nm->src = L->cur;
 	L->cur_netdev = ni;
 	L->cur_port = -1;
@@ -987,6 +988,9 @@ static int d_netdev(struct emu_loader *L, int nw, char **w)
 				return bad(L, "expected a hardware address (6 bytes for Ethernet, 20 for "
 					   "IPoIB, like 02:00:00:00:01:01) after '%s=', got '%s'", k, v);
 			nm->hwaddr_set = true;
+		} else if (!strcmp(k, "ipv6")) {
+			if (on_off(L, "ipv6=", v, &nd->ipv6))
+				return -1;
 		} else if (!strcmp(k, "mtu")) {
 			if (emu_parse_u32_max(v, 65535, &x) || x < 68)
 				return bad(L, "expected an MTU in bytes (68..65535) after 'mtu=', got "

@@ -91,6 +91,10 @@ size_t emu_fabric_lookup_name(const struct emu_fabric *f, const char *name, int 
 
 				if (family != AF_UNSPEC && nd->addrs[k].family != family)
 					continue;
+				/* a name never resolves to a link-local address: no scope */
+				if (nd->addrs[k].family == AF_INET6 &&
+				    IN6_IS_ADDR_LINKLOCAL(&nd->addrs[k].addr.v6))
+					continue;
 				memset(&e, 0, sizeof(e));
 				snprintf(e.name, sizeof(e.name), "%s", name);
 				e.family = nd->addrs[k].family;
@@ -105,10 +109,12 @@ size_t emu_fabric_lookup_name(const struct emu_fabric *f, const char *name, int 
 	return n;
 }
 
-static bool is_loopback(const struct emu_ifaddr *a)
+/* glibc's __check_pf, which decides AI_ADDRCONFIG, ignores exactly 127.0.0.1 and ::1; every
+ * other address counts, IPv6 link-local ones included. */
+static bool addrconfig_ignores(const struct emu_ifaddr *a)
 {
 	if (a->family == AF_INET)
-		return (ntohl(a->addr.v4.s_addr) >> 24) == 127;
+		return a->addr.v4.s_addr == htonl(INADDR_LOOPBACK);
 	return IN6_IS_ADDR_LOOPBACK(&a->addr.v6);
 }
 
@@ -122,7 +128,7 @@ bool emu_host_has_family(const struct emu_host *h, int family)
 		if (!nd->up)
 			continue;
 		for (size_t k = 0; k < nd->naddrs; k++)
-			if (nd->addrs[k].family == family && !is_loopback(&nd->addrs[k]))
+			if (nd->addrs[k].family == family && !addrconfig_ignores(&nd->addrs[k]))
 				return true;
 	}
 	return false;

@@ -117,6 +117,7 @@ static const struct bad_case syntax_cases[] = {
 	{ "host a\nnetdev e\nnetdev e\n", 3, "duplicate netdev 'e' on host 'a' (first defined at t.fabric:2)" },
 	{ "host a\nnetdev e fast\n", 2, "expected key=value, 'up' or 'down' on a 'netdev' line, got 'fast'" },
 	{ "host a\nnetdev e up=sometimes\n", 2, "expected 'on' or 'off' after 'up', got 'sometimes'" },
+	{ "host a\nnetdev e ipv6=maybe\n", 2, "expected 'on' or 'off' after 'ipv6=', got 'maybe'" },
 	{ "host a\nnetdev e mac=02:00:00:00:00\n", 2, "expected a hardware address (6 bytes for Ethernet, 20 for IPoIB, like 02:00:00:00:01:01) after 'mac=', got '02:00:00:00:00'" },
 	{ "host a\nnetdev e hwaddr=0g:00:00:00:00:00\n", 2, "after 'hwaddr='" },
 	{ "host a\nnetdev e mtu=67\n", 2, "expected an MTU in bytes (68..65535) after 'mtu=', got '67'" },

@@ -101,7 +101,14 @@ static void test_routes_and_lookups(void **state)
 	assert_int_equal(emu_host_route(h, AF_INET6, &a6), -1);
 	assert_int_equal(emu_host_route(h, AF_UNIX, &a), -1);
 	assert_true(emu_host_has_family(h, AF_INET));
-	assert_false(emu_host_has_family(h, AF_INET6));
+	/* d0 carries its fe80:: link-local address (as in the reference VM), which glibc's
+	 * AI_ADDRCONFIG counts as IPv6 */
+	assert_true(emu_host_has_family(h, AF_INET6));
+	assert_int_equal(h->netdevs[0].naddrs, 2);
+	inet_pton(AF_INET6, "fe80::ff:fe00:101", &a6);
+	assert_int_equal(h->netdevs[0].addrs[1].family, AF_INET6);
+	assert_memory_equal(&h->netdevs[0].addrs[1].addr.v6, &a6, 16);
+	assert_int_equal(h->netdevs[0].addrs[1].prefixlen, 64);
 	assert_ptr_equal(emu_fabric_find_host(f, "rxe-ref"), h);
 	assert_null(emu_fabric_find_host(f, "nope"));
 	assert_int_equal(emu_fabric_lookup_name(f, "RXE-REF", AF_UNSPEC, names, 4), 2);
@@ -320,6 +327,7 @@ static void test_hosts_data(void **state)
 	struct emu_fabric *f;
 	const struct emu_netdev *nd;
 	struct emu_name names[4];
+	struct in6_addr a6;
 
 	(void)state;
 	write_file("hd/map.data", "# address map\n"
@@ -331,13 +339,17 @@ static void test_hosts_data(void **state)
 		    "host r\n  device rxe0\n  netdev e0 rdma=rxe0 mac=02:00:00:00:01:01\n"
 		    "    addr 198.51.100.1/24\n"
 		    "hosts-data hd/map.data\n");
+	/* [0] from the file, [1] the link-local address (IPoIB: from the port GUID), [2] added by
+	 * hosts-data */
 	nd = &emu_fabric_find_host(f, "x")->netdevs[0];
-	assert_int_equal(nd->naddrs, 2);
-	assert_int_equal(nd->addrs[1].prefixlen, 26);
+	assert_int_equal(nd->naddrs, 3);
+	inet_pton(AF_INET6, "fe80::200:0:1:101", &a6);
+	assert_memory_equal(&nd->addrs[1].addr.v6, &a6, 16);
+	assert_int_equal(nd->addrs[2].prefixlen, 26);
 	nd = &emu_fabric_find_host(f, "r")->netdevs[0];
-	assert_int_equal(nd->naddrs, 2);
-	assert_int_equal(nd->addrs[1].family, AF_INET6);
-	assert_int_equal(nd->addrs[1].prefixlen, 128); /* no IPv6 subnet there */
+	assert_int_equal(nd->naddrs, 3);
+	assert_int_equal(nd->addrs[2].family, AF_INET6);
+	assert_int_equal(nd->addrs[2].prefixlen, 128); /* no IPv6 subnet there */
 	/* the new address gets its GID, as the kernel would add it */
 	assert_int_equal(port_of(f, "r", "rxe0", 1)->ngids, 3);
 	assert_gid(&port_of(f, "r", "rxe0", 1)->gids[2], "2001:db8::5");

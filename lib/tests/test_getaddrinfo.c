@@ -22,7 +22,9 @@
 #include "rdmaemu/ctl.h"
 
 /* host alpha: RoCE device on d0 (IPv4 + global IPv6), ibacm running.
- * host bravo: IPv4 only, no ibacm. host nodev: a netdev, no RDMA device. */
+ * host bravo: IPv4 only (IPv6 disabled on its netdev), no ibacm.
+ * host charlie: IPv4 addresses, IPv6 enabled as Linux has it: only the link-local address.
+ * host nodev: a netdev, no RDMA device. */
 static const char fabric_text[] =
 	"seed 7\n"
 	"host alpha acm=on\n"
@@ -32,8 +34,12 @@ static const char fabric_text[] =
 	"    addr 2001:db8::1/64\n"
 	"host bravo\n"
 	"  device rxe0 link=eth\n"
-	"  netdev d0 mac=02:00:00:00:00:02 mtu=1500 rdma=rxe0/1\n"
+	"  netdev d0 mac=02:00:00:00:00:02 mtu=1500 rdma=rxe0/1 ipv6=off\n"
 	"    addr 192.0.2.2/28\n"
+	"host charlie\n"
+	"  device rxe0 link=eth\n"
+	"  netdev d0 mac=02:00:00:00:00:04 mtu=1500 rdma=rxe0/1\n"
+	"    addr 192.0.2.4/28\n"
 	"host nodev\n"
 	"  netdev eth0 mac=02:00:00:00:00:03 mtu=1500\n"
 	"    addr 198.51.100.10/24\n"
@@ -228,6 +234,14 @@ static void test_addrconfig_on_emulated_host(void **state)
 	rdma_freeaddrinfo(res);
 	/* and an IPv6 literal is then of the wrong family */
 	assert_int_equal(rdma_getaddrinfo("2001:db8::9", "7471", NULL, &res), EAI_ADDRFAMILY);
+
+	/* charlie has only IPv4 addresses, but its netdev has the fe80:: link-local address
+	 * Linux gives it, which glibc counts: both families stay, ::1 first (as on the real
+	 * machine and in the reference VM) */
+	attach("charlie");
+	assert_int_equal(rdma_getaddrinfo(NULL, "7471", NULL, &res), 0);
+	assert_sin6(res->ai_dst_addr, res->ai_dst_len, "::1", 7471);
+	rdma_freeaddrinfo(res);
 
 	/* alpha has global IPv6 too: glibc's order puts ::1 first */
 	attach("alpha");
