@@ -113,7 +113,10 @@ static struct emu_obj kernel_obj;
 
 static void hca_reserve_kernel_objects(struct emu_hca *hca)
 {
-	static const enum emu_obj_type types[] = { EMU_OBJ_PD, EMU_OBJ_MR };
+	/* ib_mad also allocates a CQ and creates the GSI QP (QP1) per port: rxe gives QP1 the
+	 * first QP index (16) although it answers to QPN 1, so the first user QP is 17 (measured
+	 * in scripts/rxe-vm). */
+	static const enum emu_obj_type types[] = { EMU_OBJ_PD, EMU_OBJ_MR, EMU_OBJ_CQ, EMU_OBJ_QP };
 
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		struct hca_pool *p = &hca->pools[types[t]];

@@ -18,21 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/verbs/verbs_priv.h"
+#include "emu/verbs/objects.h"
 
 #undef ibv_query_port
-
-static int dummy_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
-{
-	(void)cq, (void)n, (void)wc;
-	return EOPNOTSUPP;
-}
-
-static int dummy_req_notify_cq(struct ibv_cq *cq, int solicited_only)
-{
-	(void)cq, (void)solicited_only;
-	return EOPNOTSUPP;
-}
 
 static int dummy_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
@@ -149,10 +137,14 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.sz = sizeof(c->vctx);
 	c->vctx.query_device_ex = emu_query_device_ex;
 	c->vctx.query_port = emu_lib_query_port;
+	c->vctx.create_cq_ex = emu_create_cq_ex;
+	c->vctx.create_qp_ex = emu_create_qp_ex;
 	/* what rdma-core's set_lib_ops() puts there for binaries of the 1.0 era */
 	ctx->ops._compat_query_port = ibv_query_port;
-	ctx->ops.poll_cq = dummy_poll_cq;
-	ctx->ops.req_notify_cq = dummy_req_notify_cq;
+	/* CQs work on their ring (emu/verbs/cq.c): empty until the data path pushes. Posting
+	 * stays EOPNOTSUPP until the data path executes WRs (emu/verbs/post.c). */
+	ctx->ops.poll_cq = emu_poll_cq;
+	ctx->ops.req_notify_cq = emu_req_notify_cq;
 	ctx->ops.post_send = dummy_post_send;
 	ctx->ops.post_recv = dummy_post_recv;
 	ctx->ops.post_srq_recv = dummy_post_srq_recv;

@@ -10,15 +10,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "emu/verbs/verbs_priv.h"
+#include "emu/verbs/objects.h"
 
 struct emu_comp_channel {
 	struct ibv_comp_channel ch;
-	int wfd; /* write end: the CQ notifier writes here */
+	int wfd;              /* write end: the CQ notifier writes here */
+	/* Serialises writers, ibv_get_cq_event's reads and the purge of a destroyed CQ's records,
+	 * so a record is only ever read whole and never after its CQ is gone. */
+	pthread_mutex_t lock;
 };
+
+static struct emu_comp_channel *to_ch(struct ibv_comp_channel *ch)
+{
+	return container_of(ch, struct emu_comp_channel, ch);
+}
 
 struct async_desc { /* struct ib_uverbs_async_event_desc */
 	uint64_t element;
@@ -43,6 +54,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	c->ch.fd = p[0];
 	c->ch.refcnt = 0;
 	c->wfd = p[1];
+	pthread_mutex_init(&c->lock, NULL);
 	return &c->ch;
 }
 
@@ -59,6 +71,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	} else {
 		close(c->ch.fd);
 		close(c->wfd);
+		pthread_mutex_destroy(&c->lock);
 		free(c);
 	}
 	pthread_mutex_unlock(&context->mutex);
@@ -68,6 +81,75 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 int emu_verbs_comp_channel_wfd(struct ibv_comp_channel *channel)
 {
 	return container_of(channel, struct emu_comp_channel, ch)->wfd;
+}
+
+int emu_verbs_comp_event_post(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct emu_comp_channel *c = to_ch(ch);
+	uint64_t rec = (uintptr_t)cq; /* struct ib_uverbs_comp_event_desc: the CQ's user handle */
+	ssize_t n;
+
+	pthread_mutex_lock(&c->lock);
+	n = write(c->wfd, &rec, sizeof(rec));
+	pthread_mutex_unlock(&c->lock);
+	return n == (ssize_t)sizeof(rec) ? 0 : errno;
+}
+
+/* Bytes waiting in the pipe (whole records only are ever written). */
+static int pending(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
+}
+
+void emu_verbs_comp_events_purge(struct ibv_comp_channel *ch, struct ibv_cq *cq)
+{
+	struct emu_comp_channel *c = to_ch(ch);
+	uint64_t *recs;
+	int n;
+
+	pthread_mutex_lock(&c->lock);
+	n = pending(c->ch.fd);
+	recs = n > 0 ? malloc((size_t)n) : NULL;
+	if (recs && read(c->ch.fd, recs, (size_t)n) == n) {
+		size_t keep = 0;
+
+		for (size_t i = 0; i < (size_t)n / sizeof(*recs); i++)
+			if (recs[i] != (uintptr_t)cq)
+				recs[keep++] = recs[i];
+		if (keep && write(c->wfd, recs, keep * sizeof(*recs)) < 0)
+			keep = 0; /* cannot happen: the pipe had room for them a moment ago */
+	}
+	free(recs);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int emu_verbs_comp_event_read(struct ibv_comp_channel *ch, struct ibv_cq **cq)
+{
+	struct emu_comp_channel *c = to_ch(ch);
+
+	for (;;) {
+		struct pollfd p = { .fd = c->ch.fd, .events = POLLIN };
+		uint64_t rec;
+
+		pthread_mutex_lock(&c->lock);
+		if (pending(c->ch.fd) >= (int)sizeof(rec) &&
+		    read(c->ch.fd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+			*cq = (struct ibv_cq *)(uintptr_t)rec;
+			/* the kernel counts an event as reported when it is read */
+			to_vcq(*cq)->comp_events_reported++;
+			pthread_mutex_unlock(&c->lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (fcntl(c->ch.fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
 }
 
 int emu_verbs_post_async_event(struct ibv_context *context, uint32_t type, uint64_t element)
@@ -88,6 +170,9 @@ int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *eve
 	switch (event->event_type) {
 	case IBV_EVENT_CQ_ERR:
 		event->element.cq = (struct ibv_cq *)(uintptr_t)d.element;
+		pthread_mutex_lock(&event->element.cq->mutex);
+		to_vcq(event->element.cq)->async_events_reported++;
+		pthread_mutex_unlock(&event->element.cq->mutex);
 		break;
 	case IBV_EVENT_QP_FATAL:
 	case IBV_EVENT_QP_REQ_ERR:

@@ -1,0 +1,167 @@
+/* The verbs objects of the control plane (CQ, QP, SRQ, AH) and the internal API the data path
+ * uses on them (emu/verbs/cq.c, qp.c, qp_state.c, srq.c, ah.c, post.c).
+ *
+ * Each object embeds the public struct the application sees (the _ex variant where there is
+ * one, as rdma-core's verbs_cq/verbs_qp do) and the HCA model's struct emu_obj, which gives it
+ * rxe's index (CQ number, QPN, SRQ number), a place in the context's object list and a use
+ * count (a CQ's and an SRQ's QPs; a PD's QPs, SRQs and AHs). */
+#ifndef RDMAEMU_EMU_VERBS_OBJECTS_H
+#define RDMAEMU_EMU_VERBS_OBJECTS_H
+
+#include <stdbool.h>
+
+#include "emu/verbs/verbs_priv.h"
+
+/* ---- CQ ---- */
+
+/* Notification state, rxe's cq->notify (IB_CQ_SOLICITED = 1, IB_CQ_NEXT_COMP = 2). */
+enum { EMU_CQ_NOTIFY_NONE = 0, EMU_CQ_NOTIFY_SOLICITED = 1, EMU_CQ_NOTIFY_NEXT = 2 };
+
+struct emu_vcq {
+	union {
+		struct ibv_cq cq; /* ibv_cq_ex begins with the same members (ibv_cq_ex_to_cq) */
+		struct ibv_cq_ex cqx;
+	};
+	struct emu_obj obj;
+	pthread_mutex_t lock;  /* the ring and the notify state */
+	struct ibv_wc *ring;   /* nslots entries, at most nslots - 1 (== cq.cqe) in use */
+	uint32_t nslots, head, count;
+	int notify;
+	bool is_ex;
+	uint64_t wc_flags;     /* create_cq_ex's wc_flags */
+	struct ibv_wc cur;     /* the entry an extended poll (start_poll/next_poll) reads */
+	/* the kernel's comp/async_events_reported: events handed to the application */
+	uint32_t comp_events_reported, async_events_reported;
+};
+
+static inline struct emu_vcq *to_vcq(struct ibv_cq *cq)
+{
+	return container_of(cq, struct emu_vcq, cq);
+}
+
+/* Adds a completion (rxe_cq_post): 0, or EBUSY when the CQ is full, in which case the entry is
+ * dropped and IBV_EVENT_CQ_ERR is queued on the context, as rxe does. Raises a completion event
+ * on the CQ's channel when armed for the next completion, or for a solicited one and
+ * `solicited`. Thread-safe. */
+int emu_cq_push(struct emu_vcq *cq, const struct ibv_wc *wc, bool solicited);
+/* Takes the oldest completion: 1 and *wc, or 0 when empty. */
+int emu_cq_pop(struct emu_vcq *cq, struct ibv_wc *wc);
+/* The ops behind the inline ibv_poll_cq / ibv_req_notify_cq. */
+int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int emu_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_cq_ex *emu_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+
+/* Completion channel plumbing (emu/verbs/events.c). */
+int emu_verbs_comp_event_post(struct ibv_comp_channel *ch, struct ibv_cq *cq);
+/* Drops the unread events of `cq` from the channel, as ib_uverbs_release_ucq() does. */
+void emu_verbs_comp_events_purge(struct ibv_comp_channel *ch, struct ibv_cq *cq);
+/* One event record: 0 and *cq, or -1 and errno (EAGAIN on a non-blocking channel). */
+int emu_verbs_comp_event_read(struct ibv_comp_channel *ch, struct ibv_cq **cq);
+
+/* ---- SRQ ---- */
+
+struct emu_vsrq {
+	struct ibv_srq srq;
+	struct emu_obj obj;
+	struct emu_pd *pd;
+	pthread_mutex_t lock;
+	uint32_t max_wr;       /* reported: slots - 1 */
+	uint32_t max_sge, limit;
+	struct ibv_recv_wr *wq; /* queued receive WRs (copies; sg lists in sge) */
+	struct ibv_sge *sge;
+	uint32_t head, count, nslots;
+};
+
+static inline struct emu_vsrq *to_vsrq(struct ibv_srq *s)
+{
+	return container_of(s, struct emu_vsrq, srq);
+}
+
+/* ---- AH ---- */
+
+/* Where a packet goes: an address vector resolved once (modify_qp AV, create_ah). */
+struct emu_av {
+	uint8_t port_num;
+	uint8_t sl, static_rate, src_path_bits;
+	uint16_t dlid;
+	bool is_global;
+	uint8_t sgid_index, hop_limit, traffic_class;
+	uint32_t flow_label;
+	union ibv_gid dgid, sgid;
+	int network;           /* 0 IB / RoCE v1, 4 RoCE v2 over IPv4, 6 over IPv6 */
+	uint8_t dmac[6];       /* RoCE: the destination MAC */
+};
+
+struct emu_vah {
+	struct ibv_ah ah;
+	struct emu_obj obj;
+	struct emu_pd *pd;
+	struct emu_av av;
+	struct ibv_ah_attr attr;
+};
+
+/* Validates an ibv_ah_attr as rdma_check_ah_attr + rxe_av_chk_attr and resolves it into *av
+ * (emu/verbs/ah.c): 0 or the kernel's errno. */
+int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av);
+
+/* ---- QP ---- */
+
+struct emu_wq {            /* a send or receive queue's bookkeeping before the data path */
+	uint32_t max_wr;       /* usable entries: slots - 1 (rxe_queue_init) */
+	uint32_t max_sge, max_inline;
+	uint32_t count;        /* WRs queued */
+};
+
+struct emu_mcast_att {
+	struct emu_list link;
+	union ibv_gid gid;
+	uint16_t lid;
+};
+
+struct emu_vqp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;
+	};
+	struct emu_obj obj;
+	struct emu_pd *pd;
+	struct emu_vcq *send_cq, *recv_cq;
+	struct emu_vsrq *srq;
+	pthread_mutex_t lock;
+	struct ibv_qp_init_attr init; /* as query_qp reports it */
+	struct ibv_qp_attr attr;      /* the current attributes (query_qp) */
+	struct emu_av av, alt_av;     /* resolved primary and alternate paths */
+	struct emu_wq sq, rq;
+	struct emu_list mcast;        /* struct emu_mcast_att */
+};
+
+static inline struct emu_vqp *to_vqp(struct ibv_qp *qp)
+{
+	return container_of(qp, struct emu_vqp, qp);
+}
+
+/* The kernel's ib_modify_qp_is_ok(): the transition table (emu/verbs/qp_state.c). */
+bool emu_qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, enum ibv_qp_type type,
+			 unsigned mask);
+const char *emu_qp_state_name(enum ibv_qp_state s);
+
+/* WR validation and queueing for the data path (emu/verbs/post.c). They return what rdma-core's
+ * rxe provider + kernel return for the same post, set *bad, and count accepted WRs in the queue.
+ * ctx->ops.post_* stay EOPNOTSUPP until the data path executes WRs: an application must never
+ * see a post accepted that will never complete. */
+int emu_qp_post_send_check(struct emu_vqp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int emu_qp_post_recv(struct emu_vqp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int emu_srq_post_recv(struct emu_vsrq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
+/* rxe_queue_init(): slots = roundup_pow_of_two(n + 1); usable = slots - 1. */
+static inline uint32_t emu_queue_usable(uint32_t n)
+{
+	uint32_t s = 1;
+
+	while (s < n + 1)
+		s <<= 1;
+	return s - 1;
+}
+
+#endif

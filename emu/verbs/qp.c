@@ -1,0 +1,344 @@
+/* Queue pairs, control plane: ib_uverbs create/modify/query/destroy + rxe_qp.c (Linux 6.1) +
+ * rdma-core 44's rxe provider, with the values measured in scripts/rxe-vm
+ * (emu/verbs/VM-CHECKS.md). The QPN is the QP's pool index (rxe: 16.., the first taken by the
+ * kernel's GSI QP). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/objects.h"
+
+#define RXE_MAX_INLINE 512 /* RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe): 32 SGEs */
+#define SGE_SIZE 16        /* sizeof(struct ib_sge) */
+
+static void vqp_free(struct emu_vqp *q)
+{
+	while (q->mcast.next != &q->mcast) {
+		struct emu_list *l = q->mcast.next;
+
+		emu_list_del(l);
+		free(emu_list_entry(l, struct emu_mcast_att, link));
+	}
+	pthread_mutex_destroy(&q->lock);
+	pthread_mutex_destroy(&q->qp.mutex);
+	pthread_cond_destroy(&q->qp.cond);
+	free(q);
+}
+
+static void vqp_destroy(struct emu_obj *obj)
+{
+	vqp_free(container_of(obj, struct emu_vqp, obj));
+}
+
+/* rxe_qp_chk_init + rxe_qp_chk_cap, and the caps rxe_qp_init_req/resp report. */
+static int qp_chk_init(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	const struct emu_device_caps *c = &ctx_dev(ctx)->caps;
+
+	switch (a->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_RAW_PACKET:
+		return EOPNOTSUPP;
+	default:
+		return EINVAL;
+	}
+	/* rdma-core's rxe provider dereferences both CQs (a segfault on the VM): EINVAL here */
+	if (!a->send_cq || !a->recv_cq)
+		return EINVAL;
+	if (a->cap.max_send_wr > c->max_qp_wr || a->cap.max_send_sge > c->max_sge)
+		return EINVAL;
+	if (!a->srq && (a->cap.max_recv_wr > c->max_qp_wr || a->cap.max_recv_sge > c->max_sge))
+		return EINVAL;
+	if (a->cap.max_inline_data > RXE_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	struct emu_vctx *vc = to_vctx(ctx);
+	struct emu_vqp *q;
+	uint32_t wqe;
+	int err = qp_chk_init(ctx, a);
+
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* rxe_qp_init_req(): the send WQE holds max(sge * 16, inline) bytes, both reported */
+	wqe = a->cap.max_send_sge * SGE_SIZE;
+	if (a->cap.max_inline_data > wqe)
+		wqe = a->cap.max_inline_data;
+	a->cap.max_send_sge = wqe / SGE_SIZE;
+	a->cap.max_inline_data = wqe;
+	q->sq.max_wr = emu_queue_usable(a->cap.max_send_wr);
+	q->sq.max_sge = a->cap.max_send_sge;
+	q->sq.max_inline = wqe;
+	if (!a->srq) {
+		q->rq.max_wr = emu_queue_usable(a->cap.max_recv_wr);
+		q->rq.max_sge = a->cap.max_recv_sge;
+	}
+	q->pd = &container_of(a->pd, struct emu_vpd, pd)->epd;
+	q->send_cq = to_vcq(a->send_cq);
+	q->recv_cq = to_vcq(a->recv_cq);
+	q->srq = a->srq ? to_vsrq(a->srq) : NULL;
+	q->obj.type = EMU_OBJ_QP;
+	q->obj.destroy = vqp_destroy;
+	q->obj.user = &q->qp;
+	emu_list_init(&q->mcast);
+	pthread_mutex_lock(emu_hca_lock(vc->hca));
+	err = emu_hca_obj_add_locked(vc->hctx, &q->obj);
+	if (!err) {
+		q->pd->obj.usecnt++;
+		q->send_cq->obj.usecnt++;
+		q->recv_cq->obj.usecnt++;
+		if (q->srq)
+			q->srq->obj.usecnt++;
+	}
+	pthread_mutex_unlock(emu_hca_lock(vc->hca));
+	if (err) {
+		free(q);
+		errno = err;
+		return NULL;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	/* query_qp's init_attr: the rounded queue sizes; no receive queue with an SRQ */
+	q->init.qp_context = a->qp_context;
+	q->init.send_cq = a->send_cq;
+	q->init.recv_cq = a->recv_cq;
+	q->init.srq = a->srq;
+	q->init.qp_type = a->qp_type;
+	q->init.sq_sig_all = a->sq_sig_all;
+	q->init.cap.max_send_wr = q->sq.max_wr;
+	q->init.cap.max_send_sge = q->sq.max_sge;
+	q->init.cap.max_inline_data = q->sq.max_inline;
+	q->init.cap.max_recv_wr = q->rq.max_wr;
+	q->init.cap.max_recv_sge = q->rq.max_sge;
+	q->attr.cap = q->init.cap;
+	q->attr.path_mtu = IBV_MTU_256; /* rxe's initial path MTU (query: mtu=1) */
+	q->attr.ah_attr.is_global = 1;  /* rxe reports its AV as global (RoCE) */
+
+	q->qp.context = ctx;
+	q->qp.qp_context = a->qp_context;
+	q->qp.pd = a->pd;
+	q->qp.send_cq = a->send_cq;
+	q->qp.recv_cq = a->recv_cq;
+	q->qp.srq = a->srq;
+	q->qp.handle = emu_verbs_handle_get(vc);
+	q->qp.qp_num = q->obj.index;
+	q->qp.state = IBV_QPS_RESET;
+	q->qp.qp_type = a->qp_type;
+	pthread_mutex_init(&q->qp.mutex, NULL);
+	pthread_cond_init(&q->qp.cond, NULL);
+	return &q->qp;
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex a = { 0 };
+	struct ibv_qp *qp;
+
+	memcpy(&a, attr, sizeof(*attr));
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = pd;
+	qp = qp_create(pd->context, &a);
+	if (qp)
+		attr->cap = a.cap;
+	return qp;
+}
+
+/* rdma-core's rxe check_qp_init_attr(): comp_mask PD | CREATE_FLAGS | SEND_OPS_FLAGS, no create
+ * flags. The ibv_wr_* interface needs the data path: until then SEND_OPS_FLAGS is refused
+ * rather than accepted with a queue that never completes. */
+struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	    (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS && a->create_flags) ||
+	    !(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
+		errno = a->comp_mask & IBV_QP_INIT_ATTR_PD && a->pd ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	return qp_create(ctx, a);
+}
+
+static uint8_t rd_atomic_round(uint8_t v)
+{
+	unsigned r = 1;
+
+	if (!v)
+		return 0;
+	while (r < v)
+		r <<= 1;
+	return (uint8_t)r; /* 256 wraps to 0, as rxe's u8 field does (measured: 200 -> 0) */
+}
+
+/* The checks of ib_uverbs_modify_qp, _ib_modify_qp and rxe_qp_chk_attr, in that order. */
+static int qp_chk_attr(struct emu_vqp *q, struct ibv_qp_attr *a, int mask, struct emu_av *av)
+{
+	struct ibv_context *ctx = q->qp.context;
+	enum ibv_qp_state cur, next;
+	int err;
+
+	if (mask & IBV_QP_PORT && !emu_verbs_port(ctx, a->port_num))
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE && a->cur_qp_state > IBV_QPS_ERR) ||
+	    (mask & IBV_QP_STATE && a->qp_state > IBV_QPS_ERR))
+		return EINVAL;
+	if (mask & IBV_QP_AV) {
+		err = emu_av_from_attr(ctx, &a->ah_attr, av);
+		if (err)
+			return err;
+	}
+	cur = mask & IBV_QP_CUR_STATE ? a->cur_qp_state : q->attr.qp_state;
+	next = mask & IBV_QP_STATE ? a->qp_state : cur;
+	if (!emu_qp_modify_is_ok(cur, next, q->qp.qp_type, (unsigned)mask))
+		return EINVAL;
+	if (mask & IBV_QP_ALT_PATH && (!emu_verbs_port(ctx, a->alt_port_num) ||
+				      a->alt_timeout > 31))
+		return EINVAL;
+	if (mask & IBV_QP_PATH_MTU && a->path_mtu > emu_verbs_port(ctx, q->attr.port_num ?
+					q->attr.port_num : 1)->max_mtu)
+		return EINVAL;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC && a->max_rd_atomic > ctx_dev(ctx)->caps.max_qp_rd_atom)
+		return EINVAL;
+	if (mask & IBV_QP_TIMEOUT && a->timeout > 31)
+		return EINVAL;
+	return 0;
+}
+
+/* rxe_qp_from_attr(): measured values are stored as given (retry_cnt and rnr_retry 8, path_mtu
+ * 0, dest_qp_num >= 2^24 are accepted), PSNs masked to 24 bits, rd_atomic depths rounded up
+ * to a power of two. */
+static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
+		     const struct emu_av *av)
+{
+	struct ibv_qp_attr *s = &q->attr;
+
+	if (mask & IBV_QP_STATE)
+		s->qp_state = a->qp_state;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		s->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		s->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		s->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		s->port_num = a->port_num;
+	if (mask & IBV_QP_QKEY)
+		s->qkey = a->qkey;
+	if (mask & IBV_QP_AV) {
+		s->ah_attr = a->ah_attr;
+		q->av = *av;
+	}
+	if (mask & IBV_QP_ALT_PATH) {
+		s->alt_ah_attr = a->alt_ah_attr;
+		s->alt_port_num = a->alt_port_num;
+		s->alt_pkey_index = a->alt_pkey_index;
+		s->alt_timeout = a->alt_timeout;
+	}
+	if (mask & IBV_QP_PATH_MTU)
+		s->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_TIMEOUT)
+		s->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		s->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		s->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_RQ_PSN)
+		s->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		s->max_rd_atomic = rd_atomic_round(a->max_rd_atomic);
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		s->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN)
+		s->sq_psn = a->sq_psn & 0xffffff;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		s->max_dest_rd_atomic = rd_atomic_round(a->max_dest_rd_atomic);
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		s->path_mig_state = a->path_mig_state;
+	if (mask & IBV_QP_DEST_QPN)
+		s->dest_qp_num = a->dest_qp_num;
+	if (mask & IBV_QP_STATE && a->qp_state == IBV_QPS_RESET)
+		q->sq.count = q->rq.count = 0; /* rxe_qp_reset() empties the queues */
+}
+
+int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct emu_vqp *q = to_vqp(qp);
+	struct emu_av av;
+	int err;
+
+	pthread_mutex_lock(&q->lock);
+	err = qp_chk_attr(q, attr, attr_mask, &av);
+	if (!err)
+		qp_apply(q, attr, attr_mask, &av);
+	pthread_mutex_unlock(&q->lock);
+	if (err) {
+		errno = err;
+		return err;
+	}
+	if (attr_mask & IBV_QP_STATE)
+		qp->state = attr->qp_state;
+	return 0;
+}
+
+/* Measured: cur_qp_state reads 0, en_sqd_async_notify is not written, the ah is global. */
+int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init_attr)
+{
+	struct emu_vqp *q = to_vqp(qp);
+	uint8_t sqd = attr->en_sqd_async_notify;
+
+	(void)attr_mask;
+	pthread_mutex_lock(&q->lock);
+	*attr = q->attr;
+	attr->en_sqd_async_notify = sqd;
+	attr->cur_qp_state = IBV_QPS_RESET;
+	*init_attr = q->init;
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct emu_vqp *q = to_vqp(qp);
+	struct emu_vctx *vc = to_vctx(qp->context);
+	int err;
+
+	pthread_mutex_lock(emu_hca_lock(vc->hca));
+	err = emu_hca_obj_remove_locked(&q->obj);
+	if (!err) {
+		q->pd->obj.usecnt--;
+		q->send_cq->obj.usecnt--;
+		q->recv_cq->obj.usecnt--;
+		if (q->srq)
+			q->srq->obj.usecnt--;
+	}
+	pthread_mutex_unlock(emu_hca_lock(vc->hca));
+	if (err) {
+		errno = err;
+		return err;
+	}
+	/* rdma-core waits for the acknowledgement of every async event reported on the QP */
+	emu_verbs_handle_put(vc, qp->handle);
+	vqp_free(q);
+	return 0;
+}
+
+/* rxe has no IBV_QUERY_QP_DATA_IN_ORDER support: libibverbs answers 0 (not guaranteed). */
+int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp, (void)op, (void)flags;
+	return 0;
+}
