@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/engine.h"
 #include "emu/process.h"
 #include "rdmaemu/ctl.h"
 
@@ -85,6 +86,8 @@ const struct emu_fabric *emu_process_fabric(void)
 
 void emu_process_reset(void)
 {
+	/* the engine points into the attached fabric: it goes first */
+	emu_engine_reset();
 	pthread_mutex_lock(&attach_lock);
 	emu_fabric_free(attached_fabric);
 	attached_fabric = NULL;

@@ -11,7 +11,8 @@
 const struct emu_host *emu_process_host(void);
 const struct emu_fabric *emu_process_fabric(void);
 
-/* For tests: forget the attachment so the next call attaches again (not thread-safe). */
+/* For tests: forget the attachment (and the engine built on it) so the next call attaches
+ * again (not thread-safe). */
 void emu_process_reset(void);
 
 #endif

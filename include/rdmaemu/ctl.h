@@ -13,6 +13,8 @@
 #ifndef RDMAEMU_CTL_H
 #define RDMAEMU_CTL_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,6 +37,20 @@ int rdmaemu_ctl_attach_text(const char *text, const char *node);
 
 /* Name of the node this process is attached to (attaching now if needed), NULL on error. */
 const char *rdmaemu_ctl_node(void);
+
+/* Virtual time. In-process hosting runs on a virtual clock (nanoseconds, starting at 0 when
+ * the engine is created at the first call that needs it); it moves only when nothing the
+ * application could do would come first (docs/engine.md in the source tree). */
+
+/* The current virtual time in *now. Reading it is not an engine call: it neither attaches the
+ * calling thread to the engine nor holds back the advance of time. 0, or -1 with errno:
+ * EINVAL (now is NULL), or the attach error (ENOENT, EINVAL). */
+int rdmaemu_ctl_now_ns(uint64_t *now);
+
+/* Advances virtual time by delta ns, firing the timers due meanwhile in order (and delivering
+ * the frames), as if the application had slept that long. 0, or -1 with errno: the attach
+ * error, or ELOOP when timers re-arm themselves without delay (a diagnostic is printed). */
+int rdmaemu_ctl_advance_ns(uint64_t delta);
 
 #ifdef __cplusplus
 }

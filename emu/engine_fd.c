@@ -1,0 +1,51 @@
+/* The eventfds behind the fds the application sees. Blocking by default because the kernel's
+ * channel fds are (rdma_create_event_channel, ibv_create_comp_channel): an application that
+ * wants non-blocking reads sets O_NONBLOCK itself, as it would on the real stack. */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "emu/engine.h"
+
+int emu_engine_eventfd_new(void)
+{
+	return eventfd(0, EFD_CLOEXEC);
+}
+
+int emu_engine_fd_signal(int fd)
+{
+	uint64_t one = 1;
+
+	for (;;) {
+		if (write(fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+			return 0;
+		if (errno != EINTR)
+			return -errno; /* EAGAIN only if the counter is at its maximum */
+	}
+}
+
+int emu_engine_fd_clear(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint64_t v;
+
+	/* Look first: read() on a blocking eventfd at 0 would block the engine. */
+	for (;;) {
+		int n = poll(&p, 1, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0 || !(p.revents & POLLIN))
+			return 0;
+		if (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
