@@ -50,8 +50,27 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
 
 		av->network = memcmp(av->dgid.raw, v4, 12) ? 6 : 4;
-		/* ib_resolve_eth_dmac(): source and destination of different IP families (the
-		 * fe80:: GID towards an IPv4-mapped one) is EINVAL, measured */
+		/* ib_resolve_eth_dmac(): a multicast destination (ff00::/8, or an IPv4-mapped
+		 * 224.0.0.0/4 address) maps straight to its multicast MAC, before any family check
+		 * (measured: create_ah towards ff0e:: from the IPv4-mapped GID succeeds) */
+		if (av->network == 6 && av->dgid.raw[0] == 0xff) {
+			static const uint8_t mc6[2] = { 0x33, 0x33 };
+
+			memcpy(av->dmac, mc6, 2);
+			memcpy(av->dmac + 2, av->dgid.raw + 12, 4);
+			return 0;
+		}
+		if (av->network == 4 && (av->dgid.raw[12] & 0xf0) == 0xe0) {
+			av->dmac[0] = 0x01;
+			av->dmac[1] = 0x00;
+			av->dmac[2] = 0x5e;
+			av->dmac[3] = av->dgid.raw[13] & 0x7f;
+			av->dmac[4] = av->dgid.raw[14];
+			av->dmac[5] = av->dgid.raw[15];
+			return 0;
+		}
+		/* source and destination of different IP families (the fe80:: GID towards an
+		 * IPv4-mapped one) is EINVAL, measured */
 		if (av->network != (memcmp(g->raw, v4, 12) ? 6 : 4))
 			return EINVAL;
 		/* The destination MAC is resolved when the data path sends (issue [4]'s neighbour

@@ -240,6 +240,15 @@ static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
 	if (mask & IBV_QP_AV) {
 		s->ah_attr = a->ah_attr;
 		q->av = *av;
+		/* rxe keeps a RoCE address vector as GRH + port only (rxe_av_to_attr), so
+		 * query_qp reports SL, DLID, path bits and static rate as 0 (measured in the VM:
+		 * SL 2 reads back as 0) */
+		if (av->network != 0) {
+			s->ah_attr.sl = 0;
+			s->ah_attr.dlid = 0;
+			s->ah_attr.src_path_bits = 0;
+			s->ah_attr.static_rate = 0;
+		}
 	}
 	if (mask & IBV_QP_ALT_PATH) {
 		s->alt_ah_attr = a->alt_ah_attr;
