@@ -93,8 +93,12 @@ int emu_query_port(struct ibv_context *ctx, uint8_t port_num, struct ibv_port_at
 	const struct emu_port *p = emu_verbs_port(ctx, port_num);
 	bool eth;
 
-	if (!p)
-		return EINVAL; /* ib_query_port(): !rdma_is_port_valid() */
+	/* ib_query_port(): !rdma_is_port_valid(). The real call fails in the write() to the
+	 * uverbs fd, which also leaves errno set (VM: query_port 0 -> 22, errno 22). */
+	if (!p) {
+		errno = EINVAL;
+		return EINVAL;
+	}
 	eth = p->link_layer == IBV_LINK_LAYER_ETHERNET;
 	memset(a, 0, sizeof(*a));
 	a->state = (enum ibv_port_state)p->state;
