@@ -5,7 +5,7 @@
  * their extended ops. Extended ops the emulator does not have yet stay NULL: the inline
  * wrappers then answer EOPNOTSUPP/ENOSYS themselves, as with a provider that lacks them. The
  * fast-path ops of struct ibv_context_ops (post_send, poll_cq, ...) are called without a NULL
- * check, so until the data path exists they are rdma-core's dummies (EOPNOTSUPP).
+ * check; they are the data path's (emu/verbs/datapath.h).
  *
  * cmd_fd and async_fd are real file descriptors: cmd_fd is /dev/null (a character device, as
  * /dev/infiniband/uverbsN is), async_fd the read end of a pipe that carries
@@ -18,28 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/verbs/objects.h"
+#include "emu/verbs/datapath.h"
 
 #undef ibv_query_port
-
-static int dummy_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
-{
-	(void)qp, (void)wr, (void)bad;
-	return EOPNOTSUPP;
-}
-
-static int dummy_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-{
-	(void)qp, (void)wr, (void)bad;
-	return EOPNOTSUPP;
-}
-
-static int dummy_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			       struct ibv_recv_wr **bad)
-{
-	(void)srq, (void)wr, (void)bad;
-	return EOPNOTSUPP;
-}
 
 const struct emu_verbs_ops emu_rxe_ops = {
 	.query_device_ex = emu_query_device_ex,
@@ -141,13 +122,13 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	c->vctx.create_qp_ex = emu_create_qp_ex;
 	/* what rdma-core's set_lib_ops() puts there for binaries of the 1.0 era */
 	ctx->ops._compat_query_port = ibv_query_port;
-	/* CQs work on their ring (emu/verbs/cq.c): empty until the data path pushes. Posting
-	 * stays EOPNOTSUPP until the data path executes WRs (emu/verbs/post.c). */
+	/* CQs work on their ring (emu/verbs/cq.c), filled by the data path (emu/verbs/datapath.h),
+	 * which posts run. */
 	ctx->ops.poll_cq = emu_poll_cq;
 	ctx->ops.req_notify_cq = emu_req_notify_cq;
-	ctx->ops.post_send = dummy_post_send;
-	ctx->ops.post_recv = dummy_post_recv;
-	ctx->ops.post_srq_recv = dummy_post_srq_recv;
+	ctx->ops.post_send = emu_dp_post_send;
+	ctx->ops.post_recv = emu_dp_post_recv;
+	ctx->ops.post_srq_recv = emu_dp_post_srq_recv;
 	return ctx;
 
 fail_errno:
@@ -161,6 +142,13 @@ fail_errno:
  * their user-space halves with them (obj.destroy), so nothing leaks. */
 int ibv_close_device(struct ibv_context *context)
 {
+	struct emu_engine *e = emu_dp_engine();
+
+	/* the QPs' timers live on the engine's clock: lock order engine, then HCA */
+	if (e)
+		emu_engine_lock(e);
 	free_vctx(to_vctx(context));
+	if (e)
+		emu_engine_unlock(e);
 	return 0;
 }

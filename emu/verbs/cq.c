@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/verbs/objects.h"
+#include "emu/verbs/datapath.h"
 
 /* RXE_SUP_WC_FLAGS of rdma-core 44's providers/rxe */
 #define RXE_SUP_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM | \
@@ -327,6 +327,13 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	for (i = 0; i < n; i++)
 		if (!emu_cq_pop(to_vcq(cq), &wc[i]))
 			break;
+	if (i == 0 && n > 0) {
+		/* an empty poll: a busy-poll loop lets virtual time move (docs/engine.md) */
+		struct emu_engine *e = emu_dp_engine();
+
+		if (e)
+			emu_engine_note_idle(e);
+	}
 	return i;
 }
 

@@ -10,6 +10,9 @@
 
 #include <stdbool.h>
 
+#include "emu/clock.h"
+#include "emu/list.h"
+
 #include "emu/verbs/verbs_priv.h"
 
 /* ---- CQ ---- */
@@ -68,9 +71,8 @@ struct emu_vsrq {
 	pthread_mutex_t lock;
 	uint32_t max_wr;       /* reported: slots - 1 */
 	uint32_t max_sge, limit;
-	struct ibv_recv_wr *wq; /* queued receive WRs (copies; sg lists in sge) */
-	struct ibv_sge *sge;
-	uint32_t head, count, nslots;
+	struct emu_list rq;     /* queued receive WQEs (struct emu_rwqe, emu/verbs/datapath.h) */
+	uint32_t count;
 };
 
 static inline struct emu_vsrq *to_vsrq(struct ibv_srq *s)
@@ -107,10 +109,31 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 
 /* ---- QP ---- */
 
-struct emu_wq {            /* a send or receive queue's bookkeeping before the data path */
+struct emu_wq {            /* a send or receive queue */
 	uint32_t max_wr;       /* usable entries: slots - 1 (rxe_queue_init) */
 	uint32_t max_sge, max_inline;
-	uint32_t count;        /* WRs queued */
+	uint32_t count;        /* WRs queued (not yet completed) */
+	struct emu_list list;  /* struct emu_swqe / emu_rwqe, oldest first (emu/verbs/datapath.h) */
+};
+
+struct emu_rwqe;
+
+/* Per-QP state of the data path engines (emu/verbs/req.c, resp.c, comp.c). Touched only with
+ * the engine lock held. */
+struct emu_qp_dp {
+	uint32_t req_psn;          /* next PSN the requester sends */
+	bool req_error;            /* the requester stopped on a local error (rxe req.state ERROR) */
+	uint32_t resp_psn, resp_msn; /* the responder's ePSN and MSN */
+	struct emu_rwqe *resp_wqe; /* receive WQE of the SEND in progress (taken off its queue) */
+	uint32_t resp_off;         /* bytes scattered into it */
+	uint64_t resp_va;          /* RDMA WRITE in progress: next address, rkey, length */
+	uint32_t resp_rkey, resp_resid, resp_length;
+	struct emu_timer retry;    /* the retransmission timer (ack timeout) */
+	bool retry_armed;
+	struct emu_timer rnr;      /* RNR NAK wait before the requester resends */
+	bool rnr_armed;
+	int rnr_left;              /* RNR retries left for the WQE at the head (7: infinite) */
+	unsigned noack_pkts;       /* packets sent since the last AckReq */
 };
 
 struct emu_mcast_att {
@@ -134,6 +157,7 @@ struct emu_vqp {
 	struct emu_av av, alt_av;     /* resolved primary and alternate paths */
 	struct emu_wq sq, rq;
 	struct emu_list mcast;        /* struct emu_mcast_att */
+	struct emu_qp_dp dp;
 };
 
 static inline struct emu_vqp *to_vqp(struct ibv_qp *qp)
@@ -147,12 +171,17 @@ bool emu_qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, enum ibv
 const char *emu_qp_state_name(enum ibv_qp_state s);
 
 /* WR validation and queueing for the data path (emu/verbs/post.c). They return what rdma-core's
- * rxe provider + kernel return for the same post, set *bad, and count accepted WRs in the queue.
- * ctx->ops.post_* stay EOPNOTSUPP until the data path executes WRs: an application must never
- * see a post accepted that will never complete. */
+ * rxe provider + kernel return for the same post, set *bad, and queue accepted WRs (copies,
+ * inline data included). Opcodes the data path does not execute are refused (EINVAL, *bad set):
+ * an application never sees a post accepted that will never complete. Engine lock held. */
 int emu_qp_post_send_check(struct emu_vqp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int emu_qp_post_recv(struct emu_vqp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 int emu_srq_post_recv(struct emu_vsrq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* The ops behind ibv_post_send / ibv_post_recv / ibv_post_srq_recv (emu/verbs/wqe.c): take the
+ * engine lock, queue, run the requester; the unlock runs the loopback to completion. */
+int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
+int emu_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+int emu_dp_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 
 /* rxe_queue_init(): slots = roundup_pow_of_two(n + 1); usable = slots - 1. */
 static inline uint32_t emu_queue_usable(uint32_t n)

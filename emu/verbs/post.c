@@ -1,41 +1,64 @@
 /* Validation and queueing of posted WRs, as rdma-core 44's rxe provider + the kernel answer
  * (measured, emu/verbs/VM-CHECKS.md). The return values are positive errnos, errno untouched,
  * *bad set to the failing WR (NULL when the whole list went in):
- *   post_recv: RESET -> EINVAL (bad untouched: the provider checks the cached state first);
+ *   post_recv: RESET (or a QP with an SRQ) -> EINVAL, bad NULL (the provider clears it first);
  *              num_sge > max_sge -> EINVAL; queue full -> ENOMEM
- *   post_send: RESET/INIT/RTR -> EINVAL after queueing (the kernel refuses the doorbell, bad
- *              NULL); num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
+ *   post_send: RESET/INIT/RTR -> EINVAL after queueing (the kernel refuses the doorbell: bad
+ *              NULL, errno EINVAL; the WRs stay queued and run at the next doorbell in RTS); num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
  *              unaligned -> EINVAL; queue full -> ENOMEM. rxe does not check the opcode here.
- * Nothing consumes the queues yet: ctx->ops.post_* stay EOPNOTSUPP until the data path runs
- * the WRs, so an application never sees a post accepted that will never complete. */
+ * Opcodes the data path does not execute (atomics, UC, ...) are refused with EINVAL, *bad the
+ * WR: a deviation from rxe, which queues them, so that no post is accepted without a
+ * completion. WRs are copied into the queues (emu/verbs/wqe.c); the engine lock is held. */
 #include "config.h"
 
 #include <errno.h>
 
-#include "emu/verbs/objects.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/datapath.h"
+
+static struct emu_rwqe *rwqe_new(const struct ibv_recv_wr *wr)
+{
+	struct emu_rwqe *w = malloc(sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge));
+
+	if (!w)
+		return NULL;
+	w->wr_id = wr->wr_id;
+	w->num_sge = wr->num_sge;
+	w->length = 0;
+	for (int i = 0; i < wr->num_sge; i++) {
+		w->sge[i] = wr->sg_list[i];
+		w->length += wr->sg_list[i].length;
+	}
+	return w;
+}
 
 int emu_qp_post_recv(struct emu_vqp *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	int err = 0;
 
-	if (q->qp.state == IBV_QPS_RESET)
-		return EINVAL;
+	*bad = NULL; /* rdma-core's rxe_post_recv clears it before any check */
 	if (q->srq)
 		return EINVAL; /* rxe: a QP with an SRQ has no receive queue */
-	*bad = NULL;
-	pthread_mutex_lock(&q->lock);
+	if (q->qp.state == IBV_QPS_RESET)
+		return EINVAL;
 	for (; wr; wr = wr->next) {
 		if (q->rq.count == q->rq.max_wr)
 			err = ENOMEM;
 		else if ((uint32_t)wr->num_sge > q->rq.max_sge)
 			err = EINVAL;
+		struct emu_rwqe *w = err ? NULL : rwqe_new(wr);
+
+		if (!err && !w)
+			err = ENOMEM;
 		if (err) {
 			*bad = wr;
 			break;
 		}
+		emu_list_add_tail(&q->rq.list, &w->link);
 		q->rq.count++;
 	}
-	pthread_mutex_unlock(&q->lock);
 	return err;
 }
 
@@ -44,19 +67,24 @@ int emu_srq_post_recv(struct emu_vsrq *s, struct ibv_recv_wr *wr, struct ibv_rec
 	int err = 0;
 
 	*bad = NULL;
-	pthread_mutex_lock(&s->lock);
+
 	for (; wr; wr = wr->next) {
 		if (s->count == s->max_wr)
 			err = ENOMEM;
 		else if ((uint32_t)wr->num_sge > s->max_sge)
 			err = EINVAL;
+		struct emu_rwqe *w = err ? NULL : rwqe_new(wr);
+
+		if (!err && !w)
+			err = ENOMEM;
 		if (err) {
 			*bad = wr;
 			break;
 		}
+		emu_list_add_tail(&s->rq, &w->link);
 		s->count++;
 	}
-	pthread_mutex_unlock(&s->lock);
+
 	return err;
 }
 
@@ -75,7 +103,68 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 		return EINVAL;
 	if (q->qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL; /* the rxe provider dereferences it (a segfault on the VM) */
+	/* Deviation from rxe (which queues any opcode and fails it at execution): what this
+	 * data path does not execute is refused here, never accepted without a completion. */
+	switch (q->qp.qp_type) {
+	case IBV_QPT_RC:
+		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+		    wr->opcode != IBV_WR_RDMA_READ)
+			return EINVAL;
+		if (wr->opcode == IBV_WR_RDMA_READ && wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		break;
+	case IBV_QPT_UD:
+		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
+			return EINVAL;
+		break;
+	default:
+		return EINVAL; /* UC: not executed yet */
+	}
 	return 0;
+}
+
+static struct emu_swqe *swqe_new(struct emu_vqp *q, const struct ibv_send_wr *wr)
+{
+	bool inl = wr->send_flags & IBV_SEND_INLINE;
+	uint64_t len = 0;
+	struct emu_swqe *w;
+
+	for (int i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	w = calloc(1, sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge) +
+			      (inl ? len : 0));
+	if (!w)
+		return NULL;
+	w->wr = *wr;
+	w->wr.next = NULL;
+	w->wr.sg_list = w->sge;
+	w->length = len;
+	w->inl = (uint8_t *)&w->sge[wr->num_sge];
+	for (int i = 0; i < wr->num_sge; i++)
+		w->sge[i] = wr->sg_list[i];
+	if (inl) { /* copied at post time, from the application's addresses (no lkey) */
+		uint8_t *p = w->inl;
+
+		w->is_inline = true;
+		for (int i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length)
+				memcpy(p, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	}
+	if (q->qp.qp_type == IBV_QPT_UD) {
+		struct emu_vah *ah = container_of(wr->wr.ud.ah, struct emu_vah, ah);
+
+		w->av = ah->av;
+		w->ud_dqpn = wr->wr.ud.remote_qpn & EMU_QPN_MASK;
+		/* a Q_Key with the high bit set means the QP's own (IBTA 10.2.5) */
+		w->ud_qkey = wr->wr.ud.remote_qkey & 0x80000000u ? q->attr.qkey :
+								    wr->wr.ud.remote_qkey;
+	}
+	w->state = EMU_WQE_POSTED;
+	return w;
 }
 
 int emu_qp_post_send_check(struct emu_vqp *q, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
@@ -83,20 +172,24 @@ int emu_qp_post_send_check(struct emu_vqp *q, struct ibv_send_wr *wr, struct ibv
 	int err = 0;
 
 	*bad = NULL;
-	pthread_mutex_lock(&q->lock);
 	for (; wr; wr = wr->next) {
 		err = send_wr_chk(q, wr);
 		if (!err && q->sq.count == q->sq.max_wr)
+			err = ENOMEM;
+		struct emu_swqe *w = err ? NULL : swqe_new(q, wr);
+
+		if (!err && !w)
 			err = ENOMEM;
 		if (err) {
 			*bad = wr;
 			break;
 		}
+		emu_list_add_tail(&q->sq.list, &w->link);
 		q->sq.count++;
 	}
 	if (!err && (q->attr.qp_state == IBV_QPS_RESET || q->attr.qp_state == IBV_QPS_INIT ||
 		     q->attr.qp_state == IBV_QPS_RTR))
-		err = EINVAL; /* kernel rxe_post_send: req.state < QP_STATE_READY */
-	pthread_mutex_unlock(&q->lock);
+		errno = err = EINVAL; /* kernel rxe_post_send: req.state < QP_STATE_READY; the
+				       * provider's doorbell write() fails with that errno */
 	return err;
 }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/verbs/objects.h"
+#include "emu/verbs/datapath.h"
 
 #define RXE_MAX_INLINE 512 /* RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe): 32 SGEs */
 #define SGE_SIZE 16        /* sizeof(struct ib_sge) */
@@ -21,6 +21,7 @@ static void vqp_free(struct emu_vqp *q)
 		emu_list_del(l);
 		free(emu_list_entry(l, struct emu_mcast_att, link));
 	}
+	emu_dp_qp_clear(q);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->qp.mutex);
 	pthread_cond_destroy(&q->qp.cond);
@@ -97,6 +98,7 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->obj.destroy = vqp_destroy;
 	q->obj.user = &q->qp;
 	emu_list_init(&q->mcast);
+	emu_dp_qp_init(q);
 	pthread_mutex_lock(emu_hca_lock(vc->hca));
 	err = emu_hca_obj_add_locked(vc->hctx, &q->obj);
 	if (!err) {
@@ -278,27 +280,35 @@ static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
 		s->path_mig_state = a->path_mig_state;
 	if (mask & IBV_QP_DEST_QPN)
 		s->dest_qp_num = a->dest_qp_num;
-	if (mask & IBV_QP_STATE && a->qp_state == IBV_QPS_RESET)
-		q->sq.count = q->rq.count = 0; /* rxe_qp_reset() empties the queues */
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct emu_vqp *q = to_vqp(qp);
+	struct emu_engine *e = emu_dp_engine();
+	enum ibv_qp_state old;
 	struct emu_av av;
 	int err;
 
+	if (e)
+		emu_engine_lock(e);
 	pthread_mutex_lock(&q->lock);
+	old = q->attr.qp_state;
 	err = qp_chk_attr(q, attr, attr_mask, &av);
 	if (!err)
 		qp_apply(q, attr, attr_mask, &av);
 	pthread_mutex_unlock(&q->lock);
+	if (!err && attr_mask & IBV_QP_STATE) {
+		qp->state = attr->qp_state;
+		/* rxe_qp_reset() empties the queues; ERR flushes them; RTS starts the requester */
+		emu_dp_qp_modified(q, old, attr->qp_state);
+	}
+	if (e)
+		emu_engine_unlock(e);
 	if (err) {
 		errno = err;
 		return err;
 	}
-	if (attr_mask & IBV_QP_STATE)
-		qp->state = attr->qp_state;
 	return 0;
 }
 
@@ -323,8 +333,11 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct emu_vqp *q = to_vqp(qp);
 	struct emu_vctx *vc = to_vctx(qp->context);
+	struct emu_engine *e = emu_dp_engine();
 	int err;
 
+	if (e)
+		emu_engine_lock(e); /* no packet for this QP is being handled meanwhile */
 	pthread_mutex_lock(emu_hca_lock(vc->hca));
 	err = emu_hca_obj_remove_locked(&q->obj);
 	if (!err) {
@@ -335,6 +348,10 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 			q->srq->obj.usecnt--;
 	}
 	pthread_mutex_unlock(emu_hca_lock(vc->hca));
+	if (!err)
+		emu_dp_qp_clear(q);
+	if (e)
+		emu_engine_unlock(e);
 	if (err) {
 		errno = err;
 		return err;

@@ -8,10 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "emu/verbs/objects.h"
+#include "emu/verbs/datapath.h"
 
 static void vsrq_free(struct emu_vsrq *s)
 {
+	emu_dp_rwqe_list_free(&s->rq);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->srq.mutex);
 	pthread_cond_destroy(&s->srq.cond);
@@ -45,6 +46,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 	s->max_wr = emu_queue_usable(init->attr.max_wr);
 	s->max_sge = init->attr.max_sge;
 	s->limit = init->attr.srq_limit;
+	emu_list_init(&s->rq);
 	s->pd = &container_of(pd, struct emu_vpd, pd)->epd;
 	s->obj.type = EMU_OBJ_SRQ;
 	s->obj.destroy = vsrq_destroy;

@@ -1,0 +1,230 @@
+/* The completer (rxe_comp.c in miniature): matches ACKs, NAKs and read responses against the
+ * send WQEs in flight, scatters read data (lkey checks), and retires finished WQEs from the
+ * head of the send queue in order with the completions rxe's make_send_cqe() writes; an error
+ * completes its WQE with the status, then the QP goes to ERR and everything else is flushed.
+ * Engine lock held. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/datapath.h"
+
+static enum ibv_wc_opcode wr_to_wc(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static void set_state(struct emu_vqp *q, struct emu_swqe *w, enum emu_wqe_state s, int status)
+{
+	emu_dp_trace("qp %u comp: wr_id %llu %s --> %s", q->qp.qp_num,
+		     (unsigned long long)w->wr.wr_id, emu_wqe_state_name(w->state),
+		     emu_wqe_state_name(s));
+	w->state = s;
+	w->status = status;
+	if (s == EMU_WQE_DONE) /* progress: rxe resets the RNR retry count */
+		q->dp.rnr_left = q->attr.rnr_retry;
+}
+
+void emu_dp_retry_arm(struct emu_vqp *q)
+{
+	struct emu_engine *e = emu_dp_engine();
+
+	if (!e || !q->attr.timeout || q->dp.retry_armed)
+		return;
+	/* local ACK timeout: 4.096 us * 2^timeout */
+	emu_timer_arm_in(emu_engine_clock(e), &q->dp.retry, 4096ull << q->attr.timeout);
+	q->dp.retry_armed = true;
+}
+
+void emu_dp_retry_cancel(struct emu_vqp *q)
+{
+	struct emu_engine *e = emu_dp_engine();
+
+	if (q->dp.retry_armed && e)
+		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
+	q->dp.retry_armed = false;
+	if (q->dp.rnr_armed && e)
+		emu_timer_cancel(emu_engine_clock(e), &q->dp.rnr);
+	q->dp.rnr_armed = false;
+}
+
+/* IBTA table 45 (9.7.5.2.8): the RNR NAK timer field, in microseconds (0 is the longest) */
+static const uint32_t rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720, 40960, 61440, 81920, 122880,
+	163840, 245760, 327680, 491520,
+};
+
+/* rxe's COMPST_RNR_RETRY: rnr_retry 7 retries forever; otherwise each RNR NAK uses one, and
+ * none left ends the WQE with IBV_WC_RNR_RETRY_EXC_ERR. The requester resends from the NAKed
+ * WQE (the responder kept its ePSN) after the timer the NAK carries. */
+static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
+{
+	struct emu_engine *e = emu_dp_engine();
+
+	if (!q->dp.rnr_left || !e) {
+		emu_dp_trace("qp %u comp: RNR NAK, no retry left", q->qp.qp_num);
+		w->state = EMU_WQE_ERROR;
+		w->status = IBV_WC_RNR_RETRY_EXC_ERR;
+		return;
+	}
+	if (q->dp.rnr_left < 7)
+		q->dp.rnr_left--;
+	q->dp.req_psn = w->first_psn;
+	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state == EMU_WQE_PENDING) {
+			x->state = EMU_WQE_POSTED;
+			x->read_off = 0;
+		}
+	}
+	emu_dp_retry_cancel(q);
+	emu_dp_trace("qp %u comp: RNR NAK, resend from psn %#x in %u us (%d retries left)",
+		     q->qp.qp_num, w->first_psn, rnr_usec[syndrome & EMU_AETH_VALUE_MASK],
+		     q->dp.rnr_left);
+	emu_timer_arm_in(emu_engine_clock(e), &q->dp.rnr,
+			 (uint64_t)rnr_usec[syndrome & EMU_AETH_VALUE_MASK] * 1000);
+	q->dp.rnr_armed = true;
+}
+
+void emu_dp_comp_run(struct emu_vqp *q)
+{
+	bool pending = false;
+
+	while (!emu_list_empty(&q->sq.list)) {
+		struct emu_swqe *w = emu_list_entry(q->sq.list.next, struct emu_swqe, link);
+		struct ibv_wc wc;
+
+		if (w->state != EMU_WQE_DONE && w->state != EMU_WQE_ERROR)
+			break;
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr.wr_id;
+		wc.qp_num = q->qp.qp_num;
+		if (w->state == EMU_WQE_DONE) {
+			wc.status = IBV_WC_SUCCESS;
+			wc.opcode = wr_to_wc(w->wr.opcode);
+			wc.byte_len = (uint32_t)w->length;
+			if (w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
+			    w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+				wc.wc_flags = IBV_WC_WITH_IMM;
+		} else {
+			wc.status = w->status;
+		}
+		if (w->state == EMU_WQE_ERROR || q->init.sq_sig_all ||
+		    w->wr.send_flags & IBV_SEND_SIGNALED)
+			emu_cq_push(q->send_cq, &wc, false);
+		emu_list_del(&w->link);
+		q->sq.count--;
+		if (w->state == EMU_WQE_ERROR) {
+			free(w);
+			emu_dp_qp_error(q);
+			return;
+		}
+		free(w);
+	}
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next)
+		if (emu_list_entry(l, struct emu_swqe, link)->state == EMU_WQE_PENDING)
+			pending = true;
+	if (!pending && q->dp.retry_armed) {
+		struct emu_engine *e = emu_dp_engine();
+
+		if (e)
+			emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
+		q->dp.retry_armed = false;
+	}
+}
+
+static int nak_status(uint8_t syndrome)
+{
+	switch (syndrome) {
+	case EMU_AETH_NAK_INVALID_REQ:
+		return IBV_WC_REM_INV_REQ_ERR;
+	case EMU_AETH_NAK_REM_ACCESS:
+		return IBV_WC_REM_ACCESS_ERR;
+	case EMU_AETH_NAK_REM_OP:
+		return IBV_WC_REM_OP_ERR;
+	default:
+		return IBV_WC_BAD_RESP_ERR;
+	}
+}
+
+static bool is_read_resp(uint8_t opcode)
+{
+	uint8_t op = opcode & 0x1f;
+
+	return op >= EMU_OP_READ_RESP_FIRST && op <= EMU_OP_READ_RESP_ONLY;
+}
+
+void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	struct emu_aeth aeth = { 0 };
+	uint32_t psn = pi->psn;
+
+	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
+		emu_dp_trace("qp %u comp: %s in state %s: dropped", q->qp.qp_num,
+			     emu_pkt_opcode_name(pi->opcode), emu_qp_state_name(q->attr.qp_state));
+		return;
+	}
+	if (pi->mask & EMU_PKT_AETH)
+		emu_aeth_get(frame + pi->hdr_off[EMU_PKT_H_AETH], &aeth);
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
+
+		if (w->state != EMU_WQE_PENDING)
+			continue;
+		if (emu_psn_cmp(w->last_psn, psn) < 0) { /* implicitly acknowledged */
+			if (w->wr.opcode == IBV_WR_RDMA_READ)
+				break; /* its responses are missing: a retry (later step) */
+			set_state(q, w, EMU_WQE_DONE, 0);
+			continue;
+		}
+		if (emu_psn_cmp(w->first_psn, psn) > 0)
+			break;
+		/* the packet belongs to w */
+		if (is_read_resp(pi->opcode)) {
+			uint32_t mtu = emu_dp_mtu(q);
+			uint64_t off = (uint64_t)((psn - w->first_psn) & EMU_PSN_MASK) * mtu;
+			enum emu_mr_status st;
+
+			if (w->wr.opcode != IBV_WR_RDMA_READ || off != w->read_off)
+				break;
+			st = emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off,
+					     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]),
+					     pi->paylen, true);
+			if (st != EMU_MR_OK) {
+				set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
+				break;
+			}
+			w->read_off += pi->paylen;
+			if (pi->mask & EMU_PKT_END)
+				set_state(q, w, EMU_WQE_DONE, 0);
+			break;
+		}
+		switch (aeth.syndrome & EMU_AETH_KIND_MASK) {
+		case EMU_AETH_ACK:
+			if (w->wr.opcode != IBV_WR_RDMA_READ && !emu_psn_cmp(w->last_psn, psn))
+				set_state(q, w, EMU_WQE_DONE, 0);
+			break;
+		case EMU_AETH_RNR_NAK:
+			rnr_nak(q, w, aeth.syndrome);
+			break;
+		case EMU_AETH_NAK:
+			set_state(q, w, EMU_WQE_ERROR, nak_status(aeth.syndrome));
+			break;
+		default:
+			break;
+		}
+		break;
+	}
+	emu_dp_comp_run(q);
+}

@@ -1,0 +1,106 @@
+/* The HCA data path, first slice (rxe's rxe_req.c / rxe_resp.c / rxe_comp.c in miniature):
+ * work queues (wqe.c), requester (req.c), responder (resp.c), completer (comp.c).
+ *
+ * Scope: one device, RC and UD, loopback between QPs of the same device. Every packet is a
+ * byte-exact RoCEv2 frame (emu_pkt_build) that goes back through emu_pkt_parse on receipt; a
+ * frame whose destination GID is one of the port's own GIDs is delivered through a zero-delay
+ * engine timer (rxe's loopback in rxe_net.c), so ordering is the clock's FIFO order and a post
+ * with its ACK is complete when the call's emu_engine_unlock returns. Frames for other hosts
+ * are dropped (the wire between hosts is a later step); the retransmission timer then ends the
+ * WQE with IBV_WC_RETRY_EXC_ERR (retransmission itself is a later step: the first timeout is
+ * final). RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
+ *
+ * Locking: everything here runs with the engine lock held (posts, modify/destroy, timers),
+ * then takes HCA and CQ mutexes. Trace: RDMAEMU_TRACE containing "qp" prints one line per
+ * packet and per engine state transition on stderr. */
+#ifndef RDMAEMU_EMU_VERBS_DATAPATH_H
+#define RDMAEMU_EMU_VERBS_DATAPATH_H
+
+#include "emu/engine.h"
+#include "emu/pkt.h"
+#include "emu/verbs/objects.h"
+
+/* Send WQE states (rxe's enum wqe_state). */
+enum emu_wqe_state {
+	EMU_WQE_POSTED,	 /* not yet sent */
+	EMU_WQE_PENDING, /* sent, waiting for its ACK / read response */
+	EMU_WQE_DONE,	 /* acknowledged (or a UD send that left) */
+	EMU_WQE_ERROR,	 /* ends with `status` */
+};
+const char *emu_wqe_state_name(enum emu_wqe_state s);
+
+struct emu_swqe {
+	struct emu_list link;
+	struct ibv_send_wr wr; /* copy: next NULL, sg_list = sge */
+	uint64_t length;       /* total bytes */
+	bool is_inline;
+	struct emu_av av;      /* UD: the AH's address vector */
+	uint32_t ud_dqpn, ud_qkey;
+	enum emu_wqe_state state;
+	int status;	       /* enum ibv_wc_status when ERROR */
+	uint32_t first_psn, last_psn;
+	uint64_t read_off;     /* READ: bytes of the response scattered */
+	uint8_t *inl;	       /* inline data (after sge[]) */
+	struct ibv_sge sge[];
+};
+
+struct emu_rwqe {
+	struct emu_list link;
+	uint64_t wr_id;
+	int num_sge;
+	uint64_t length;
+	struct ibv_sge sge[];
+};
+
+/* wqe.c */
+bool emu_dp_trace_on(void);
+void emu_dp_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct emu_engine *emu_dp_engine(void); /* NULL when the process has no fabric */
+void emu_dp_qp_init(struct emu_vqp *q);
+/* Destroy / reset: frees every queued WQE without completions, cancels timers. */
+void emu_dp_qp_clear(struct emu_vqp *q);
+void emu_dp_rwqe_list_free(struct emu_list *l);
+/* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
+void emu_dp_qp_error(struct emu_vqp *q);
+/* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */
+void emu_dp_flush(struct emu_vqp *q);
+/* modify_qp moved the QP to `st` (engine lock held). */
+void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_state st);
+/* Scatter / gather between an SGE list and a buffer, `off` bytes into the list, with the lkey
+ * checks of rxe's copy_data(): 0, or the emu_mr_status of the first failing SGE. Zero-length
+ * SGEs are skipped. to_sge: buffer -> memory (needs LOCAL_WRITE). */
+enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge, int n,
+				   uint64_t off, void *buf, uint64_t len, bool to_sge);
+
+/* req.c */
+void emu_dp_req_run(struct emu_vqp *q);
+uint32_t emu_dp_mtu(const struct emu_vqp *q);
+/* Builds a frame for q's primary path (or `av` for UD) and delivers it. */
+int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		const struct emu_pkt_ext *ext, const void *payload, size_t paylen);
+/* Frames arriving at this HCA (loopback), parsed and dispatched. */
+void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
+
+/* resp.c */
+void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+
+/* comp.c */
+void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Retires finished WQEs from the head of the send queue (CQEs, QP to ERR on an error). */
+void emu_dp_comp_run(struct emu_vqp *q);
+void emu_dp_retry_arm(struct emu_vqp *q);
+void emu_dp_retry_cancel(struct emu_vqp *q);
+
+static inline int emu_psn_cmp(uint32_t a, uint32_t b)
+{
+	int32_t d = (int32_t)((a - b) << 8);
+
+	return d < 0 ? -1 : d > 0;
+}
+
+static inline struct emu_hca *emu_dp_hca(const struct emu_vqp *q)
+{
+	return to_vctx(q->qp.context)->hca;
+}
+
+#endif

@@ -1,0 +1,267 @@
+/* The requester (rxe_req.c in miniature): turns posted send WQEs into packets, segmented at
+ * the path MTU with a PSN each, and the loopback that carries a frame back into this HCA
+ * (rxe_net.c: a destination GID that is one of the port's own never reaches the wire).
+ * Engine lock held (emu/verbs/datapath.h). */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/datapath.h"
+
+#define RXE_MAX_UNACKED_PSNS 128 /* rxe: an AckReq at least this often */
+
+static const char *const req_state_names[] = { "NEXT_WQE", "SEND_PKT", "DONE", "ERROR" };
+enum req_state { REQ_NEXT_WQE, REQ_SEND_PKT, REQ_DONE, REQ_ERROR };
+
+uint32_t emu_dp_mtu(const struct emu_vqp *q)
+{
+	const struct emu_port *p = emu_verbs_port(q->qp.context, q->attr.port_num ?
+						   q->attr.port_num : 1);
+
+	int m = q->qp.qp_type == IBV_QPT_UD ? emu_mtu_bytes(p ? p->active_mtu : IBV_MTU_1024) :
+					       emu_mtu_bytes(q->attr.path_mtu);
+
+	return m > 0 ? (uint32_t)m : 256; /* an invalid path_mtu: rxe falls back to 256 */
+}
+
+struct dp_frame {
+	struct emu_timer t;
+	struct emu_hca *hca;
+	size_t len;
+	uint8_t data[];
+};
+
+static void frame_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	struct dp_frame *f = arg;
+
+	(void)clk, (void)t;
+	emu_dp_rx(f->hca, f->data, f->len);
+	free(f);
+}
+
+int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		const struct emu_pkt_ext *ext, const void *payload, size_t paylen)
+{
+	const struct emu_port *p = emu_verbs_port(q->qp.context, av->port_num);
+	struct emu_pkt_addr a;
+	struct dp_frame *f;
+	ssize_t n;
+	bool local = false;
+
+	if (!p || av->sgid_index >= p->ngids)
+		return -EINVAL;
+	memset(&a, 0, sizeof(a));
+	a.link_layer = EMU_LL_ETHERNET;
+	{
+		const struct emu_gid *g = &p->gids[av->sgid_index];
+		const struct emu_host *h = p->dev->host;
+
+		if (g->netdev >= 0 && (size_t)g->netdev < h->nnetdevs)
+			memcpy(a.smac, h->netdevs[g->netdev].hwaddr, 6);
+	}
+	for (size_t i = 0; i < p->ngids; i++)
+		if (!memcmp(p->gids[i].raw, av->dgid.raw, 16))
+			local = true;
+	memcpy(a.dmac, local ? a.smac : av->dmac, 6);
+	memcpy(a.sgid, av->sgid.raw, 16);
+	memcpy(a.dgid, av->dgid.raw, 16);
+	a.tclass = av->traffic_class;
+	a.flow_label = av->flow_label;
+	a.hop_limit = av->hop_limit;
+	a.sport = emu_roce_sport_rxe(q->qp.qp_num);
+	n = emu_pkt_frame_len(&a, bth->opcode, paylen);
+	if (n < 0)
+		return (int)n;
+	f = malloc(sizeof(*f) + (size_t)n);
+	if (!f)
+		return -ENOMEM;
+	n = emu_pkt_build(f->data, (size_t)n, &a, bth, ext, payload, paylen, NULL);
+	if (n < 0) {
+		free(f);
+		return (int)n;
+	}
+	f->len = (size_t)n;
+	f->hca = emu_dp_hca(q);
+	emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
+		     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
+		     bth->ackreq ? " ackreq" : "",
+		     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
+		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
+		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
+		     local ? " (loopback)" : " (no wire: dropped)");
+	if (!local) { /* the wire between hosts is a later step */
+		free(f);
+		return 0;
+	}
+	emu_timer_init(&f->t, frame_fire, f);
+	emu_timer_arm_in(emu_engine_clock(emu_dp_engine()), &f->t, 0);
+	return 0;
+}
+
+void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
+{
+	struct emu_pkt_info pi;
+	struct emu_obj *obj;
+	struct emu_vqp *q;
+	int err = emu_pkt_parse(frame, len, EMU_LL_ETHERNET, &pi);
+	unsigned tr;
+
+	if (err) {
+		emu_dp_trace("rx: dropped: %s", emu_pkt_strerror(-err));
+		return;
+	}
+	pthread_mutex_lock(emu_hca_lock(hca));
+	obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, pi.dqpn);
+	pthread_mutex_unlock(emu_hca_lock(hca));
+	if (!obj) {
+		emu_dp_trace("rx: %s for no QP %u: dropped", emu_pkt_opcode_name(pi.opcode), pi.dqpn);
+		return;
+	}
+	q = container_of(obj, struct emu_vqp, obj);
+	tr = pi.opcode & 0xe0;
+	if (!((tr == EMU_OP_RC && q->qp.qp_type == IBV_QPT_RC) ||
+	      (tr == EMU_OP_UD && q->qp.qp_type == IBV_QPT_UD))) {
+		emu_dp_trace("rx: %s on a QP of another type: dropped", emu_pkt_opcode_name(pi.opcode));
+		return;
+	}
+	if (pi.mask & EMU_PKT_RESP)
+		emu_dp_comp_rx(q, frame, &pi);
+	else
+		emu_dp_resp_rx(q, frame, &pi);
+}
+
+static uint8_t rc_opcode(const struct emu_swqe *w, bool first, bool last)
+{
+	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM || w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	if (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM) {
+		if (first && last)
+			return imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY;
+		if (first)
+			return EMU_OP_SEND_FIRST;
+		return last ? (imm ? EMU_OP_SEND_LAST_IMM : EMU_OP_SEND_LAST) : EMU_OP_SEND_MIDDLE;
+	}
+	if (first && last)
+		return imm ? EMU_OP_WRITE_ONLY_IMM : EMU_OP_WRITE_ONLY;
+	if (first)
+		return EMU_OP_WRITE_FIRST;
+	return last ? (imm ? EMU_OP_WRITE_LAST_IMM : EMU_OP_WRITE_LAST) : EMU_OP_WRITE_MIDDLE;
+}
+
+static void req_trace(struct emu_vqp *q, enum req_state a, enum req_state b, uint64_t wr_id)
+{
+	emu_dp_trace("qp %u req: %s --> %s (wr_id %llu)", q->qp.qp_num, req_state_names[a],
+		     req_state_names[b], (unsigned long long)wr_id);
+}
+
+/* Sends every packet of one WQE: REQ_DONE, or REQ_ERROR with w->status set. */
+static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *buf, uint32_t mtu)
+{
+	bool ud = q->qp.qp_type == IBV_QPT_UD;
+	uint64_t npkts = w->length ? (w->length + mtu - 1) / mtu : 1;
+	struct emu_bth bth = { .pkey = EMU_PKEY_DEFAULT };
+	struct emu_pkt_ext ext;
+
+	memset(&ext, 0, sizeof(ext));
+	bth.dqpn = (ud ? w->ud_dqpn : q->attr.dest_qp_num) & EMU_QPN_MASK;
+	w->first_psn = q->dp.req_psn;
+	if (ud && w->length > mtu) {
+		w->status = IBV_WC_LOC_LEN_ERR;
+		return REQ_ERROR;
+	}
+	if (w->wr.opcode == IBV_WR_RDMA_READ) {
+		bth.opcode = EMU_OP_RC | EMU_OP_READ_REQ;
+		bth.psn = q->dp.req_psn;
+		bth.ackreq = true;
+		ext.reth.va = w->wr.wr.rdma.remote_addr;
+		ext.reth.rkey = w->wr.wr.rdma.rkey;
+		ext.reth.dma_len = (uint32_t)w->length;
+		q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
+		w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+		emu_dp_xmit(q, &q->av, &bth, &ext, NULL, 0);
+		return REQ_DONE;
+	}
+	for (uint64_t i = 0; i < npkts; i++) {
+		bool first = i == 0, last = i == npkts - 1;
+		uint64_t off = i * mtu;
+		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
+		bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
+			   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+		if (w->is_inline) {
+			memcpy(buf, w->inl + off, len);
+		} else {
+			enum emu_mr_status st = emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off, buf,
+								len, false);
+
+			if (st != EMU_MR_OK) {
+				emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num,
+					     emu_mr_status_str(st));
+				w->status = emu_mr_status_wc(st, false);
+				return REQ_ERROR;
+			}
+		}
+		if (ud) {
+			bth.opcode = EMU_OP_UD | (imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY);
+			ext.deth.qkey = w->ud_qkey;
+			ext.deth.sqpn = q->qp.qp_num;
+		} else {
+			bth.opcode = EMU_OP_RC | rc_opcode(w, first, last);
+		}
+		if (first && (w->wr.opcode == IBV_WR_RDMA_WRITE ||
+			      w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
+			ext.reth.va = w->wr.wr.rdma.remote_addr;
+			ext.reth.rkey = w->wr.wr.rdma.rkey;
+			ext.reth.dma_len = (uint32_t)w->length;
+		}
+		if (last && imm)
+			ext.imm = w->wr.imm_data;
+		bth.se = last && w->wr.send_flags & IBV_SEND_SOLICITED &&
+			 (w->wr.opcode != IBV_WR_RDMA_WRITE);
+		bth.psn = q->dp.req_psn;
+		bth.ackreq = last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS;
+		if (bth.ackreq)
+			q->dp.noack_pkts = 0;
+		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
+		emu_dp_xmit(q, ud ? &w->av : &q->av, &bth, &ext, buf, len);
+	}
+	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	return REQ_DONE;
+}
+
+void emu_dp_req_run(struct emu_vqp *q)
+{
+	uint32_t mtu;
+	uint8_t *buf;
+
+	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.req_error || q->dp.rnr_armed)
+		return;
+	mtu = emu_dp_mtu(q);
+	buf = malloc(mtu);
+	if (!buf)
+		return;
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
+		enum req_state st;
+
+		if (w->state != EMU_WQE_POSTED)
+			continue;
+		req_trace(q, REQ_NEXT_WQE, REQ_SEND_PKT, w->wr.wr_id);
+		st = req_wqe(q, w, buf, mtu);
+		req_trace(q, REQ_SEND_PKT, st, w->wr.wr_id);
+		if (st == REQ_ERROR) {
+			/* rxe: the requester stops; the completer retires what came before,
+			 * then completes this WQE with its status and moves the QP to ERR */
+			w->state = EMU_WQE_ERROR;
+			q->dp.req_error = true;
+			break;
+		}
+		w->state = q->qp.qp_type == IBV_QPT_UD ? EMU_WQE_DONE : EMU_WQE_PENDING;
+		if (w->state == EMU_WQE_PENDING)
+			emu_dp_retry_arm(q);
+	}
+	free(buf);
+	emu_dp_comp_run(q);
+}

@@ -1,0 +1,337 @@
+/* The responder (rxe_resp.c in miniature): checks a request packet (PSN, operation, receive
+ * WQE, R_Key), executes it (scatter a SEND into a receive WQE, an RDMA WRITE into an MR, an
+ * RDMA READ into READ_RESPONSE packets), completes the receive WQE and acknowledges. Errors
+ * of class A/C (rxe's do_class_ac_error) complete the receive WQE in progress with the local
+ * status, send a NAK and move the QP to ERR. Engine lock held. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/datapath.h"
+
+enum resp_state {
+	RESPST_CHK_PSN,
+	RESPST_CHK_OP_VALID,
+	RESPST_CHK_RESOURCE,
+	RESPST_CHK_RKEY,
+	RESPST_EXECUTE,
+	RESPST_READ_REPLY,
+	RESPST_COMPLETE,
+	RESPST_ACKNOWLEDGE,
+	RESPST_DONE,
+	RESPST_ERR_RNR,
+	RESPST_ERR_CLASS_AC,
+	RESPST_DROP,
+	RESPST_NUM
+};
+
+static const char *const resp_state_names[RESPST_NUM] = {
+	"CHK_PSN", "CHK_OP_VALID", "CHK_RESOURCE", "CHK_RKEY", "EXECUTE", "READ_REPLY",
+	"COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC", "DROP",
+};
+
+static void send_ack(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		     const void *data, size_t len)
+{
+	struct emu_bth bth = { .opcode = opcode, .pkey = EMU_PKEY_DEFAULT };
+	struct emu_pkt_ext ext;
+
+	memset(&ext, 0, sizeof(ext));
+	bth.dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
+	bth.psn = psn & EMU_PSN_MASK;
+	ext.aeth.syndrome = syndrome;
+	ext.aeth.msn = q->dp.resp_msn & 0xffffff;
+	emu_dp_xmit(q, &q->av, &bth, &ext, data, len);
+}
+
+static struct emu_rwqe *take_rwqe(struct emu_vqp *q)
+{
+	struct emu_list *l = q->srq ? &q->srq->rq : &q->rq.list;
+	struct emu_rwqe *w;
+
+	if (emu_list_empty(l))
+		return NULL;
+	w = emu_list_entry(l->next, struct emu_rwqe, link);
+	emu_list_del(&w->link);
+	if (q->srq)
+		q->srq->count--;
+	else
+		q->rq.count--;
+	return w;
+}
+
+static void recv_wc(struct emu_vqp *q, struct emu_rwqe *w, int status, int opcode,
+		    uint32_t byte_len, bool imm, uint32_t imm_data, uint32_t src_qp, bool se)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = w->wr_id;
+	wc.status = status;
+	wc.qp_num = q->qp.qp_num;
+	if (status == IBV_WC_SUCCESS) { /* rxe's do_complete(), user CQ */
+		wc.opcode = opcode;
+		wc.byte_len = byte_len;
+		wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
+		wc.imm_data = imm ? imm_data : 0;
+		wc.src_qp = src_qp;
+	}
+	emu_cq_push(q->recv_cq, &wc, se);
+	free(w);
+}
+
+static uint32_t imm_of(const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	uint32_t v;
+
+	memcpy(&v, frame + pi->hdr_off[EMU_PKT_H_IMMDT], 4); /* opaque, as verbs' __be32 */
+	return v;
+}
+
+static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	struct emu_deth deth;
+	uint8_t grh[EMU_GRH_LEN];
+	struct emu_rwqe *w;
+	bool imm = pi->mask & EMU_PKT_IMMDT;
+	enum emu_mr_status st;
+
+	emu_deth_get(frame + pi->hdr_off[EMU_PKT_H_DETH], &deth);
+	if (deth.qkey != q->attr.qkey) {
+		emu_dp_trace("qp %u resp: Q_Key %#x != %#x: dropped", q->qp.qp_num, deth.qkey,
+			     q->attr.qkey);
+		return;
+	}
+	w = take_rwqe(q);
+	if (!w) {
+		emu_dp_trace("qp %u resp: UD with no receive WQE: dropped", q->qp.qp_num);
+		return;
+	}
+	if (w->length < (uint64_t)pi->paylen + EMU_GRH_LEN) {
+		/* rxe's RESPST_ERR_LENGTH for UD without an error class A/C: the message is
+		 * dropped and the receive WQE stays for the next one (not measured on the VM) */
+		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: dropped",
+			     q->qp.qp_num);
+		/* back at the head: inserted before the current first entry */
+		emu_list_add_tail((q->srq ? &q->srq->rq : &q->rq.list)->next, &w->link);
+		if (q->srq)
+			q->srq->count++;
+		else
+			q->rq.count++;
+		return;
+	}
+	/* rxe: union rdma_network_hdr: 20 reserved (zero) bytes, then the IPv4 header; an IPv6
+	 * packet's header fills all 40 */
+	memset(grh, 0, sizeof(grh));
+	if (pi->net == EMU_PKT_NET_IPV4)
+		memcpy(grh + 20, frame + pi->ip_off, EMU_IPV4_LEN);
+	else if (pi->net == EMU_PKT_NET_IPV6)
+		memcpy(grh, frame + pi->ip_off, EMU_IPV6_LEN);
+	st = emu_dp_copy_sge(q, w->sge, w->num_sge, 0, grh, EMU_GRH_LEN, true);
+	if (st == EMU_MR_OK)
+		st = emu_dp_copy_sge(q, w->sge, w->num_sge, EMU_GRH_LEN,
+				     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]), pi->paylen,
+				     true);
+	if (st != EMU_MR_OK) {
+		recv_wc(q, w, IBV_WC_LOC_QP_OP_ERR, 0, 0, false, 0, 0, false);
+		return;
+	}
+	recv_wc(q, w, IBV_WC_SUCCESS, IBV_WC_RECV, pi->paylen + EMU_GRH_LEN, imm,
+		imm ? imm_of(frame, pi) : 0, deth.sqpn,
+		pi->bth.se);
+}
+
+static void read_reply(struct emu_vqp *q, const struct emu_reth *reth, uint32_t psn,
+		       void *host)
+{
+	uint32_t mtu = emu_dp_mtu(q);
+	uint32_t len = reth->dma_len;
+	uint32_t n = len ? (len + mtu - 1) / mtu : 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		bool first = i == 0, last = i == n - 1;
+		uint32_t plen = last ? len - i * mtu : mtu;
+		uint8_t op = first && last ? EMU_OP_READ_RESP_ONLY :
+			     first	  ? EMU_OP_READ_RESP_FIRST :
+			     last	  ? EMU_OP_READ_RESP_LAST :
+					    EMU_OP_READ_RESP_MIDDLE;
+
+		send_ack(q, EMU_OP_RC | op, psn + i, emu_aeth_ack(EMU_AETH_CREDITS_INVALID),
+			 host ? (uint8_t *)host + (size_t)i * mtu : NULL, plen);
+	}
+	q->dp.resp_psn = (psn + n) & EMU_PSN_MASK;
+}
+
+void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	enum resp_state s = RESPST_CHK_PSN, next;
+	const uint8_t *data = frame + pi->hdr_off[EMU_PKT_H_PAYLOAD];
+	uint32_t m = pi->mask;
+	struct emu_reth reth = { 0 };
+	uint8_t nak = 0;
+	int wc_status = IBV_WC_SUCCESS;
+	void *rhost = NULL;
+
+	if (q->attr.qp_state != IBV_QPS_RTR && q->attr.qp_state != IBV_QPS_RTS &&
+	    q->attr.qp_state != IBV_QPS_SQD) {
+		emu_dp_trace("qp %u resp: %s in state %s: dropped", q->qp.qp_num,
+			     emu_pkt_opcode_name(pi->opcode), emu_qp_state_name(q->attr.qp_state));
+		return;
+	}
+	if (q->qp.qp_type == IBV_QPT_UD) {
+		resp_ud(q, frame, pi);
+		return;
+	}
+	if (m & EMU_PKT_RETH)
+		emu_reth_get(frame + pi->hdr_off[EMU_PKT_H_RETH], &reth);
+	while (s != RESPST_DONE && s != RESPST_DROP) {
+		switch (s) {
+		case RESPST_CHK_PSN: /* in-order only in this slice */
+			next = pi->psn == q->dp.resp_psn ? RESPST_CHK_OP_VALID : RESPST_DROP;
+			break;
+		case RESPST_CHK_OP_VALID:
+			next = RESPST_CHK_RESOURCE;
+			if ((m & EMU_PKT_READ &&
+			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ)) ||
+			    (m & EMU_PKT_WRITE &&
+			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))) {
+				nak = EMU_AETH_NAK_INVALID_REQ;
+				wc_status = IBV_WC_REM_INV_REQ_ERR;
+				next = RESPST_ERR_CLASS_AC;
+			}
+			break;
+		case RESPST_CHK_RESOURCE:
+			next = RESPST_CHK_RKEY;
+			if (m & EMU_PKT_RWR && !q->dp.resp_wqe) {
+				q->dp.resp_wqe = take_rwqe(q);
+				q->dp.resp_off = 0;
+				if (!q->dp.resp_wqe)
+					next = RESPST_ERR_RNR;
+			}
+			break;
+		case RESPST_CHK_RKEY:
+			next = RESPST_EXECUTE;
+			if (m & EMU_PKT_RETH) {
+				unsigned need = m & EMU_PKT_READ ? EMU_ACCESS_REMOTE_READ :
+								  EMU_ACCESS_REMOTE_WRITE;
+				enum emu_mr_status st = EMU_MR_OK;
+
+				/* rxe: a zero-byte operation needs neither address nor rkey */
+				if (reth.dma_len)
+					st = emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true,
+							      reth.va, reth.dma_len, need, &rhost);
+				if (st != EMU_MR_OK) {
+					emu_dp_trace("qp %u resp: rkey %#x: %s", q->qp.qp_num,
+						     reth.rkey, emu_mr_status_str(st));
+					nak = EMU_AETH_NAK_REM_ACCESS;
+					wc_status = IBV_WC_REM_ACCESS_ERR;
+					next = RESPST_ERR_CLASS_AC;
+				} else {
+					q->dp.resp_va = reth.va;
+					q->dp.resp_rkey = reth.rkey;
+					q->dp.resp_resid = q->dp.resp_length = reth.dma_len;
+				}
+			}
+			break;
+		case RESPST_EXECUTE:
+			next = RESPST_COMPLETE;
+			if (m & EMU_PKT_SEND) {
+				struct emu_rwqe *w = q->dp.resp_wqe;
+				enum emu_mr_status st;
+
+				if (!w || q->dp.resp_off + (uint64_t)pi->paylen > w->length) {
+					nak = EMU_AETH_NAK_INVALID_REQ;
+					wc_status = IBV_WC_LOC_LEN_ERR;
+					next = RESPST_ERR_CLASS_AC;
+					break;
+				}
+				st = emu_dp_copy_sge(q, w->sge, w->num_sge, q->dp.resp_off,
+						     (void *)data, pi->paylen, true);
+				if (st != EMU_MR_OK) { /* rxe: RESPST_ERR_MALFORMED_WQE */
+					nak = EMU_AETH_NAK_REM_OP;
+					wc_status = IBV_WC_LOC_QP_OP_ERR;
+					next = RESPST_ERR_CLASS_AC;
+					break;
+				}
+				q->dp.resp_off += pi->paylen;
+			} else if (m & EMU_PKT_WRITE) {
+				void *host;
+
+				if (pi->paylen > q->dp.resp_resid) {
+					nak = EMU_AETH_NAK_INVALID_REQ;
+					wc_status = IBV_WC_REM_INV_REQ_ERR;
+					next = RESPST_ERR_CLASS_AC;
+					break;
+				}
+				if (pi->paylen) {
+					if (emu_hca_mr_check(emu_dp_hca(q), q->pd, q->dp.resp_rkey,
+							     true, q->dp.resp_va, pi->paylen,
+							     EMU_ACCESS_REMOTE_WRITE,
+							     &host) != EMU_MR_OK) {
+						nak = EMU_AETH_NAK_REM_ACCESS;
+						wc_status = IBV_WC_REM_ACCESS_ERR;
+						next = RESPST_ERR_CLASS_AC;
+						break;
+					}
+					memcpy(host, data, pi->paylen);
+				}
+				q->dp.resp_va += pi->paylen;
+				q->dp.resp_resid -= pi->paylen;
+			} else if (m & EMU_PKT_READ) {
+				q->dp.resp_msn++; /* rxe: counted when the read starts (C9-148) */
+				next = RESPST_READ_REPLY;
+				break;
+			}
+			q->dp.resp_psn = (q->dp.resp_psn + 1) & EMU_PSN_MASK;
+			if (m & EMU_PKT_END)
+				q->dp.resp_msn++;
+			break;
+		case RESPST_READ_REPLY:
+			read_reply(q, &reth, pi->psn, rhost);
+			next = RESPST_DONE;
+			break;
+		case RESPST_COMPLETE:
+			if (m & EMU_PKT_COMP && q->dp.resp_wqe) {
+				bool imm = m & EMU_PKT_IMMDT;
+				bool wr = m & EMU_PKT_WRITE;
+
+				recv_wc(q, q->dp.resp_wqe, IBV_WC_SUCCESS,
+					wr ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
+					wr ? q->dp.resp_length : q->dp.resp_off, imm,
+					imm ? imm_of(frame, pi) : 0,
+					0, pi->bth.se);
+				q->dp.resp_wqe = NULL;
+			}
+			next = pi->bth.ackreq ? RESPST_ACKNOWLEDGE : RESPST_DONE;
+			break;
+		case RESPST_ACKNOWLEDGE:
+			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
+				 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
+			next = RESPST_DONE;
+			break;
+		case RESPST_ERR_RNR:
+			/* no receive WQE: RNR NAK with the QP's min_rnr_timer; ePSN unchanged */
+			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
+				 emu_aeth_rnr_nak(q->attr.min_rnr_timer), NULL, 0);
+			next = RESPST_DONE;
+			break;
+		case RESPST_ERR_CLASS_AC:
+			if (q->dp.resp_wqe) {
+				recv_wc(q, q->dp.resp_wqe, wc_status, 0, 0, false, 0, 0, false);
+				q->dp.resp_wqe = NULL;
+			}
+			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn, nak, NULL, 0);
+			emu_dp_qp_error(q);
+			next = RESPST_DONE;
+			break;
+		default:
+			next = RESPST_DROP;
+			break;
+		}
+		emu_dp_trace("qp %u resp: %s psn %#x: %s --> %s", q->qp.qp_num,
+			     emu_pkt_opcode_name(pi->opcode), pi->psn, resp_state_names[s],
+			     resp_state_names[next]);
+		s = next;
+	}
+}

@@ -1,0 +1,295 @@
+/* Work queues of the data path: the send and receive queues of a QP (and an SRQ's), what
+ * posting stores (copies of the WRs, inline data copied at post time, as rxe's provider
+ * does), the flush of rxe_qp_error(), SGE scatter/gather with rxe's copy_data() checks, and
+ * the trace. Engine lock held throughout (emu/verbs/datapath.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/verbs/datapath.h"
+
+static const char *const wqe_state_names[] = {
+	[EMU_WQE_POSTED] = "POSTED",
+	[EMU_WQE_PENDING] = "PENDING",
+	[EMU_WQE_DONE] = "DONE",
+	[EMU_WQE_ERROR] = "ERROR",
+};
+
+const char *emu_wqe_state_name(enum emu_wqe_state s)
+{
+	return (unsigned)s < sizeof(wqe_state_names) / sizeof(*wqe_state_names) ?
+		       wqe_state_names[s] : "?";
+}
+
+bool emu_dp_trace_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *t = getenv("RDMAEMU_TRACE");
+
+		on = t && strstr(t, "qp") ? 1 : 0;
+	}
+	return on;
+}
+
+void emu_dp_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!emu_dp_trace_on())
+		return;
+	va_start(ap, fmt);
+	fputs("rdmaemu: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+struct emu_engine *emu_dp_engine(void)
+{
+	int saved = errno;
+	struct emu_engine *e = emu_engine_get();
+
+	errno = saved;
+	return e;
+}
+
+static void retry_fire(struct emu_clock *clk, struct emu_timer *t, void *arg);
+static void rnr_fire(struct emu_clock *clk, struct emu_timer *t, void *arg);
+
+void emu_dp_qp_init(struct emu_vqp *q)
+{
+	emu_list_init(&q->sq.list);
+	emu_list_init(&q->rq.list);
+	emu_timer_init(&q->dp.retry, retry_fire, q);
+	emu_timer_init(&q->dp.rnr, rnr_fire, q);
+}
+
+static void rnr_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	struct emu_vqp *q = arg;
+
+	(void)clk, (void)t;
+	q->dp.rnr_armed = false;
+	emu_dp_trace("qp %u req: RNR wait over, resending", q->qp.qp_num);
+	emu_dp_req_run(q);
+}
+
+static void retry_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	struct emu_vqp *q = arg;
+
+	(void)clk, (void)t;
+	q->dp.retry_armed = false;
+	/* retransmission is a later step: the first ack timeout is final, as if retry_cnt
+	 * were exhausted */
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
+
+		if (w->state == EMU_WQE_PENDING) {
+			emu_dp_trace("qp %u comp: ack timeout, wr_id %llu -> RETRY_EXC_ERR",
+				     q->qp.qp_num, (unsigned long long)w->wr.wr_id);
+			w->state = EMU_WQE_ERROR;
+			w->status = IBV_WC_RETRY_EXC_ERR;
+			break;
+		}
+	}
+	emu_dp_comp_run(q);
+}
+
+void emu_dp_rwqe_list_free(struct emu_list *l)
+{
+	while (!emu_list_empty(l)) {
+		struct emu_list *n = l->next;
+
+		emu_list_del(n);
+		free(emu_list_entry(n, struct emu_rwqe, link));
+	}
+}
+
+void emu_dp_qp_clear(struct emu_vqp *q)
+{
+	emu_dp_retry_cancel(q);
+	while (!emu_list_empty(&q->sq.list)) {
+		struct emu_list *n = q->sq.list.next;
+
+		emu_list_del(n);
+		free(emu_list_entry(n, struct emu_swqe, link));
+	}
+	emu_dp_rwqe_list_free(&q->rq.list);
+	free(q->dp.resp_wqe);
+	q->dp.resp_wqe = NULL;
+	q->sq.count = q->rq.count = 0;
+	q->dp.req_error = false;
+}
+
+static void flush_wc(struct emu_vcq *cq, uint64_t wr_id, uint32_t qpn)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = IBV_WC_WR_FLUSH_ERR;
+	wc.qp_num = qpn;
+	emu_cq_push(cq, &wc, false);
+}
+
+void emu_dp_flush(struct emu_vqp *q)
+{
+	if (q->attr.qp_state != IBV_QPS_ERR)
+		return;
+	emu_dp_retry_cancel(q);
+	while (!emu_list_empty(&q->sq.list)) {
+		struct emu_list *n = q->sq.list.next;
+		struct emu_swqe *w = emu_list_entry(n, struct emu_swqe, link);
+
+		flush_wc(q->send_cq, w->wr.wr_id, q->qp.qp_num);
+		emu_list_del(n);
+		q->sq.count--;
+		free(w);
+	}
+	if (q->dp.resp_wqe) { /* a SEND in progress: rxe completes its WQE first */
+		flush_wc(q->recv_cq, q->dp.resp_wqe->wr_id, q->qp.qp_num);
+		free(q->dp.resp_wqe);
+		q->dp.resp_wqe = NULL;
+	}
+	while (!emu_list_empty(&q->rq.list)) {
+		struct emu_list *n = q->rq.list.next;
+		struct emu_rwqe *w = emu_list_entry(n, struct emu_rwqe, link);
+
+		flush_wc(q->recv_cq, w->wr_id, q->qp.qp_num);
+		emu_list_del(n);
+		q->rq.count--;
+		free(w);
+	}
+}
+
+void emu_dp_qp_error(struct emu_vqp *q)
+{
+	if (q->attr.qp_state != IBV_QPS_ERR)
+		emu_dp_trace("qp %u: %s --error--> ERR", q->qp.qp_num,
+			     emu_qp_state_name(q->attr.qp_state));
+	pthread_mutex_lock(&q->lock); /* query_qp reads the state under it */
+	q->attr.qp_state = IBV_QPS_ERR;
+	q->qp.state = IBV_QPS_ERR;
+	pthread_mutex_unlock(&q->lock);
+	emu_dp_flush(q);
+}
+
+void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_state st)
+{
+	if (old != st)
+		emu_dp_trace("qp %u: %s --modify--> %s", q->qp.qp_num, emu_qp_state_name(old),
+			     emu_qp_state_name(st));
+	switch (st) {
+	case IBV_QPS_RESET:
+		emu_dp_qp_clear(q);
+		break;
+	case IBV_QPS_RTR:
+		if (old == IBV_QPS_INIT) {
+			q->dp.resp_psn = q->attr.rq_psn;
+			q->dp.resp_msn = 0;
+		}
+		break;
+	case IBV_QPS_RTS:
+		/* rxe: the requester runs at the next post_send's doorbell, not here (WRs the
+		 * provider queued in RESET..RTR wait for it) */
+		if (old == IBV_QPS_RTR) {
+			q->dp.req_psn = q->attr.sq_psn;
+			q->dp.rnr_left = q->attr.rnr_retry;
+		}
+		break;
+	case IBV_QPS_ERR:
+		emu_dp_flush(q);
+		break;
+	default:
+		break;
+	}
+}
+
+enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge, int n,
+				   uint64_t off, void *buf, uint64_t len, bool to_sge)
+{
+	uint8_t *b = buf;
+
+	for (int i = 0; i < n && len; i++) {
+		uint64_t take;
+		void *host;
+		enum emu_mr_status st;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		take = sge[i].length - off;
+		if (take > len)
+			take = len;
+		st = emu_hca_mr_check(emu_dp_hca(q), q->pd, sge[i].lkey, false, sge[i].addr + off,
+				      take, to_sge ? EMU_ACCESS_LOCAL_WRITE : 0, &host);
+		if (st != EMU_MR_OK)
+			return st;
+		if (to_sge)
+			memcpy(host, b, take);
+		else
+			memcpy(b, host, take);
+		b += take;
+		len -= take;
+		off = 0;
+	}
+	return EMU_MR_OK;
+}
+
+/* ---- the ops behind ibv_post_send / ibv_post_recv / ibv_post_srq_recv ---- */
+
+int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	struct emu_vqp *q = to_vqp(qp);
+	int err, saved;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_qp_post_send_check(q, wr, bad);
+	saved = errno; /* EINVAL from the refused doorbell (RESET..RTR), as the kernel's write() */
+	if (q->attr.qp_state == IBV_QPS_RTS)
+		emu_dp_req_run(q);
+	else
+		emu_dp_flush(q);
+	if (e)
+		emu_engine_unlock(e);
+	errno = saved;
+	return err;
+}
+
+int emu_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	struct emu_vqp *q = to_vqp(qp);
+	int err;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_qp_post_recv(q, wr, bad);
+	emu_dp_flush(q);
+	if (e)
+		emu_engine_unlock(e);
+	return err;
+}
+
+int emu_dp_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	int err;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_srq_post_recv(to_vsrq(srq), wr, bad);
+	if (e)
+		emu_engine_unlock(e);
+	return err;
+}
