@@ -15,18 +15,34 @@
  * the ICRC inclusive; sent least significant byte first like the ICRC (the bit order the link
  * sends both CRCs in).
  *
- * Both use nibble tables: 16 constants each, no run-time initialisation, fast enough for an
- * emulator. The tests check them against bitwise implementations.
+ * The ICRC covers every payload byte of every packet, twice in loopback (built, then checked on
+ * receipt), so it is slice-by-8: eight 256-entry tables built once (pthread_once) from the
+ * reflected polynomial, eight bytes per step (about 10x the nibble table's speed; the nibble
+ * table made up 87% of a 1 MiB RDMA WRITE's time, bench/README). The VCRC (IB link layer
+ * only) keeps a nibble table. The tests check both against bitwise implementations.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "emu/pkt.h"
 
-static const uint32_t crc32_nibble[16] = {
-	0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
-	0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
-	0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
-};
+static uint32_t crc32_tab[8][256];
+static pthread_once_t crc32_once = PTHREAD_ONCE_INIT;
+
+static void crc32_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (c & 1 ? 0xedb88320u : 0);
+		crc32_tab[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc32_tab[t][i] = (crc32_tab[t - 1][i] >> 8) ^
+					  crc32_tab[0][crc32_tab[t - 1][i] & 0xff];
+}
 
 static const uint16_t crc16_nibble[16] = {
 	0x0000, 0x1a01, 0x3402, 0x2e03, 0x6804, 0x7205, 0x5c06, 0x4607,
@@ -36,12 +52,18 @@ static const uint16_t crc16_nibble[16] = {
 uint32_t emu_crc32(uint32_t crc, const void *p, size_t n)
 {
 	const uint8_t *b = p;
+	const uint32_t(*t)[256] = crc32_tab;
 
-	while (n--) {
-		crc ^= *b++;
-		crc = (crc >> 4) ^ crc32_nibble[crc & 0xf];
-		crc = (crc >> 4) ^ crc32_nibble[crc & 0xf];
+	pthread_once(&crc32_once, crc32_init);
+	/* The word is assembled from bytes, so this holds on any byte order. */
+	for (; n >= 8; n -= 8, b += 8) {
+		crc ^= (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+		       (uint32_t)b[3] << 24;
+		crc = t[7][crc & 0xff] ^ t[6][(crc >> 8) & 0xff] ^ t[5][(crc >> 16) & 0xff] ^
+		      t[4][crc >> 24] ^ t[3][b[4]] ^ t[2][b[5]] ^ t[1][b[6]] ^ t[0][b[7]];
 	}
+	while (n--)
+		crc = (crc >> 8) ^ t[0][(crc ^ *b++) & 0xff];
 	return crc;
 }
 

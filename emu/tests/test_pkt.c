@@ -302,6 +302,17 @@ static uint16_t vcrc_ref(const uint8_t *p, size_t n)
 	return (uint16_t)~r;
 }
 
+/* Bitwise reflected CRC-32 (802.3), no table: the reference for the slice-by-8 emu_crc32. */
+static uint32_t crc32_ref(uint32_t crc, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		crc ^= p[i];
+		for (int b = 0; b < 8; b++)
+			crc = (crc >> 1) ^ (crc & 1 ? 0xedb88320u : 0);
+	}
+	return crc;
+}
+
 static void test_crc_check_values(void **state)
 {
 	static const char check[] = "123456789";
@@ -315,6 +326,16 @@ static void test_crc_check_values(void **state)
 		buf[i] = (uint8_t)(i * 7 + 3);
 	for (size_t n = 0; n < sizeof(buf); n += 37)
 		assert_int_equal(emu_vcrc16(buf, n), vcrc_ref(buf, n));
+	/* every length 0..40 and longer ones, at every alignment mod 8, chained in two parts */
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; off + n <= sizeof(buf); n += n < 40 ? 1 : 29) {
+			size_t h = n / 3;
+
+			assert_int_equal(emu_crc32(~0u, buf + off, n), crc32_ref(~0u, buf + off, n));
+			assert_int_equal(emu_crc32(emu_crc32(0x12345678u, buf + off, h), buf + off + h,
+						   n - h),
+					 crc32_ref(0x12345678u, buf + off, n));
+		}
 	/* the masked-LRH seed rxe starts from */
 	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	assert_int_equal(emu_crc32(~0u, ones, 8), 0xdebb20e3u);
