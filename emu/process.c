@@ -20,6 +20,9 @@ static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_fabric *attached_fabric;
 static struct emu_host *attached_host;
 static int attach_errno; /* non-zero: attaching failed with this errno (sticky) */
+static const struct emu_host *extra_hosts[EMU_PROCESS_MAX_EXTRA_HOSTS];
+static size_t nextra_hosts;
+static bool hosts_frozen; /* the verbs device list exists: its device set is fixed */
 
 /* Loads the fabric and picks the node; on failure prints why and returns an errno. */
 static int attach_locked(const char *path, const char *text, const char *node)
@@ -93,7 +96,60 @@ void emu_process_reset(void)
 	attached_fabric = NULL;
 	attached_host = NULL;
 	attach_errno = 0;
+	nextra_hosts = 0;
+	hosts_frozen = false;
 	pthread_mutex_unlock(&attach_lock);
+}
+
+const struct emu_host *emu_process_extra_host(size_t i)
+{
+	const struct emu_host *h;
+
+	pthread_mutex_lock(&attach_lock);
+	h = i < nextra_hosts ? extra_hosts[i] : NULL;
+	pthread_mutex_unlock(&attach_lock);
+	return h;
+}
+
+void emu_process_hosts_freeze(void)
+{
+	pthread_mutex_lock(&attach_lock);
+	hosts_frozen = true;
+	pthread_mutex_unlock(&attach_lock);
+}
+
+int rdmaemu_ctl_open_host_devices(const char *node)
+{
+	const struct emu_host *self = emu_process_host(); /* attaches if needed */
+	int e = 0;
+
+	if (!self)
+		return -1; /* errno: the attach error */
+	pthread_mutex_lock(&attach_lock);
+	{
+		const struct emu_host *h = node ? emu_fabric_find_host(attached_fabric, node) : NULL;
+
+		if (!h)
+			e = ENOENT;
+		else if (h == self)
+			e = EINVAL;
+		else if (hosts_frozen)
+			e = EBUSY;
+		for (size_t i = 0; !e && i < nextra_hosts; i++)
+			if (extra_hosts[i] == h)
+				goto out; /* already there */
+		if (!e && nextra_hosts == EMU_PROCESS_MAX_EXTRA_HOSTS)
+			e = ENOSPC;
+		if (!e)
+			extra_hosts[nextra_hosts++] = h;
+	}
+out:
+	pthread_mutex_unlock(&attach_lock);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 static int ctl_attach(const char *path, const char *text, const char *node)

@@ -11,6 +11,13 @@
 const struct emu_host *emu_process_host(void);
 const struct emu_fabric *emu_process_fabric(void);
 
+/* Further hosts of the attached fabric whose RDMA devices this process opens too
+ * (rdmaemu_ctl_open_host_devices): the i-th, or NULL past the last. Once the verbs device list
+ * has been built (emu_process_hosts_freeze), no more can be added. */
+#define EMU_PROCESS_MAX_EXTRA_HOSTS 8
+const struct emu_host *emu_process_extra_host(size_t i);
+void emu_process_hosts_freeze(void);
+
 /* For tests: forget the attachment (and the engine built on it) so the next call attaches
  * again (not thread-safe). */
 void emu_process_reset(void);

@@ -79,6 +79,33 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 	return 0;
 }
 
+int emu_av_resolve_dmac(const struct emu_fabric *f, const struct emu_av *av, uint8_t dmac[6])
+{
+	if (av->dgid.raw[0] == 0xff || (av->network == 4 && (av->dgid.raw[12] & 0xf0) == 0xe0)) {
+		memcpy(dmac, av->dmac, 6); /* multicast: mapped at create time */
+		return 0;
+	}
+	for (size_t h = 0; f && h < f->nhosts; h++) {
+		const struct emu_host *host = &f->hosts[h];
+
+		for (size_t d = 0; d < host->ndevices; d++)
+			for (size_t p = 0; p < host->devices[d].nports; p++) {
+				const struct emu_port *port = &host->devices[d].ports[p];
+
+				for (size_t g = 0; g < port->ngids; g++) {
+					const struct emu_gid *gid = &port->gids[g];
+
+					if (memcmp(gid->raw, av->dgid.raw, 16) || gid->netdev < 0 ||
+					    (size_t)gid->netdev >= host->nnetdevs)
+						continue;
+					memcpy(dmac, host->netdevs[gid->netdev].hwaddr, 6);
+					return 0;
+				}
+			}
+	}
+	return -EHOSTUNREACH;
+}
+
 static void vah_destroy(struct emu_obj *obj)
 {
 	free(container_of(obj, struct emu_vah, obj));

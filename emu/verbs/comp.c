@@ -18,6 +18,10 @@ static enum ibv_wc_opcode wr_to_wc(enum ibv_wr_opcode op)
 		return IBV_WC_RDMA_WRITE;
 	case IBV_WR_RDMA_READ:
 		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -30,6 +34,8 @@ static void set_state(struct emu_vqp *q, struct emu_swqe *w, enum emu_wqe_state 
 		     emu_wqe_state_name(s));
 	w->state = s;
 	w->status = status;
+	if (s != EMU_WQE_PENDING) /* answered (or failed): its max_rd_atomic slot is free */
+		emu_dp_rd_atomic_put(q, w);
 	if (s == EMU_WQE_DONE) /* progress: rxe resets the RNR retry count */
 		q->dp.rnr_left = q->attr.rnr_retry;
 }
@@ -86,6 +92,7 @@ static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
 		if (x->state == EMU_WQE_PENDING) {
 			x->state = EMU_WQE_POSTED;
 			x->read_off = 0;
+			emu_dp_rd_atomic_put(q, x); /* taken again when resent */
 		}
 	}
 	emu_dp_retry_cancel(q);
@@ -183,8 +190,8 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		if (w->state != EMU_WQE_PENDING)
 			continue;
 		if (emu_psn_cmp(w->last_psn, psn) < 0) { /* implicitly acknowledged */
-			if (w->wr.opcode == IBV_WR_RDMA_READ)
-				break; /* its responses are missing: a retry (later step) */
+			if (w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode))
+				break; /* its response is missing: a retry (later step) */
 			set_state(q, w, EMU_WQE_DONE, 0);
 			continue;
 		}
@@ -210,9 +217,24 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				set_state(q, w, EMU_WQE_DONE, 0);
 			break;
 		}
+		if ((pi->opcode & 0x1f) == EMU_OP_ATOMIC_ACK) {
+			/* rxe's do_atomic(): the original value, big-endian in the AtomicAckETH,
+			 * lands in the local SGE in host order, with the lkey checks of copy_data */
+			uint64_t orig = emu_be64_get(frame + pi->hdr_off[EMU_PKT_H_ATMACK]);
+
+			if (!emu_wr_is_atomic(w->wr.opcode))
+				break;
+			if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, 0, &orig, sizeof(orig), true) !=
+			    EMU_MR_OK)
+				set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
+			else
+				set_state(q, w, EMU_WQE_DONE, 0);
+			break;
+		}
 		switch (aeth.syndrome & EMU_AETH_KIND_MASK) {
 		case EMU_AETH_ACK:
-			if (w->wr.opcode != IBV_WR_RDMA_READ && !emu_psn_cmp(w->last_psn, psn))
+			if (w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode) &&
+			    !emu_psn_cmp(w->last_psn, psn))
 				set_state(q, w, EMU_WQE_DONE, 0);
 			break;
 		case EMU_AETH_RNR_NAK:
@@ -227,4 +249,7 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		break;
 	}
 	emu_dp_comp_run(q);
+	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot */
+	if (q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic)
+		emu_dp_req_run(q);
 }

@@ -1,14 +1,16 @@
 /* The HCA data path, first slice (rxe's rxe_req.c / rxe_resp.c / rxe_comp.c in miniature):
  * work queues (wqe.c), requester (req.c), responder (resp.c), completer (comp.c).
  *
- * Scope: one device, RC and UD, loopback between QPs of the same device. Every packet is a
+ * Scope: one device, RC (SEND, WRITE, READ, atomics), UC (SEND, WRITE) and UD (SEND),
+ * loopback between QPs of the same device. Every packet is a
  * byte-exact RoCEv2 frame (emu_pkt_build) that goes back through emu_pkt_parse on receipt; a
  * frame whose destination GID is one of the port's own GIDs is delivered through a zero-delay
  * engine timer (rxe's loopback in rxe_net.c), so ordering is the clock's FIFO order and a post
  * with its ACK is complete when the call's emu_engine_unlock returns. Frames for other hosts
- * are dropped (the wire between hosts is a later step); the retransmission timer then ends the
- * WQE with IBV_WC_RETRY_EXC_ERR (retransmission itself is a later step: the first timeout is
- * final). RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
+ * leave through emu_engine_port_send (destination MAC from emu_av_resolve_dmac) and arrive
+ * through the ports' receivers (emu_dp_port_rx_attach). The retransmission timer ends a WQE
+ * whose answer never comes with IBV_WC_RETRY_EXC_ERR (retransmission itself is a later step:
+ * the first timeout is final). RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
  *
  * Locking: everything here runs with the engine lock held (posts, modify/destroy, timers),
  * then takes HCA and CQ mutexes. Trace: RDMAEMU_TRACE containing "qp" prints one line per
@@ -40,6 +42,7 @@ struct emu_swqe {
 	int status;	       /* enum ibv_wc_status when ERROR */
 	uint32_t first_psn, last_psn;
 	uint64_t read_off;     /* READ: bytes of the response scattered */
+	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
 	struct ibv_sge sge[];
 };
@@ -74,12 +77,22 @@ enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge,
 
 /* req.c */
 void emu_dp_req_run(struct emu_vqp *q);
+/* A READ / atomic WQE stops waiting for its answer: gives back its max_rd_atomic slot. */
+void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w);
+static inline bool emu_wr_is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
 uint32_t emu_dp_mtu(const struct emu_vqp *q);
 /* Builds a frame for q's primary path (or `av` for UD) and delivers it. */
 int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
 		const struct emu_pkt_ext *ext, const void *payload, size_t paylen);
-/* Frames arriving at this HCA (loopback), parsed and dispatched. */
+/* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
+/* Makes `dev` receive from the wire: its RoCE ports' receivers are the data path
+ * (idempotent; engine lock held; called when a QP reaches RTR, the first state that
+ * receives). */
+void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* resp.c */
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);

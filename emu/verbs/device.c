@@ -21,37 +21,50 @@ static struct emu_vdevice *devices;
 static size_t ndevices;
 static bool devices_ready;
 
-/* Builds the device objects once (the host's device set is fixed at attach). */
+static void add_host_devices(const struct emu_host *h, size_t *i)
+{
+	for (size_t j = 0; j < h->ndevices; j++, (*i)++) {
+		struct emu_vdevice *d = &devices[*i];
+		const struct emu_device *e = &h->devices[j];
+
+		d->edev = e;
+		d->index = (int)*i;
+		d->dev.node_type = e->node_type;
+		d->dev.transport_type = e->transport;
+		snprintf(d->dev.name, sizeof(d->dev.name), "%s", e->name);
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%zu", *i);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
+			 "/sys/class/infiniband_verbs/uverbs%zu", *i);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
+			 e->name);
+	}
+}
+
+/* Builds the device objects once (the host's device set is fixed at attach): the attached
+ * host's devices, then those of the hosts rdmaemu_ctl_open_host_devices() added. */
 static int devices_init_locked(void)
 {
-	const struct emu_host *h;
+	const struct emu_host *h, *x;
+	size_t n, i = 0;
 
 	if (devices_ready)
 		return 0;
 	h = emu_process_host();
 	if (!h)
 		return ENOSYS; /* like a machine without uverbs: no ABI to talk to */
-	if (h->ndevices) {
-		devices = calloc(h->ndevices, sizeof(*devices));
+	emu_process_hosts_freeze();
+	n = h->ndevices;
+	for (size_t k = 0; (x = emu_process_extra_host(k)); k++)
+		n += x->ndevices;
+	if (n) {
+		devices = calloc(n, sizeof(*devices));
 		if (!devices)
 			return ENOMEM;
 	}
-	for (size_t i = 0; i < h->ndevices; i++) {
-		struct emu_vdevice *d = &devices[i];
-		const struct emu_device *e = &h->devices[i];
-
-		d->edev = e;
-		d->index = (int)i;
-		d->dev.node_type = e->node_type;
-		d->dev.transport_type = e->transport;
-		snprintf(d->dev.name, sizeof(d->dev.name), "%s", e->name);
-		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs%zu", i);
-		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
-			 "/sys/class/infiniband_verbs/uverbs%zu", i);
-		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "/sys/class/infiniband/%s",
-			 e->name);
-	}
-	ndevices = h->ndevices;
+	add_host_devices(h, &i);
+	for (size_t k = 0; (x = emu_process_extra_host(k)); k++)
+		add_host_devices(x, &i);
+	ndevices = n;
 	devices_ready = true;
 	return 0;
 }

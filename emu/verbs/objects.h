@@ -106,6 +106,11 @@ struct emu_vah {
 /* Validates an ibv_ah_attr as rdma_check_ah_attr + rxe_av_chk_attr and resolves it into *av
  * (emu/verbs/ah.c): 0 or the kernel's errno. */
 int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av);
+/* The destination MAC of a unicast RoCE address vector, resolved when the data path sends
+ * (emu/verbs/ah.c): the hardware address of the netdev behind the port GID equal to av->dgid,
+ * on any host of `f`. 0, or -EHOSTUNREACH when no host owns that GID. A stand-in for the
+ * neighbour protocol (ARP / ND) that comes later: the one place that will ask it. */
+int emu_av_resolve_dmac(const struct emu_fabric *f, const struct emu_av *av, uint8_t dmac[6]);
 
 /* ---- QP ---- */
 
@@ -134,6 +139,11 @@ struct emu_qp_dp {
 	bool rnr_armed;
 	int rnr_left;              /* RNR retries left for the WQE at the head (7: infinite) */
 	unsigned noack_pkts;       /* packets sent since the last AckReq */
+	/* READ / atomic WQEs sent and not yet answered (rxe's req.rd_atomic, counted up): at
+	 * most attr.max_rd_atomic; need_rd_atomic: the requester stopped on that limit */
+	uint32_t rd_atomic_out;
+	bool need_rd_atomic;
+	bool resp_drop;            /* UC: drop the rest of this message (rxe resp.drop_msg) */
 };
 
 struct emu_mcast_att {

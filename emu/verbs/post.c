@@ -6,7 +6,8 @@
  *   post_send: RESET/INIT/RTR -> EINVAL after queueing (the kernel refuses the doorbell: bad
  *              NULL, errno EINVAL; the WRs stay queued and run at the next doorbell in RTS); num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
  *              unaligned -> EINVAL; queue full -> ENOMEM. rxe does not check the opcode here.
- * Opcodes the data path does not execute (atomics, UC, ...) are refused with EINVAL, *bad the
+ * Opcodes the data path does not execute (SEND_WITH_INV, LOCAL_INV, BIND_MW, TSO, READ or
+ * atomics on UC, ...) are refused with EINVAL, *bad the
  * WR: a deviation from rxe, which queues them, so that no post is accepted without a
  * completion. WRs are copied into the queues (emu/verbs/wqe.c); the engine lock is held. */
 #include "config.h"
@@ -109,9 +110,16 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 	case IBV_QPT_RC:
 		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
 		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_READ)
+		    wr->opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(wr->opcode))
 			return EINVAL;
-		if (wr->opcode == IBV_WR_RDMA_READ && wr->send_flags & IBV_SEND_INLINE)
+		/* READ and atomics write into the SGEs: inline data means nothing there */
+		if ((wr->opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(wr->opcode)) &&
+		    wr->send_flags & IBV_SEND_INLINE)
+			return EINVAL;
+		break;
+	case IBV_QPT_UC: /* IBTA table 38: UC has SEND and RDMA WRITE, no READ or atomics */
+		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
+		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
 			return EINVAL;
 		break;
 	case IBV_QPT_UD:
@@ -119,7 +127,7 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 			return EINVAL;
 		break;
 	default:
-		return EINVAL; /* UC: not executed yet */
+		return EINVAL; /* no other QP types are created */
 	}
 	return 0;
 }

@@ -64,7 +64,13 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	for (size_t i = 0; i < p->ngids; i++)
 		if (!memcmp(p->gids[i].raw, av->dgid.raw, 16))
 			local = true;
-	memcpy(a.dmac, local ? a.smac : av->dmac, 6);
+	if (local) {
+		memcpy(a.dmac, a.smac, 6);
+	} else if (emu_av_resolve_dmac(emu_engine_fabric(emu_dp_engine()), av, a.dmac)) {
+		emu_dp_trace("qp %u xmit %s: no host owns the destination GID: dropped",
+			     q->qp.qp_num, emu_pkt_opcode_name(bth->opcode));
+		return -EHOSTUNREACH;
+	}
 	memcpy(a.sgid, av->sgid.raw, 16);
 	memcpy(a.dgid, av->dgid.raw, 16);
 	a.tclass = av->traffic_class;
@@ -90,14 +96,53 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
-		     local ? " (loopback)" : " (no wire: dropped)");
-	if (!local) { /* the wire between hosts is a later step */
+		     local ? " (loopback)" : " (wire)");
+	if (!local) {
+		/* rxe_net.c's rxe_send: out through the port's link; its peer's receiver (the
+		 * data path of the host behind it) gets the frame after the link's delay */
+		struct emu_engine *e = emu_dp_engine();
+		const struct emu_host *h = p->dev->host;
+		const struct emu_fabric *fab = emu_engine_fabric(e);
+		int err = emu_engine_port_send(e, (size_t)(h - fab->hosts),
+					       (size_t)(p->dev - h->devices), av->port_num, f->data,
+					       f->len);
+
+		if (err)
+			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
+				     err);
 		free(f);
 		return 0;
 	}
 	emu_timer_init(&f->t, frame_fire, f);
 	emu_timer_arm_in(emu_engine_clock(emu_dp_engine()), &f->t, 0);
 	return 0;
+}
+
+static void port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	/* the HCA of the device, if a context has it open (a reference for the delivery;
+	 * without one the frame meets no QP and is dropped) */
+	struct emu_hca *hca = emu_hca_get(ctx);
+
+	(void)now;
+	if (!hca)
+		return;
+	emu_dp_rx(hca, frame, len);
+	emu_hca_put(hca);
+}
+
+void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev)
+{
+	const struct emu_fabric *fab = emu_engine_fabric(e);
+
+	for (unsigned p = 1; p <= dev->nports; p++) {
+		/* RoCE only: an IB port's receivers (SMA, SA) are other engines' business */
+		if (dev->ports[p - 1].link_layer != IBV_LINK_LAYER_ETHERNET)
+			continue;
+		emu_engine_port_set_rx(e, (size_t)(dev->host - fab->hosts),
+				       (size_t)(dev - dev->host->devices), p, port_rx,
+				       (void *)(uintptr_t)dev);
+	}
 }
 
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
@@ -122,6 +167,7 @@ void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
 	q = container_of(obj, struct emu_vqp, obj);
 	tr = pi.opcode & 0xe0;
 	if (!((tr == EMU_OP_RC && q->qp.qp_type == IBV_QPT_RC) ||
+	      (tr == EMU_OP_UC && q->qp.qp_type == IBV_QPT_UC) ||
 	      (tr == EMU_OP_UD && q->qp.qp_type == IBV_QPT_UD))) {
 		emu_dp_trace("rx: %s on a QP of another type: dropped", emu_pkt_opcode_name(pi.opcode));
 		return;
@@ -132,7 +178,9 @@ void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
 		emu_dp_resp_rx(q, frame, &pi);
 }
 
-static uint8_t rc_opcode(const struct emu_swqe *w, bool first, bool last)
+/* The opcode of one packet of a SEND / RDMA WRITE on RC or UC: the same low five bits on
+ * both transports (IBTA table 39), the transport in the top three. */
+static uint8_t conn_opcode(const struct emu_swqe *w, bool first, bool last)
 {
 	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM || w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 
@@ -148,6 +196,33 @@ static uint8_t rc_opcode(const struct emu_swqe *w, bool first, bool last)
 	if (first)
 		return EMU_OP_WRITE_FIRST;
 	return last ? (imm ? EMU_OP_WRITE_LAST_IMM : EMU_OP_WRITE_LAST) : EMU_OP_WRITE_MIDDLE;
+}
+
+void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w)
+{
+	if (!w->has_rd_atomic)
+		return;
+	w->has_rd_atomic = false;
+	if (q->dp.rd_atomic_out)
+		q->dp.rd_atomic_out--;
+}
+
+/* rxe's check_init_depth(): a READ or atomic takes one of the max_rd_atomic slots (the
+ * initiator depth) before it is sent; none free, the requester stops at this WQE (later WQEs
+ * wait behind it, in order) until the completer frees one. max_rd_atomic 0 never sends one,
+ * as on rxe. */
+static bool rd_atomic_get(struct emu_vqp *q, struct emu_swqe *w)
+{
+	if (w->has_rd_atomic)
+		return true;
+	if (q->dp.rd_atomic_out >= q->attr.max_rd_atomic) {
+		q->dp.need_rd_atomic = true;
+		return false;
+	}
+	q->dp.need_rd_atomic = false;
+	w->has_rd_atomic = true;
+	q->dp.rd_atomic_out++;
+	return true;
 }
 
 static void req_trace(struct emu_vqp *q, enum req_state a, enum req_state b, uint64_t wr_id)
@@ -170,6 +245,28 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 	if (ud && w->length > mtu) {
 		w->status = IBV_WC_LOC_LEN_ERR;
 		return REQ_ERROR;
+	}
+	if (emu_wr_is_atomic(w->wr.opcode)) {
+		/* one packet, no payload: the AtomicETH carries everything (rxe: 8 bytes at an
+		 * 8-byte aligned VA, checked at post time) */
+		bth.opcode = EMU_OP_RC | (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+						   EMU_OP_CMP_SWAP : EMU_OP_FETCH_ADD);
+		bth.psn = q->dp.req_psn;
+		bth.ackreq = true;
+		ext.atmeth.va = w->wr.wr.atomic.remote_addr;
+		ext.atmeth.rkey = w->wr.wr.atomic.rkey;
+		/* verbs: compare_add is the compare value of a CMP_AND_SWP and the addend of
+		 * a FETCH_AND_ADD (rxe's init_req_packet maps them the same way) */
+		if (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+			ext.atmeth.swap_add = w->wr.wr.atomic.swap;
+			ext.atmeth.compare = w->wr.wr.atomic.compare_add;
+		} else {
+			ext.atmeth.swap_add = w->wr.wr.atomic.compare_add;
+		}
+		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
+		w->last_psn = w->first_psn;
+		emu_dp_xmit(q, &q->av, &bth, &ext, NULL, 0);
+		return REQ_DONE;
 	}
 	if (w->wr.opcode == IBV_WR_RDMA_READ) {
 		bth.opcode = EMU_OP_RC | EMU_OP_READ_REQ;
@@ -208,7 +305,8 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 			ext.deth.qkey = w->ud_qkey;
 			ext.deth.sqpn = q->qp.qp_num;
 		} else {
-			bth.opcode = EMU_OP_RC | rc_opcode(w, first, last);
+			bth.opcode = (q->qp.qp_type == IBV_QPT_UC ? EMU_OP_UC : EMU_OP_RC) |
+				     conn_opcode(w, first, last);
 		}
 		if (first && (w->wr.opcode == IBV_WR_RDMA_WRITE ||
 			      w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
@@ -248,6 +346,13 @@ void emu_dp_req_run(struct emu_vqp *q)
 
 		if (w->state != EMU_WQE_POSTED)
 			continue;
+		if ((w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode)) &&
+		    !rd_atomic_get(q, w)) {
+			emu_dp_trace("qp %u req: wr_id %llu waits for a max_rd_atomic slot (%u of %u)",
+				     q->qp.qp_num, (unsigned long long)w->wr.wr_id,
+				     q->dp.rd_atomic_out, q->attr.max_rd_atomic);
+			break;
+		}
 		req_trace(q, REQ_NEXT_WQE, REQ_SEND_PKT, w->wr.wr_id);
 		st = req_wqe(q, w, buf, mtu);
 		req_trace(q, REQ_SEND_PKT, st, w->wr.wr_id);
@@ -255,10 +360,13 @@ void emu_dp_req_run(struct emu_vqp *q)
 			/* rxe: the requester stops; the completer retires what came before,
 			 * then completes this WQE with its status and moves the QP to ERR */
 			w->state = EMU_WQE_ERROR;
+			emu_dp_rd_atomic_put(q, w);
 			q->dp.req_error = true;
 			break;
 		}
-		w->state = q->qp.qp_type == IBV_QPT_UD ? EMU_WQE_DONE : EMU_WQE_PENDING;
+		/* only RC waits for an acknowledgement; a UD or UC WQE is done when its last
+		 * packet has left (rxe's completer retires it without an ACK) */
+		w->state = q->qp.qp_type == IBV_QPT_RC ? EMU_WQE_PENDING : EMU_WQE_DONE;
 		if (w->state == EMU_WQE_PENDING)
 			emu_dp_retry_arm(q);
 	}

@@ -17,32 +17,52 @@ enum resp_state {
 	RESPST_CHK_RKEY,
 	RESPST_EXECUTE,
 	RESPST_READ_REPLY,
+	RESPST_ATOMIC_REPLY,
 	RESPST_COMPLETE,
 	RESPST_ACKNOWLEDGE,
 	RESPST_DONE,
 	RESPST_ERR_RNR,
 	RESPST_ERR_CLASS_AC,
+	RESPST_ERR_UC_DROP,
 	RESPST_DROP,
 	RESPST_NUM
 };
 
 static const char *const resp_state_names[RESPST_NUM] = {
 	"CHK_PSN", "CHK_OP_VALID", "CHK_RESOURCE", "CHK_RKEY", "EXECUTE", "READ_REPLY",
-	"COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC", "DROP",
+	"ATOMIC_REPLY", "COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC",
+	"ERR_UC_DROP", "DROP",
 };
 
-static void send_ack(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
-		     const void *data, size_t len)
+static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+			  const void *data, size_t len, uint64_t orig)
 {
 	struct emu_bth bth = { .opcode = opcode, .pkey = EMU_PKEY_DEFAULT };
 	struct emu_pkt_ext ext;
 
 	memset(&ext, 0, sizeof(ext));
+	ext.atmack = orig; /* ATOMIC_ACKNOWLEDGE only: the builder writes it big-endian */
 	bth.dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
 	bth.psn = psn & EMU_PSN_MASK;
 	ext.aeth.syndrome = syndrome;
 	ext.aeth.msn = q->dp.resp_msn & 0xffffff;
 	emu_dp_xmit(q, &q->av, &bth, &ext, data, len);
+}
+
+static void send_ack(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		     const void *data, size_t len)
+{
+	send_ack_orig(q, opcode, psn, syndrome, data, len, 0);
+}
+
+/* Puts a receive WQE back at the head of its queue (the next message takes it again). */
+static void put_back_rwqe(struct emu_vqp *q, struct emu_rwqe *w)
+{
+	emu_list_add_tail((q->srq ? &q->srq->rq : &q->rq.list)->next, &w->link);
+	if (q->srq)
+		q->srq->count++;
+	else
+		q->rq.count++;
 }
 
 static struct emu_rwqe *take_rwqe(struct emu_vqp *q)
@@ -113,12 +133,7 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		 * dropped and the receive WQE stays for the next one (not measured on the VM) */
 		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: dropped",
 			     q->qp.qp_num);
-		/* back at the head: inserted before the current first entry */
-		emu_list_add_tail((q->srq ? &q->srq->rq : &q->rq.list)->next, &w->link);
-		if (q->srq)
-			q->srq->count++;
-		else
-			q->rq.count++;
+		put_back_rwqe(q, w);
 		return;
 	}
 	/* rxe: union rdma_network_hdr: 20 reserved (zero) bytes, then the IPv4 header; an IPv6
@@ -172,6 +187,9 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	uint8_t nak = 0;
 	int wc_status = IBV_WC_SUCCESS;
 	void *rhost = NULL;
+	bool uc = q->qp.qp_type == IBV_QPT_UC;
+	struct emu_atmeth atm = { 0 };
+	uint64_t orig = 0;
 
 	if (q->attr.qp_state != IBV_QPS_RTR && q->attr.qp_state != IBV_QPS_RTS &&
 	    q->attr.qp_state != IBV_QPS_SQD) {
@@ -185,24 +203,57 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	}
 	if (m & EMU_PKT_RETH)
 		emu_reth_get(frame + pi->hdr_off[EMU_PKT_H_RETH], &reth);
+	if (m & EMU_PKT_ATMETH)
+		emu_atmeth_get(frame + pi->hdr_off[EMU_PKT_H_ATMETH], &atm);
 	while (s != RESPST_DONE && s != RESPST_DROP) {
 		switch (s) {
-		case RESPST_CHK_PSN: /* in-order only in this slice */
-			next = pi->psn == q->dp.resp_psn ? RESPST_CHK_OP_VALID : RESPST_DROP;
+		case RESPST_CHK_PSN:
+			next = RESPST_CHK_OP_VALID;
+			if (uc) {
+				/* rxe's check_psn for UC: after a lost or dropped packet the rest
+				 * of the message is dropped; the next first packet starts over at
+				 * its own PSN */
+				if (q->dp.resp_drop || pi->psn != q->dp.resp_psn) {
+					if (m & EMU_PKT_START) {
+						q->dp.resp_drop = false;
+						q->dp.resp_psn = pi->psn;
+					} else {
+						q->dp.resp_drop = true;
+						next = RESPST_DROP;
+					}
+				}
+			} else if (pi->psn != q->dp.resp_psn) { /* RC: in-order only in this slice */
+				next = RESPST_DROP;
+			}
 			break;
 		case RESPST_CHK_OP_VALID:
 			next = RESPST_CHK_RESOURCE;
 			if ((m & EMU_PKT_READ &&
 			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ)) ||
 			    (m & EMU_PKT_WRITE &&
-			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))) {
+			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE)) ||
+			    (m & EMU_PKT_ATOMIC &&
+			     !(q->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC))) {
+				/* rxe's check_op_valid: RC answers with an invalid request NAK,
+				 * UC drops the message */
 				nak = EMU_AETH_NAK_INVALID_REQ;
 				wc_status = IBV_WC_REM_INV_REQ_ERR;
-				next = RESPST_ERR_CLASS_AC;
+				next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
 			}
 			break;
 		case RESPST_CHK_RESOURCE:
 			next = RESPST_CHK_RKEY;
+			if (m & (EMU_PKT_READ | EMU_PKT_ATOMIC) && !q->attr.max_dest_rd_atomic) {
+				/* rxe: RESPST_ERR_TOO_MANY_RDMA_ATM_REQ. With resources it never
+				 * refuses: keeping within them is the requester's job
+				 * (max_rd_atomic) and rxe recycles its responder resources */
+				nak = EMU_AETH_NAK_INVALID_REQ;
+				wc_status = IBV_WC_REM_INV_REQ_ERR;
+				next = RESPST_ERR_CLASS_AC;
+				break;
+			}
+			if (uc && m & EMU_PKT_START && m & EMU_PKT_SEND && q->dp.resp_wqe)
+				q->dp.resp_off = 0; /* the tail of the last message was lost */
 			if (m & EMU_PKT_RWR && !q->dp.resp_wqe) {
 				q->dp.resp_wqe = take_rwqe(q);
 				q->dp.resp_off = 0;
@@ -224,13 +275,28 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				if (st != EMU_MR_OK) {
 					emu_dp_trace("qp %u resp: rkey %#x: %s", q->qp.qp_num,
 						     reth.rkey, emu_mr_status_str(st));
+					/* RC: class C; UC: the message is dropped (IBTA
+					 * 9.7.5.1.4: no NAK on an unreliable connection) */
 					nak = EMU_AETH_NAK_REM_ACCESS;
 					wc_status = IBV_WC_REM_ACCESS_ERR;
-					next = RESPST_ERR_CLASS_AC;
+					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
 				} else {
 					q->dp.resp_va = reth.va;
 					q->dp.resp_rkey = reth.rkey;
 					q->dp.resp_resid = q->dp.resp_length = reth.dma_len;
+				}
+			} else if (m & EMU_PKT_ATMETH) {
+				/* rxe's check_rkey for an atomic: 8 bytes, REMOTE_ATOMIC */
+				enum emu_mr_status st = emu_hca_mr_check(
+					emu_dp_hca(q), q->pd, atm.rkey, true, atm.va,
+					sizeof(uint64_t), EMU_ACCESS_REMOTE_ATOMIC, &rhost);
+
+				if (st != EMU_MR_OK) {
+					emu_dp_trace("qp %u resp: atomic rkey %#x: %s", q->qp.qp_num,
+						     atm.rkey, emu_mr_status_str(st));
+					nak = EMU_AETH_NAK_REM_ACCESS;
+					wc_status = IBV_WC_REM_ACCESS_ERR;
+					next = RESPST_ERR_CLASS_AC;
 				}
 			}
 			break;
@@ -242,8 +308,8 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 
 				if (!w || q->dp.resp_off + (uint64_t)pi->paylen > w->length) {
 					nak = EMU_AETH_NAK_INVALID_REQ;
-					wc_status = IBV_WC_LOC_LEN_ERR;
-					next = RESPST_ERR_CLASS_AC;
+					wc_status = uc ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_LOC_LEN_ERR;
+					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
 					break;
 				}
 				st = emu_dp_copy_sge(q, w->sge, w->num_sge, q->dp.resp_off,
@@ -261,7 +327,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				if (pi->paylen > q->dp.resp_resid) {
 					nak = EMU_AETH_NAK_INVALID_REQ;
 					wc_status = IBV_WC_REM_INV_REQ_ERR;
-					next = RESPST_ERR_CLASS_AC;
+					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
 					break;
 				}
 				if (pi->paylen) {
@@ -271,7 +337,8 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 							     &host) != EMU_MR_OK) {
 						nak = EMU_AETH_NAK_REM_ACCESS;
 						wc_status = IBV_WC_REM_ACCESS_ERR;
-						next = RESPST_ERR_CLASS_AC;
+						next = uc ? RESPST_ERR_UC_DROP :
+							    RESPST_ERR_CLASS_AC;
 						break;
 					}
 					memcpy(host, data, pi->paylen);
@@ -282,6 +349,32 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				q->dp.resp_msn++; /* rxe: counted when the read starts (C9-148) */
 				next = RESPST_READ_REPLY;
 				break;
+			} else if (m & EMU_PKT_ATOMIC) {
+				uint64_t *p = rhost;
+
+				/* rxe's atomic_reply(): the address must be 8-byte aligned in
+				 * memory (RESPST_ERR_MISALIGNED_ATOMIC: an invalid request) */
+				if ((uintptr_t)p & 7) {
+					nak = EMU_AETH_NAK_INVALID_REQ;
+					wc_status = IBV_WC_REM_INV_REQ_ERR;
+					next = RESPST_ERR_CLASS_AC;
+					break;
+				}
+				/* host order in memory, as rxe's *vaddr; atomic against other
+				 * atomics of this process (rxe: atomic_ops_lock) */
+				if (pi->opcode == (EMU_OP_RC | EMU_OP_CMP_SWAP)) {
+					orig = atm.compare;
+					__atomic_compare_exchange_n(p, &orig, atm.swap_add, false,
+								    __ATOMIC_SEQ_CST,
+								    __ATOMIC_SEQ_CST);
+				} else {
+					orig = __atomic_fetch_add(p, atm.swap_add,
+								  __ATOMIC_SEQ_CST);
+				}
+				q->dp.resp_msn++;
+				q->dp.resp_psn = (q->dp.resp_psn + 1) & EMU_PSN_MASK;
+				next = RESPST_ATOMIC_REPLY;
+				break;
 			}
 			q->dp.resp_psn = (q->dp.resp_psn + 1) & EMU_PSN_MASK;
 			if (m & EMU_PKT_END)
@@ -289,6 +382,11 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			break;
 		case RESPST_READ_REPLY:
 			read_reply(q, &reth, pi->psn, rhost);
+			next = RESPST_DONE;
+			break;
+		case RESPST_ATOMIC_REPLY:
+			send_ack_orig(q, EMU_OP_RC | EMU_OP_ATOMIC_ACK, pi->psn,
+				      emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, orig);
 			next = RESPST_DONE;
 			break;
 		case RESPST_COMPLETE:
@@ -303,7 +401,8 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 					0, pi->bth.se);
 				q->dp.resp_wqe = NULL;
 			}
-			next = pi->bth.ackreq ? RESPST_ACKNOWLEDGE : RESPST_DONE;
+			/* rxe's acknowledge(): nothing on anything but RC */
+			next = pi->bth.ackreq && !uc ? RESPST_ACKNOWLEDGE : RESPST_DONE;
 			break;
 		case RESPST_ACKNOWLEDGE:
 			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
@@ -311,17 +410,42 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			next = RESPST_DONE;
 			break;
 		case RESPST_ERR_RNR:
+			if (uc) { /* class D: the message is dropped silently */
+				q->dp.resp_drop = true;
+				next = RESPST_DROP;
+				break;
+			}
 			/* no receive WQE: RNR NAK with the QP's min_rnr_timer; ePSN unchanged */
 			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
 				 emu_aeth_rnr_nak(q->attr.min_rnr_timer), NULL, 0);
 			next = RESPST_DONE;
+			break;
+		case RESPST_ERR_UC_DROP:
+			/* UC errors of class D/E (rxe's ERR_RKEY_VIOLATION / ERR_LENGTH /
+			 * unsupported opcode branches for UC): the rest of the message is
+			 * dropped, no NAK, the QP stays up. A receive WQE from the SRQ is
+			 * consumed and completes with the error (class E); one from the QP's
+			 * own queue stays for the next message (class D/E without SRQ). */
+			q->dp.resp_drop = true;
+			if (q->dp.resp_wqe) {
+				if (q->srq)
+					recv_wc(q, q->dp.resp_wqe, wc_status, 0, 0, false, 0, 0,
+						false);
+				else
+					put_back_rwqe(q, q->dp.resp_wqe);
+				q->dp.resp_wqe = NULL;
+			}
+			next = RESPST_DROP;
 			break;
 		case RESPST_ERR_CLASS_AC:
 			if (q->dp.resp_wqe) {
 				recv_wc(q, q->dp.resp_wqe, wc_status, 0, 0, false, 0, 0, false);
 				q->dp.resp_wqe = NULL;
 			}
-			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn, nak, NULL, 0);
+			/* UC reaches this only on a local scatter error (rxe's
+			 * ERR_MALFORMED_WQE): the QP goes to ERR, but no NAK leaves */
+			if (!uc)
+				send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn, nak, NULL, 0);
 			emu_dp_qp_error(q);
 			next = RESPST_DONE;
 			break;

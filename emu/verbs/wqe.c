@@ -96,6 +96,7 @@ static void retry_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 				     q->qp.qp_num, (unsigned long long)w->wr.wr_id);
 			w->state = EMU_WQE_ERROR;
 			w->status = IBV_WC_RETRY_EXC_ERR;
+			emu_dp_rd_atomic_put(q, w);
 			break;
 		}
 	}
@@ -126,6 +127,9 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 	q->dp.resp_wqe = NULL;
 	q->sq.count = q->rq.count = 0;
 	q->dp.req_error = false;
+	q->dp.rd_atomic_out = 0;
+	q->dp.need_rd_atomic = false;
+	q->dp.resp_drop = false;
 }
 
 static void flush_wc(struct emu_vcq *cq, uint64_t wr_id, uint32_t qpn)
@@ -144,6 +148,8 @@ void emu_dp_flush(struct emu_vqp *q)
 	if (q->attr.qp_state != IBV_QPS_ERR)
 		return;
 	emu_dp_retry_cancel(q);
+	q->dp.rd_atomic_out = 0; /* every WQE that held a slot is flushed below */
+	q->dp.need_rd_atomic = false;
 	while (!emu_list_empty(&q->sq.list)) {
 		struct emu_list *n = q->sq.list.next;
 		struct emu_swqe *w = emu_list_entry(n, struct emu_swqe, link);
@@ -190,12 +196,17 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 	case IBV_QPS_RESET:
 		emu_dp_qp_clear(q);
 		break;
-	case IBV_QPS_RTR:
+	case IBV_QPS_RTR: {
+		struct emu_engine *e = emu_dp_engine();
+
+		if (e) /* from here on the QP receives: frames from the wire must reach it */
+			emu_dp_port_rx_attach(e, ctx_dev(q->qp.context));
 		if (old == IBV_QPS_INIT) {
 			q->dp.resp_psn = q->attr.rq_psn;
 			q->dp.resp_msn = 0;
 		}
 		break;
+	}
 	case IBV_QPS_RTS:
 		/* rxe: the requester runs at the next post_send's doorbell, not here (WRs the
 		 * provider queued in RESET..RTR wait for it) */

@@ -38,6 +38,16 @@ int rdmaemu_ctl_attach_text(const char *text, const char *node);
 /* Name of the node this process is attached to (attaching now if needed), NULL on error. */
 const char *rdmaemu_ctl_node(void);
 
+/* Opens the RDMA devices of another host `node` of the attached fabric in this process too, so
+ * one test program can play both ends of a link: ibv_get_device_list() then lists them after
+ * the attached host's own, under the names that host gives them (the same name twice is
+ * possible: tell them apart by ibv_get_device_guid), with uverbs numbers following on; sysfs
+ * shows only the attached host's. Must come before the first ibv_get_device_list(). 0, or -1
+ * with errno: ENOENT (no such node), EINVAL (the attached node itself), EBUSY (the device list
+ * exists already), ENOSPC (more than 8 hosts), or the attach error. Calling it again for the
+ * same node is 0. */
+int rdmaemu_ctl_open_host_devices(const char *node);
+
 /* Virtual time. In-process hosting runs on a virtual clock (nanoseconds, starting at 0 when
  * the engine is created at the first call that needs it); it moves only when nothing the
  * application could do would come first (docs/engine.md in the source tree). */
