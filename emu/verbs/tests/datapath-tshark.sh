@@ -1,0 +1,51 @@
+#!/bin/sh
+# A data-path run on the wire decodes in tshark with no malformed packet: test_verbs_wire
+# (rxe-ref2's hosts A and B in one process: RC SEND_WITH_IMM over 5 packets, RDMA READ,
+# FETCH_AND_ADD, a UD SEND) runs with RDMAEMU_PCAP set, and tshark must show exactly that
+# exchange, with no Malformed or Expert error/warning. Exit 77 without tshark.
+set -u
+TSHARK=${TSHARK:-tshark}
+command -v "$TSHARK" >/dev/null 2>&1 || { echo "tshark not found: skipped"; exit 77; }
+b=${RDMAEMU_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/datapath-tshark.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+WIRESHARK_CONFIG_DIR=$tmp/wsconf
+export WIRESHARK_CONFIG_DIR
+mkdir -p "$WIRESHARK_CONFIG_DIR"
+fail() { echo "FAIL: $*"; exit 1; }
+
+RDMAEMU_PCAP=$tmp/dp "$b/emu/verbs/tests/test_verbs_wire" >"$tmp/run.log" 2>&1 ||
+	{ tail -n 20 "$tmp/run.log"; fail "test_verbs_wire failed"; }
+[ -f "$tmp/dp-eth.pcap" ] || fail "no capture written ($tmp/dp-eth.pcap)"
+
+# rpcordma would try to reassemble the test payloads as RPC-over-RDMA
+"$TSHARK" -n --disable-protocol rpcordma -r "$tmp/dp-eth.pcap" -V >"$tmp/v.txt" 2>"$tmp/err" ||
+	{ cat "$tmp/err"; fail "tshark failed"; }
+if grep -E 'Malformed|Expert Info \((Error|Warning)' "$tmp/v.txt" >/dev/null; then
+	grep -E -m 5 'Malformed|Expert Info' "$tmp/v.txt"
+	fail "tshark reports errors"
+fi
+"$TSHARK" -n --disable-protocol rpcordma -r "$tmp/dp-eth.pcap" -T fields \
+	-e ip.src -e ip.dst -e frame.len -e infiniband.bth.opcode 2>/dev/null >"$tmp/f.txt"
+cat >"$tmp/want.txt" <<'WANT'
+192.0.2.65	192.0.2.66	1082	0
+192.0.2.65	192.0.2.66	1082	1
+192.0.2.65	192.0.2.66	1082	1
+192.0.2.65	192.0.2.66	1082	1
+192.0.2.65	192.0.2.66	966	3
+192.0.2.66	192.0.2.65	62	17
+192.0.2.65	192.0.2.66	74	12
+192.0.2.66	192.0.2.65	1086	13
+192.0.2.66	192.0.2.65	1082	14
+192.0.2.66	192.0.2.65	1082	14
+192.0.2.66	192.0.2.65	1082	14
+192.0.2.66	192.0.2.65	966	15
+192.0.2.65	192.0.2.66	86	20
+192.0.2.66	192.0.2.65	70	18
+192.0.2.65	192.0.2.66	166	100
+WANT
+if ! diff "$tmp/want.txt" "$tmp/f.txt" >"$tmp/diff"; then
+	cat "$tmp/diff"
+	fail "the capture is not the expected exchange (src, dst, frame length, BTH opcode)"
+fi
+echo "datapath-tshark: $(wc -l <"$tmp/f.txt") frames decoded, 0 malformed; 1 passed, 0 failed"
