@@ -36,8 +36,82 @@ static void set_state(struct emu_vqp *q, struct emu_swqe *w, enum emu_wqe_state 
 	w->status = status;
 	if (s != EMU_WQE_PENDING) /* answered (or failed): its max_rd_atomic slot is free */
 		emu_dp_rd_atomic_put(q, w);
-	if (s == EMU_WQE_DONE) /* progress: rxe resets the RNR retry count */
+	if (s == EMU_WQE_DONE) { /* progress: rxe's reset_retry_counters() */
 		q->dp.rnr_left = q->attr.rnr_retry;
+		q->dp.retry_left = q->attr.retry_cnt;
+		q->dp.retry_started = false;
+	}
+}
+
+/* rxe's req_retry(), go-back-N (IBTA 9.7.5.2.5 / C9-129): every WQE from w on that was sent
+ * goes back to POSTED and the requester sends it again from its first PSN, its payload
+ * gathered again from the WQE (a READ restarts at its first byte). The responder drops or
+ * re-ACKs the packets it already has and replays READs / atomics from its resources, so
+ * nothing runs twice. The PSNs are the same as the first time: the requester walks the same
+ * WQEs in the same order from w->first_psn. */
+static void go_back(struct emu_vqp *q, struct emu_swqe *w, const char *why)
+{
+	uint64_t pkts = 0;
+
+	q->dp.req_psn = w->first_psn;
+	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state != EMU_WQE_PENDING)
+			continue;
+		/* a READ's or atomic's request is one packet; SEND / WRITE one per PSN */
+		pkts += x->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(x->wr.opcode) ?
+				1 : ((x->last_psn - x->first_psn) & EMU_PSN_MASK) + 1;
+		x->state = EMU_WQE_POSTED;
+		x->read_off = 0;
+		emu_dp_rd_atomic_put(q, x); /* taken again when resent */
+	}
+	q->dp.retransmits += pkts;
+	emu_dp_trace("qp %u comp: %s: go back to psn %#x (wr_id %llu), %llu packets again, "
+		     "%d retries left", q->qp.qp_num, why, w->first_psn,
+		     (unsigned long long)w->wr.wr_id, (unsigned long long)pkts, q->dp.retry_left);
+}
+
+/* rxe's COMPST_ERROR_RETRY: one retry of the oldest unacknowledged WQE w. retry_cnt bounds
+ * them (rxe counts 7 as "for ever", as rnr_retry); none left ends w with
+ * IBV_WC_RETRY_EXC_ERR (C9-132), the QP goes to ERR and comp_run flushes the rest. A packet
+ * that shows a lost answer (a READ / atomic implicitly acknowledged, a gap in read responses)
+ * retries once and is then ignored until progress or the timer (comp.started_retry), so a
+ * burst of such packets does not resend the queue again and again. */
+static void retry(struct emu_vqp *q, struct emu_swqe *w, bool timeout, const char *why)
+{
+	if (q->dp.retry_started && !timeout)
+		return;
+	if (!q->dp.retry_left) {
+		emu_dp_trace("qp %u comp: %s, no retry left: wr_id %llu -> RETRY_EXC_ERR",
+			     q->qp.qp_num, why, (unsigned long long)w->wr.wr_id);
+		set_state(q, w, EMU_WQE_ERROR, IBV_WC_RETRY_EXC_ERR);
+		return;
+	}
+	if (q->dp.retry_left != 7)
+		q->dp.retry_left--;
+	q->dp.retry_started = true;
+	go_back(q, w, why);
+}
+
+void emu_dp_retry_timeout(struct emu_vqp *q)
+{
+	struct emu_swqe *w = NULL;
+
+	q->dp.retry_armed = false;
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state == EMU_WQE_PENDING) {
+			w = x;
+			break;
+		}
+	}
+	if (!w || q->attr.qp_state != IBV_QPS_RTS)
+		return;
+	retry(q, w, true, "ack timeout");
+	emu_dp_comp_run(q);
+	emu_dp_req_run(q);
 }
 
 void emu_dp_retry_arm(struct emu_vqp *q)
@@ -46,9 +120,23 @@ void emu_dp_retry_arm(struct emu_vqp *q)
 
 	if (!e || !q->attr.timeout || q->dp.retry_armed)
 		return;
-	/* local ACK timeout: 4.096 us * 2^timeout */
+	/* local ACK timeout: 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0: none, as rxe */
 	emu_timer_arm_in(emu_engine_clock(e), &q->dp.retry, 4096ull << q->attr.timeout);
 	q->dp.retry_armed = true;
+}
+
+void emu_dp_retry_restart(struct emu_vqp *q)
+{
+	struct emu_engine *e = emu_dp_engine();
+
+	/* rxe mod_timer()s the retransmission timer at every request it sends and at every
+	 * ACK that makes progress: the timeout counts from the last sign of life */
+	if (!e || !q->attr.timeout)
+		return;
+	if (q->dp.retry_armed)
+		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
+	q->dp.retry_armed = false;
+	emu_dp_retry_arm(q);
 }
 
 void emu_dp_retry_cancel(struct emu_vqp *q)
@@ -176,6 +264,8 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 {
 	struct emu_aeth aeth = { 0 };
 	uint32_t psn = pi->psn;
+	bool progress = false;
+	uint64_t resent = q->dp.retransmits; /* changes when this packet made us go back N */
 
 	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
 		emu_dp_trace("qp %u comp: %s in state %s: dropped", q->qp.qp_num,
@@ -186,25 +276,44 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		emu_aeth_get(frame + pi->hdr_off[EMU_PKT_H_AETH], &aeth);
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
+		bool rd_atomic = w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode);
 
+		if (w->state == EMU_WQE_POSTED)
+			break; /* not (re)sent yet: nothing from here on can be answered */
 		if (w->state != EMU_WQE_PENDING)
 			continue;
-		if (emu_psn_cmp(w->last_psn, psn) < 0) { /* implicitly acknowledged */
-			if (w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode))
-				break; /* its response is missing: a retry (later step) */
+		if (emu_psn_cmp(w->last_psn, psn) < 0) {
+			/* the answer to a later PSN: w is implicitly acknowledged (9.7.5.1.3),
+			 * unless it is a READ / atomic whose own response is the answer: that
+			 * one was lost (rxe's check_psn: COMPST_ERROR_RETRY) */
+			if (rd_atomic) {
+				retry(q, w, false, "response missing");
+				break;
+			}
 			set_state(q, w, EMU_WQE_DONE, 0);
+			progress = true;
 			continue;
 		}
-		if (emu_psn_cmp(w->first_psn, psn) > 0)
+		if (emu_psn_cmp(w->first_psn, psn) > 0) {
+			/* before the oldest outstanding PSN: a duplicate or stale answer */
+			emu_dp_trace("qp %u comp: %s psn %#x: stale, ignored", q->qp.qp_num,
+				     emu_pkt_opcode_name(pi->opcode), psn);
 			break;
+		}
 		/* the packet belongs to w */
 		if (is_read_resp(pi->opcode)) {
 			uint32_t mtu = emu_dp_mtu(q);
 			uint64_t off = (uint64_t)((psn - w->first_psn) & EMU_PSN_MASK) * mtu;
 			enum emu_mr_status st;
 
-			if (w->wr.opcode != IBV_WR_RDMA_READ || off != w->read_off)
+			if (w->wr.opcode != IBV_WR_RDMA_READ)
 				break;
+			if (off < w->read_off)
+				break; /* a duplicate response packet */
+			if (off > w->read_off) { /* one in between was lost */
+				retry(q, w, false, "read response gap");
+				break;
+			}
 			st = emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off,
 					     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]),
 					     pi->paylen, true);
@@ -213,6 +322,7 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				break;
 			}
 			w->read_off += pi->paylen;
+			progress = true;
 			if (pi->mask & EMU_PKT_END)
 				set_state(q, w, EMU_WQE_DONE, 0);
 			break;
@@ -229,18 +339,28 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
 			else
 				set_state(q, w, EMU_WQE_DONE, 0);
+			progress = true;
 			break;
 		}
 		switch (aeth.syndrome & EMU_AETH_KIND_MASK) {
 		case EMU_AETH_ACK:
-			if (w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode) &&
-			    !emu_psn_cmp(w->last_psn, psn))
+			if (!rd_atomic && !emu_psn_cmp(w->last_psn, psn)) {
 				set_state(q, w, EMU_WQE_DONE, 0);
+				progress = true;
+			}
 			break;
 		case EMU_AETH_RNR_NAK:
 			rnr_nak(q, w, aeth.syndrome);
 			break;
 		case EMU_AETH_NAK:
+			if (aeth.syndrome == EMU_AETH_NAK_PSN_SEQ) {
+				/* C9-112: the responder expects `psn`; everything before it was
+				 * acknowledged above. Go back to the WQE holding it without using
+				 * a retry (rxe: need_retry, no retry_cnt) */
+				q->dp.retry_started = true;
+				go_back(q, w, "PSN sequence NAK");
+				break;
+			}
 			set_state(q, w, EMU_WQE_ERROR, nak_status(aeth.syndrome));
 			break;
 		default:
@@ -248,8 +368,12 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		}
 		break;
 	}
+	if (progress && q->attr.qp_state == IBV_QPS_RTS)
+		emu_dp_retry_restart(q); /* comp_run cancels it if nothing is outstanding */
 	emu_dp_comp_run(q);
-	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot */
-	if (q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic)
+	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot;
+	 * a packet that made the completer go back N has the requester resend */
+	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
+	    q->dp.retransmits != resent)
 		emu_dp_req_run(q);
 }

@@ -8,9 +8,12 @@
  * engine timer (rxe's loopback in rxe_net.c), so ordering is the clock's FIFO order and a post
  * with its ACK is complete when the call's emu_engine_unlock returns. Frames for other hosts
  * leave through emu_engine_port_send (destination MAC from emu_av_resolve_dmac) and arrive
- * through the ports' receivers (emu_dp_port_rx_attach). The retransmission timer ends a WQE
- * whose answer never comes with IBV_WC_RETRY_EXC_ERR (retransmission itself is a later step:
- * the first timeout is final). RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
+ * through the ports' receivers (emu_dp_port_rx_attach). RC is reliable on a lossy wire
+ * (IBTA 9.7.5 / 9.7.6, rxe's retry machinery): the retransmission timer (4.096 us *
+ * 2^timeout) and PSN sequence NAKs go back N to the oldest unacknowledged PSN, retry_cnt
+ * bounds the timeouts (none left: IBV_WC_RETRY_EXC_ERR); the responder NAKs a gap once, re-ACKs
+ * duplicate SEND / WRITE packets and answers duplicate READs / atomics from its responder
+ * resources. RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
  *
  * Locking: everything here runs with the engine lock held (posts, modify/destroy, timers),
  * then takes HCA and CQ mutexes. Trace: RDMAEMU_TRACE containing "qp" prints one line per
@@ -45,6 +48,14 @@ struct emu_swqe {
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
 	struct ibv_sge sge[];
+};
+
+/* A responder resource (rxe's struct resp_res): what a duplicate READ or atomic needs to be
+ * answered without executing it again. */
+struct emu_resp_res {
+	bool used, atomic;
+	uint32_t first_psn, last_psn;
+	uint64_t orig;		/* atomic: the original value sent in the ATOMIC_ACKNOWLEDGE */
 };
 
 struct emu_rwqe {
@@ -102,6 +113,10 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 /* Retires finished WQEs from the head of the send queue (CQEs, QP to ERR on an error). */
 void emu_dp_comp_run(struct emu_vqp *q);
 void emu_dp_retry_arm(struct emu_vqp *q);
+/* Restarts the retransmission timer (a packet with AckReq left, or an ACK made progress). */
+void emu_dp_retry_restart(struct emu_vqp *q);
+/* The retransmission timer fired (rxe's retransmit_timer + COMPST_ERROR_RETRY). */
+void emu_dp_retry_timeout(struct emu_vqp *q);
 void emu_dp_retry_cancel(struct emu_vqp *q);
 
 static inline int emu_psn_cmp(uint32_t a, uint32_t b)

@@ -122,12 +122,12 @@ struct emu_wq {            /* a send or receive queue */
 };
 
 struct emu_rwqe;
+struct emu_resp_res;
 
 /* Per-QP state of the data path engines (emu/verbs/req.c, resp.c, comp.c). Touched only with
  * the engine lock held. */
 struct emu_qp_dp {
 	uint32_t req_psn;          /* next PSN the requester sends */
-	bool req_error;            /* the requester stopped on a local error (rxe req.state ERROR) */
 	uint32_t resp_psn, resp_msn; /* the responder's ePSN and MSN */
 	struct emu_rwqe *resp_wqe; /* receive WQE of the SEND in progress (taken off its queue) */
 	uint32_t resp_off;         /* bytes scattered into it */
@@ -144,6 +144,19 @@ struct emu_qp_dp {
 	uint32_t rd_atomic_out;
 	bool need_rd_atomic;
 	bool resp_drop;            /* UC: drop the rest of this message (rxe resp.drop_msg) */
+	/* RC reliability (IBTA 9.7.5 / 9.7.6). Requester: retries left for the oldest unacked
+	 * WQE (retry_cnt, 7 = for ever; reset on progress, rxe's reset_retry_counters), and
+	 * whether a go-back-N caused by a packet (not the timer) is under way, so duplicate
+	 * ACKs / responses do not start another one (rxe comp.started_retry). */
+	int retry_left;
+	bool retry_started;
+	uint64_t retransmits;      /* packets sent again (trace / tests) */
+	/* Responder: a PSN sequence NAK was sent for the current gap (rxe resp.sent_psn_nak),
+	 * and the responder resources of READ / atomic requests (rxe's resp.resources, a ring
+	 * of max_dest_rd_atomic entries) to answer their duplicates without executing again. */
+	bool resp_nak_sent;
+	struct emu_resp_res *res;
+	uint32_t nres, res_next;
 };
 
 struct emu_mcast_att {

@@ -334,7 +334,9 @@ void emu_dp_req_run(struct emu_vqp *q)
 	uint32_t mtu;
 	uint8_t *buf;
 
-	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.req_error || q->dp.rnr_armed)
+	/* after a local error the loop stops at the WQE in ERROR (rxe's req.state ERROR); the
+	 * ones before it may still have to be sent again (go back N) */
+	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.rnr_armed)
 		return;
 	mtu = emu_dp_mtu(q);
 	buf = malloc(mtu);
@@ -344,6 +346,8 @@ void emu_dp_req_run(struct emu_vqp *q)
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
 		enum req_state st;
 
+		if (w->state == EMU_WQE_ERROR)
+			break;
 		if (w->state != EMU_WQE_POSTED)
 			continue;
 		if ((w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode)) &&
@@ -361,14 +365,13 @@ void emu_dp_req_run(struct emu_vqp *q)
 			 * then completes this WQE with its status and moves the QP to ERR */
 			w->state = EMU_WQE_ERROR;
 			emu_dp_rd_atomic_put(q, w);
-			q->dp.req_error = true;
 			break;
 		}
 		/* only RC waits for an acknowledgement; a UD or UC WQE is done when its last
 		 * packet has left (rxe's completer retires it without an ACK) */
 		w->state = q->qp.qp_type == IBV_QPT_RC ? EMU_WQE_PENDING : EMU_WQE_DONE;
 		if (w->state == EMU_WQE_PENDING)
-			emu_dp_retry_arm(q);
+			emu_dp_retry_restart(q); /* rxe: mod_timer at every request sent */
 	}
 	free(buf);
 	emu_dp_comp_run(q);

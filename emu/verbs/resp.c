@@ -24,6 +24,8 @@ enum resp_state {
 	RESPST_ERR_RNR,
 	RESPST_ERR_CLASS_AC,
 	RESPST_ERR_UC_DROP,
+	RESPST_ERR_PSN_OUT_OF_SEQ,
+	RESPST_DUPLICATE_REQUEST,
 	RESPST_DROP,
 	RESPST_NUM
 };
@@ -31,8 +33,45 @@ enum resp_state {
 static const char *const resp_state_names[RESPST_NUM] = {
 	"CHK_PSN", "CHK_OP_VALID", "CHK_RESOURCE", "CHK_RKEY", "EXECUTE", "READ_REPLY",
 	"ATOMIC_REPLY", "COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC",
-	"ERR_UC_DROP", "DROP",
+	"ERR_UC_DROP", "ERR_PSN_OUT_OF_SEQ", "DUPLICATE_REQUEST", "DROP",
 };
+
+/* rxe's responder resources: a READ / atomic request that was executed is remembered in the
+ * next entry of a ring of max_dest_rd_atomic (the oldest one is reused, as rxe's
+ * rsp_res producer index): the requester never has more outstanding (max_rd_atomic), so a
+ * duplicate of one it still waits for finds its entry. No memory: no entry, and the
+ * duplicate is dropped (class D) until the requester gives up. */
+static void res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
+		    uint64_t orig)
+{
+	struct emu_resp_res *r;
+
+	if (!q->dp.res) {
+		uint32_t n = q->attr.max_dest_rd_atomic ? q->attr.max_dest_rd_atomic : 1;
+
+		q->dp.res = calloc(n, sizeof(*q->dp.res));
+		if (!q->dp.res)
+			return;
+		q->dp.nres = n;
+		q->dp.res_next = 0;
+	}
+	r = &q->dp.res[q->dp.res_next];
+	q->dp.res_next = (q->dp.res_next + 1) % q->dp.nres;
+	*r = (struct emu_resp_res){ .used = true, .atomic = atomic, .first_psn = first,
+				    .last_psn = last, .orig = orig };
+}
+
+static const struct emu_resp_res *res_find(const struct emu_vqp *q, uint32_t psn)
+{
+	for (uint32_t i = 0; i < q->dp.nres; i++) {
+		const struct emu_resp_res *r = &q->dp.res[i];
+
+		if (r->used && emu_psn_cmp(psn, r->first_psn) >= 0 &&
+		    emu_psn_cmp(psn, r->last_psn) <= 0)
+			return r;
+	}
+	return NULL;
+}
 
 static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 			  const void *data, size_t len, uint64_t orig)
@@ -157,8 +196,10 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		pi->bth.se);
 }
 
+/* The READ_RESPONSE packets of a READ; a replay (duplicate request) reads the memory again,
+ * as rxe does, and leaves the ePSN where it is. */
 static void read_reply(struct emu_vqp *q, const struct emu_reth *reth, uint32_t psn,
-		       void *host)
+		       void *host, bool replay)
 {
 	uint32_t mtu = emu_dp_mtu(q);
 	uint32_t len = reth->dma_len;
@@ -175,7 +216,10 @@ static void read_reply(struct emu_vqp *q, const struct emu_reth *reth, uint32_t 
 		send_ack(q, EMU_OP_RC | op, psn + i, emu_aeth_ack(EMU_AETH_CREDITS_INVALID),
 			 host ? (uint8_t *)host + (size_t)i * mtu : NULL, plen);
 	}
-	q->dp.resp_psn = (psn + n) & EMU_PSN_MASK;
+	if (!replay) {
+		res_add(q, false, psn, (psn + n - 1) & EMU_PSN_MASK, 0);
+		q->dp.resp_psn = (psn + n) & EMU_PSN_MASK;
+	}
 }
 
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
@@ -222,10 +266,63 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 						next = RESPST_DROP;
 					}
 				}
-			} else if (pi->psn != q->dp.resp_psn) { /* RC: in-order only in this slice */
-				next = RESPST_DROP;
+			} else {
+				/* rxe's check_psn for RC (IBTA 9.7.5.1.2 / 9.7.5.1.3) */
+				int d = emu_psn_cmp(pi->psn, q->dp.resp_psn);
+
+				if (d > 0)	/* a gap: one NAK per gap, then silence */
+					next = q->dp.resp_nak_sent ? RESPST_DROP :
+								    RESPST_ERR_PSN_OUT_OF_SEQ;
+				else if (d < 0)
+					next = RESPST_DUPLICATE_REQUEST;
+				else	/* the expected PSN: the gap (if any) is closed */
+					q->dp.resp_nak_sent = false;
 			}
 			break;
+		case RESPST_ERR_PSN_OUT_OF_SEQ:
+			/* C9-112: NAK with the ePSN, the requester goes back to it */
+			q->dp.resp_nak_sent = true;
+			send_ack(q, EMU_OP_RC | EMU_OP_ACK, q->dp.resp_psn, EMU_AETH_NAK_PSN_SEQ,
+				 NULL, 0);
+			next = RESPST_DONE;
+			break;
+		case RESPST_DUPLICATE_REQUEST: {
+			/* rxe's duplicate_request() (9.7.5.1.3, C9-104..C9-106): nothing runs
+			 * twice */
+			const struct emu_resp_res *r;
+
+			next = RESPST_DONE;
+			if (m & (EMU_PKT_SEND | EMU_PKT_WRITE)) {
+				/* acknowledge again, with the last PSN executed, whether or not
+				 * the duplicate asks for it (the original ACK may be lost) */
+				send_ack(q, EMU_OP_RC | EMU_OP_ACK, q->dp.resp_psn - 1,
+					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
+				break;
+			}
+			r = res_find(q, pi->psn);
+			if (!r || r->atomic != !!(m & EMU_PKT_ATOMIC) ||
+			    (r->atomic && r->first_psn != pi->psn)) {
+				next = RESPST_DROP; /* class D: no resource holds it */
+				break;
+			}
+			if (r->atomic) { /* the saved result, not a second execution */
+				send_ack_orig(q, EMU_OP_RC | EMU_OP_ATOMIC_ACK, pi->psn,
+					      emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0,
+					      r->orig);
+				break;
+			}
+			/* READ: read the memory again (rxe's replay), with the R_Key checked
+			 * again: it may have been invalidated since */
+			if (reth.dma_len &&
+			    emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true, reth.va,
+					     reth.dma_len, EMU_ACCESS_REMOTE_READ,
+					     &rhost) != EMU_MR_OK) {
+				next = RESPST_DROP;
+				break;
+			}
+			read_reply(q, &reth, pi->psn, rhost, true);
+			break;
+		}
 		case RESPST_CHK_OP_VALID:
 			next = RESPST_CHK_RESOURCE;
 			if ((m & EMU_PKT_READ &&
@@ -373,6 +470,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				}
 				q->dp.resp_msn++;
 				q->dp.resp_psn = (q->dp.resp_psn + 1) & EMU_PSN_MASK;
+				res_add(q, true, pi->psn, pi->psn, orig);
 				next = RESPST_ATOMIC_REPLY;
 				break;
 			}
@@ -381,7 +479,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				q->dp.resp_msn++;
 			break;
 		case RESPST_READ_REPLY:
-			read_reply(q, &reth, pi->psn, rhost);
+			read_reply(q, &reth, pi->psn, rhost, false);
 			next = RESPST_DONE;
 			break;
 		case RESPST_ATOMIC_REPLY:

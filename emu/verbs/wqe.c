@@ -82,25 +82,8 @@ static void rnr_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 
 static void retry_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
-	struct emu_vqp *q = arg;
-
 	(void)clk, (void)t;
-	q->dp.retry_armed = false;
-	/* retransmission is a later step: the first ack timeout is final, as if retry_cnt
-	 * were exhausted */
-	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
-		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
-
-		if (w->state == EMU_WQE_PENDING) {
-			emu_dp_trace("qp %u comp: ack timeout, wr_id %llu -> RETRY_EXC_ERR",
-				     q->qp.qp_num, (unsigned long long)w->wr.wr_id);
-			w->state = EMU_WQE_ERROR;
-			w->status = IBV_WC_RETRY_EXC_ERR;
-			emu_dp_rd_atomic_put(q, w);
-			break;
-		}
-	}
-	emu_dp_comp_run(q);
+	emu_dp_retry_timeout(arg); /* comp.c: go back N, or RETRY_EXC_ERR when none is left */
 }
 
 void emu_dp_rwqe_list_free(struct emu_list *l)
@@ -126,10 +109,14 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 	free(q->dp.resp_wqe);
 	q->dp.resp_wqe = NULL;
 	q->sq.count = q->rq.count = 0;
-	q->dp.req_error = false;
 	q->dp.rd_atomic_out = 0;
 	q->dp.need_rd_atomic = false;
 	q->dp.resp_drop = false;
+	q->dp.resp_nak_sent = false;
+	q->dp.retry_started = false;
+	free(q->dp.res);
+	q->dp.res = NULL;
+	q->dp.nres = q->dp.res_next = 0;
 }
 
 static void flush_wc(struct emu_vcq *cq, uint64_t wr_id, uint32_t qpn)
@@ -204,6 +191,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 		if (old == IBV_QPS_INIT) {
 			q->dp.resp_psn = q->attr.rq_psn;
 			q->dp.resp_msn = 0;
+			q->dp.resp_nak_sent = false;
 		}
 		break;
 	}
@@ -213,6 +201,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 		if (old == IBV_QPS_RTR) {
 			q->dp.req_psn = q->attr.sq_psn;
 			q->dp.rnr_left = q->attr.rnr_retry;
+			q->dp.retry_left = q->attr.retry_cnt;
 		}
 		break;
 	case IBV_QPS_ERR:
