@@ -64,39 +64,15 @@ static struct ibv_qp *mk_qp(enum ibv_qp_type t, struct ibv_cq *cq, struct ibv_sr
 
 static void rc_connect(struct ibv_qp *qp, uint32_t dqpn, uint8_t rnr_retry)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_ATOMIC };
+	const struct vt_conn c = {
+		.dest_qpn = dqpn, .dgid = gid1, .psn = 0x123,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 1, .min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7,
+		.rnr_retry = rnr_retry,
+	};
 
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						      IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x123;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-						      IBV_QP_MAX_DEST_RD_ATOMIC |
-						      IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x123;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = rnr_retry;
-	a.max_rd_atomic = 1;
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-						      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-						      IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	vt_connect(qp, &c);
 }
 
 static struct side A, B;
@@ -228,10 +204,11 @@ static void post_send(struct side *s, struct ibv_send_wr *wr)
 	assert_null(bad);
 }
 
-static void test_send(void **state)
+/* Every size of `sizes` (several SGEs, one of them empty), without and with immediate data,
+ * from A to B over the connected pair: the sender's and the receiver's completions exactly,
+ * the bytes, nothing written past them, no extra completion. RC and UC alike. */
+static void send_every_size(uint32_t imm_base)
 {
-	(void)state;
-	pair_up(0, IBV_ACCESS_LOCAL_WRITE, 7);
 	for (int imm = 0; imm < 2; imm++)
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
 			uint32_t len = sizes[k];
@@ -239,7 +216,7 @@ static void test_send(void **state)
 			struct ibv_send_wr wr = { .wr_id = 100 + k, .sg_list = sg,
 						  .opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
 						  .send_flags = IBV_SEND_SIGNALED,
-						  .imm_data = htobe32(0x01020304u + (uint32_t)k) };
+						  .imm_data = htobe32(imm_base + (uint32_t)k) };
 			struct ibv_wc wc;
 
 			fill(&A, len);
@@ -247,12 +224,12 @@ static void test_send(void **state)
 			post_recv(&B, 200 + k, 0, len + 3);
 			wr.num_sge = split(&A, sg, 0, len);
 			post_send(&A, &wr);
-			/* complete, ACK included, when post_send returns */
+			/* complete (RC: ACK included) when post_send returns */
 			assert_int_equal(poll1(A.cq, &wc), 1);
 			check_send_wc(&wc, 100 + k, IBV_WC_SEND, len, imm, A.qp);
 			assert_int_equal(poll1(B.cq, &wc), 1);
 			check_recv_wc(&wc, 200 + k, IBV_WC_RECV, len, imm,
-				      htobe32(0x01020304u + (uint32_t)k), B.qp, 0);
+				      htobe32(imm_base + (uint32_t)k), B.qp, 0);
 			if (len)
 				assert_memory_equal(buf(&B), buf(&A), len);
 			for (uint32_t i = len; i < len + 3; i++)
@@ -262,6 +239,13 @@ static void test_send(void **state)
 		}
 	canaries_intact(&A);
 	canaries_intact(&B);
+}
+
+static void test_send(void **state)
+{
+	(void)state;
+	pair_up(0, IBV_ACCESS_LOCAL_WRITE, 7);
+	send_every_size(0x01020304u);
 }
 
 static void test_send_inline(void **state)
@@ -563,15 +547,6 @@ static void test_rnr_retry0(void **state)
 	expect_empty(B.cq);
 }
 
-static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	/* a busy-poll loop: each empty poll lets virtual time move to the next timer */
-	for (int i = 0; i < 1000; i++)
-		if (poll1(cq, wc))
-			return 1;
-	return 0;
-}
-
 static void test_rnr_retry(void **state)
 {
 	struct ibv_sge sg = { 0, 8, 0 };
@@ -587,7 +562,7 @@ static void test_rnr_retry(void **state)
 	post_send(&A, &w);
 	expect_empty(A.cq); /* RNR NAK: waiting for the RNR timer */
 	post_recv(&B, 4, 0, 8);
-	assert_int_equal(poll_wait(A.cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(A.cq, &wc), 1);
 	check_send_wc(&wc, 9, IBV_WC_SEND, 8, false, A.qp);
 	assert_int_equal(poll1(B.cq, &wc), 1);
 	check_recv_wc(&wc, 4, IBV_WC_RECV, 8, false, 0, B.qp, 0);
@@ -605,7 +580,7 @@ static void test_rnr_retry_exhausted(void **state)
 	sg.addr = (uintptr_t)buf(&A);
 	sg.lkey = A.mr->lkey;
 	post_send(&A, &w);
-	assert_int_equal(poll_wait(A.cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(A.cq, &wc), 1);
 	assert_int_equal(wc.wr_id, 9);
 	assert_int_equal(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
 	assert_int_equal(qp_state(A.qp), IBV_QPS_ERR);
@@ -1010,27 +985,10 @@ static void test_atomic_bad_local_sge(void **state)
 
 static void uc_connect(struct ibv_qp *qp, uint32_t dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE };
+	const struct vt_conn c = { .dest_qpn = dqpn, .dgid = gid1, .psn = 0x77,
+				   .access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE };
 
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-						      IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x77;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid1;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-						      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x77;
-	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	vt_connect(qp, &c);
 }
 
 static void uc_pair(int access_b)
@@ -1053,33 +1011,7 @@ static void test_uc_send(void **state)
 {
 	(void)state;
 	uc_pair(IBV_ACCESS_LOCAL_WRITE);
-	for (int imm = 0; imm < 2; imm++)
-		for (size_t k = 0; k < sizeof(sizes) / sizeof(*sizes); k++) {
-			uint32_t len = sizes[k];
-			struct ibv_sge sg[4];
-			struct ibv_send_wr wr = { .wr_id = 100 + k, .sg_list = sg,
-						  .opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
-						  .send_flags = IBV_SEND_SIGNALED,
-						  .imm_data = htobe32(0x0a0b0c0du + (uint32_t)k) };
-			struct ibv_wc wc;
-
-			fill(&A, len);
-			memset(buf(&B), 0, BUF);
-			post_recv(&B, 200 + k, 0, len + 3);
-			wr.num_sge = split(&A, sg, 0, len);
-			post_send(&A, &wr);
-			assert_int_equal(poll1(A.cq, &wc), 1);
-			check_send_wc(&wc, 100 + k, IBV_WC_SEND, len, imm, A.qp);
-			assert_int_equal(poll1(B.cq, &wc), 1);
-			check_recv_wc(&wc, 200 + k, IBV_WC_RECV, len, imm,
-				      htobe32(0x0a0b0c0du + (uint32_t)k), B.qp, 0);
-			if (len)
-				assert_memory_equal(buf(&B), buf(&A), len);
-			assert_int_equal(buf(&B)[len], 0);
-			expect_empty(A.cq);
-			expect_empty(B.cq);
-		}
-	canaries_intact(&B);
+	send_every_size(0x0a0b0c0du);
 }
 
 static void test_uc_write(void **state)

@@ -103,39 +103,16 @@ static void host_down(struct host *h)
 static void rc_connect(struct host *h, const struct host *peer, uint8_t timeout,
 		       uint8_t retry_cnt)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_ATOMIC };
+	const struct vt_conn c = {
+		.dest_qpn = peer->qp->qp_num, .dgid = peer->gid,
+		.psn = 0xfffff0, /* the PSNs wrap during the run */
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 4, .min_rnr_timer = 1, .timeout = timeout, .retry_cnt = retry_cnt,
+		.rnr_retry = 7,
+	};
 
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							  IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0xfffff0; /* the PSNs wrap during the run */
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-							  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-							  IBV_QP_MAX_DEST_RD_ATOMIC |
-							  IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0xfffff0;
-	a.timeout = timeout;
-	a.retry_cnt = retry_cnt;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-							  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-							  IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	vt_connect(h->qp, &c);
 }
 
 static void pair_up(struct host *a, struct host *b, int ia, int ib, uint8_t timeout,
@@ -278,14 +255,6 @@ static void test_lossy_send_write(void **state)
 }
 
 /* poll one CQE from h's CQ, letting virtual time move */
-static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	for (long i = 0; i < 10000000L; i++)
-		if (ibv_poll_cq(cq, 1, wc))
-			return 1;
-	return 0;
-}
-
 /* (b) FETCH_AND_ADD x50 on the lossy link: every one executes once (duplicates are answered
  * from the responder resources), in PSN order, so the k-th fetches k * addend. */
 static void test_lossy_atomics(void **state)
@@ -312,7 +281,7 @@ static void test_lossy_atomics(void **state)
 			post_send(&a, &w);
 			next++;
 		}
-		assert_int_equal(poll_wait(a.cq, &wc), 1);
+		assert_int_equal(vt_poll_wait(a.cq, &wc), 1);
 		assert_int_equal(wc.status, IBV_WC_SUCCESS);
 		assert_int_equal(wc.opcode, IBV_WC_FETCH_ADD);
 		assert_int_equal(wc.wr_id, done);
@@ -353,7 +322,7 @@ static void test_lossy_reads(void **state)
 			post_send(&a, &w);
 			next++;
 		}
-		assert_int_equal(poll_wait(a.cq, &wc), 1);
+		assert_int_equal(vt_poll_wait(a.cq, &wc), 1);
 		assert_int_equal(wc.status, IBV_WC_SUCCESS);
 		assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
 		assert_int_equal(wc.wr_id, done);
@@ -388,13 +357,13 @@ static void test_link_down_retry_exceeded(void **state)
 
 		post_send(&a, &w);
 	}
-	assert_int_equal(poll_wait(a.cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(a.cq, &wc), 1);
 	t1 = now_ns();
 	assert_int_equal(wc.status, IBV_WC_RETRY_EXC_ERR);
 	assert_int_equal(wc.wr_id, 10);
 	assert_int_equal(t1 - t0, 3 * (4096ull << 10)); /* 1 + retry_cnt transmissions */
 	for (unsigned i = 1; i < 3; i++) {
-		assert_int_equal(poll_wait(a.cq, &wc), 1);
+		assert_int_equal(vt_poll_wait(a.cq, &wc), 1);
 		assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
 		assert_int_equal(wc.wr_id, 10 + i);
 	}

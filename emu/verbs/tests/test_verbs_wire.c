@@ -24,15 +24,6 @@ struct host {
 
 static struct host H[2]; /* 0: A (attached), 1: B */
 
-static int poll_wait(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	/* each empty poll lets virtual time move to the next timer (the wire's deliveries) */
-	for (int i = 0; i < 100000; i++)
-		if (ibv_poll_cq(cq, 1, wc))
-			return 1;
-	return 0;
-}
-
 static void host_up(struct host *h, enum ibv_qp_type t)
 {
 	struct ibv_qp_init_attr a = {
@@ -72,39 +63,14 @@ static int teardown(void **state)
 
 static void rc_connect(struct host *h, const struct host *peer)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-						    IBV_ACCESS_REMOTE_READ |
-						    IBV_ACCESS_REMOTE_ATOMIC };
+	const struct vt_conn c = {
+		.dest_qpn = peer->qp->qp_num, .dgid = peer->gid, .psn = 7,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rd_atomic = 1, .min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+	};
 
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-							  IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 7;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-							  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-							  IBV_QP_MAX_DEST_RD_ATOMIC |
-							  IBV_QP_MIN_RNR_TIMER), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 7;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	assert_int_equal(ibv_modify_qp(h->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-							  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-							  IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	vt_connect(h->qp, &c);
 }
 
 static void post_send(struct host *h, struct ibv_send_wr *wr)
@@ -139,7 +105,7 @@ static void test_rc_between_hosts(void **state)
 	/* SEND over five packets: the receive completion on B, the ACK back to A */
 	assert_int_equal(ibv_post_recv(b->qp, &rw, &rbad), 0);
 	post_send(a, &w);
-	assert_int_equal(poll_wait(b->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(b->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.wr_id, 2);
 	assert_int_equal(wc.opcode, IBV_WC_RECV);
@@ -147,7 +113,7 @@ static void test_rc_between_hosts(void **state)
 	assert_int_equal(wc.imm_data, htobe32(0x12345678));
 	assert_int_equal(wc.qp_num, b->qp->qp_num);
 	assert_memory_equal(b->mem, a->mem, 5000);
-	assert_int_equal(poll_wait(a->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.wr_id, 1);
 	assert_int_equal(wc.opcode, IBV_WC_SEND);
@@ -158,7 +124,7 @@ static void test_rc_between_hosts(void **state)
 				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED,
 				  .wr.rdma = { (uintptr_t)b->mem, b->mr->rkey } };
 	post_send(a, &w);
-	assert_int_equal(poll_wait(a->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.opcode, IBV_WC_RDMA_READ);
 	assert_int_equal(wc.byte_len, 5000);
@@ -172,7 +138,7 @@ static void test_rc_between_hosts(void **state)
 				  .send_flags = IBV_SEND_SIGNALED,
 				  .wr.atomic = { (uintptr_t)b->mem + 8, 2, 0, b->mr->rkey } };
 	post_send(a, &w);
-	assert_int_equal(poll_wait(a->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.opcode, IBV_WC_FETCH_ADD);
 	memcpy(&v, a->mem, 8);
@@ -221,9 +187,9 @@ static void test_ud_between_hosts(void **state)
 	w.wr.ud.remote_qkey = 0x1111;
 	assert_int_equal(ibv_post_recv(b->qp, &rw, &rbad), 0);
 	post_send(a, &w);
-	assert_int_equal(poll_wait(a->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
-	assert_int_equal(poll_wait(b->cq, &wc), 1);
+	assert_int_equal(vt_poll_wait(b->cq, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.byte_len, 140);
 	assert_int_equal(wc.src_qp, a->qp->qp_num);

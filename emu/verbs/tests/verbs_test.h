@@ -86,4 +86,64 @@ static inline struct ibv_context *vt_open(const char *name)
 	return ctx;
 }
 
+/* What the data-path tests vary when they connect a QP; the rest is fixed: port 1, path MTU
+ * 1024, source GID index 1 (the IPv4-mapped GID), hop limit 64, P_Key index 0. */
+struct vt_conn {
+	uint32_t dest_qpn;
+	union ibv_gid dgid;
+	uint32_t psn;      /* the receive PSN expected and the first send PSN */
+	unsigned access;   /* qp_access_flags */
+	/* RC only */
+	uint8_t rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
+	uint8_t min_rnr_timer, timeout, retry_cnt, rnr_retry;
+};
+
+/* RESET -> INIT -> RTR -> RTS of an RC or UC QP, each step asserted. */
+static inline void vt_connect(struct ibv_qp *qp, const struct vt_conn *c)
+{
+	int rc_only = qp->qp_type == IBV_QPT_RC;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qp_access_flags = c->access };
+
+	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						      IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = c->dest_qpn;
+	a.rq_psn = c->psn;
+	a.max_dest_rd_atomic = c->rd_atomic;
+	a.min_rnr_timer = c->min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = c->dgid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						      (rc_only ? IBV_QP_MAX_DEST_RD_ATOMIC |
+								 IBV_QP_MIN_RNR_TIMER : 0)), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = c->psn;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = c->rd_atomic;
+	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+						      (rc_only ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+								 IBV_QP_RNR_RETRY |
+								 IBV_QP_MAX_QP_RD_ATOMIC : 0)), 0);
+}
+
+/* Busy-polls for one completion; each empty poll lets virtual time move to the next timer
+ * (the wire's deliveries, retransmissions, RNR waits). 1 when one came, 0 after the bound. */
+static inline int vt_poll_wait(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	for (long i = 0; i < 10000000L; i++)
+		if (ibv_poll_cq(cq, 1, wc))
+			return 1;
+	return 0;
+}
+
 #endif
