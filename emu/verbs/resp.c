@@ -403,9 +403,13 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				struct emu_rwqe *w = q->dp.resp_wqe;
 				enum emu_mr_status st;
 
+				/* A SEND longer than the receive WQE: on Linux 6.1 rxe's
+				 * copy_data() fails with -EINVAL, so it is a malformed WQE: NAK
+				 * remote operational error, receiver LOC_QP_OP_ERR, sender
+				 * REM_OP_ERR (measured in the VM, verbs_probe_datapath). */
 				if (!w || q->dp.resp_off + (uint64_t)pi->paylen > w->length) {
-					nak = EMU_AETH_NAK_INVALID_REQ;
-					wc_status = uc ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_LOC_LEN_ERR;
+					nak = uc ? EMU_AETH_NAK_INVALID_REQ : EMU_AETH_NAK_REM_OP;
+					wc_status = uc ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_LOC_QP_OP_ERR;
 					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
 					break;
 				}
