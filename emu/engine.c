@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "emu/engine.h"
+#include "emu/engine_rx.h"
 #include "emu/process.h"
 
 enum emu_engine_thread_state {
@@ -48,6 +49,7 @@ struct emu_engine {
 	pthread_cond_t pcond; /* the progress thread sleeps here (CLOCK_MONOTONIC) */
 	struct emu_clock clock;
 	struct emu_topology *topo;
+	struct emu_engine_rx *rx; /* the host ports' demultiplexer (emu/engine_rx.h) */
 	const struct emu_fabric *fabric;
 	uint64_t epoch; /* tells this engine's thread registrations from a reset engine's */
 
@@ -380,6 +382,14 @@ static struct emu_engine *engine_create(void)
 		errno = saved;
 		return NULL;
 	}
+	e->rx = emu_engine_rx_new(e->topo);
+	if (!e->rx) {
+		emu_topology_free(e->topo);
+		emu_clock_fini(&e->clock);
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
 	pthread_condattr_init(&ca);
@@ -432,6 +442,7 @@ void emu_engine_reset(void)
 	if (tls_epoch == e->epoch)
 		tls_epoch = 0;
 	emu_topology_free(e->topo);
+	emu_engine_rx_free(e->rx);
 	emu_clock_fini(&e->clock);
 	pthread_cond_destroy(&e->pcond);
 	pthread_cond_destroy(&e->cond);
@@ -508,12 +519,15 @@ uint64_t emu_engine_now(const struct emu_engine *e)
 
 /* ---------- ports ---------- */
 
+struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e)
+{
+	return e->rx;
+}
+
 int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			   emu_wire_rx_fn *fn, void *ctx)
 {
-	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
-
-	return ep < 0 ? ep : emu_topology_set_rx(e->topo, ep, fn, ctx);
+	return emu_engine_port_set_rx_class(e, host, dev, port, EMU_RX_HCA, fn, ctx);
 }
 
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,

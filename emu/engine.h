@@ -101,9 +101,11 @@ uint64_t emu_engine_now(const struct emu_engine *e);
  * diagnostic) when more than EMU_ENGINE_STEP_LIMIT were due at this instant. */
 long emu_engine_run_now(struct emu_engine *e);
 
-/* Receiver of frames arriving at port `port` (1-based) of device `dev` of host `host`
- * (indices into the fabric's arrays); NULL: frames are counted and dropped. The receiver runs
- * with the engine lock held. 0, or -ENOENT for no such port. */
+/* Receiver of the transport packets arriving at port `port` (1-based) of device `dev` of host
+ * `host` (indices into the fabric's arrays) that no QPN claim takes: the HCA's data path
+ * (emu/engine_rx.h has the other receivers: the host's network stack, QP1, IPoIB). NULL:
+ * such frames are counted and dropped. The receiver runs with the engine lock held. 0, or
+ * -ENOENT for no such port. */
 int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			   emu_wire_rx_fn *fn, void *ctx);
 /* Sends a frame from that port to its link peer: 0, -ENOENT (no such port), or the error of

@@ -26,6 +26,8 @@
 #include <cmocka.h>
 
 #include "emu/engine.h"
+#include "emu/engine_rx.h"
+#include "emu/pkt.h"
 #include "emu/process.h"
 #include "rdmaemu/ctl.h"
 
@@ -631,6 +633,83 @@ static void rx_record(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 		trace_add(r->tr, "%llu:%s%u ", (unsigned long long)now, r->name, frame[0]);
 }
 
+/* The port demultiplexer: a RoCEv2 UD packet for QP1 goes to the QP1 claim, one for QP 17 to
+ * the HCA, an ARP frame to the network stack; a released claim falls back to the HCA. */
+static ssize_t roce_ud_frame(uint8_t *buf, size_t cap, uint32_t dqpn)
+{
+	struct emu_pkt_addr a = { .link_layer = EMU_LL_ETHERNET };
+	struct emu_bth bth = { .opcode = EMU_OP_UD | EMU_OP_SEND_ONLY, .pkey = EMU_PKEY_DEFAULT,
+			       .dqpn = dqpn, .psn = 5 };
+	struct emu_pkt_ext ext = { .deth = { .qkey = 0x80010000u, .sqpn = 1 } };
+	uint8_t mad[256] = { 1, 3, 2, 0x81 };
+
+	/* ::ffff:192.0.2.65 -> ::ffff:192.0.2.66 */
+	a.sgid[10] = a.sgid[11] = a.dgid[10] = a.dgid[11] = 0xff;
+	a.sgid[12] = a.dgid[12] = 192; a.sgid[14] = a.dgid[14] = 2;
+	a.sgid[15] = 65; a.dgid[15] = 66;
+	a.sport = emu_roce_sport_rxe(1);
+	return emu_pkt_build(buf, cap, &a, &bth, &ext, mad, sizeof(mad), NULL);
+}
+
+static void test_port_demux(void **state)
+{
+	struct rxlog hca = { .n = 0 }, gsi = { .n = 0 }, net = { .n = 0 };
+	uint8_t f[512], arp[60], ib[64];
+	ssize_t len;
+	uint32_t q = 0;
+
+	(void)state;
+	len = roce_ud_frame(f, sizeof(f), 1);
+	assert_true(len > 0);
+	assert_int_equal(emu_rx_classify(EMU_LL_ETHERNET, f, (size_t)len, &q), EMU_RX_KIND_TRANSPORT);
+	assert_int_equal(q, 1);
+	assert_int_equal(emu_rx_classify(EMU_LL_ETHERNET, f, 40, &q), EMU_RX_KIND_MALFORMED);
+	memset(arp, 0, sizeof(arp));
+	arp[12] = 0x08; arp[13] = 0x06;
+	assert_int_equal(emu_rx_classify(EMU_LL_ETHERNET, arp, sizeof(arp), NULL), EMU_RX_KIND_NET);
+	/* IB: LRH with LNH 2 (BTH next), DestQP 0x000001 */
+	memset(ib, 0, sizeof(ib));
+	ib[1] = EMU_LNH_IBA_LOCAL;
+	ib[EMU_LRH_LEN + 7] = 1;
+	assert_int_equal(emu_rx_classify(EMU_LL_INFINIBAND, ib, sizeof(ib), &q), EMU_RX_KIND_TRANSPORT);
+	assert_int_equal(q, 1);
+	ib[1] = EMU_LNH_RAW;
+	assert_int_equal(emu_rx_classify(EMU_LL_INFINIBAND, ib, sizeof(ib), NULL), EMU_RX_KIND_OTHER);
+	assert_int_equal(emu_rx_classify(EMU_LL_INFINIBAND, ib, 4, NULL), EMU_RX_KIND_MALFORMED);
+
+	emu_engine_lock(eng);
+	assert_int_equal(emu_engine_port_set_rx(eng, 1, 0, 1, rx_record, &hca), 0);
+	assert_int_equal(emu_engine_port_set_rx_class(eng, 1, 0, 1, EMU_RX_NET, rx_record, &net), 0);
+	assert_int_equal(emu_engine_port_set_rx_class(eng, 1, 0, 1, EMU_RX_NCLASS, rx_record, &net),
+			 -EINVAL);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, 1, rx_record, &gsi), 0);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, 1u << 24, rx_record, &gsi), -EINVAL);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 2, 1, rx_record, &gsi), -ENOENT);
+	assert_int_equal(emu_engine_port_send(eng, 0, 0, 1, f, (size_t)len), 0);
+	len = roce_ud_frame(f, sizeof(f), 17);
+	assert_int_equal(emu_engine_port_send(eng, 0, 0, 1, f, (size_t)len), 0);
+	assert_int_equal(emu_engine_port_send(eng, 0, 0, 1, arp, sizeof(arp)), 0);
+	emu_engine_unlock(eng);
+	assert_int_equal(gsi.n, 1);
+	assert_int_equal(hca.n, 1);
+	assert_int_equal(net.n, 1);
+	assert_int_equal(hca.len[0], (size_t)len);
+	assert_int_equal(net.len[0], sizeof(arp));
+
+	/* claims fill up, are replaced in place and released */
+	emu_engine_lock(eng);
+	for (uint32_t qpn = 2; qpn <= EMU_RX_MAX_QPN_CLAIMS; qpn++)
+		assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, qpn, rx_record, &gsi), 0);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, 99, rx_record, &gsi), -ENOSPC);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, 1, rx_record, &gsi), 0);
+	assert_int_equal(emu_engine_port_set_rx_qpn(eng, 1, 0, 1, 1, NULL, NULL), 0);
+	len = roce_ud_frame(f, sizeof(f), 1);
+	assert_int_equal(emu_engine_port_send(eng, 0, 0, 1, f, (size_t)len), 0);
+	emu_engine_unlock(eng);
+	assert_int_equal(gsi.n, 1);
+	assert_int_equal(hca.n, 2);
+}
+
 /* rxe-ref2: host A (0) rxe0 port 1 <-> host B (1) rxe0 port 1, link 0. */
 static void test_frames_link_delay(void **state)
 {
@@ -642,8 +721,9 @@ static void test_frames_link_delay(void **state)
 	(void)state;
 	memset(frame, 0, sizeof(frame));
 	emu_engine_lock(eng);
-	assert_int_equal(emu_engine_port_set_rx(eng, 0, 0, 1, rx_record, &ra), 0);
-	assert_int_equal(emu_engine_port_set_rx(eng, 1, 0, 1, rx_record, &rb), 0);
+	/* opaque frames (EtherType 0): the host network stack's class */
+	assert_int_equal(emu_engine_port_set_rx_class(eng, 0, 0, 1, EMU_RX_NET, rx_record, &ra), 0);
+	assert_int_equal(emu_engine_port_set_rx_class(eng, 1, 0, 1, EMU_RX_NET, rx_record, &rb), 0);
 	assert_int_equal(emu_engine_port_set_rx(eng, 0, 0, 2, rx_record, &ra), -ENOENT);
 	assert_int_equal(emu_engine_port_send(eng, 2, 0, 1, frame, 1), -ENOENT);
 
@@ -766,8 +846,8 @@ static void det_run(struct det *d)
 	emu_engine_lock(eng);
 	emu_engine_set_quiesce_ns(eng, 0);
 	assert_int_equal(emu_wire_set_faults(emu_topology_wire(emu_engine_topology(eng)), 0, &f), 0);
-	emu_engine_port_set_rx(eng, 0, 0, 1, rx_record, &d->ra);
-	emu_engine_port_set_rx(eng, 1, 0, 1, rx_record, &d->rb);
+	emu_engine_port_set_rx_class(eng, 0, 0, 1, EMU_RX_NET, rx_record, &d->ra);
+	emu_engine_port_set_rx_class(eng, 1, 0, 1, EMU_RX_NET, rx_record, &d->rb);
 	for (int i = 0; i < DET_TIMERS; i++) {
 		memset(&d->tv[i], 0, sizeof(d->tv[i]));
 		d->tv[i].id = i;
@@ -850,6 +930,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_busy_thread_rule2, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy_poll_beside_kernel_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frames_link_delay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_demux, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_determinism, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctl_time, setup, teardown),
 	};
