@@ -1,0 +1,149 @@
+/* Internals of the CM agent, shared by cm_agent.c (ids, API, timers), cm_agent_rx.c (the
+ * message handlers) and cm_agent_out.c (the send path with its fault stage). */
+#ifndef RDMAEMU_EMU_CM_AGENT_PRIV_H
+#define RDMAEMU_EMU_CM_AGENT_PRIV_H
+
+#include "emu/cm_agent.h"
+#include "emu/list.h"
+
+/* The one MAD of an id that waits for an answer (cm_id_priv->msg with the MAD layer's
+ * retransmission state): resent every timeout_ms while retries_left, then the id gets the
+ * response-timeout event if it is still in the state the MAD was sent for (context[1]). */
+struct cm_out {
+	uint8_t mad[EMU_MAD_LEN];
+	struct emu_cm_addr dst;
+	unsigned timeout_ms;
+	unsigned retries_left;
+	uint8_t state; /* msg->context[1] */
+	bool active;
+	struct emu_timer timer;
+};
+
+struct emu_cm_id {
+	struct emu_cm_agent *agent;
+	struct emu_list node; /* agent->ids */
+	emu_cm_handler *handler;
+	void *context;
+
+	uint8_t state;
+	uint32_t local_id, remote_id;
+	uint64_t service_id, service_mask;
+	uint64_t tid;
+	uint64_t remote_ca_guid;
+	uint32_t local_qpn, remote_qpn;
+	uint32_t sidr_remote_id; /* SIDR: the requester's Request ID (id.remote_id in cm.c) */
+	uint8_t qp_type;
+
+	struct emu_cm_addr av; /* where this id's MADs go */
+	uint8_t av_timeout;    /* cm_av.timeout (encoded) */
+	unsigned timeout_ms;
+	uint8_t max_cm_retries;
+	uint8_t service_timeout; /* the MRA's, with its DELAY flag */
+
+	/* cm_id_priv->private_data: what a duplicate is answered with (RTU, MRA, DREP) */
+	uint8_t pdata[EMU_CM_PRIVATE_DATA_MAX];
+	uint8_t pdata_len;
+
+	/* membership of the agent's tables (cm_timewait_info's inserted_remote_id/_qp, the
+	 * service and SIDR tables) */
+	bool in_remote_id, in_remote_qpn, in_listen, in_sidr;
+
+	struct cm_out out;
+	struct emu_timer timewait;
+	uint32_t tw_remote_qpn; /* timewait_info->remote_qpn: checked when timewait ends */
+	struct emu_timer establish; /* the queued USER_ESTABLISHED work */
+
+	unsigned in_handler;
+	bool destroy_pending;
+};
+
+/* A MAD held back by the delay fault. */
+struct cm_delayed {
+	struct emu_list node;
+	struct emu_cm_agent *agent;
+	struct emu_cm_addr dst;
+	uint8_t mad[EMU_MAD_LEN];
+	struct emu_timer timer;
+};
+
+/* A MAD received while the agent was busy. */
+struct cm_rxq {
+	struct emu_list node;
+	struct emu_cm_addr src;
+	uint8_t mad[EMU_MAD_LEN];
+};
+
+struct emu_cm_agent {
+	struct emu_clock *clk;
+	const struct emu_cm_transport_ops *ops;
+	void *ctx;
+	char name[32];
+	uint64_t ca_guid;
+	uint8_t ack_delay;
+	uint32_t hi_tid;
+
+	struct emu_list ids;
+	size_t nids;
+	uint32_t local_id_next;
+	uint32_t random_id_operand;
+
+	struct emu_prng fault_rng;
+	struct emu_cm_fault faults[EMU_CM_NCLASSES];
+	struct emu_list delayed;
+
+	unsigned busy;
+	struct emu_list rxq;
+
+	struct emu_cm_counters cnt;
+};
+
+/* cm_agent.c */
+void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void emu_cm_agent_enter(struct emu_cm_agent *a);
+void emu_cm_agent_leave(struct emu_cm_agent *a);
+struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, void *ctx);
+void emu_cm_id_free(struct emu_cm_id *id);
+/* cm_acquire_id: the live id with this local ID whose remote ID is `remote_id`. */
+struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id);
+struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id);
+struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id);
+struct emu_cm_id *emu_cm_find_remote_qpn(struct emu_cm_agent *a, uint64_t guid, uint32_t qpn);
+/* Runs one table transition on the id: trace line, state, CANCEL, RESET, TIMEWAIT, UNLISTEN,
+ * COUNT_DUP. Fills *t (the cell). Returns 0 when taken (OK, DUP or IGNORE: see t->disp) or the
+ * negative errno of a refused local call. */
+int emu_cm_step(struct emu_cm_id *id, unsigned ev, struct emu_cm_trans *t);
+/* Delivers an event to the id's handler; destroys the id when the handler asks for it (or
+ * called emu_cm_destroy_id on it). Returns true when the id is gone. */
+bool emu_cm_deliver(struct emu_cm_id *id, const struct emu_cm_event *ev);
+void emu_cm_cancel_out(struct emu_cm_id *id);
+/* cm_form_tid */
+static inline uint64_t emu_cm_form_tid(const struct emu_cm_id *id)
+{
+	return (uint64_t)id->agent->hi_tid << 32 | id->local_id;
+}
+/* ib_send_cm_dreq on an id found stale (any state: refused quietly outside ESTABLISHED). */
+int emu_cm_dreq_locked(struct emu_cm_id *id, const void *pd, uint8_t len);
+/* Packs a message of the id (header TID `tid`) into mad: 0 or the pack error. */
+int emu_cm_format(uint16_t attr, const struct emu_cm_msg *m, uint8_t mad[EMU_MAD_LEN]);
+/* The REJ of an id (cm_format_rej): local comm ID and Message REJected from `state`. */
+void emu_cm_format_rej(const struct emu_cm_id *id, unsigned state, unsigned reason,
+		       const void *ari, uint8_t ari_len, const void *pd, uint8_t len,
+		       uint8_t mad[EMU_MAD_LEN]);
+void emu_cm_format_mra(const struct emu_cm_id *id, unsigned msg_mraed, uint8_t mad[EMU_MAD_LEN]);
+void emu_cm_format_rtu(const struct emu_cm_id *id, uint8_t mad[EMU_MAD_LEN]);
+void emu_cm_format_drep(const struct emu_cm_id *id, uint8_t mad[EMU_MAD_LEN]);
+
+/* cm_agent_out.c */
+/* Sends a MAD through the fault stage (retry: counted in tx_retries). */
+void emu_cm_output(struct emu_cm_agent *a, const struct emu_cm_addr *dst,
+		   const uint8_t mad[EMU_MAD_LEN], bool retry);
+/* Sends the id's MAD expecting an answer: arms the response timer. */
+void emu_cm_send_expect(struct emu_cm_id *id, const uint8_t mad[EMU_MAD_LEN], unsigned state);
+void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
+void emu_cm_delayed_flush(struct emu_cm_agent *a);
+
+/* cm_agent_rx.c */
+void emu_cm_rx_one(struct emu_cm_agent *a, const struct emu_cm_addr *src, const uint8_t *mad,
+		   size_t len);
+
+#endif
