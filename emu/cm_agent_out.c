@@ -122,9 +122,10 @@ void emu_cm_send_expect(struct emu_cm_id *id, const uint8_t mad[EMU_MAD_LEN], un
 	o->retries_left = id->max_cm_retries;
 	o->state = (uint8_t)state;
 	o->active = true;
-	emu_cm_output(id->agent, &o->dst, o->mad, false);
-	/* wait_for_response: the timeout runs from the send completion, which is immediate */
+	/* wait_for_response: the timeout runs from the send completion, which is immediate;
+	 * armed before the send so that an answer handled during it can cancel it */
 	emu_timer_arm_in(id->agent->clk, &o->timer, (uint64_t)o->timeout_ms * EMU_NSEC_PER_MSEC);
+	emu_cm_output(id->agent, &o->dst, o->mad, false);
 }
 
 void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)

@@ -66,6 +66,7 @@ struct net {
 	int nh;
 	struct tx_rec tx[MAXLOG];
 	int ntx;
+	bool sync; /* deliver inside send_mad (a loopback transport) */
 	char trace[256][128];
 	uint64_t trace_t[256];
 	int ntrace;
@@ -106,6 +107,10 @@ static int t_send(void *ctx, const struct emu_cm_addr *dst, const uint8_t mad[EM
 	for (int i = 0; i < n->nh; i++) {
 		if (n->h[i].addr.lid != dst->lid || n->h[i].down)
 			continue;
+		if (n->sync) {
+			emu_cm_agent_rx(n->h[i].a, &h->addr, mad, EMU_MAD_LEN);
+			return 0;
+		}
 		p = calloc(1, sizeof(*p));
 		assert_non_null(p);
 		p->to = &n->h[i];
@@ -1084,6 +1089,39 @@ static void test_delay_fault(void **state)
 	net_free(n);
 }
 
+/* A transport that delivers inside send_mad: the REP comes back while host 0 is still inside
+ * emu_cm_send_req; it is queued and handled when the call returns, never nested. */
+static void test_sync_transport_reentrancy(void **state)
+{
+	struct net *n = net_new(2, 1);
+	struct emu_cm_path_rec path = path_to(n, 0, 1, 0);
+	struct emu_cm_req_param p = req_param(n, 0, 1, &path, 15);
+	struct emu_cm_id *c;
+
+	(void)state;
+	n->sync = true;
+	listen_on(&n->h[1], SID_TCP(7471));
+	assert_int_equal(emu_cm_create_id(n->h[0].a, handler, &n->h[0], &c), 0);
+	assert_int_equal(emu_cm_send_req(c, &p), 0);
+	/* all of REQ -> REP -> RTU happened at time 0, in order */
+	assert_int_equal(emu_cm_id_state(c), EMU_CM_ESTABLISHED);
+	assert_int_equal(emu_cm_id_state(n->h[1].last_new), EMU_CM_ESTABLISHED);
+	assert_int_equal(n->ntx, 3);
+	assert_int_equal(n->tx[0].attr, EMU_CM_ATTR_REQ);
+	assert_int_equal(n->tx[1].attr, EMU_CM_ATTR_REP);
+	assert_int_equal(n->tx[2].attr, EMU_CM_ATTR_RTU);
+	assert_int_equal(n->h[0].ev[0].t, 0);
+	/* the REQ's timer was stopped by the REP handled after the call, not re-armed by it */
+	run_to(n, 100000 * MS);
+	assert_int_equal(n->ntx, 3);
+	assert_int_equal(n->h[0].nev, 1);
+	/* a handler-driven teardown: DREQ -> DREP -> both in timewait */
+	assert_int_equal(emu_cm_send_dreq(c, NULL, 0), 0);
+	assert_int_equal(emu_cm_id_state(c), EMU_CM_TIMEWAIT);
+	assert_int_equal(emu_cm_id_state(n->h[1].last_new), EMU_CM_TIMEWAIT);
+	net_free(n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1104,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_fault_reproducible),
 		cmocka_unit_test(test_delay_fault),
+		cmocka_unit_test(test_sync_transport_reentrancy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
