@@ -107,6 +107,16 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* resp.c */
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Remembers an executed READ / atomic in q's responder resources (rxe's resp.resources). */
+void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
+		    uint64_t orig);
+
+/* fast.c: the loopback fast path (docs/datapath.md). Whether it may run at all (not with
+ * RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp or RDMAEMU_PCAP), and the doorbell's attempt: true
+ * when it executed every queued WQE of q exactly as the packet path would have (CQEs
+ * included); false, having changed nothing, when the packet path must run. Engine lock held. */
+bool emu_dp_fast_on(void);
+bool emu_dp_fast_run(struct emu_vqp *q);
 
 /* comp.c */
 void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);

@@ -256,9 +256,11 @@ int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		emu_engine_lock(e);
 	err = emu_qp_post_send_check(q, wr, bad);
 	saved = errno; /* EINVAL from the refused doorbell (RESET..RTR), as the kernel's write() */
-	if (q->attr.qp_state == IBV_QPS_RTS)
-		emu_dp_req_run(q);
-	else
+	if (q->attr.qp_state == IBV_QPS_RTS) {
+		/* loopback with no observer: the whole batch at once (fast.c), else packets */
+		if (!e || !emu_dp_fast_run(q))
+			emu_dp_req_run(q);
+	} else
 		emu_dp_flush(q);
 	if (e)
 		emu_engine_unlock(e);
