@@ -47,6 +47,7 @@ struct emu_swqe {
 	uint64_t read_off;     /* READ: bytes of the response scattered */
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
+	bool pooled;	       /* from the QP's pool (emu_dp_swqe_alloc) */
 	struct ibv_sge sge[];
 };
 
@@ -74,6 +75,18 @@ void emu_dp_qp_init(struct emu_vqp *q);
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */
 void emu_dp_qp_clear(struct emu_vqp *q);
 void emu_dp_rwqe_list_free(struct emu_list *l);
+/* A zeroed send WQE with room for `extra` bytes after its header (SGEs, inline data), from the
+ * QP's pool when it fits the common size; emu_dp_swqe_free gives it back. */
+struct emu_swqe *emu_dp_swqe_alloc(struct emu_vqp *q, size_t extra);
+void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w);
+/* A receive WQE block of the QP's own queue (room for rq.max_sge SGEs), from its pool, and
+ * the pool's refill (fast.c); plain free() is right for these blocks too. fill copies the WR
+ * in (NULL stays NULL). */
+struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q);
+void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w);
+struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr);
+/* Moves at every QP state change and destroy: cached fast-path peers are looked up again. */
+extern uint64_t emu_dp_fast_epoch;
 /* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
 void emu_dp_qp_error(struct emu_vqp *q);
 /* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */

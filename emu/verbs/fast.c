@@ -127,9 +127,10 @@ static bool fast_av_local(struct emu_vqp *q)
 	return false;
 }
 
-/* The responder QP the requests of q would reach, when both directions loop back between q
- * and it and it waits for exactly q's next PSN with no message in progress. */
-static struct emu_vqp *fast_peer(struct emu_vqp *q)
+/* The QP q's requests loop back to, when its answers loop back to q: what only a state change
+ * (AV, destination QPN, path MTU are set on the way to RTR / RTS) or a destroy can alter, so
+ * it is cached in q until emu_dp_fast_epoch moves. */
+static struct emu_vqp *fast_peer_lookup(struct emu_vqp *q)
 {
 	struct emu_hca *hca = emu_dp_hca(q);
 	struct emu_obj *obj;
@@ -143,20 +144,36 @@ static struct emu_vqp *fast_peer(struct emu_vqp *q)
 	if (!obj)
 		return NULL;
 	b = container_of(obj, struct emu_vqp, obj);
-	if (b == q || b->qp.qp_type != IBV_QPT_RC || emu_dp_hca(b) != hca)
-		return NULL;
-	if (b->attr.qp_state != IBV_QPS_RTR && b->attr.qp_state != IBV_QPS_RTS &&
-	    b->attr.qp_state != IBV_QPS_SQD)
+	/* no SRQ: its limit and accounting stay with resp.c */
+	if (b == q || b->qp.qp_type != IBV_QPT_RC || emu_dp_hca(b) != hca || b->srq)
 		return NULL;
 	/* its answers must come back to q (ACKs, read responses) */
 	if ((b->attr.dest_qp_num & EMU_QPN_MASK) != q->qp.qp_num || !fast_av_local(b))
 		return NULL;
-	/* in sequence, nothing half done: no NAK state, no SEND in progress, no SRQ (its
-	 * limit and accounting stay with resp.c) */
-	if (b->dp.resp_psn != q->dp.req_psn || b->dp.resp_nak_sent || b->dp.resp_wqe || b->srq)
-		return NULL;
 	/* segmentation: READ responses are cut at the responder's MTU, requests at ours */
 	if (emu_dp_mtu(b) != emu_dp_mtu(q))
+		return NULL;
+	return b;
+}
+
+/* The responder QP, when it also receives now and waits for exactly q's next PSN with no
+ * message in progress (no NAK state, no SEND half received). */
+static struct emu_vqp *fast_peer(struct emu_vqp *q)
+{
+	uint64_t epoch = __atomic_load_n(&emu_dp_fast_epoch, __ATOMIC_RELAXED);
+	struct emu_vqp *b;
+
+	if (q->dp.fast_epoch != epoch) {
+		q->dp.fast_peer = fast_peer_lookup(q);
+		q->dp.fast_epoch = epoch;
+	}
+	b = q->dp.fast_peer;
+	if (!b)
+		return NULL;
+	if (b->attr.qp_state != IBV_QPS_RTR && b->attr.qp_state != IBV_QPS_RTS &&
+	    b->attr.qp_state != IBV_QPS_SQD)
+		return NULL;
+	if (b->dp.resp_psn != q->dp.req_psn || b->dp.resp_nak_sent || b->dp.resp_wqe)
 		return NULL;
 	return b;
 }
@@ -369,7 +386,7 @@ static void fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uin
 		    w->wr.send_flags & IBV_SEND_SOLICITED && w->wr.opcode != IBV_WR_RDMA_WRITE);
 	emu_list_del(&rw->link);
 	b->rq.count--;
-	free(rw);
+	emu_dp_rwqe_recycle(b, rw); /* b has no SRQ: rw came from emu_dp_rwqe_alloc(b) */
 }
 
 /* Phases 0-2 of one validated WQE, minus the send CQE (left to emu_dp_comp_run). */
