@@ -15,6 +15,10 @@
  * duplicate SEND / WRITE packets and answers duplicate READs / atomics from its responder
  * resources. RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
  *
+ * Loopback fast path (fast.c): RC between two QPs of this process on one device, with no
+ * observer of packets, runs a whole doorbell's WQEs at once with the packet path's exact
+ * result (docs/datapath.md); anything else, every error included, takes the packets.
+ *
  * Locking: everything here runs with the engine lock held (posts, modify/destroy, timers),
  * then takes HCA and CQ mutexes. Trace: RDMAEMU_TRACE containing "qp" prints one line per
  * packet and per engine state transition on stderr. */
