@@ -582,6 +582,16 @@ static void queued_and_wrap(void)
 	snap("across the PSN wrap");
 }
 
+static void teardown(void)
+{
+	CHECK(!ibv_destroy_qp(qa) && !ibv_destroy_qp(qb));
+	CHECK(!ibv_dereg_mr(ma) && !ibv_dereg_mr(mb) && !ibv_dereg_mr(mb_noatomic));
+	CHECK(!ibv_destroy_cq(cqx) && !ibv_destroy_cq(cqa) && !ibv_destroy_cq(cqb));
+	CHECK(!ibv_destroy_comp_channel(ch) && !ibv_dealloc_pd(pd) && !ibv_close_device(ctx));
+	free(ba);
+	free(bb);
+}
+
 static void workload(void)
 {
 	setup();
@@ -591,6 +601,7 @@ static void workload(void)
 	chains();
 	queued_and_wrap();
 	errors();
+	teardown();
 }
 
 /* Runs the workload in a child (fast path on or off); its transcript in *text. */
