@@ -133,7 +133,7 @@ void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t las
  * when it executed every queued WQE of q exactly as the packet path would have (CQEs
  * included); false, having changed nothing, when the packet path must run. Engine lock held. */
 bool emu_dp_fast_on(void);
-bool emu_dp_fast_run(struct emu_vqp *q);
+bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
 
 /* comp.c */
 void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);

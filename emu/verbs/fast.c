@@ -457,13 +457,14 @@ static void fast_exec(struct emu_vqp *q, struct emu_vqp *b, struct fast_op *op)
 	fast_done(q, w);
 }
 
-bool emu_dp_fast_run(struct emu_vqp *q)
+bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q)
 {
 	struct fast_op ops[FAST_MAX_BATCH];
 	struct fast_box w1 = { 0, 0 }, w2 = { 0, 0 };
 	struct emu_list *rnext;
 	struct emu_vqp *b;
 	uint32_t mtu, rd = 0;
+	uint64_t due;
 	int n = 0;
 
 	if (q->qp.qp_type != IBV_QPT_RC || q->attr.qp_state != IBV_QPS_RTS || q->dp.rnr_armed ||
@@ -479,6 +480,11 @@ bool emu_dp_fast_run(struct emu_vqp *q)
 	}
 	b = fast_peer(q);
 	if (!b)
+		return false;
+	/* nothing else due now (the head comment's argument; an engine call that ran into the
+	 * step limit could leave work at this instant, which the batch's frames would queue
+	 * behind) */
+	if (emu_clock_next_deadline(emu_engine_clock(e), &due) && due <= emu_engine_now(e))
 		return false;
 	mtu = emu_dp_mtu(q);
 	rnext = b->rq.list.next;

@@ -323,7 +323,7 @@ int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 	saved = errno; /* EINVAL from the refused doorbell (RESET..RTR), as the kernel's write() */
 	if (q->attr.qp_state == IBV_QPS_RTS) {
 		/* loopback with no observer: the whole batch at once (fast.c), else packets */
-		if (!e || !emu_dp_fast_run(q))
+		if (!e || !emu_dp_fast_run(e, q))
 			emu_dp_req_run(q);
 	} else
 		emu_dp_flush(q);
