@@ -10,6 +10,7 @@
  *   bench rc_{send,write}_rate size=8 inline=0|1 msgs_per_s=.. ns_per_msg=..
  *   bench rc_send_lat size=8 usec_half_rtt=..
  *   bench verbs: 1MiB write = X% of memcpy (goal 70%), small msgs = Y M/s (goal 5 M/s)
+ *   bench verbs_fastpath wqes=N   (emulator only: send WQEs its loopback fast path ran)
  * GB are 10^9 bytes; gbps is 10^9 bits/s. Wall time (CLOCK_MONOTONIC) is read here only.
  *
  * Usage: verbs_bench [--quick] [--sizes LIST] [--device NAME] [--gid-index N]
@@ -62,6 +63,7 @@ static struct side A, B;
 static size_t buf_len;
 static enum ibv_mtu path_mtu;
 static union ibv_gid gid;
+static uint64_t (*fast_count)(void); /* the emulator's count of fast-path WQEs, if any */
 
 static void die(const char *fmt, ...)
 {
@@ -448,6 +450,7 @@ int main(int argc, char **argv)
 		}
 	}
 	emulated = dlsym(RTLD_DEFAULT, "rdmaemu_ctl_attach") != NULL;
+	fast_count = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "rdmaemu_verbs_fast_count");
 	setup(&o);
 	printf("bench verbs_setup device=%s emulated=%d path_mtu=%d window=%d signal_every=%d "
 	       "min_secs=%.2f\n",
@@ -485,6 +488,8 @@ int main(int argc, char **argv)
 	else
 		printf("bench verbs: 1MiB write not measured (goal 70%%), ");
 	printf("small msgs = %.2f M/s (8 B %s, goal 5 M/s)\n", best / 1e6, best_name);
+	if (fast_count) /* the emulator's loopback fast path (RDMAEMU_FASTPATH=0 turns it off) */
+		printf("bench verbs_fastpath wqes=%" PRIu64 "\n", fast_count());
 	teardown();
 	return 0;
 }

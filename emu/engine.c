@@ -319,6 +319,7 @@ static void kick_progress(struct emu_engine *e)
 void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns)
 {
 	e->quiesce_ns = ns;
+	e->quiet_since_ns = mono_ns(); /* not kept up to date while the path was off */
 	pthread_cond_signal(&e->pcond);
 	kick_progress(e);
 }
@@ -473,7 +474,10 @@ void emu_engine_unlock(struct emu_engine *e)
 		 * IDLE now) says the application is waiting, so a busy-polling thread next to
 		 * one blocked in the kernel on our fds cannot stop time for good. */
 		e->activity++;
-		e->quiet_since_ns = mono_ns();
+		/* only the quiescence path reads it (note_idle, the progress thread): with the
+		 * path off, no clock_gettime per call (emu_engine_set_quiesce_ns restarts it) */
+		if (e->quiesce_ns)
+			e->quiet_since_ns = mono_ns();
 	}
 	kick_progress(e);
 	pthread_mutex_unlock(&e->lock);

@@ -221,11 +221,11 @@ void emu_dp_comp_run(struct emu_vqp *q)
 		emu_list_del(&w->link);
 		q->sq.count--;
 		if (w->state == EMU_WQE_ERROR) {
-			free(w);
+			emu_dp_swqe_free(q, w);
 			emu_dp_qp_error(q);
 			return;
 		}
-		free(w);
+		emu_dp_swqe_free(q, w);
 	}
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next)
 		if (emu_list_entry(l, struct emu_swqe, link)->state == EMU_WQE_PENDING)

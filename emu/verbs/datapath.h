@@ -15,6 +15,10 @@
  * duplicate SEND / WRITE packets and answers duplicate READs / atomics from its responder
  * resources. RNR NAKs are retried as rxe does (rnr_retry, 7 = for ever, after the NAK's timer).
  *
+ * Loopback fast path (fast.c): RC between two QPs of this process on one device, with no
+ * observer of packets, runs a whole doorbell's WQEs at once with the packet path's exact
+ * result (docs/datapath.md); anything else, every error included, takes the packets.
+ *
  * Locking: everything here runs with the engine lock held (posts, modify/destroy, timers),
  * then takes HCA and CQ mutexes. Trace: RDMAEMU_TRACE containing "qp" prints one line per
  * packet and per engine state transition on stderr. */
@@ -47,6 +51,7 @@ struct emu_swqe {
 	uint64_t read_off;     /* READ: bytes of the response scattered */
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
+	bool pooled;	       /* from the QP's pool (emu_dp_swqe_alloc) */
 	struct ibv_sge sge[];
 };
 
@@ -74,6 +79,18 @@ void emu_dp_qp_init(struct emu_vqp *q);
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */
 void emu_dp_qp_clear(struct emu_vqp *q);
 void emu_dp_rwqe_list_free(struct emu_list *l);
+/* A zeroed send WQE with room for `extra` bytes after its header (SGEs, inline data), from the
+ * QP's pool when it fits the common size; emu_dp_swqe_free gives it back. */
+struct emu_swqe *emu_dp_swqe_alloc(struct emu_vqp *q, size_t extra);
+void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w);
+/* A receive WQE block of the QP's own queue (room for rq.max_sge SGEs), from its pool, and
+ * the pool's refill (fast.c); plain free() is right for these blocks too. fill copies the WR
+ * in (NULL stays NULL). */
+struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q);
+void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w);
+struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr);
+/* Moves at every QP state change and destroy: cached fast-path peers are looked up again. */
+extern uint64_t emu_dp_fast_epoch;
 /* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
 void emu_dp_qp_error(struct emu_vqp *q);
 /* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */
@@ -107,6 +124,16 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* resp.c */
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Remembers an executed READ / atomic in q's responder resources (rxe's resp.resources). */
+void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
+		    uint64_t orig);
+
+/* fast.c: the loopback fast path (docs/datapath.md). Whether it may run at all (not with
+ * RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp or RDMAEMU_PCAP), and the doorbell's attempt: true
+ * when it executed every queued WQE of q exactly as the packet path would have (CQEs
+ * included); false, having changed nothing, when the packet path must run. Engine lock held. */
+bool emu_dp_fast_on(void);
+bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
 
 /* comp.c */
 void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);

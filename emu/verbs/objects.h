@@ -157,6 +157,18 @@ struct emu_qp_dp {
 	bool resp_nak_sent;
 	struct emu_resp_res *res;
 	uint32_t nres, res_next;
+	/* Loopback fast path (emu/verbs/fast.c): the responder QP found for this QP's requests,
+	 * valid while fast_epoch is emu_dp_fast_epoch (any QP state change or destroy moves it) */
+	struct emu_vqp *fast_peer;
+	uint64_t fast_epoch;
+	/* Send WQEs of the common size (max_sge SGEs + max_inline bytes) kept for reuse, so a
+	 * post does not go to malloc (emu_dp_swqe_alloc / emu_dp_swqe_free in wqe.c) */
+	struct emu_swqe *swqe_pool;
+	size_t swqe_size;
+	/* Receive WQEs of the QP's own queue, all of rq.max_sge SGEs: the fast path gives the
+	 * ones it completes back here for the next post_recv (each is a block of its own, so
+	 * free() stays right for them everywhere else) */
+	struct emu_rwqe *rwqe_pool;
 };
 
 struct emu_mcast_att {

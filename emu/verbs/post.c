@@ -23,6 +23,11 @@ static struct emu_rwqe *rwqe_new(const struct ibv_recv_wr *wr)
 {
 	struct emu_rwqe *w = malloc(sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge));
 
+	return w ? emu_dp_rwqe_fill(w, wr) : NULL;
+}
+
+struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr)
+{
 	if (!w)
 		return NULL;
 	w->wr_id = wr->wr_id;
@@ -49,7 +54,7 @@ int emu_qp_post_recv(struct emu_vqp *q, struct ibv_recv_wr *wr, struct ibv_recv_
 			err = ENOMEM;
 		else if ((uint32_t)wr->num_sge > q->rq.max_sge)
 			err = EINVAL;
-		struct emu_rwqe *w = err ? NULL : rwqe_new(wr);
+		struct emu_rwqe *w = err ? NULL : emu_dp_rwqe_fill(emu_dp_rwqe_alloc(q), wr);
 
 		if (!err && !w)
 			err = ENOMEM;
@@ -140,8 +145,7 @@ static struct emu_swqe *swqe_new(struct emu_vqp *q, const struct ibv_send_wr *wr
 
 	for (int i = 0; i < wr->num_sge; i++)
 		len += wr->sg_list[i].length;
-	w = calloc(1, sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge) +
-			      (inl ? len : 0));
+	w = emu_dp_swqe_alloc(q, (size_t)wr->num_sge * sizeof(struct ibv_sge) + (inl ? len : 0));
 	if (!w)
 		return NULL;
 	w->wr = *wr;

@@ -561,3 +561,9 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		s = next;
 	}
 }
+
+void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
+		    uint64_t orig)
+{
+	res_add(q, atomic, first, last, orig);
+}

@@ -96,14 +96,78 @@ void emu_dp_rwqe_list_free(struct emu_list *l)
 	}
 }
 
+uint64_t emu_dp_fast_epoch = 1; /* a QP's fast_epoch starts at 0: looked up at first use */
+
+struct emu_swqe *emu_dp_swqe_alloc(struct emu_vqp *q, size_t extra)
+{
+	struct emu_swqe *w;
+
+	if (!q->dp.swqe_size)
+		q->dp.swqe_size = sizeof(*w) + q->sq.max_sge * sizeof(struct ibv_sge) +
+				  q->sq.max_inline;
+	if (sizeof(*w) + extra > q->dp.swqe_size) {
+		w = calloc(1, sizeof(*w) + extra);
+		return w;
+	}
+	w = q->dp.swqe_pool;
+	if (w)
+		q->dp.swqe_pool = *(struct emu_swqe **)w;
+	else if (!(w = malloc(q->dp.swqe_size)))
+		return NULL;
+	memset(w, 0, sizeof(*w)); /* the SGEs and inline bytes are written by the caller */
+	w->pooled = true;
+	return w;
+}
+
+void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w)
+{
+	if (!w->pooled) {
+		free(w);
+		return;
+	}
+	*(struct emu_swqe **)w = q->dp.swqe_pool;
+	q->dp.swqe_pool = w;
+}
+
+struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q)
+{
+	struct emu_rwqe *w = q->dp.rwqe_pool;
+
+	if (w) {
+		q->dp.rwqe_pool = *(struct emu_rwqe **)w;
+		return w;
+	}
+	return malloc(sizeof(*w) + q->rq.max_sge * sizeof(struct ibv_sge));
+}
+
+void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w)
+{
+	*(struct emu_rwqe **)w = q->dp.rwqe_pool;
+	q->dp.rwqe_pool = w;
+}
+
 void emu_dp_qp_clear(struct emu_vqp *q)
 {
 	emu_dp_retry_cancel(q);
+	__atomic_fetch_add(&emu_dp_fast_epoch, 1, __ATOMIC_RELAXED);
+	q->dp.fast_peer = NULL;
 	while (!emu_list_empty(&q->sq.list)) {
 		struct emu_list *n = q->sq.list.next;
 
 		emu_list_del(n);
-		free(emu_list_entry(n, struct emu_swqe, link));
+		emu_dp_swqe_free(q, emu_list_entry(n, struct emu_swqe, link));
+	}
+	while (q->dp.rwqe_pool) {
+		struct emu_rwqe *w = q->dp.rwqe_pool;
+
+		q->dp.rwqe_pool = *(struct emu_rwqe **)w;
+		free(w);
+	}
+	while (q->dp.swqe_pool) {
+		struct emu_swqe *w = q->dp.swqe_pool;
+
+		q->dp.swqe_pool = *(struct emu_swqe **)w;
+		free(w);
 	}
 	emu_dp_rwqe_list_free(&q->rq.list);
 	free(q->dp.resp_wqe);
@@ -144,7 +208,7 @@ void emu_dp_flush(struct emu_vqp *q)
 		flush_wc(q->send_cq, w->wr.wr_id, q->qp.qp_num);
 		emu_list_del(n);
 		q->sq.count--;
-		free(w);
+		emu_dp_swqe_free(q, w);
 	}
 	if (q->dp.resp_wqe) { /* a SEND in progress: rxe completes its WQE first */
 		flush_wc(q->recv_cq, q->dp.resp_wqe->wr_id, q->qp.qp_num);
@@ -179,6 +243,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 	if (old != st)
 		emu_dp_trace("qp %u: %s --modify--> %s", q->qp.qp_num, emu_qp_state_name(old),
 			     emu_qp_state_name(st));
+	__atomic_fetch_add(&emu_dp_fast_epoch, 1, __ATOMIC_RELAXED); /* AV, QPN, MTU may change */
 	switch (st) {
 	case IBV_QPS_RESET:
 		emu_dp_qp_clear(q);
@@ -256,9 +321,11 @@ int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_
 		emu_engine_lock(e);
 	err = emu_qp_post_send_check(q, wr, bad);
 	saved = errno; /* EINVAL from the refused doorbell (RESET..RTR), as the kernel's write() */
-	if (q->attr.qp_state == IBV_QPS_RTS)
-		emu_dp_req_run(q);
-	else
+	if (q->attr.qp_state == IBV_QPS_RTS) {
+		/* loopback with no observer: the whole batch at once (fast.c), else packets */
+		if (!e || !emu_dp_fast_run(e, q))
+			emu_dp_req_run(q);
+	} else
 		emu_dp_flush(q);
 	if (e)
 		emu_engine_unlock(e);
