@@ -73,6 +73,12 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 	sa->f = f;
 	sa->t = t;
 	sa->policy.response_delay_ns = f->sm.response_delay_ns;
+	sa->policy.drop_next = f->sm.drop_next;
+	sa->policy.drop = f->sm.drop;
+	sa->policy.busy_next = f->sm.busy_next;
+	sa->policy.busy = f->sm.busy;
+	sa->policy.error_status = f->sm.error_status;
+	sa->policy.error_attr = f->sm.error_attr;
 	emu_prng_seed(&root, f->seed);
 	emu_prng_fork(&root, EMU_PRNG_DOMAIN_SA, &sa->prng);
 	/* The SA knows the IB CA ports (RoCE ports have no SA). */
