@@ -36,12 +36,13 @@ frames=$(ts | wc -l)
 sa=$(ts -Y 'infiniband.mad.mgmtclass == 0x03' | wc -l)
 [ "$frames" -gt 0 ] && [ "$sa" -eq "$frames" ] || fail "$sa of $frames frames decode as SUBN_ADM"
 count() { ts -Y "$1" | wc -l; }
-# Each MAD crosses two links (host - switch - host side of the SM on the switch: one link), so
-# it is recorded once; the GetTable exchange: request, one DATA segment, the client's ACK.
+# The SM sits on the switch: each MAD crosses one link (ib-a - switch) and is recorded once.
+# Gets: PathRecord, ServiceRecord, PathRecord (BUSY); the GetTable exchange: request, one DATA
+# segment, the client's ACK.
 [ "$(count 'infiniband.mad.method == 0x01')" -eq 3 ] || fail "Get requests"
 [ "$(count 'infiniband.mad.method == 0x81')" -eq 5 ] || fail "GetResp answers"
 [ "$(count 'infiniband.mad.method == 0x92')" -eq 1 ] || fail "GetTableResp segment"
-[ "$(count 'infiniband.mad.method == 0x12 && infiniband.rmpp.type == 2')" -eq 1 ] ||
+[ "$(count 'infiniband.mad.method == 0x12 && infiniband.rmpp.rmpptype == 2')" -eq 1 ] ||
 	fail "the client's RMPP ACK"
 [ "$(count 'infiniband.mad.status == 0x0001')" -eq 1 ] || fail "the BUSY answer"
 grep -q 'SubnAdmGetResp(PathRecord)' "$tmp/all.txt" || fail "PathRecord GetResp"

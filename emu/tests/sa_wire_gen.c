@@ -82,7 +82,8 @@ int main(int argc, char **argv)
 	want++;
 	emu_sa_mcmember_join(e, &a, &mc,
 			     EMU_MCR_COMP_MGID | EMU_MCR_COMP_PORT_GID | EMU_MCR_COMP_QKEY |
-				     EMU_MCR_COMP_PKEY | EMU_MCR_COMP_JOIN_STATE,
+				     EMU_MCR_COMP_PKEY | EMU_MCR_COMP_SL | EMU_MCR_COMP_FLOW_LABEL |
+				     EMU_MCR_COMP_TCLASS | EMU_MCR_COMP_JOIN_STATE,
 			     NULL, cb, "MCMemberRecord Set", &err);
 	emu_engine_wait(e, "sa", all_done, &want, EMU_ENGINE_FOREVER);
 	sr.id = 0x1000000000000001ull;
