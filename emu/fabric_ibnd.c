@@ -34,6 +34,7 @@ enum { NODE_CA = 1, NODE_SWITCH = 2 };
 
 struct tnode {
 	char id[ID_MAX];
+	size_t first_port; /* its port lines follow its header: T->ports[first_port..] */
 	int type;
 	unsigned nports;
 	uint64_t guid, sysguid, port0guid;
@@ -378,6 +379,7 @@ static int header_line(struct topo *T, const char *p, int type)
 	i = emu_array_push(&T->nodes, &T->nnodes, sizeof(*T->nodes));
 	if (i < 0)
 		return emu_loader_error(T->L, NULL, ENOMEM, "out of memory");
+	n.first_port = T->nports;
 	T->nodes[i] = n;
 	T->cur_node = i;
 	if (idx_insert(T, (size_t)i))
@@ -460,7 +462,7 @@ static int port_line(struct topo *T, const char *p)
 	} else if (*p) {
 		return tbad(T, "unexpected '%.20s' after the peer port (expected '# comment')", p);
 	}
-	for (size_t k = 0; k < T->nports; k++)
+	for (size_t k = n->first_port; k < T->nports; k++)
 		if (T->ports[k].node == t.node && T->ports[k].port == t.port)
 			return tbad(T, "port %u of \"%s\" is listed twice (first at %s:%u)", t.port,
 				    n->id, T->ports[k].src.file, T->ports[k].src.line);
