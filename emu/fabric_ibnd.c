@@ -84,6 +84,7 @@ struct topo {
 	/* built before placing the cables: the tports of (node, port), chained */
 	size_t *pbase; /* per node: its slots in phead (nports + 1 each) */
 	int *phead, *pnext;
+	size_t nhosts_before; /* hosts of the fabric when the topology line was reached */
 };
 
 static uint64_t id_hash(const char *s)
@@ -617,8 +618,9 @@ static int place_ca(struct topo *T, struct tnode *n)
 	struct emu_device *d;
 	int h = -1, di = -1;
 
-	/* a device declared with this GUID before the topology line claims the CA */
-	for (size_t hh = 0; n->guid_known && hh < L->f->nhosts && h < 0; hh++)
+	/* a device declared with this GUID before the topology line claims the CA (only hosts
+	 * that existed then can hold one: the search stays linear in the declared hosts) */
+	for (size_t hh = 0; n->guid_known && hh < T->nhosts_before && h < 0; hh++)
 		for (size_t dd = 0; dd < L->f->hosts[hh].ndevices; dd++)
 			if (L->hosts[hh].devs[dd].guid_set &&
 			    L->f->hosts[hh].devices[dd].node_guid == n->guid) {
@@ -757,6 +759,7 @@ static int build(struct topo *T)
 
 	if (port_index(T))
 		return emu_loader_error(L, NULL, ENOMEM, "out of memory");
+	T->nhosts_before = L->f->nhosts;
 
 	for (size_t i = 0; i < T->nnodes; i++) {
 		struct tnode *n = &T->nodes[i];
