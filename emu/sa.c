@@ -101,6 +101,11 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 	}
 	sa->cap_groups = 1;
 	add_ipoib_broadcast(sa);
+	if (emu_sa_index_ports(sa)) {
+		emu_sa_free(sa);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return sa;
 }
 
@@ -115,6 +120,8 @@ void emu_sa_free(struct emu_sa *sa)
 	free(sa->services);
 	free(sa->replay);
 	free(sa->unreachable);
+	free(sa->by_lid);
+	free(sa->by_gid);
 	free(sa);
 }
 
