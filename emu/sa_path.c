@@ -66,7 +66,13 @@ static size_t gid_hash(const uint8_t gid[16])
 
 	memcpy(&a, gid, 8);
 	memcpy(&b, gid + 8, 8);
-	return (size_t)((a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ (b >> 29));
+	/* every byte matters (GUIDs differ anywhere): a murmur-style finaliser over both halves */
+	b ^= a * 0x9e3779b97f4a7c15ull;
+	b ^= b >> 33;
+	b *= 0xff51afd7ed558ccdull;
+	b ^= b >> 33;
+	b *= 0xc4ceb9fe1a85ec53ull;
+	return (size_t)(b ^ (b >> 33));
 }
 
 int emu_sa_index_ports(struct emu_sa *sa)
