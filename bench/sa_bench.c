@@ -10,7 +10,8 @@
  *               switches) generated here, loaded (emu_fabric_load_text + fabric_ibnd.c), then
  *               the topology built (forwarding tables) and the SA created; load time, build time
  *               and memory (VmRSS growth), and PathRecord Get rate across that fabric.
- * Usage: sa_bench [FIXTURES-DIR] [seconds per figure, default 1]. */
+ * Usage: sa_bench [FIXTURES-DIR] [seconds per figure, default 1] [engine|wire|fabric10k]
+ * (default: all three parts). */
 #include "config.h"
 
 #include <stdio.h>
@@ -324,6 +325,7 @@ int main(int argc, char **argv)
 {
 	const char *fixtures = argc > 1 ? argv[1] : RDMAEMU_SRCDIR "/fixtures";
 	double secs = argc > 2 ? atof(argv[2]) : 1.0, r1, r2;
+	const char *only = argc > 3 ? argv[3] : NULL;
 	char path[1200];
 	struct emu_error err;
 	struct emu_fabric *f;
@@ -333,6 +335,15 @@ int main(int argc, char **argv)
 	uint8_t mad[EMU_MAD_LEN];
 	unsigned long c1, c2;
 
+	if (only && strcmp(only, "engine")) {
+		if (!strcmp(only, "wire"))
+			bench_wire(fixtures, secs);
+		else if (!strcmp(only, "fabric10k"))
+			bench_fabric10k(secs);
+		else
+			return 2;
+		return 0;
+	}
 	snprintf(path, sizeof(path), "%s/ib.fabric", fixtures);
 	f = emu_fabric_load(path, &err);
 	if (!f) {
@@ -356,6 +367,8 @@ int main(int argc, char **argv)
 	emu_topology_free(t);
 	emu_clock_fini(&clk);
 	emu_fabric_free(f);
+	if (only)
+		return 0;
 	bench_wire(fixtures, secs);
 	bench_fabric10k(secs);
 	return 0;
