@@ -21,7 +21,7 @@
  * Completion statuses (the kernel's ib_wc_status of the send): 0 IB_WC_SUCCESS (resp set when
  * a response arrived), -ETIMEDOUT IB_WC_RESP_TIMEOUT_ERR, -EINTR IB_WC_WR_FLUSH_ERR (cancelled,
  * or the agent unregistered), -ECONNABORTED IB_WC_REM_ABORT_ERR (the peer aborted RMPP), -EIO
- * (the wire refused the packet).
+ * (the packet could not be sent: no MAC for a RoCE destination GID, the wire refused it).
  *
  * RMPP (IBTA 13.6, the kernel's mad_rmpp.c) for agents registered with EMU_GSI_RMPP, on the
  * RMPP classes (SA): a message longer than 256 bytes is sent as DATA segments under the

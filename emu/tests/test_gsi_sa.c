@@ -505,6 +505,155 @@ static void bad_ports(void **state)
 	assert_int_equal(errno, ENODEV);
 }
 
+/* ---- the MAD layer alone, on RoCE (the CM's transport): rxe-ref2, A -> B ---- */
+
+struct gsi_seen {
+	int nrecv;
+	struct emu_gsi_addr from;
+	uint8_t method;
+	bool done;
+	int status;
+	uint8_t resp_method;
+	uint64_t resp_tid;
+	uint64_t at;
+};
+
+static void b_recv(struct emu_gsi_agent *a, const struct emu_gsi_recv *r, void *ctx)
+{
+	struct gsi_seen *g = ctx;
+	uint8_t resp[EMU_MAD_LEN];
+
+	g->nrecv++;
+	g->from = r->from;
+	g->method = r->mad[3];
+	memcpy(resp, r->mad, EMU_MAD_LEN);
+	resp[3] |= EMU_MAD_METHOD_RESP_BIT;
+	assert_int_equal(emu_gsi_respond(a, r, resp, EMU_MAD_LEN), 0);
+}
+
+static void a_done(struct emu_gsi_send *s, int status, const struct emu_gsi_recv *resp, void *ctx)
+{
+	struct gsi_seen *g = ctx;
+
+	(void)s;
+	g->done = true;
+	g->status = status;
+	g->at = emu_engine_now(eng);
+	if (resp) {
+		g->resp_method = resp->mad[3];
+		g->resp_tid = (uint64_t)resp->mad[8] << 56 | (uint64_t)resp->mad[9] << 48 |
+			      (uint64_t)resp->mad[10] << 40 | (uint64_t)resp->mad[11] << 32 |
+			      (uint64_t)resp->mad[12] << 24 | (uint64_t)resp->mad[13] << 16 |
+			      (uint64_t)resp->mad[14] << 8 | resp->mad[15];
+	}
+}
+
+static bool gsi_done(void *arg)
+{
+	return ((struct gsi_seen *)arg)->done;
+}
+
+static void cm_class_mad(uint8_t mad[EMU_MAD_LEN], uint8_t mgmt_class, uint64_t tid)
+{
+	memset(mad, 0, EMU_MAD_LEN);
+	mad[0] = EMU_MAD_BASE_VERSION;
+	mad[1] = mgmt_class;
+	mad[2] = 2;
+	mad[3] = EMU_MAD_METHOD_GET;
+	for (int i = 0; i < 8; i++)
+		mad[8 + i] = (uint8_t)(tid >> (56 - 8 * i));
+	mad[16] = 0x00;
+	mad[17] = 0x10;
+}
+
+static void gsi_roce_request_response(void **state)
+{
+	static const uint8_t gid_b[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 66 };
+	static const uint8_t gid_a[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 0, 2, 65 };
+	static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0x02, 0x01 };
+	struct emu_gsi_port *pa, *pb;
+	struct emu_gsi_agent *aa, *ab;
+	struct emu_gsi_addr to = { 0 };
+	struct emu_gsi_port_counters c;
+	struct gsi_seen g = { 0 };
+	uint8_t mad[EMU_MAD_LEN];
+	uint64_t tid;
+	int err = 0;
+
+	(void)state;
+	assert_int_equal(attach("rxe-ref2.fabric", NULL), 0);
+	lock();
+	pa = emu_gsi_port_get(emu_gsi_get(eng), 0, 0, 1);
+	pb = emu_gsi_port_get(emu_gsi_get(eng), 1, 0, 1);
+	assert_non_null(pa);
+	assert_non_null(pb);
+	ab = emu_gsi_agent_register(pb, 0x07, 2, EMU_GSI_SERVER, b_recv, &g);
+	assert_non_null(ab);
+	/* one server per class/version and port; QP1 carries no SMPs */
+	assert_null(emu_gsi_agent_register(pb, 0x07, 2, EMU_GSI_SERVER, b_recv, &g));
+	assert_int_equal(errno, EBUSY);
+	assert_null(emu_gsi_agent_register(pb, 0x01, 1, 0, NULL, NULL));
+	assert_int_equal(errno, EINVAL);
+	aa = emu_gsi_agent_register(pa, 0x07, 2, 0, NULL, NULL);
+	assert_non_null(aa);
+	tid = emu_gsi_agent_new_tid(aa);
+	cm_class_mad(mad, 0x07, tid);
+	memcpy(to.gid, gid_b, 16);
+	to.qpn = 1;
+	assert_non_null(emu_gsi_send(aa, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+	assert_false(g.done);
+	assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+	assert_int_equal(g.status, 0);
+	assert_int_equal(g.nrecv, 1);
+	assert_int_equal(g.method, EMU_MAD_METHOD_GET);
+	assert_memory_equal(g.from.gid, gid_a, 16); /* the IPv4 source as a GID */
+	assert_memory_equal(g.from.mac, mac_a, 6);
+	assert_int_equal(g.from.qpn, 1);
+	assert_int_equal(g.from.qkey, EMU_QP1_QKEY);
+	assert_int_equal(g.resp_method, EMU_MAD_METHOD_GET_RESP);
+	assert_int_equal(g.resp_tid, tid);
+	/* a class nobody serves on B: dropped there, the send times out at exactly 50 ms */
+	memset(&g, 0, sizeof(g));
+	cm_class_mad(mad, 0x09, emu_gsi_agent_new_tid(aa));
+	uint64_t t0 = emu_engine_now(eng);
+
+	assert_non_null(emu_gsi_send(aa, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+	assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+	assert_int_equal(g.status, -ETIMEDOUT);
+	assert_int_equal(g.at - t0, 50 * MS);
+	emu_gsi_port_counters(pb, &c);
+	assert_int_equal(c.dropped_no_agent, 1);
+	/* a wrong Q_Key never reaches an agent */
+	memset(&g, 0, sizeof(g));
+	cm_class_mad(mad, 0x07, emu_gsi_agent_new_tid(aa));
+	to.qkey = 0x1234;
+	assert_non_null(emu_gsi_send(aa, &to, mad, EMU_MAD_LEN, 0, 0, a_done, &g, &err));
+	assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+	assert_int_equal(g.status, 0); /* no response expected: done once sent */
+	emu_engine_run_now(eng);
+	emu_gsi_port_counters(pb, &c);
+	assert_int_equal(c.dropped_qkey, 1);
+	assert_int_equal(g.nrecv, 0);
+	/* an unknown destination GID: the send fails with -EIO in its completion */
+	memset(&g, 0, sizeof(g));
+	to.qkey = 0;
+	to.gid[15] = 99;
+	assert_non_null(emu_gsi_send(aa, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+	assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+	assert_int_equal(g.status, -EIO);
+	/* bad sends */
+	assert_null(emu_gsi_send(aa, &to, mad, 100, 0, 0, NULL, NULL, &err));
+	assert_int_equal(err, -EINVAL);
+	/* unregistering cancels what is pending: -EINTR */
+	memset(&g, 0, sizeof(g));
+	to.gid[15] = 66;
+	assert_non_null(emu_gsi_send(aa, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+	emu_gsi_agent_unregister(aa);
+	assert_true(g.done);
+	assert_int_equal(g.status, -EINTR);
+	unlock();
+}
+
 /* The `sm` line's fault keys load into the fabric and become the SA's first policy. */
 static void fixture_sm_faults(void **state)
 {
@@ -546,6 +695,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(busy_and_error, setup_ib, teardown),
 		cmocka_unit_test_setup_teardown(cancel_query, setup_ib, teardown),
 		cmocka_unit_test_setup_teardown(bad_ports, NULL, teardown),
+		cmocka_unit_test_setup_teardown(gsi_roce_request_response, NULL, teardown),
 		cmocka_unit_test(fixture_sm_faults),
 	};
 
