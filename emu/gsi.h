@@ -78,8 +78,10 @@ typedef void emu_gsi_recv_fn(struct emu_gsi_agent *a, const struct emu_gsi_recv 
 typedef void emu_gsi_done_fn(struct emu_gsi_send *s, int status, const struct emu_gsi_recv *resp,
 			     void *ctx);
 
-/* The engine's MAD layer, created on first use (and freed by emu_engine_reset). NULL with
- * errno ENOMEM. */
+/* The engine's MAD layer, created on first use (and freed by emu_engine_reset, which frees
+ * the engine's attachments newest first: a layer that keeps agents in its own attachment
+ * (emu/engine_ext.h) calls emu_gsi_get before attaching itself, so that it is freed, and
+ * unregisters its agents, before the MAD layer goes). NULL with errno ENOMEM. */
 struct emu_gsi *emu_gsi_get(struct emu_engine *e);
 struct emu_engine *emu_gsi_engine(const struct emu_gsi *g);
 
