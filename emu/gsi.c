@@ -379,7 +379,9 @@ static void send_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
 		emu_gsi_rmpp_send_timeout(s);
 		return;
 	}
-	if (!s->retries_left) {
+	/* An RMPP message whose segments were all ACKed is not sent again while its response
+	 * is awaited (mad.c retry_send: ib_retry_rmpp reports it processed): it times out. */
+	if (!s->retries_left || s->rmpp) {
 		emu_gsi_send_complete(s, -ETIMEDOUT, NULL);
 		return;
 	}
@@ -387,13 +389,6 @@ static void send_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	emu_gsi_trace("send tid 0x%016llx: no response after %u ms, retry %u of %u",
 		      (unsigned long long)s->tid, s->timeout_ms, s->retries - s->retries_left,
 		      s->retries);
-	if (s->rmpp) { /* the response never came: the whole message again */
-		s->seg_num = s->last_ack = 0;
-		s->newwin = 1;
-		emu_gsi_send_set_state(s, EMU_GSI_SEND_ACTIVE, "retry");
-		emu_gsi_rmpp_send_start(s);
-		return;
-	}
 	err = emu_gsi_xmit(s->a->p, &s->to, s->msg);
 	if (err) {
 		emu_gsi_send_complete(s, -EIO, NULL);
