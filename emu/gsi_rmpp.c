@@ -217,7 +217,10 @@ static void process_ack(struct emu_gsi_agent *a, const struct emu_gsi_recv *r)
 				 (uint64_t)s->timeout_ms * EMU_NSEC_PER_MSEC);
 		return;
 	}
-	send_window(s);
+	/* more to send only when the window opened past what is out (a repeated ACK leaves the
+	 * running ACK wait alone, as process_rmpp_ack does) */
+	if (s->seg_num < s->newwin && s->seg_num < s->nsegs)
+		send_window(s);
 }
 
 /* ---------- receiver ---------- */
@@ -418,6 +421,8 @@ static bool process_data(struct emu_gsi_agent *a, struct emu_gsi_recv *r, uint8_
 		return false;
 	while (rr->seg_num < rr->cap && rr->have[rr->seg_num])
 		rr->seg_num++;
+	emu_gsi_trace("RMPP recv tid 0x%016llx: segment %u stored, in order up to %u, window %u",
+		      (unsigned long long)rr->tid, rh.data1, rr->seg_num, rr->newwin);
 	if (rr->segs[(size_t)(rr->seg_num - 1) * EMU_MAD_LEN + 26] & EMU_RMPP_FLAG_LAST)
 		return complete(rr, r, owned);
 	if (rr->seg_num == rr->newwin) {
