@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "emu/engine.h"
+#include "emu/engine_ext.h"
 #include "emu/engine_rx.h"
 #include "emu/process.h"
 
@@ -50,6 +51,7 @@ struct emu_engine {
 	struct emu_clock clock;
 	struct emu_topology *topo;
 	struct emu_engine_rx *rx; /* the host ports' demultiplexer (emu/engine_rx.h) */
+	struct emu_engine_ext *ext; /* attached protocol layers (emu/engine_ext.h) */
 	const struct emu_fabric *fabric;
 	uint64_t epoch; /* tells this engine's thread registrations from a reset engine's */
 
@@ -442,6 +444,7 @@ void emu_engine_reset(void)
 	/* Threads still registered (their TLS records) are forgotten through the epoch. */
 	if (tls_epoch == e->epoch)
 		tls_epoch = 0;
+	emu_engine_ext_free_all(e);
 	emu_topology_free(e->topo);
 	emu_engine_rx_free(e->rx);
 	emu_clock_fini(&e->clock);
@@ -526,6 +529,11 @@ uint64_t emu_engine_now(const struct emu_engine *e)
 struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e)
 {
 	return e->rx;
+}
+
+struct emu_engine_ext **emu_engine_ext_head(struct emu_engine *e)
+{
+	return &e->ext;
 }
 
 int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,

@@ -194,6 +194,11 @@ struct emu_sm {
 						 * rate/mtu 0 = the path's own (min over its links
 						 * and ports), as OpenSM computes them */
 	uint64_t response_delay_ns;
+	/* SA faults (`sm` line: drop-next=, drop=, busy-next=, busy=, error=, error-attr=), the
+	 * initial policy of the fake SA (emu/sa.h struct emu_sa_policy) */
+	unsigned drop_next, busy_next;
+	double drop, busy;
+	uint16_t error_status, error_attr;
 };
 
 struct emu_fabric {

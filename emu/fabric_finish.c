@@ -12,6 +12,38 @@
 
 #include "emu/fabric_priv.h"
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether every device and switch node GUID differs (true when out of memory: the caller's
+ * pairwise check then decides). */
+static bool guids_unique(const struct emu_fabric *f)
+{
+	size_t n = f->nswitches, k = 0;
+	uint64_t *g;
+	bool ok = true;
+
+	for (size_t h = 0; h < f->nhosts; h++)
+		n += f->hosts[h].ndevices;
+	g = malloc((n ? n : 1) * sizeof(*g));
+	if (!g)
+		return false;
+	for (size_t h = 0; h < f->nhosts; h++)
+		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
+			g[k++] = f->hosts[h].devices[d].node_guid;
+	for (size_t s = 0; s < f->nswitches; s++)
+		g[k++] = f->switches[s].node_guid;
+	qsort(g, n, sizeof(*g), cmp_u64);
+	for (size_t i = 1; i < n && ok; i++)
+		ok = g[i] != g[i - 1];
+	free(g);
+	return ok;
+}
+
 #define ETH 2
 #define IB 1
 #define RXE_MAX_HDR_LENGTH 80 /* rxe subtracts this from the netdev MTU (rxe_param.h) */
@@ -354,7 +386,9 @@ static int guids(struct emu_loader *L)
 	for (size_t s = 0; s < f->nswitches; s++)
 		if (!f->switches[s].node_guid)
 			f->switches[s].node_guid = 0x0200000100000000ull | (uint64_t)(s + 1) << 8;
-	/* node GUIDs identify nodes to the SM: two equal ones are a broken fixture */
+	/* node GUIDs identify nodes to the SM: two equal ones are a broken fixture (sorted
+	 * first: the pairwise search that names the culprits runs only when there is one) */
+	if (!guids_unique(f))
 	for (size_t h = 0; h < f->nhosts; h++)
 		for (size_t d = 0; d < f->hosts[h].ndevices; d++) {
 			uint64_t g = f->hosts[h].devices[d].node_guid;
@@ -431,6 +465,7 @@ static int check_lids(struct emu_loader *L)
 	struct emu_fabric *f = L->f;
 	struct lid_item *items = NULL;
 	size_t n = 0;
+	bool overlap = false;
 	int r = 0;
 
 	for (size_t s = 0; s < f->nswitches; s++) {
@@ -461,6 +496,17 @@ static int check_lids(struct emu_loader *L)
 					 f->hosts[h].name, f->hosts[h].devices[d].name, p + 1);
 				items[i].src = &L->hosts[h].devs[d].ports[p].src;
 			}
+	/* a LID map first: the pairwise search that names the culprits runs only on an overlap */
+	{
+		uint8_t *used = calloc(0x10000 + 256, 1);
+
+		if (!used)
+			goto oom;
+		for (size_t i = 0; i < n && !overlap; i++)
+			for (uint32_t l = items[i].lid; l < items[i].lid + (1u << items[i].lmc); l++)
+				overlap |= used[l]++ != 0;
+		free(used);
+	}
 	for (size_t i = 0; i < n && !r; i++) {
 		unsigned span = 1u << items[i].lmc;
 
@@ -471,7 +517,7 @@ static int check_lids(struct emu_loader *L)
 			r = emu_loader_error(L, items[i].src, EINVAL, "LIDs of %s run past 49151",
 					     items[i].what);
 		}
-		for (size_t j = 0; j < i && !r; j++) {
+		for (size_t j = 0; overlap && j < i && !r; j++) {
 			unsigned lo = items[j].lid, hi = lo + (1u << items[j].lmc);
 
 			if (items[i].lid < hi && lo < items[i].lid + span)

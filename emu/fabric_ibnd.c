@@ -34,6 +34,7 @@ enum { NODE_CA = 1, NODE_SWITCH = 2 };
 
 struct tnode {
 	char id[ID_MAX];
+	size_t first_port; /* its port lines follow its header: T->ports[first_port..] */
 	int type;
 	unsigned nports;
 	uint64_t guid, sysguid, port0guid;
@@ -76,7 +77,52 @@ struct topo {
 	uint64_t sysguid, guid, port0guid;
 	bool sysguid_known, guid_known, port0guid_known;
 	int cur_node;
+	/* node ids hashed (open addressing, node index + 1, 0 empty): a 10,000-node topology
+	 * would otherwise cost a linear search per node header and per cable */
+	int *idx;
+	size_t idx_cap;
+	/* built before placing the cables: the tports of (node, port), chained */
+	size_t *pbase; /* per node: its slots in phead (nports + 1 each) */
+	int *phead, *pnext;
+	size_t nhosts_before; /* hosts of the fabric when the topology line was reached */
 };
+
+static uint64_t id_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int idx_insert(struct topo *T, size_t node)
+{
+	if ((T->nnodes + 1) * 2 > T->idx_cap) {
+		size_t cap = T->idx_cap ? 2 * T->idx_cap : 64;
+		int *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return -1;
+		free(T->idx);
+		T->idx = n;
+		T->idx_cap = cap;
+		for (size_t i = 0; i < T->nnodes; i++)
+			if (i != node) {
+				size_t h = id_hash(T->nodes[i].id) & (cap - 1);
+
+				while (T->idx[h])
+					h = (h + 1) & (cap - 1);
+				T->idx[h] = (int)i + 1;
+			}
+	}
+	size_t h = id_hash(T->nodes[node].id) & (T->idx_cap - 1);
+
+	while (T->idx[h])
+		h = (h + 1) & (T->idx_cap - 1);
+	T->idx[h] = (int)node + 1;
+	return 0;
+}
 
 static int tbad(struct topo *T, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int tbad(struct topo *T, const char *fmt, ...)
@@ -210,10 +256,48 @@ static bool parse_ws(const char *s, uint8_t *width, uint8_t *speed)
 
 static int find_node(const struct topo *T, const char *id)
 {
-	for (size_t i = 0; i < T->nnodes; i++)
-		if (!strcmp(T->nodes[i].id, id))
-			return (int)i;
+	if (!T->idx_cap)
+		return -1;
+	for (size_t h = id_hash(id) & (T->idx_cap - 1); T->idx[h]; h = (h + 1) & (T->idx_cap - 1))
+		if (!strcmp(T->nodes[T->idx[h] - 1].id, id))
+			return T->idx[h] - 1;
 	return -1;
+}
+
+/* First tport of (node, port), -1 for none; pnext chains the others. */
+static int port_first(const struct topo *T, int node, unsigned port)
+{
+	if (port > T->nodes[node].nports)
+		return -1;
+	return T->phead[T->pbase[node] + port];
+}
+
+static int port_index(struct topo *T)
+{
+	size_t total = 0;
+
+	T->pbase = malloc((T->nnodes ? T->nnodes : 1) * sizeof(*T->pbase));
+	for (size_t i = 0; T->pbase && i < T->nnodes; i++) {
+		T->pbase[i] = total;
+		total += T->nodes[i].nports + 1u;
+	}
+	T->phead = malloc((total ? total : 1) * sizeof(*T->phead));
+	T->pnext = malloc((T->nports ? T->nports : 1) * sizeof(*T->pnext));
+	if (!T->pbase || !T->phead || !T->pnext)
+		return -1;
+	for (size_t i = 0; i < total; i++)
+		T->phead[i] = -1;
+	/* chained in reverse so that a chain lists the tports in file order */
+	for (size_t k = T->nports; k-- > 0;) {
+		const struct tport *t = &T->ports[k];
+
+		T->pnext[k] = -1;
+		if (t->port > T->nodes[t->node].nports)
+			continue;
+		T->pnext[k] = T->phead[T->pbase[t->node] + t->port];
+		T->phead[T->pbase[t->node] + t->port] = (int)k;
+	}
+	return 0;
 }
 
 /* Node GUID from an ibnetdiscover ID ("S-0002c90200000001"), when it has that form. */
@@ -296,8 +380,11 @@ static int header_line(struct topo *T, const char *p, int type)
 	i = emu_array_push(&T->nodes, &T->nnodes, sizeof(*T->nodes));
 	if (i < 0)
 		return emu_loader_error(T->L, NULL, ENOMEM, "out of memory");
+	n.first_port = T->nports;
 	T->nodes[i] = n;
 	T->cur_node = i;
+	if (idx_insert(T, (size_t)i))
+		return emu_loader_error(T->L, NULL, ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -376,7 +463,7 @@ static int port_line(struct topo *T, const char *p)
 	} else if (*p) {
 		return tbad(T, "unexpected '%.20s' after the peer port (expected '# comment')", p);
 	}
-	for (size_t k = 0; k < T->nports; k++)
+	for (size_t k = n->first_port; k < T->nports; k++)
 		if (T->ports[k].node == t.node && T->ports[k].port == t.port)
 			return tbad(T, "port %u of \"%s\" is listed twice (first at %s:%u)", t.port,
 				    n->id, T->ports[k].src.file, T->ports[k].src.line);
@@ -531,8 +618,9 @@ static int place_ca(struct topo *T, struct tnode *n)
 	struct emu_device *d;
 	int h = -1, di = -1;
 
-	/* a device declared with this GUID before the topology line claims the CA */
-	for (size_t hh = 0; n->guid_known && hh < L->f->nhosts && h < 0; hh++)
+	/* a device declared with this GUID before the topology line claims the CA (only hosts
+	 * that existed then can hold one: the search stays linear in the declared hosts) */
+	for (size_t hh = 0; n->guid_known && hh < T->nhosts_before && h < 0; hh++)
 		for (size_t dd = 0; dd < L->f->hosts[hh].ndevices; dd++)
 			if (L->hosts[hh].devs[dd].guid_set &&
 			    L->f->hosts[hh].devices[dd].node_guid == n->guid) {
@@ -669,6 +757,10 @@ static int build(struct topo *T)
 {
 	struct emu_loader *L = T->L;
 
+	if (port_index(T))
+		return emu_loader_error(L, NULL, ENOMEM, "out of memory");
+	T->nhosts_before = L->f->nhosts;
+
 	for (size_t i = 0; i < T->nnodes; i++) {
 		struct tnode *n = &T->nodes[i];
 		int r;
@@ -696,11 +788,9 @@ static int build(struct topo *T)
 			return emu_loader_error(L, &t->src, EINVAL, "port %u of \"%s\" is cabled to "
 						"itself", t->port, n->id);
 		/* the other direction of the same cable, if listed, must agree */
-		for (size_t k = 0; k < T->nports; k++) {
+		for (int k = port_first(T, r, t->rport); k >= 0; k = T->pnext[k]) {
 			struct tport *o = &T->ports[k];
 
-			if (o->node != r || o->port != t->rport)
-				continue;
 			if (strcmp(o->rid, n->id) || o->rport != t->port)
 				return emu_loader_error(L, &t->src, EINVAL, "port %u of \"%s\" is "
 							"cabled to \"%s\"[%u], but that port is "
@@ -749,9 +839,8 @@ static int build(struct topo *T)
 			if (li < 0)
 				return emu_loader_error(L, NULL, ENOMEM, "out of memory");
 			t->link = li;
-			for (size_t k = 0; k < T->nports; k++)
-				if (T->ports[k].node == r && T->ports[k].port == t->rport)
-					T->ports[k].link = li;
+			for (int k = port_first(T, r, t->rport); k >= 0; k = T->pnext[k])
+				T->ports[k].link = li;
 		}
 		if (t->width && t->speed) {
 			L->f->links[t->link].width = t->width;
@@ -781,5 +870,9 @@ int emu_ibnd_load(struct emu_loader *L, const char *path)
 	}
 	free(T.nodes);
 	free(T.ports);
+	free(T.idx);
+	free(T.pbase);
+	free(T.phead);
+	free(T.pnext);
 	return r;
 }

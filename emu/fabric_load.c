@@ -368,9 +368,28 @@ static int d_sm(struct emu_loader *L, int nw, char **w)
 			if (emu_parse_duration(v, &sm->response_delay_ns))
 				return bad(L, "expected a duration with a unit (ns, us, ms, s) after "
 					   "'response-delay=', got '%s'", v);
+		} else if (!strcmp(k, "drop-next") || !strcmp(k, "busy-next")) {
+			if (emu_parse_u32_max(v, 1000000, &x))
+				return bad(L, "expected a count (0..1000000) after '%s=', got '%s'",
+					   k, v);
+			*(k[0] == 'd' ? &sm->drop_next : &sm->busy_next) = x;
+		} else if (!strcmp(k, "drop") || !strcmp(k, "busy")) {
+			char *end;
+			double d = strtod(v, &end);
+
+			if (end == v || *end || !(d >= 0 && d <= 1))
+				return bad(L, "expected a probability (0..1) after '%s=', got '%s'",
+					   k, v);
+			*(k[0] == 'd' ? &sm->drop : &sm->busy) = d;
+		} else if (!strcmp(k, "error") || !strcmp(k, "error-attr")) {
+			if (emu_parse_u32_max(v, 0xffff, &x))
+				return bad(L, "expected a 16-bit number (e.g. 0x0300) after '%s=', "
+					   "got '%s'", k, v);
+			*(k[5] ? &sm->error_attr : &sm->error_status) = (uint16_t)x;
 		} else {
 			return bad(L, "unknown attribute '%s' on an 'sm' line (expected lid, "
-				   "subnet-prefix, sl, mtu, rate, packet-lifetime, response-delay)", k);
+				   "subnet-prefix, sl, mtu, rate, packet-lifetime, response-delay, "
+				   "drop-next, drop, busy-next, busy, error, error-attr)", k);
 		}
 	}
 	return 0;

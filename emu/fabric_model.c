@@ -75,6 +75,46 @@ static int push_side(void *arr, size_t n_before, size_t sz)
 	return emu_array_push(arr, &n, sz) < 0 ? -1 : 0;
 }
 
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void host_idx_put(struct emu_loader *L, size_t i)
+{
+	size_t m = L->host_idx_cap - 1, h = name_hash(L->f->hosts[i].name) & m;
+
+	while (L->host_idx[h])
+		h = (h + 1) & m;
+	L->host_idx[h] = (int)i + 1;
+}
+
+/* Keeps the host-name hash at most half full: 0 (room left), 1 (rebuilt with every host of
+ * f->hosts), -1 (out of memory). */
+static int host_idx_grow(struct emu_loader *L, size_t nhosts)
+{
+	size_t cap = L->host_idx_cap ? L->host_idx_cap : 64;
+	int *n;
+
+	if (nhosts * 2 <= L->host_idx_cap)
+		return 0;
+	while (nhosts * 2 > cap)
+		cap *= 2;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -1;
+	free(L->host_idx);
+	L->host_idx = n;
+	L->host_idx_cap = cap;
+	for (size_t i = 0; i < L->f->nhosts; i++)
+		host_idx_put(L, i);
+	return 1;
+}
+
 int emu_loader_add_host(struct emu_loader *L, const char *name, bool declared)
 {
 	struct emu_fabric *f = L->f;
@@ -87,6 +127,16 @@ int emu_loader_add_host(struct emu_loader *L, const char *name, bool declared)
 		return -1;
 	snprintf(f->hosts[i].name, EMU_NAME_MAX, "%s", name);
 	f->hosts[i].cm_abi = 4;
+	switch (host_idx_grow(L, f->nhosts)) {
+	case -1:
+		f->nhosts--;
+		return -1;
+	case 0:
+		host_idx_put(L, (size_t)i);
+		break;
+	default: /* rehashed every host, this one included */
+		break;
+	}
 	L->hosts[i].declared = declared;
 	L->hosts[i].src = L->cur;
 	return i;
@@ -213,6 +263,7 @@ void emu_loader_free(struct emu_loader *L)
 		}
 	}
 	free(L->hosts);
+	free(L->host_idx);
 	free(L->switches);
 	free(L->link_src);
 	free(L->link_set);
@@ -228,9 +279,20 @@ void emu_loader_free(struct emu_loader *L)
 
 int emu_loader_find_host(const struct emu_loader *L, const char *name)
 {
-	for (size_t i = 0; i < L->f->nhosts; i++)
-		if (!strcmp(L->f->hosts[i].name, name))
-			return (int)i;
+	size_t m = L->host_idx_cap - 1;
+
+	if (!L->host_idx)
+		return -1;
+	/* names are stored truncated to EMU_NAME_MAX - 1: look the stored form up */
+	if (strlen(name) >= EMU_NAME_MAX) {
+		for (size_t i = 0; i < L->f->nhosts; i++)
+			if (!strcmp(L->f->hosts[i].name, name))
+				return (int)i;
+		return -1;
+	}
+	for (size_t h = name_hash(name) & m; L->host_idx[h]; h = (h + 1) & m)
+		if (!strcmp(L->f->hosts[L->host_idx[h] - 1].name, name))
+			return L->host_idx[h] - 1;
 	return -1;
 }
 

@@ -150,6 +150,11 @@ struct emu_loader {
 	int cur_host, cur_dev, cur_port, cur_netdev;
 	struct emu_src cur;   /* position being parsed */
 	const char *cur_base; /* path relative file names resolve against (interned) */
+
+	/* host names hashed (open addressing, host index + 1, 0 empty), so that a topology of
+	 * thousands of CAs does not search the host list once per CA */
+	int *host_idx;
+	size_t host_idx_cap;
 };
 
 /* --- model helpers (fabric_model.c) --- */

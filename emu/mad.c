@@ -154,11 +154,26 @@ const char *emu_sa_attr_name(uint16_t attr_id)
 
 /* ---- bit fields ---- */
 
+/* A field lies in the bytes first..last; when they fit a 64-bit word (every field of the SA
+ * records does but a 64-bit one off a byte boundary) it is shifted out of that word, else it
+ * goes bit by bit. Bit 0 is the MSB of byte 0 (IBA order). */
+static uint64_t field_mask(unsigned bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
 uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 {
+	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
 	uint64_t v = 0;
 
-	/* Bit by bit: records are small and this keeps every alignment case the same code. */
+	if (!bits)
+		return 0;
+	if (last - first < 8) {
+		for (unsigned i = first; i <= last; i++)
+			v = v << 8 | rec[i];
+		return (v >> (7 - (bit_off + bits - 1) % 8)) & field_mask(bits);
+	}
 	for (unsigned i = 0; i < bits; i++) {
 		unsigned b = bit_off + i;
 
@@ -169,6 +184,23 @@ uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 
 void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 {
+	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
+
+	if (!bits)
+		return;
+	if (last - first < 8) {
+		unsigned tail = 7 - (bit_off + bits - 1) % 8;
+		uint64_t w = 0, m = field_mask(bits) << tail;
+
+		for (unsigned i = first; i <= last; i++)
+			w = w << 8 | rec[i];
+		w = (w & ~m) | ((v << tail) & m);
+		for (unsigned i = last + 1; i-- > first;) {
+			rec[i] = (uint8_t)w;
+			w >>= 8;
+		}
+		return;
+	}
 	for (unsigned i = 0; i < bits; i++) {
 		unsigned b = bit_off + bits - 1 - i;
 		uint8_t m = (uint8_t)(1u << (7 - b % 8));

@@ -73,6 +73,12 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 	sa->f = f;
 	sa->t = t;
 	sa->policy.response_delay_ns = f->sm.response_delay_ns;
+	sa->policy.drop_next = f->sm.drop_next;
+	sa->policy.drop = f->sm.drop;
+	sa->policy.busy_next = f->sm.busy_next;
+	sa->policy.busy = f->sm.busy;
+	sa->policy.error_status = f->sm.error_status;
+	sa->policy.error_attr = f->sm.error_attr;
 	emu_prng_seed(&root, f->seed);
 	emu_prng_fork(&root, EMU_PRNG_DOMAIN_SA, &sa->prng);
 	/* The SA knows the IB CA ports (RoCE ports have no SA). */
@@ -95,6 +101,11 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 	}
 	sa->cap_groups = 1;
 	add_ipoib_broadcast(sa);
+	if (emu_sa_index_ports(sa)) {
+		emu_sa_free(sa);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return sa;
 }
 
@@ -109,6 +120,8 @@ void emu_sa_free(struct emu_sa *sa)
 	free(sa->services);
 	free(sa->replay);
 	free(sa->unreachable);
+	free(sa->by_lid);
+	free(sa->by_gid);
 	free(sa);
 }
 

@@ -60,27 +60,70 @@ bool emu_sa_select(uint8_t sel, uint8_t req, uint8_t *val, unsigned (*key)(uint8
 
 /* ---- ports and routes ---- */
 
-struct emu_port *emu_sa_port_by_gid(const struct emu_sa *sa, const uint8_t gid[16])
+static size_t gid_hash(const uint8_t gid[16])
 {
+	uint64_t a, b;
+
+	memcpy(&a, gid, 8);
+	memcpy(&b, gid + 8, 8);
+	/* every byte matters (GUIDs differ anywhere): a murmur-style finaliser over both halves */
+	b ^= a * 0x9e3779b97f4a7c15ull;
+	b ^= b >> 33;
+	b *= 0xff51afd7ed558ccdull;
+	b ^= b >> 33;
+	b *= 0xc4ceb9fe1a85ec53ull;
+	return (size_t)(b ^ (b >> 33));
+}
+
+int emu_sa_index_ports(struct emu_sa *sa)
+{
+	size_t ngids = 0, cap = 16;
+
+	sa->by_lid = calloc(EMU_SA_MLID_MIN, sizeof(*sa->by_lid));
+	if (!sa->by_lid)
+		return -ENOMEM;
+	for (size_t i = 0; i < sa->nports; i++)
+		ngids += sa->ports[i].port->ngids;
+	while (cap < 2 * ngids)
+		cap *= 2;
+	sa->by_gid = calloc(cap, sizeof(*sa->by_gid));
+	if (!sa->by_gid)
+		return -ENOMEM;
+	sa->by_gid_cap = cap;
 	for (size_t i = 0; i < sa->nports; i++) {
 		struct emu_port *po = sa->ports[i].port;
 
-		for (size_t g = 0; g < po->ngids; g++)
-			if (!memcmp(po->gids[g].raw, gid, 16))
-				return po;
+		/* in port order, first owner kept: what a scan of the ports would find */
+		for (uint32_t l = po->lid; po->lid && l < po->lid + (1u << po->lmc); l++)
+			if (l < EMU_SA_MLID_MIN && !sa->by_lid[l])
+				sa->by_lid[l] = po;
+		for (size_t g = 0; g < po->ngids; g++) {
+			size_t h = gid_hash(po->gids[g].raw) & (cap - 1);
+
+			while (sa->by_gid[h].port && memcmp(sa->by_gid[h].gid, po->gids[g].raw, 16))
+				h = (h + 1) & (cap - 1);
+			if (!sa->by_gid[h].port) {
+				memcpy(sa->by_gid[h].gid, po->gids[g].raw, 16);
+				sa->by_gid[h].port = po;
+			}
+		}
 	}
+	return 0;
+}
+
+struct emu_port *emu_sa_port_by_gid(const struct emu_sa *sa, const uint8_t gid[16])
+{
+	size_t m = sa->by_gid_cap - 1;
+
+	for (size_t h = gid_hash(gid) & m; sa->by_gid[h].port; h = (h + 1) & m)
+		if (!memcmp(sa->by_gid[h].gid, gid, 16))
+			return sa->by_gid[h].port;
 	return NULL;
 }
 
 struct emu_port *emu_sa_port_by_lid(const struct emu_sa *sa, uint16_t lid)
 {
-	for (size_t i = 0; i < sa->nports; i++) {
-		struct emu_port *po = sa->ports[i].port;
-
-		if (po->lid && lid >= po->lid && lid < po->lid + (1u << po->lmc))
-			return po;
-	}
-	return NULL;
+	return lid < EMU_SA_MLID_MIN ? sa->by_lid[lid] : NULL;
 }
 
 static unsigned link_mbps(const struct emu_link *l)
@@ -402,16 +445,13 @@ int emu_sa_path(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **res
 		max = q.numb_path;
 	else
 		max = UINT32_MAX;
-	for (size_t s = 0; s < sa->nports && !ret; s++) {
-		struct emu_port *ps = sa->ports[s].port;
+	/* a known end is the only candidate on its side (the loops then take one turn) */
+	for (size_t s = 0; s < (src ? 1 : sa->nports) && !ret; s++) {
+		struct emu_port *ps = src ? src : sa->ports[s].port;
 
-		if (src && ps != src)
-			continue;
-		for (size_t d = 0; d < sa->nports && !ret; d++) {
-			struct emu_port *pd = sa->ports[d].port;
+		for (size_t d = 0; d < (dst ? 1 : sa->nports) && !ret; d++) {
+			struct emu_port *pd = dst ? dst : sa->ports[d].port;
 
-			if (dst && pd != dst)
-				continue;
 			ret = pair_paths(sa, &q, qw, sh.comp_mask, ps, pd, max, &l);
 			if (get && l.n)
 				break;

@@ -50,7 +50,19 @@ struct emu_sa {
 	size_t nreplay;
 	struct emu_sa_gid *unreachable;
 	size_t nunreachable;
+	/* lookups built at creation (the fabric does not change under the SA): the CA port of
+	 * each unicast LID, and the port GIDs hashed (open addressing, first port wins) */
+	struct emu_port **by_lid; /* [EMU_SA_MLID_MIN] */
+	struct emu_sa_gid_slot *by_gid;
+	size_t by_gid_cap;
 };
+
+struct emu_sa_gid_slot {
+	uint8_t gid[16];
+	struct emu_port *port; /* NULL: empty */
+};
+/* Builds sa->by_lid and sa->by_gid from sa->ports. 0 or -ENOMEM. */
+int emu_sa_index_ports(struct emu_sa *sa);
 
 /* A growing list of wire records. */
 struct emu_sa_reclist {

@@ -62,6 +62,26 @@ int rdmaemu_ctl_now_ns(uint64_t *now);
  * error, or ELOOP when timers re-arm themselves without delay (a diagnostic is printed). */
 int rdmaemu_ctl_advance_ns(uint64_t delta);
 
+/* The fake Subnet Administrator's faults and timing (IB fabrics with an SM; see the `sm` line
+ * of rdmaemu-fabric(5) for the same settings in a fixture). Counters act first, then the
+ * probabilities (one draw each per request from the SA's own seeded stream, whatever the
+ * values), then the forced error. */
+struct rdmaemu_sa_policy {
+	uint64_t response_delay_ns; /* virtual time between a request and its answer */
+	unsigned drop_next;         /* the next N requests get no answer (the asker times out) */
+	double drop;                /* then each request is dropped with this probability */
+	unsigned busy_next;         /* the next N requests are answered with MAD status BUSY */
+	double busy;
+	uint16_t error_status;      /* non-zero: answers carry this MAD status and no records
+				     * (e.g. 0x0300 ERR_NO_RECORDS) */
+	uint16_t error_attr;        /* ... only for this attribute ID (0: every attribute) */
+};
+
+/* Reads (old, may be NULL) and then replaces (set, may be NULL) the SA's policy; starts the
+ * SA on the attached fabric if it is not running yet. 0, or -1 with errno: ENODEV (the fabric
+ * has no SM), EINVAL (a probability outside [0, 1]), or the attach error. */
+int rdmaemu_ctl_sa_policy(const struct rdmaemu_sa_policy *set, struct rdmaemu_sa_policy *old);
+
 #ifdef __cplusplus
 }
 #endif

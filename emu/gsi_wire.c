@@ -1,0 +1,257 @@
+/* The MAD layer on the wire: a MAD as a UD SEND_ONLY packet to/from QP1, the QP1 receive
+ * checks, and the RoCE destination MAC seam (emu/gsi.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/engine.h"
+#include "emu/gsi_priv.h"
+#include "emu/pkt.h"
+#include "emu/topology.h"
+
+static bool gid_v4mapped(const uint8_t g[16])
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g, pfx, 12);
+}
+
+int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *from,
+			    const uint8_t dgid[16], uint8_t mac[6])
+{
+	const struct emu_fabric *f = emu_engine_fabric(e);
+
+	(void)from;
+	for (size_t h = 0; h < f->nhosts; h++) {
+		const struct emu_host *ho = &f->hosts[h];
+
+		for (size_t d = 0; d < ho->ndevices; d++)
+			for (size_t p = 0; p < ho->devices[d].nports; p++) {
+				const struct emu_port *po = &ho->devices[d].ports[p];
+
+				if (po->link_layer != 2)
+					continue;
+				for (size_t i = 0; i < po->ngids; i++) {
+					int nd = po->gids[i].netdev;
+
+					if (memcmp(po->gids[i].raw, dgid, 16) || nd < 0 ||
+					    (size_t)nd >= ho->nnetdevs)
+						continue;
+					memcpy(mac, ho->netdevs[nd].hwaddr, 6);
+					return 0;
+				}
+			}
+	}
+	return -EHOSTUNREACH;
+}
+
+/* RoCE: the port's RoCEv2 GID of the destination's kind (IPv4-mapped or not), as the CM picks
+ * the source GID of the route; its netdev gives the source MAC. */
+static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uint8_t sgid[16],
+		       uint8_t smac[6])
+{
+	const struct emu_port *po = p->port;
+	const struct emu_host *h = po->dev->host;
+	bool v4 = gid_v4mapped(dgid);
+
+	for (size_t i = 0; i < po->ngids; i++) {
+		const struct emu_gid *g = &po->gids[i];
+
+		if (g->type != EMU_GID_ROCE_V2 || gid_v4mapped(g->raw) != v4)
+			continue;
+		memcpy(sgid, g->raw, 16);
+		if (g->netdev >= 0 && (size_t)g->netdev < h->nnetdevs)
+			memcpy(smac, h->netdevs[g->netdev].hwaddr, 6);
+		return 0;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const uint8_t *mad)
+{
+	struct emu_engine *e = p->g->e;
+	struct emu_pkt_addr a;
+	struct emu_bth bth = { .opcode = EMU_OP_UD | EMU_OP_SEND_ONLY,
+			       .pkey = to->pkey ? to->pkey : p->info.pkey,
+			       .dqpn = to->qpn ? to->qpn : 1,
+			       .psn = p->psn++ & EMU_PSN_MASK };
+	struct emu_pkt_ext x = { .deth = { .qkey = to->qkey ? to->qkey : EMU_QP1_QKEY, .sqpn = 1 } };
+	uint8_t buf[EMU_ETH_LEN + EMU_IPV6_LEN + EMU_UDP_LEN + EMU_BTH_LEN + EMU_DETH_LEN +
+		    EMU_MAD_LEN + EMU_ICRC_LEN + EMU_GRH_LEN + 16];
+	ssize_t n;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.link_layer = p->info.link_layer;
+	a.tclass = to->tclass;
+	a.flow_label = to->flow_label;
+	a.hop_limit = to->hop_limit;
+	memcpy(a.dgid, to->gid, 16);
+	if (a.link_layer == EMU_LL_ETHERNET) {
+		rc = roce_source(p, to->gid, a.sgid, a.smac);
+		if (!rc)
+			rc = p->g->mac(e, p, to->gid, a.dmac);
+		if (rc) {
+			emu_gsi_trace("xmit: no route to the destination GID: %d", rc);
+			return rc;
+		}
+		a.sport = emu_roce_sport_rxe(1);
+	} else {
+		a.slid = p->info.lid;
+		a.dlid = to->lid;
+		a.sl = to->sl;
+		a.grh = to->grh;
+		memcpy(a.sgid, p->info.gid, 16);
+	}
+	n = emu_pkt_build(buf, sizeof(buf), &a, &bth, &x, mad, EMU_MAD_LEN, NULL);
+	if (n < 0)
+		return (int)n;
+	if (p->is_switch)
+		rc = emu_topology_switch_send(emu_engine_topology(e), p->sw, buf, (size_t)n);
+	else
+		rc = emu_engine_port_send(e, p->host, p->dev, p->num, buf, (size_t)n);
+	if (rc)
+		return rc;
+	p->cnt.sent++;
+	emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",
+		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+		      emu_gsi_class_is_rmpp(mad[1]) && (mad[26] & EMU_RMPP_FLAG_ACTIVE)
+			      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
+			      : "",
+		      to->lid);
+	return 0;
+}
+
+/* The HCA's P_Key check (IBTA 10.9.3): same 15-bit key, and not both limited members. */
+static bool pkey_ok(const struct emu_gsi_port *p, uint16_t pkey)
+{
+	if (!p->port || !p->port->npkeys)
+		return (pkey & 0x7fff) == 0x7fff;
+	for (size_t i = 0; i < p->port->npkeys; i++) {
+		uint16_t k = p->port->pkeys[i];
+
+		if ((k & 0x7fff) == (pkey & 0x7fff) && ((k | pkey) & 0x8000))
+			return true;
+	}
+	return false;
+}
+
+static struct emu_gsi_agent *find_agent(struct emu_gsi_port *p, const uint8_t *mad)
+{
+	struct emu_list *it, *tmp;
+	bool resp = emu_gsi_mad_is_response(mad);
+	uint32_t hi = (uint32_t)(emu_be64_get(mad + 8) >> 32);
+
+	emu_list_for_each_safe(it, tmp, &p->agents)
+	{
+		struct emu_gsi_agent *a = emu_list_entry(it, struct emu_gsi_agent, link);
+
+		if (resp ? a->hi_tid == hi
+			 : ((a->flags & EMU_GSI_SERVER) && a->mgmt_class == mad[1] &&
+			    a->class_version == mad[2]))
+			return a;
+	}
+	return NULL;
+}
+
+void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	struct emu_gsi_port *p = ctx;
+	struct emu_pkt_info pi;
+	struct emu_gsi_recv r;
+	struct emu_gsi_agent *a;
+	struct emu_deth d;
+	const uint8_t *mad;
+	uint8_t *owned = NULL;
+	int rc;
+
+	(void)now;
+	rc = emu_pkt_parse(frame, len, p->info.link_layer, &pi);
+	if (rc) {
+		p->cnt.dropped_parse++;
+		emu_gsi_trace("rx: dropped: %s", emu_pkt_strerror(-rc));
+		return;
+	}
+	/* a switch's port 0 receives everything for its LIDs: QP1 only here */
+	if (pi.dqpn != 1 || pi.opcode != (EMU_OP_UD | EMU_OP_SEND_ONLY)) {
+		p->cnt.dropped_bad_mad++;
+		return;
+	}
+	emu_deth_get(frame + pi.hdr_off[EMU_PKT_H_DETH], &d);
+	if (d.qkey != EMU_QP1_QKEY) {
+		p->cnt.dropped_qkey++;
+		emu_gsi_trace("rx: Q_Key 0x%08x is not QP1's: dropped", d.qkey);
+		return;
+	}
+	if (!pkey_ok(p, pi.bth.pkey)) {
+		p->cnt.dropped_pkey++;
+		emu_gsi_trace("rx: P_Key 0x%04x not in the port's table: dropped", pi.bth.pkey);
+		return;
+	}
+	mad = frame + pi.hdr_off[EMU_PKT_H_PAYLOAD];
+	/* ib_mad's validate_mad: a whole MAD, base version 1, no SMP class on QP1 */
+	if (pi.paylen < EMU_MAD_LEN || mad[0] != EMU_MAD_BASE_VERSION || !mad[1] ||
+	    mad[1] == 0x01 || mad[1] == 0x81) {
+		p->cnt.dropped_bad_mad++;
+		emu_gsi_trace("rx: not a GSI MAD (%u bytes, version %u, class 0x%02x): dropped",
+			      pi.paylen, pi.paylen ? mad[0] : 0, pi.paylen > 1 ? mad[1] : 0);
+		return;
+	}
+	p->cnt.received++;
+	memset(&r, 0, sizeof(r));
+	r.mad = mad;
+	r.len = EMU_MAD_LEN;
+	r.port = p;
+	r.from.qpn = d.sqpn;
+	r.from.qkey = d.qkey;
+	r.from.pkey = pi.bth.pkey;
+	if (pi.link_layer == EMU_LL_INFINIBAND) {
+		struct emu_lrh l;
+
+		emu_lrh_get(frame + pi.lrh_off, &l);
+		r.from.lid = l.slid;
+		r.from.sl = l.sl;
+		if (pi.grh_off != EMU_PKT_NO_HDR) {
+			struct emu_grh g;
+
+			emu_grh_get(frame + pi.grh_off, &g);
+			r.from.grh = true;
+			memcpy(r.from.gid, g.sgid, 16);
+			r.from.tclass = g.tclass;
+			r.from.flow_label = g.flow_label;
+			r.from.hop_limit = g.hoplmt;
+		}
+	} else {
+		r.from.grh = true;
+		memcpy(r.from.mac, frame + 6, 6);
+		if (pi.net == EMU_PKT_NET_IPV4) {
+			static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+			memcpy(r.from.gid, pfx, 12);
+			memcpy(r.from.gid + 12, frame + pi.ip_off + 12, 4);
+		} else {
+			memcpy(r.from.gid, frame + pi.ip_off + 8, 16);
+		}
+	}
+	emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
+		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+		      r.from.lid);
+	a = find_agent(p, mad);
+	if (!a) {
+		p->cnt.dropped_no_agent++;
+		emu_gsi_trace("rx: no agent for class 0x%02x v%u %s: dropped", mad[1], mad[2],
+			      emu_gsi_mad_is_response(mad) ? "response" : "request");
+		return;
+	}
+	if ((a->flags & EMU_GSI_RMPP) && emu_gsi_class_is_rmpp(mad[1]) &&
+	    (mad[26] & EMU_RMPP_FLAG_ACTIVE)) {
+		if (!emu_gsi_rmpp_recv(a, &r, &owned))
+			return;
+	}
+	emu_gsi_deliver(a, &r);
+	free(owned);
+}
