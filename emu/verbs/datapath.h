@@ -74,6 +74,8 @@ void emu_dp_qp_init(struct emu_vqp *q);
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */
 void emu_dp_qp_clear(struct emu_vqp *q);
 void emu_dp_rwqe_list_free(struct emu_list *l);
+/* srq.c: the responder took a WQE from the SRQ; fires the armed limit event (get_srq_wqe). */
+void emu_srq_wqe_taken(struct emu_vsrq *s);
 /* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
 void emu_dp_qp_error(struct emu_vqp *q);
 /* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */

@@ -113,9 +113,10 @@ static struct emu_rwqe *take_rwqe(struct emu_vqp *q)
 		return NULL;
 	w = emu_list_entry(l->next, struct emu_rwqe, link);
 	emu_list_del(&w->link);
-	if (q->srq)
+	if (q->srq) {
 		q->srq->count--;
-	else
+		emu_srq_wqe_taken(q->srq);
+	} else
 		q->rq.count--;
 	return w;
 }
