@@ -157,6 +157,10 @@ struct emu_qp_dp {
 	bool resp_nak_sent;
 	struct emu_resp_res *res;
 	uint32_t nres, res_next;
+	/* IB: the LRH of the packet being received, for its receive completion (emu_dp_rx_ll) */
+	bool rx_ib, rx_grh;
+	uint8_t rx_sl, rx_path_bits;
+	uint16_t rx_slid;
 };
 
 struct emu_mcast_att {
