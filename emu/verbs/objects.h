@@ -185,6 +185,7 @@ struct emu_vqp {
 	struct emu_wq sq, rq;
 	struct emu_list mcast;        /* struct emu_mcast_att */
 	struct emu_qp_dp dp;
+	bool qp_ex;                   /* made by create_qp_ex: rxe marks it VERBS_QP_EX */
 };
 
 static inline struct emu_vqp *to_vqp(struct ibv_qp *qp)

@@ -165,13 +165,18 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
  * rather than accepted with a queue that never completes. */
 struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
+	struct ibv_qp *qp;
+
 	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
 	    (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS && a->create_flags) ||
 	    !(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
 		errno = a->comp_mask & IBV_QP_INIT_ATTR_PD && a->pd ? EOPNOTSUPP : EINVAL;
 		return NULL;
 	}
-	return qp_create(ctx, a);
+	qp = qp_create(ctx, a);
+	if (qp)
+		to_vqp(qp)->qp_ex = true;
+	return qp;
 }
 
 static uint8_t rd_atomic_round(uint8_t v)
