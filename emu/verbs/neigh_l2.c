@@ -8,9 +8,13 @@
  *   - a multicast destination: its mapped MAC (01:00:5e / 33:33), as neigh.c maps it;
  *   - a destination GID that no netdev of the fabric owns: -EHOSTUNREACH (the kernel gives up
  *     after neigh.c's 3 s timeout; no time passes here);
- *   - otherwise 0 with the MAC of the owning netdev (for the host's own address, the
- *     netdev's own MAC: the kernel resolves a local address through lo, which the emulator
- *     does not model); *vid = 0xffff, the model has no VLAN netdevs. */
+ *   - an address of another netdev of the same host: -EHOSTUNREACH (measured on rxe: the
+ *     route lookup is bound to the source's interface, and a local address is not on it);
+ *   - otherwise 0 with the MAC of the owning netdev (the source netdev's own address gives
+ *     its own MAC, measured); *vid = 0xffff, the model has no VLAN netdevs.
+ * Measured on the VM and not followed: an address nobody has on the dummy netdev d0 resolves
+ * to d0's own MAC there (a dummy device is NOARP: its neighbours take the device address);
+ * the emulator answers as a NIC that runs ARP does once neigh.c gives up: -EHOSTUNREACH. */
 #include "config.h"
 
 #include <errno.h>
@@ -37,6 +41,19 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 			g = &p->gids[i];
 	if (!g || g->netdev < 0)
 		return -EINVAL;
+	/* another netdev's address on this host */
+	for (size_t d = 0; d < p->dev->host->ndevices; d++) {
+		const struct emu_device *dev = &p->dev->host->devices[d];
+
+		for (size_t i = 0; i < dev->nports; i++)
+			for (size_t k = 0; k < dev->ports[i].ngids; k++) {
+				const struct emu_gid *o = &dev->ports[i].gids[k];
+
+				if (!memcmp(o->raw, attr->grh.dgid.raw, 16) && o->netdev >= 0 &&
+				    o->netdev != g->netdev)
+					return -EHOSTUNREACH;
+			}
+	}
 	memset(&av, 0, sizeof(av));
 	av.dgid = attr->grh.dgid;
 	av.network = memcmp(av.dgid.raw, v4, 12) ? 6 : 4;

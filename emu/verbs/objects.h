@@ -159,6 +159,8 @@ struct emu_qp_dp {
 	uint32_t nres, res_next;
 	/* IB: the LRH of the packet being received, for its receive completion (emu_dp_rx_ll) */
 	bool rx_ib, rx_grh;
+	/* the packet being received came back through the HCA's loopback, not the wire */
+	bool rx_loopback;
 	uint8_t rx_sl, rx_path_bits;
 	uint16_t rx_slid;
 };

@@ -33,12 +33,15 @@ struct dp_frame {
 	uint8_t data[];
 };
 
+static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		  bool loopback);
+
 static void frame_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	struct dp_frame *f = arg;
 
 	(void)clk, (void)t;
-	emu_dp_rx_ll(f->hca, f->link_layer, f->data, f->len);
+	dp_rx(f->hca, f->link_layer, f->data, f->len, true);
 	free(f);
 }
 
@@ -209,6 +212,13 @@ static void ib_rx_info(struct emu_vqp *q, const uint8_t *frame, const struct emu
 
 void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len)
 {
+	dp_rx(hca, link_layer, frame, len, false);
+}
+
+/* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback */
+static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		  bool loopback)
+{
 	struct emu_pkt_info pi;
 	struct emu_obj *obj;
 	struct emu_vqp *q;
@@ -234,6 +244,7 @@ void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 		emu_dp_trace("rx: %s on a QP of another type: dropped", emu_pkt_opcode_name(pi.opcode));
 		return;
 	}
+	q->dp.rx_loopback = loopback;
 	if (link_layer == EMU_LL_INFINIBAND)
 		ib_rx_info(q, frame, &pi);
 	if (pi.mask & EMU_PKT_RESP)

@@ -187,9 +187,14 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	 * packet's header fills all 40. IB: the GRH when the packet has one; without it the
 	 * 40 bytes are left as they were (and IBV_WC_GRH is not set) */
 	memset(grh, 0, sizeof(grh));
-	if (pi->net == EMU_PKT_NET_IPV4)
+	if (pi->net == EMU_PKT_NET_IPV4) {
 		memcpy(grh + 20, frame + pi->ip_off, EMU_IPV4_LEN);
-	else if (pi->net == EMU_PKT_NET_IPV6)
+		/* rxe_loopback() hands the skb to rxe_rcv() before ip_local_out() would compute
+		 * the header checksum: a looped-back header has check 0 (measured, which makes
+		 * ibv_init_ah_from_wc read it as IPv6 when byte 0's nibble is 6) */
+		if (q->dp.rx_loopback)
+			grh[30] = grh[31] = 0;
+	} else if (pi->net == EMU_PKT_NET_IPV6)
 		memcpy(grh, frame + pi->ip_off, EMU_IPV6_LEN);
 	else if (pi->grh_off != EMU_PKT_NO_HDR)
 		memcpy(grh, frame + pi->grh_off, EMU_GRH_LEN);

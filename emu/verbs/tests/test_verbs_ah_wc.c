@@ -201,6 +201,22 @@ static void grh4(uint8_t g[40], uint8_t tos, uint8_t ttl, const uint8_t src[4],
 	g[31] = (uint8_t)~sum;
 }
 
+/* rdma-core's ipv4_calc_hdr_csum() folds the 32-bit sum once: when that fold carries, its
+ * value differs from the header's (correct) checksum. */
+static bool one_fold_carries(const uint8_t g[40])
+{
+	uint32_t sum = 0;
+
+	for (int i = 20; i < 40; i += 2) {
+		uint16_t w;
+
+		memcpy(&w, g + i, 2);
+		if (i != 30)
+			sum += w;
+	}
+	return (sum & 0xffff) + (sum >> 16) > 0xffff;
+}
+
 static void expect_fail(uint8_t g[40], struct ibv_wc *wc, int err)
 {
 	struct ibv_ah_attr got;
@@ -266,6 +282,34 @@ static void test_conversion(void **state)
 	/* ... but with a wrong checksum it is read as IPv6: next header 0 is no RoCE */
 	g[31] ^= 1;
 	expect_fail(g, &wc, EPROTONOSUPPORT);
+	/* a correct header whose one-fold checksum carries (found by varying the IP id): with a
+	 * first nibble of 0 it is IPv4 all the same, with 6 it is read as IPv6. TOS and TTL
+	 * 0xfc / 0xff make the other words' sum large enough for the fold to carry at all */
+	{
+		int id = 0;
+		uint32_t sum;
+
+		do {
+			grh4(g, 0xfc, 0xff, them, me);
+			g[24] = (uint8_t)(id >> 8);
+			g[25] = (uint8_t)id;
+			g[30] = g[31] = 0;
+			sum = 0;
+			for (int i = 20; i < 40; i += 2)
+				sum += (uint32_t)g[i] << 8 | g[i + 1];
+			while (sum >> 16)
+				sum = (sum & 0xffff) + (sum >> 16);
+			g[30] = (uint8_t)(~sum >> 8);
+			g[31] = (uint8_t)~sum;
+		} while (!one_fold_carries(g) && ++id < 0x10000);
+		assert_true(id < 0x10000);
+		assert_int_equal(ibv_init_ah_from_wc(a->ctx, 1, &wc, (struct ibv_grh *)g, &got), 0);
+		assert_int_equal(got.grh.sgid_index, 1);
+		assert_int_equal(got.grh.hop_limit, 0xff);
+		assert_int_equal(got.grh.traffic_class, 0xfc);
+		g[0] = 0x60;
+		expect_fail(g, &wc, EPROTONOSUPPORT);
+	}
 	/* neither version 6 nor an IPv4 header at byte 20 */
 	memset(g, 0, 40);
 	expect_fail(g, &wc, EPROTONOSUPPORT);

@@ -22,6 +22,22 @@ const char *ibv_get_sysfs_path(void);
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 
+static const char FABRIC[] = "seed 1\n"
+			     "resolver files\n"
+			     "host A\n"
+			     "  device rxe0 link=eth\n"
+			     "  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"
+			     "    addr 192.0.2.65/28\n"
+			     "  device rxe1 link=eth\n"
+			     "  netdev eth1 mac=02:00:00:00:02:03 mtu=1500 rdma=rxe1/1\n"
+			     "    addr 192.0.2.81/28\n"
+			     "host B\n"
+			     "  device rxe0 link=eth\n"
+			     "  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"
+			     "    addr 192.0.2.66/28\n"
+			     "link A/rxe0/1 B/rxe0/1\n"
+			     "link A/rxe1/1 none\n";
+
 /* First: the path is computed once, from SYSFS_PATH as set at the first call. */
 static void test_sysfs_path(void **state)
 {
@@ -324,6 +340,10 @@ static void test_resolve_eth_l2(void **state)
 	a.grh.dgid.raw[15] = 65;
 	assert_int_equal(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid), 0);
 	assert_memory_equal(mac, mac_a, 6);
+	/* A's other netdev (eth1): not on the source's interface (measured on rxe: -113) */
+	a.grh.dgid.raw[15] = 81;
+	memset(mac, 0, 6);
+	assert_int_equal(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid), -EHOSTUNREACH);
 	/* nobody's */
 	a.grh.dgid.raw[15] = 77;
 	assert_int_equal(ibv_resolve_eth_l2_from_gid(ctx, &a, mac, &vid), -EHOSTUNREACH);
@@ -368,7 +388,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	setenv("SYSFS_PATH", "/tmp/emu-sysfs//", 1);
 	setenv("RDMAEMU_QUIESCE_US", "0", 0);
-	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
+	verbs_test_init(argv, NULL, FABRIC, "A");
 	ctx = vt_open("rxe0");
 	pd = ibv_alloc_pd(ctx);
 	if (!pd)
