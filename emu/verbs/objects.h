@@ -188,12 +188,19 @@ struct emu_vqp {
 	struct emu_list mcast;        /* struct emu_mcast_att */
 	struct emu_qp_dp dp;
 	bool qp_ex;                   /* made by create_qp_ex: rxe marks it VERBS_QP_EX */
+	struct emu_wrx *wrx;          /* the ibv_wr_* batch (emu/verbs/wr_ex.c), or NULL */
 };
 
 static inline struct emu_vqp *to_vqp(struct ibv_qp *qp)
 {
 	return container_of(qp, struct emu_vqp, qp);
 }
+
+/* The ibv_wr_* send API of a QP created with send_ops_flags (emu/verbs/wr_ex.c): installs
+ * the ops of `flags` in q->qpx; 0 or ENOMEM. emu_wrx_free is idempotent. */
+struct emu_wrx;
+int emu_wrx_init(struct emu_vqp *q, uint64_t flags);
+void emu_wrx_free(struct emu_vqp *q);
 
 /* The kernel's ib_modify_qp_is_ok(): the transition table (emu/verbs/qp_state.c). */
 bool emu_qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, enum ibv_qp_type type,
