@@ -321,6 +321,19 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 		w->status = IBV_WC_LOC_LEN_ERR;
 		return REQ_ERROR;
 	}
+	if (!w->is_inline && w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode)) {
+		/* a message longer than its SGEs, which only rxe's ibv_wr_set_sge_list makes
+		 * (emu/verbs/wr_ex.c): the gather runs out, LOC_QP_OP_ERR (measured; rxe's
+		 * copy_data() fails with -EINVAL) */
+		uint64_t sum = 0;
+
+		for (int i = 0; i < w->wr.num_sge; i++)
+			sum += w->sge[i].length;
+		if (w->length > sum) {
+			w->status = IBV_WC_LOC_QP_OP_ERR;
+			return REQ_ERROR;
+		}
+	}
 	if (emu_wr_is_atomic(w->wr.opcode)) {
 		/* one packet, no payload: the AtomicETH carries everything (rxe: 8 bytes at an
 		 * 8-byte aligned VA, checked at post time) */

@@ -10,16 +10,22 @@
  * The batch is staged here and handed to the data path's post at wr_complete, so every WQE
  * then follows the same path as ibv_post_send's (emu/verbs/post.c, the requester).
  *
- * Two differences with rxe v44, whose setters have slips the emulator does not copy:
- * wr_set_sge_list sums the first SGE's length num_sge times (the list pointer is not
- * advanced) and wr_set_inline_data_list never adds to its total (the message length stays 0)
- * and checks each buffer alone against max_inline; here the message is the SGEs' / buffers'
- * sum, checked as a whole. A batch holding an opcode the data path does not execute
- * (LOCAL_INV, BIND_MW, SEND_WITH_INV, ATOMIC_WRITE) is refused at wr_complete with EINVAL,
- * like ibv_post_send's. */
+ * rxe v44's setters have two slips, and the emulator has them too, because applications on
+ * the real stack see them (measured, emu/verbs/VM-CHECKS.md):
+ *  - wr_set_sge_list takes the message length as num_sge times the first SGE's length (its
+ *    summing loop does not advance the list): with SGEs of 30 and 50 bytes 60 bytes go, 30
+ *    from each; when that length exceeds the SGEs' sum the WQE completes with
+ *    IBV_WC_LOC_QP_OP_ERR and the QP goes to the error state;
+ *  - wr_set_inline_data_list never adds to its total: the message is 0 bytes, and each
+ *    buffer is checked alone against max_inline.
+ * The message length is set on the queued WQEs after the data path's post checks
+ * (emu_swqe.length; the requester gathers that many bytes from the SGEs, and refuses a length
+ * beyond them). A batch holding an opcode the data path does not execute (LOCAL_INV, BIND_MW,
+ * SEND_WITH_INV, ATOMIC_WRITE) is refused at wr_complete with EINVAL, like ibv_post_send's. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +33,8 @@
 
 struct wrx_ent {
 	struct ibv_send_wr wr;
+	bool set_len;         /* rxe's message length differs from the SGEs' sum: `len` */
+	uint64_t len;
 	struct ibv_sge *sge;  /* max_sge entries */
 	uint8_t *inl;         /* max_inline bytes: inline data copied at set time */
 };
@@ -65,6 +73,7 @@ static struct wrx_ent *build(struct ibv_qp_ex *qx, enum ibv_wr_opcode op)
 	}
 	w = &x->e[x->n++];
 	memset(&w->wr, 0, sizeof(w->wr));
+	w->set_len = false;
 	w->wr.wr_id = qx->wr_id;
 	w->wr.send_flags = qx->wr_flags;
 	w->wr.opcode = op;
@@ -216,37 +225,48 @@ static void wr_set_sge_list(struct ibv_qp_ex *qx, size_t num_sge, const struct i
 	}
 	memcpy(w->sge, list, num_sge * sizeof(*list));
 	w->wr.num_sge = (int)num_sge;
+	w->set_len = true; /* rxe: num_sge * sg_list[0].length */
+	w->len = num_sge ? num_sge * (uint64_t)list[0].length : 0;
 }
 
-/* Inline data is copied now (the caller may reuse its buffers at once) and posted as one
- * inline SGE over the copy. */
+/* rxe's wr_set_inline_data_list: each buffer alone against max_inline, a message of 0 bytes
+ * (the data is never sent, so it is not kept). */
 static void wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t num_buf,
 				    const struct ibv_data_buf *list)
 {
 	struct emu_vqp *q = qx_vqp(qx);
 	struct wrx_ent *w = last(qx);
-	size_t total = 0;
 
 	if (!w)
 		return;
-	for (size_t i = 0; i < num_buf; i++) {
-		if (list[i].length > q->sq.max_inline - total) {
+	for (size_t i = 0; i < num_buf; i++)
+		if (list[i].length > q->sq.max_inline) {
 			q->wrx->err = ENOSPC;
 			return;
 		}
-		memcpy(w->inl + total, list[i].addr, list[i].length);
-		total += list[i].length;
-	}
-	w->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)w->inl, .length = (uint32_t)total };
-	w->wr.num_sge = total ? 1 : 0;
-	w->wr.send_flags |= IBV_SEND_INLINE;
+	w->wr.num_sge = 0;
+	w->set_len = false;
 }
 
+/* One buffer: copied now (the caller may reuse it at once), posted as one inline SGE over the
+ * copy. */
 static void wr_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t length)
 {
-	struct ibv_data_buf b = { .addr = addr, .length = length };
+	struct emu_vqp *q = qx_vqp(qx);
+	struct wrx_ent *w = last(qx);
 
-	wr_set_inline_data_list(qx, 1, &b);
+	if (!w)
+		return;
+	if (length > q->sq.max_inline) {
+		q->wrx->err = ENOSPC;
+		return;
+	}
+	if (length)
+		memcpy(w->inl, addr, length);
+	w->sge[0] = (struct ibv_sge){ .addr = (uintptr_t)w->inl, .length = (uint32_t)length };
+	w->wr.num_sge = length ? 1 : 0;
+	w->wr.send_flags |= IBV_SEND_INLINE;
+	w->set_len = false;
 }
 
 static void wr_start(struct ibv_qp_ex *qx)
@@ -258,19 +278,50 @@ static void wr_start(struct ibv_qp_ex *qx)
 	x->n = 0;
 }
 
+/* emu_dp_post_send's steps, with rxe's message lengths set on the WQEs just queued (the
+ * last x->n of the send queue, in order). */
+static int post_batch(struct emu_vqp *q, struct emu_wrx *x)
+{
+	struct emu_engine *e = emu_dp_engine();
+	struct ibv_send_wr *bad = NULL;
+	int err, saved;
+
+	for (uint32_t i = 0; i + 1 < x->n; i++)
+		x->e[i].wr.next = &x->e[i + 1].wr;
+	x->e[x->n - 1].wr.next = NULL;
+	if (e)
+		emu_engine_lock(e);
+	err = emu_qp_post_send_check(q, &x->e[0].wr, &bad);
+	saved = errno;
+	if (!err) {
+		struct emu_list *l = q->sq.list.prev;
+
+		for (uint32_t i = x->n; i-- > 0; l = l->prev) {
+			struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
+
+			if (x->e[i].set_len)
+				w->length = x->e[i].len;
+		}
+	}
+	if (q->attr.qp_state == IBV_QPS_RTS)
+		emu_dp_req_run(q);
+	else
+		emu_dp_flush(q);
+	if (e)
+		emu_engine_unlock(e);
+	errno = saved;
+	return err;
+}
+
 static int wr_complete(struct ibv_qp_ex *qx)
 {
 	struct emu_vqp *q = qx_vqp(qx);
 	struct emu_wrx *x = q->wrx;
-	struct ibv_send_wr *bad = NULL;
 	int err = x->err;
 
 	if (!err && x->n) {
-		for (uint32_t i = 0; i + 1 < x->n; i++)
-			x->e[i].wr.next = &x->e[i + 1].wr;
-		x->e[x->n - 1].wr.next = NULL;
 		emu_dp_trace("qp %u wr_complete: %u WQEs", q->qp.qp_num, x->n);
-		err = emu_dp_post_send(&q->qp, &x->e[0].wr, &bad);
+		err = post_batch(q, x);
 	}
 	x->n = 0;
 	pthread_mutex_unlock(&x->lock);
