@@ -164,6 +164,7 @@ int main(void)
 	if (!l || !l[0])
 		return 1;
 	ctx = ibv_open_device(l[0]);
+	ibv_free_device_list(l);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE);

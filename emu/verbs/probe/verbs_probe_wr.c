@@ -105,6 +105,7 @@ int main(void)
 	int r;
 
 	ctx = ibv_open_device(l[0]);
+	ibv_free_device_list(l);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, mem, sizeof(mem), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
