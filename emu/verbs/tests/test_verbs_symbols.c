@@ -94,6 +94,44 @@ static void test_dummy_ops(void **state)
 	assert_int_equal(ibv_destroy_cq(cq), 0);
 }
 
+/* Extended ops the emulated context leaves NULL: <infiniband/verbs.h>'s inline wrappers
+ * answer as rdma-core's dummy ops do for rxe, which lacks them (XRC, TDs, device memory,
+ * CQ moderation). Memory windows are the exception: rxe has them, the emulator not yet. */
+static void test_missing_ext_ops(void **state)
+{
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+						      IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	struct ibv_td_init_attr ta = { 0 };
+	struct ibv_alloc_dm_attr da = { .length = 64 };
+	struct ibv_modify_cq_attr ma = { .attr_mask = IBV_CQ_ATTR_MODERATE };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	uint32_t num = 77;
+
+	(void)state;
+	assert_non_null(cq);
+	assert_non_null(srq);
+	errno = 0;
+	assert_null(ibv_open_xrcd(ctx, &xa));
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_int_equal(ibv_get_srq_num(srq, &num), EOPNOTSUPP);
+	assert_int_equal(num, 77);
+	errno = 0;
+	assert_null(ibv_alloc_td(ctx, &ta));
+	assert_int_equal(errno, EOPNOTSUPP);
+	errno = 0;
+	assert_null(ibv_alloc_dm(ctx, &da));
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_int_equal(ibv_modify_cq(cq, &ma), EOPNOTSUPP);
+	errno = 0;
+	assert_null(ibv_alloc_mw(pd, IBV_MW_TYPE_1)); /* deviation: rxe allocates one */
+	assert_int_equal(errno, EOPNOTSUPP);
+	assert_int_equal(ibv_destroy_srq(srq), 0);
+	assert_int_equal(ibv_destroy_cq(cq), 0);
+}
+
 static void test_qp_to_qp_ex(void **state)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
@@ -377,6 +415,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sysfs_path),
 		cmocka_unit_test(test_dummy_ops),
+		cmocka_unit_test(test_missing_ext_ops),
 		cmocka_unit_test(test_qp_to_qp_ex),
 		cmocka_unit_test(test_import_device),
 		cmocka_unit_test(test_marshall),
