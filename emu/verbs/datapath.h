@@ -91,6 +91,8 @@ void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w);
 struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr);
 /* Moves at every QP state change and destroy: cached fast-path peers are looked up again. */
 extern uint64_t emu_dp_fast_epoch;
+/* srq.c: the responder took a WQE from the SRQ; fires the armed limit event (get_srq_wqe). */
+void emu_srq_wqe_taken(struct emu_vsrq *s);
 /* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
 void emu_dp_qp_error(struct emu_vqp *q);
 /* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */
@@ -117,7 +119,9 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		const struct emu_pkt_ext *ext, const void *payload, size_t paylen);
 /* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
-/* Makes `dev` receive from the wire: its RoCE ports' receivers are the data path
+/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/pcap.h). */
+void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
+/* Makes `dev` receive from the wire: its ports' receivers (RoCE and IB) are the data path
  * (idempotent; engine lock held; called when a QP reaches RTR, the first state that
  * receives). */
 void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);

@@ -169,6 +169,12 @@ struct emu_qp_dp {
 	 * ones it completes back here for the next post_recv (each is a block of its own, so
 	 * free() stays right for them everywhere else) */
 	struct emu_rwqe *rwqe_pool;
+	/* IB: the LRH of the packet being received, for its receive completion (emu_dp_rx_ll) */
+	bool rx_ib, rx_grh;
+	/* the packet being received came back through the HCA's loopback, not the wire */
+	bool rx_loopback;
+	uint8_t rx_sl, rx_path_bits;
+	uint16_t rx_slid;
 };
 
 struct emu_mcast_att {
@@ -193,12 +199,20 @@ struct emu_vqp {
 	struct emu_wq sq, rq;
 	struct emu_list mcast;        /* struct emu_mcast_att */
 	struct emu_qp_dp dp;
+	bool qp_ex;                   /* made by create_qp_ex: rxe marks it VERBS_QP_EX */
+	struct emu_wrx *wrx;          /* the ibv_wr_* batch (emu/verbs/wr_ex.c), or NULL */
 };
 
 static inline struct emu_vqp *to_vqp(struct ibv_qp *qp)
 {
 	return container_of(qp, struct emu_vqp, qp);
 }
+
+/* The ibv_wr_* send API of a QP created with send_ops_flags (emu/verbs/wr_ex.c): installs
+ * the ops of `flags` in q->qpx; 0 or ENOMEM. emu_wrx_free is idempotent. */
+struct emu_wrx;
+int emu_wrx_init(struct emu_vqp *q, uint64_t flags);
+void emu_wrx_free(struct emu_vqp *q);
 
 /* The kernel's ib_modify_qp_is_ok(): the transition table (emu/verbs/qp_state.c). */
 bool emu_qp_modify_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, enum ibv_qp_type type,

@@ -22,6 +22,7 @@ static void vqp_free(struct emu_vqp *q)
 		free(emu_list_entry(l, struct emu_mcast_att, link));
 	}
 	emu_dp_qp_clear(q);
+	emu_wrx_free(q);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->qp.mutex);
 	pthread_cond_destroy(&q->qp.cond);
@@ -160,18 +161,66 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
-/* rdma-core's rxe check_qp_init_attr(): comp_mask PD | CREATE_FLAGS | SEND_OPS_FLAGS, no create
- * flags. The ibv_wr_* interface needs the data path: until then SEND_OPS_FLAGS is refused
- * rather than accepted with a queue that never completes. */
+/* rdma-core 44's rxe check_qp_init_attr(): comp_mask PD | CREATE_FLAGS | SEND_OPS_FLAGS, no
+ * create flags, and per QP type the send ops rxe has (EOPNOTSUPP otherwise). A QP made here is
+ * VERBS_QP_EX (ibv_qp_to_qp_ex); with SEND_OPS_FLAGS it gets the ibv_wr_* ops (wr_ex.c). */
+enum {
+	RXE_RC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+			  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV |
+			  IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV |
+			  IBV_QP_EX_WITH_ATOMIC_WRITE,
+	RXE_UC_SEND_OPS = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			  IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV,
+	RXE_UD_SEND_OPS = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM,
+};
+
+static bool send_ops_ok(enum ibv_qp_type t, uint64_t flags)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return !(flags & ~(uint64_t)RXE_RC_SEND_OPS);
+	case IBV_QPT_UC:
+		return !(flags & ~(uint64_t)RXE_UC_SEND_OPS);
+	case IBV_QPT_UD:
+		return !(flags & ~(uint64_t)RXE_UD_SEND_OPS);
+	default:
+		return false;
+	}
+}
+
 struct ibv_qp *emu_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
-	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS) ||
+	bool ops = a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp *qp;
+	int err;
+
+	if (a->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
 	    (a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS && a->create_flags) ||
-	    !(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
-		errno = a->comp_mask & IBV_QP_INIT_ATTR_PD && a->pd ? EOPNOTSUPP : EINVAL;
+	    (ops && !send_ops_ok(a->qp_type, a->send_ops_flags))) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	return qp_create(ctx, a);
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = qp_create(ctx, a);
+	if (!qp)
+		return NULL;
+	to_vqp(qp)->qp_ex = true;
+	if (ops) {
+		err = emu_wrx_init(to_vqp(qp), a->send_ops_flags);
+		if (err) {
+			ibv_destroy_qp(qp);
+			errno = err;
+			return NULL;
+		}
+	}
+	return qp;
 }
 
 static uint8_t rd_atomic_round(uint8_t v)

@@ -28,17 +28,59 @@ uint32_t emu_dp_mtu(const struct emu_vqp *q)
 struct dp_frame {
 	struct emu_timer t;
 	struct emu_hca *hca;
+	int link_layer;
 	size_t len;
 	uint8_t data[];
 };
+
+static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		  bool loopback);
 
 static void frame_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	struct dp_frame *f = arg;
 
 	(void)clk, (void)t;
-	emu_dp_rx(f->hca, f->data, f->len);
+	dp_rx(f->hca, f->link_layer, f->data, f->len, true);
 	free(f);
+}
+
+/* IB addressing (IBTA 7.7, 8.2): the source LID is the port's base LID with the path bits
+ * within its LMC; VL 0 (one data VL, no SL-to-VL table); a GRH (LNH 3) when the path is
+ * global. The HCA loops a packet back when the DLID is one of its own port's LIDs. */
+static bool ib_addr(const struct emu_port *p, const struct emu_av *av, struct emu_pkt_addr *a)
+{
+	uint16_t lmc_mask = (uint16_t)((1u << p->lmc) - 1);
+
+	a->link_layer = EMU_LL_INFINIBAND;
+	a->slid = (uint16_t)(p->lid | (av->src_path_bits & lmc_mask));
+	a->dlid = av->dlid;
+	a->sl = av->sl & 0xf;
+	a->vl = 0;
+	a->grh = av->is_global;
+	return p->lid && (av->dlid & (uint16_t)~lmc_mask) == p->lid;
+}
+
+/* RoCE v2 addressing: MACs from the GID's netdev and the fabric, rxe's UDP source port. */
+static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const struct emu_av *av,
+		     struct emu_pkt_addr *a, bool *local)
+{
+	const struct emu_gid *g = &p->gids[av->sgid_index];
+	const struct emu_host *h = p->dev->host;
+
+	a->link_layer = EMU_LL_ETHERNET;
+	if (g->netdev >= 0 && (size_t)g->netdev < h->nnetdevs)
+		memcpy(a->smac, h->netdevs[g->netdev].hwaddr, 6);
+	*local = false;
+	for (size_t i = 0; i < p->ngids; i++)
+		if (!memcmp(p->gids[i].raw, av->dgid.raw, 16))
+			*local = true;
+	if (*local)
+		memcpy(a->dmac, a->smac, 6);
+	else if (emu_av_resolve_dmac(emu_engine_fabric(emu_dp_engine()), av, a->dmac))
+		return -EHOSTUNREACH;
+	a->sport = emu_roce_sport_rxe(q->qp.qp_num);
+	return 0;
 }
 
 int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
@@ -50,23 +92,14 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	ssize_t n;
 	bool local = false;
 
-	if (!p || av->sgid_index >= p->ngids)
+	if (!p || (av->is_global && av->sgid_index >= p->ngids))
 		return -EINVAL;
 	memset(&a, 0, sizeof(a));
-	a.link_layer = EMU_LL_ETHERNET;
-	{
-		const struct emu_gid *g = &p->gids[av->sgid_index];
-		const struct emu_host *h = p->dev->host;
-
-		if (g->netdev >= 0 && (size_t)g->netdev < h->nnetdevs)
-			memcpy(a.smac, h->netdevs[g->netdev].hwaddr, 6);
-	}
-	for (size_t i = 0; i < p->ngids; i++)
-		if (!memcmp(p->gids[i].raw, av->dgid.raw, 16))
-			local = true;
-	if (local) {
-		memcpy(a.dmac, a.smac, 6);
-	} else if (emu_av_resolve_dmac(emu_engine_fabric(emu_dp_engine()), av, a.dmac)) {
+	if (p->link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		local = ib_addr(p, av, &a);
+	} else if (av->sgid_index >= p->ngids) {
+		return -EINVAL;
+	} else if (roce_addr(q, p, av, &a, &local)) {
 		emu_dp_trace("qp %u xmit %s: no host owns the destination GID: dropped",
 			     q->qp.qp_num, emu_pkt_opcode_name(bth->opcode));
 		return -EHOSTUNREACH;
@@ -76,7 +109,6 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	a.tclass = av->traffic_class;
 	a.flow_label = av->flow_label;
 	a.hop_limit = av->hop_limit;
-	a.sport = emu_roce_sport_rxe(q->qp.qp_num);
 	n = emu_pkt_frame_len(&a, bth->opcode, paylen);
 	if (n < 0)
 		return (int)n;
@@ -89,6 +121,7 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		return (int)n;
 	}
 	f->len = (size_t)n;
+	f->link_layer = a.link_layer;
 	f->hca = emu_dp_hca(q);
 	emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
 		     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
@@ -118,39 +151,78 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	return 0;
 }
 
-static void port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+static void port_rx(void *ctx, int link_layer, const uint8_t *frame, size_t len)
 {
 	/* the HCA of the device, if a context has it open (a reference for the delivery;
 	 * without one the frame meets no QP and is dropped) */
 	struct emu_hca *hca = emu_hca_get(ctx);
 
-	(void)now;
 	if (!hca)
 		return;
-	emu_dp_rx(hca, frame, len);
+	emu_dp_rx_ll(hca, link_layer, frame, len);
 	emu_hca_put(hca);
 }
 
+static void port_rx_eth(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	(void)now;
+	port_rx(ctx, EMU_LL_ETHERNET, frame, len);
+}
+
+static void port_rx_ib(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	(void)now;
+	port_rx(ctx, EMU_LL_INFINIBAND, frame, len);
+}
+
+/* The HCA class of the engine's demultiplexer on every port: transport packets whose DestQP
+ * no other module claimed (QP1's MADs and the IPoIB QP go elsewhere, emu/engine_rx.h). */
 void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev)
 {
 	const struct emu_fabric *fab = emu_engine_fabric(e);
 
-	for (unsigned p = 1; p <= dev->nports; p++) {
-		/* RoCE only: an IB port's receivers (SMA, SA) are other engines' business */
-		if (dev->ports[p - 1].link_layer != IBV_LINK_LAYER_ETHERNET)
-			continue;
+	for (unsigned p = 1; p <= dev->nports; p++)
 		emu_engine_port_set_rx(e, (size_t)(dev->host - fab->hosts),
-				       (size_t)(dev - dev->host->devices), p, port_rx,
+				       (size_t)(dev - dev->host->devices), p,
+				       dev->ports[p - 1].link_layer == IBV_LINK_LAYER_INFINIBAND ?
+					       port_rx_ib : port_rx_eth,
 				       (void *)(uintptr_t)dev);
-	}
 }
 
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
 {
+	emu_dp_rx_ll(hca, EMU_LL_ETHERNET, frame, len);
+}
+
+/* What a receive completion reports of an IB packet: the sender's LID and SL, the path bits
+ * of the DLID within the receiving port's LMC, whether a GRH came (mlx5: IBV_WC_GRH only
+ * then). RoCE completions keep rxe's fields (slid 0, GRH always). */
+static void ib_rx_info(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	const struct emu_port *p = emu_verbs_port(q->qp.context, q->attr.port_num ?
+						   q->attr.port_num : 1);
+	const uint8_t *lrh = frame + pi->lrh_off;
+
+	q->dp.rx_ib = true;
+	q->dp.rx_grh = pi->grh_off != EMU_PKT_NO_HDR;
+	q->dp.rx_sl = lrh[1] >> 4;
+	q->dp.rx_slid = (uint16_t)(lrh[6] << 8 | lrh[7]);
+	q->dp.rx_path_bits = (uint8_t)((lrh[2] << 8 | lrh[3]) & ((1u << (p ? p->lmc : 0)) - 1));
+}
+
+void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len)
+{
+	dp_rx(hca, link_layer, frame, len, false);
+}
+
+/* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback */
+static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		  bool loopback)
+{
 	struct emu_pkt_info pi;
 	struct emu_obj *obj;
 	struct emu_vqp *q;
-	int err = emu_pkt_parse(frame, len, EMU_LL_ETHERNET, &pi);
+	int err = emu_pkt_parse(frame, len, link_layer, &pi);
 	unsigned tr;
 
 	if (err) {
@@ -172,6 +244,9 @@ void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
 		emu_dp_trace("rx: %s on a QP of another type: dropped", emu_pkt_opcode_name(pi.opcode));
 		return;
 	}
+	q->dp.rx_loopback = loopback;
+	if (link_layer == EMU_LL_INFINIBAND)
+		ib_rx_info(q, frame, &pi);
 	if (pi.mask & EMU_PKT_RESP)
 		emu_dp_comp_rx(q, frame, &pi);
 	else
@@ -245,6 +320,19 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 	if (ud && w->length > mtu) {
 		w->status = IBV_WC_LOC_LEN_ERR;
 		return REQ_ERROR;
+	}
+	if (!w->is_inline && w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode)) {
+		/* a message longer than its SGEs, which only rxe's ibv_wr_set_sge_list makes
+		 * (emu/verbs/wr_ex.c): the gather runs out, LOC_QP_OP_ERR (measured; rxe's
+		 * copy_data() fails with -EINVAL) */
+		uint64_t sum = 0;
+
+		for (int i = 0; i < w->wr.num_sge; i++)
+			sum += w->sge[i].length;
+		if (w->length > sum) {
+			w->status = IBV_WC_LOC_QP_OP_ERR;
+			return REQ_ERROR;
+		}
 	}
 	if (emu_wr_is_atomic(w->wr.opcode)) {
 		/* one packet, no payload: the AtomicETH carries everything (rxe: 8 bytes at an

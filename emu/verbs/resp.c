@@ -113,9 +113,10 @@ static struct emu_rwqe *take_rwqe(struct emu_vqp *q)
 		return NULL;
 	w = emu_list_entry(l->next, struct emu_rwqe, link);
 	emu_list_del(&w->link);
-	if (q->srq)
+	if (q->srq) {
 		q->srq->count--;
-	else
+		emu_srq_wqe_taken(q->srq);
+	} else
 		q->rq.count--;
 	return w;
 }
@@ -135,6 +136,13 @@ static void recv_wc(struct emu_vqp *q, struct emu_rwqe *w, int status, int opcod
 		wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
 		wc.imm_data = imm ? imm_data : 0;
 		wc.src_qp = src_qp;
+		if (q->dp.rx_ib) { /* the packet's LRH (emu_dp_rx_ll) */
+			wc.wc_flags = (q->dp.rx_grh ? IBV_WC_GRH : 0) |
+				      (imm ? IBV_WC_WITH_IMM : 0);
+			wc.slid = q->dp.rx_slid;
+			wc.sl = q->dp.rx_sl;
+			wc.dlid_path_bits = q->dp.rx_path_bits;
+		}
 	}
 	emu_cq_push(q->recv_cq, &wc, se);
 	free(w);
@@ -176,13 +184,23 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		return;
 	}
 	/* rxe: union rdma_network_hdr: 20 reserved (zero) bytes, then the IPv4 header; an IPv6
-	 * packet's header fills all 40 */
+	 * packet's header fills all 40. IB: the GRH when the packet has one; without it the
+	 * 40 bytes are left as they were (and IBV_WC_GRH is not set) */
 	memset(grh, 0, sizeof(grh));
-	if (pi->net == EMU_PKT_NET_IPV4)
+	if (pi->net == EMU_PKT_NET_IPV4) {
 		memcpy(grh + 20, frame + pi->ip_off, EMU_IPV4_LEN);
-	else if (pi->net == EMU_PKT_NET_IPV6)
+		/* rxe_loopback() hands the skb to rxe_rcv() before ip_local_out() would compute
+		 * the header checksum: a looped-back header has check 0 (measured, which makes
+		 * ibv_init_ah_from_wc read it as IPv6 when byte 0's nibble is 6) */
+		if (q->dp.rx_loopback)
+			grh[30] = grh[31] = 0;
+	} else if (pi->net == EMU_PKT_NET_IPV6)
 		memcpy(grh, frame + pi->ip_off, EMU_IPV6_LEN);
-	st = emu_dp_copy_sge(q, w->sge, w->num_sge, 0, grh, EMU_GRH_LEN, true);
+	else if (pi->grh_off != EMU_PKT_NO_HDR)
+		memcpy(grh, frame + pi->grh_off, EMU_GRH_LEN);
+	st = pi->link_layer == EMU_LL_INFINIBAND && pi->grh_off == EMU_PKT_NO_HDR ?
+		     EMU_MR_OK :
+		     emu_dp_copy_sge(q, w->sge, w->num_sge, 0, grh, EMU_GRH_LEN, true);
 	if (st == EMU_MR_OK)
 		st = emu_dp_copy_sge(q, w->sge, w->num_sge, EMU_GRH_LEN,
 				     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]), pi->paylen,

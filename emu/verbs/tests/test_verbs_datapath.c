@@ -717,10 +717,9 @@ static void test_ud(void **state)
 	static const uint8_t ip_expect[20] = {
 		0x45, 0x00, 0x00, 0x9c, /* 20 IP + 8 UDP + 12 BTH + 8 DETH + 4 ImmDt + 100 + 4 ICRC */
 		0x00, 0x00, 0x40, 0x00, /* id 0, DF */
-		0x40, 0x11, 0x00, 0x00, /* TTL 64, UDP, checksum (checked below) */
+		0x40, 0x11, 0x00, 0x00, /* TTL 64, UDP, checksum 0 (loopback, see below) */
 		192, 0, 2, 1, 192, 0, 2, 1,
 	};
-	uint32_t sum = 0;
 
 	(void)state;
 	memset(&A, 0, sizeof(A));
@@ -764,11 +763,11 @@ static void test_ud(void **state)
 	for (int i = 0; i < 20; i++)
 		if (i != 10 && i != 11)
 			assert_int_equal(buf(&B)[20 + i], ip_expect[i]);
-	for (int i = 0; i < 20; i += 2)
-		sum += (uint32_t)(buf(&B)[20 + i] << 8 | buf(&B)[21 + i]);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	assert_int_equal(sum, 0xffff);
+	/* loopback: rxe_loopback() runs before ip_local_out() computes the header checksum, so
+	 * the area's IPv4 header has check 0 (measured, emu/verbs/VM-CHECKS.md; between hosts it
+	 * is the real checksum) */
+	assert_int_equal(buf(&B)[30], 0);
+	assert_int_equal(buf(&B)[31], 0);
 	assert_memory_equal(buf(&B) + 40, buf(&A), 100);
 	assert_int_equal(buf(&B)[140], 0xee);
 	/* a wrong Q_Key is dropped silently; the sender completes (UD has no ACK) */
