@@ -48,53 +48,48 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	free(channel);
 }
 
-/* ---- waiting for acks ---- */
+/* ---- waiting for acks ----
+ * Acks come from application threads the engine may never have seen (a thread that only
+ * acks), so the wait is on a condition variable, as rdma-core's is, and the waiting thread
+ * tells the engine it is out of the picture meanwhile (it neither runs nor waits on engine
+ * state, so virtual time may move without it). Nothing acks: it waits forever, as the real
+ * library does. */
 
-struct acked_arg {
-	int *completed;
-	int reported;
-};
-
-static bool acked(void *arg)
-{
-	struct acked_arg *a = arg;
-
-	return *a->completed >= a->reported;
-}
+static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
 
 void cma_wait_acked(const char *what, int *completed, int reported)
 {
-	struct emu_engine *e = emu_engine_get();
-	struct acked_arg a = { completed, reported };
+	struct emu_engine *e;
 
-	if (!e)
+	(void)what;
+	pthread_mutex_lock(&ack_lock);
+	if (*completed >= reported) {
+		pthread_mutex_unlock(&ack_lock);
 		return;
-	emu_engine_lock(e);
-	/* A wait that nothing can end (no other thread will ever ack) is reported by the engine
-	 * and returns; the real library would hang here forever. */
-	emu_engine_wait(e, what, acked, &a, EMU_ENGINE_FOREVER);
-	emu_engine_unlock(e);
+	}
+	e = emu_engine_get();
+	if (e)
+		emu_engine_thread_forget(e);
+	while (*completed < reported)
+		pthread_cond_wait(&ack_cond, &ack_lock);
+	pthread_mutex_unlock(&ack_lock);
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	struct cma_event *evt;
-	struct emu_engine *e;
 
 	if (!event)
 		return cma_err(EINVAL);
 	evt = container_of(event, struct cma_event, event);
-	/* The counters are read by waiters inside the engine: change them under its lock, whose
-	 * release wakes them. */
-	e = emu_engine_get();
-	if (e)
-		emu_engine_lock(e);
+	pthread_mutex_lock(&ack_lock);
 	if (evt->mc)
 		evt->mc->events_completed++;
 	else
 		evt->id_priv->events_completed++;
-	if (e)
-		emu_engine_unlock(e);
+	pthread_cond_broadcast(&ack_cond);
+	pthread_mutex_unlock(&ack_lock);
 	free(evt);
 	return 0;
 }
@@ -367,7 +362,10 @@ retry:
 
 ack_retry:
 	/* swallowed after a CONNECT_ERROR: it still counts as acked for destroy */
+	pthread_mutex_lock(&ack_lock);
 	evt->id_priv->events_completed++;
+	pthread_cond_broadcast(&ack_cond);
+	pthread_mutex_unlock(&ack_lock);
 	goto retry;
 }
 
