@@ -172,7 +172,8 @@ void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data
 			    unsigned npaths, int status);
 
 /* Associates the id with the RDMA device behind netdev nd of its host (cma_acquire_dev):
- * 0, or -ENODEV when the netdev has none or its port has no GID for the id's address. */
+ * 0, or -ENODEV when the netdev has none or its port has no GID for the id's source address.
+ * The address module sets id->src's address (not its port) to the routed source first. */
 int emu_cma_acquire_dev(struct emu_cma_id *id, int nd);
 
 /* The listener of host h for (ps, port) that accepts a request to local address `dst`:
