@@ -494,6 +494,7 @@ static void st_row(const struct conf_case *c)
 
 	if (r->setup == 3) {
 		id = cm_dummy_id(-1);
+		id->ps = RDMA_PS_TCP; /* the library checks conn params of TCP ids only */
 	} else {
 		ch = cm_channel();
 		id = cm_id(ch, r->call == ST_JOIN ? RDMA_PS_UDP : RDMA_PS_TCP);
@@ -707,7 +708,7 @@ static void ece_248(const struct conf_case *c)
 	conf_note("0; zeros");
 }
 
-#define DEV PRE_DEVICE
+#define DEV (PRE_DEVICE | PRE_CM)
 #define C(id_, area_, row_, desc_, doc_, pre_, fn_, data_)                                    \
 	{ id_, area_, row_, desc_, doc_, pre_, NULL, 0, fn_, data_ }
 

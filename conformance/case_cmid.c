@@ -404,8 +404,8 @@ static void evt_262(const struct conf_case *c)
 	conf_note("NULL");
 }
 
-#define DEV PRE_DEVICE
-#define V60 (PRE_DEVICE | PRE_LEVEL60)
+#define DEV (PRE_DEVICE | PRE_CM)
+#define V60 (PRE_DEVICE | PRE_CM | PRE_LEVEL60)
 
 static const struct conf_case cases[] = {
 	{ "CH-103", "CH", 103, "rdma_create_event_channel: fd >= 0 with FD_CLOEXEC", NULL, DEV,

@@ -241,7 +241,7 @@ static void dev_261(const struct conf_case *c)
 	conf_note("non-NULL list");
 }
 
-#define DEV PRE_DEVICE
+#define DEV (PRE_DEVICE | PRE_CM)
 #define C(id_, area_, row_, desc_, pre_, fn_, data_)                                          \
 	{ id_, area_, row_, desc_, NULL, pre_, NULL, 0, fn_, data_ }
 

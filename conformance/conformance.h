@@ -29,6 +29,8 @@ enum {
 	PRE_NODNS_SYSTEM = 1u << 6, /* the stimulus would reach DNS through glibc on a real stack */
 	PRE_FAKEDEV = 1u << 7,      /* a visible device without /dev/infiniband/rdma_cm (system:
 				     * fakedev.c; no emulated equivalent yet) */
+	PRE_CM = 1u << 8,           /* the kernel CM (/dev/infiniband/rdma_cm) and a device (spec
+				     * DI `no`); never a fake device */
 };
 
 struct conf_case {
