@@ -3,8 +3,10 @@
  * events of rdma_write_cm_event, v60). */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -404,6 +406,201 @@ static void evt_262(const struct conf_case *c)
 	conf_note("NULL");
 }
 
+/* ---- RAI (v60): rdma_resolve_addrinfo / rdma_query_addrinfo ---- */
+
+typedef int (*rai_fn)(struct rdma_cm_id *, const char *, const char *,
+		      const struct rdma_addrinfo *);
+typedef int (*qai_fn)(struct rdma_cm_id *, struct rdma_addrinfo **);
+
+static rai_fn rai(void)
+{
+	rai_fn fn = (rai_fn)dlsym(RTLD_DEFAULT, "rdma_resolve_addrinfo");
+
+	if (!fn)
+		conf_notrun("needs rdma_resolve_addrinfo (rdma-core >= v60)");
+	return fn;
+}
+
+static qai_fn qai(void)
+{
+	qai_fn fn = (qai_fn)dlsym(RTLD_DEFAULT, "rdma_query_addrinfo");
+
+	if (!fn)
+		conf_notrun("needs rdma_query_addrinfo (rdma-core >= v60)");
+	return fn;
+}
+
+static void rai_90(const struct conf_case *c)
+{
+	rai_fn r = rai();
+	int ret, e;
+
+	conf_stimulus("rdma_resolve_addrinfo(NULL, \"192.0.2.1\", \"7471\", NULL)");
+	errno = 0;
+	ret = r(NULL, "192.0.2.1", "7471", NULL);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_resolve_addrinfo", ret, e, EINVAL);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+static void rai_91(const struct conf_case *c)
+{
+	qai_fn q = qai();
+	struct rdma_addrinfo *info = NULL;
+	int r1, e1, r2, e2;
+
+	conf_stimulus("rdma_query_addrinfo(NULL, &info) and (dummy id, NULL)");
+	errno = 0;
+	r1 = q(NULL, &info);
+	e1 = errno;
+	errno = 0;
+	r2 = q(cm_dummy_id(-1), NULL);
+	e2 = errno;
+	CM_EXPECT_FAIL("id NULL", r1, e1, EINVAL);
+	CM_EXPECT_FAIL("info NULL", r2, e2, EINVAL);
+	conf_note("-1/EINVAL both");
+}
+
+static void rai_92(const struct conf_case *c)
+{
+	qai_fn q = qai();
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_id(ch, RDMA_PS_TCP);
+	struct rdma_addrinfo *info = NULL;
+	int ret, e;
+
+	conf_stimulus("rdma_query_addrinfo(id, &info) before any resolve");
+	errno = 0;
+	ret = q(id, &info);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_query_addrinfo", ret, e, ENOENT);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+static bool same_ai(const struct rdma_addrinfo *a, const struct rdma_addrinfo *b)
+{
+	return a->ai_flags == b->ai_flags && a->ai_family == b->ai_family &&
+	       a->ai_qp_type == b->ai_qp_type && a->ai_port_space == b->ai_port_space &&
+	       a->ai_src_len == b->ai_src_len && a->ai_dst_len == b->ai_dst_len &&
+	       (!a->ai_dst_len || !memcmp(a->ai_dst_addr, b->ai_dst_addr, a->ai_dst_len)) &&
+	       (!a->ai_src_len || !memcmp(a->ai_src_addr, b->ai_src_addr, a->ai_src_len)) &&
+	       a->ai_route_len == b->ai_route_len && a->ai_connect_len == b->ai_connect_len;
+}
+
+/* 93 (resolve, event, query), 94 (second query), 95 (resolve again before query) */
+static void rai_dns(const struct conf_case *c)
+{
+	int row = c->row;
+	rai_fn r = rai();
+	qai_fn q = qai();
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_id(ch, RDMA_PS_TCP);
+	struct rdma_addrinfo *info = NULL, *ref = NULL;
+	struct rdma_cm_event *ev;
+	int ret, e;
+
+	conf_stimulus("rdma_resolve_addrinfo(async id, \"192.0.2.1\", \"7471\", NULL)%s",
+		      row == 94 ? ", get, query, query" : row == 95 ? " twice" : ", get, query");
+	ret = r(id, "192.0.2.1", "7471", NULL);
+	if (!conf_expect(ret == 0, "resolve: ret %d errno %d", ret, errno))
+		return;
+	if (row == 95) {
+		errno = 0;
+		ret = r(id, "192.0.2.1", "7471", NULL);
+		e = errno;
+		CM_EXPECT_FAIL("second resolve", ret, e, EBUSY);
+		conf_note("-1 errno %s", conf_errno_name(e));
+		return;
+	}
+	if (rdma_get_cm_event(ch, &ev))
+		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
+	EXPECT_INT("event", ev->event, RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED);
+	EXPECT_INT("status", ev->status, 0);
+	conf_expect(ev->id == id, "event->id differs");
+	rdma_ack_cm_event(ev);
+	ret = q(id, &info);
+	if (!conf_expect(ret == 0 && info, "query: ret %d errno %s", ret, conf_errno_name(errno)))
+		return;
+	if (rdma_getaddrinfo("192.0.2.1", "7471", NULL, &ref))
+		conf_fatal("rdma_getaddrinfo: %s", conf_errno_name(errno));
+	conf_expect(same_ai(info, ref), "the list differs from rdma_getaddrinfo's");
+	rdma_freeaddrinfo(ref);
+	rdma_freeaddrinfo(info);
+	if (row == 94) {
+		errno = 0;
+		ret = q(id, &info);
+		e = errno;
+		CM_EXPECT_FAIL("second query", ret, e, ENOENT);
+		conf_note("-1 errno %s", conf_errno_name(e));
+		return;
+	}
+	conf_note("0; ADDRINFO_RESOLVED status 0; the list equals rdma_getaddrinfo's");
+}
+
+/* 96-98: failures with no event; errno as rdma-core sets it (§5.1 step 4) */
+struct rai_fail_row {
+	const char *node, *service;
+	int flags;        /* -1: hints NULL */
+	int want_errno;
+};
+
+static void rai_fail(const struct conf_case *c)
+{
+	const struct rai_fail_row *row = c->data;
+	rai_fn r = rai();
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_id(ch, RDMA_PS_TCP);
+	struct rdma_addrinfo hints;
+	int ret, e;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_flags = row->flags;
+	if (row->flags < 0)
+		conf_stimulus("rdma_resolve_addrinfo(id, %s, %s, NULL hints)",
+			      row->node ? row->node : "NULL", row->service ? row->service : "NULL");
+	else
+		conf_stimulus("rdma_resolve_addrinfo(id, %s, %s, hints flags 0x%x)",
+			      row->node ? row->node : "NULL", row->service ? row->service : "NULL",
+			      (unsigned)row->flags);
+	errno = 0;
+	ret = r(id, row->node, row->service, row->flags < 0 ? NULL : &hints);
+	e = errno;
+	EXPECT_INT("ret", ret, -1);
+	EXPECT_INT("errno", e, row->want_errno);
+	EXPECT_INT("channel readable (no event)", cm_readable(ch), 0);
+	conf_note("-1, errno %d, no event", e);
+}
+
+static const struct rai_fail_row rai_96a = { NULL, "7471", RAI_SA | RAI_DNS, ENOTSUP };
+static const struct rai_fail_row rai_96b = { "192.0.2.1", "7471", RAI_SA, ENOTSUP };
+static const struct rai_fail_row rai_97 = { NULL, NULL, RAI_SA, -1 };
+static const struct rai_fail_row rai_98 = { "no-such-host.invalid", "7471", -1, EAI_NONAME };
+
+static void rai_99(const struct conf_case *c)
+{
+	rai_fn r = rai();
+	qai_fn q = qai();
+	struct rdma_addrinfo *info = NULL;
+	struct rdma_cm_id *id;
+	int ret;
+
+	conf_stimulus("rdma_resolve_addrinfo(sync id, \"192.0.2.1\", \"7471\", NULL); query");
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		conf_fatal("rdma_create_id: %s", conf_errno_name(errno));
+	ret = r(id, "192.0.2.1", "7471", NULL);
+	if (!conf_expect(ret == 0, "ret %d errno %d", ret, errno))
+		return;
+	conf_expect(id->event && id->event->event == (enum rdma_cm_event_type)
+					  RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED,
+		    "id->event is not ADDRINFO_RESOLVED");
+	ret = q(id, &info);
+	conf_expect(ret == 0 && info, "query: ret %d errno %s", ret, conf_errno_name(errno));
+	if (info)
+		rdma_freeaddrinfo(info);
+	rdma_destroy_id(id);
+	conf_note("0; id->event ADDRINFO_RESOLVED; query works");
+}
+
 #define DEV (PRE_DEVICE | PRE_CM)
 #define V60 (PRE_DEVICE | PRE_CM | PRE_LEVEL60)
 
@@ -444,6 +641,30 @@ static const struct conf_case cases[] = {
 	  NULL, 0, wev_100, NULL },
 	{ "WEV-101", "WEV", 101, "USER status 5 arg 0x1122334455667788: the reader gets them; "
 	  "poll wakes", NULL, V60, NULL, 0, wev_101, NULL },
+	{ "RAI-90", "RAI", 90, "rdma_resolve_addrinfo(NULL, ...): -1/EINVAL", NULL, PRE_LEVEL60,
+	  NULL, 0, rai_90, NULL },
+	{ "RAI-91", "RAI", 91, "rdma_query_addrinfo(NULL,&i) / (id,NULL): -1/EINVAL", NULL,
+	  PRE_LEVEL60, NULL, 0, rai_91, NULL },
+	{ "RAI-92", "RAI", 92, "query before any resolve: -1/ENOENT", NULL, V60, NULL, 0, rai_92,
+	  NULL },
+	{ "RAI-93", "RAI", 93, "DNS resolve of a numeric node on an async id: 0, ADDRINFO_RESOLVED "
+	  "status 0, query gives rdma_getaddrinfo's list", NULL, V60, NULL, 0, rai_dns, NULL },
+	{ "RAI-94", "RAI", 94, "second query after a successful one: -1/ENOENT", NULL, V60, NULL,
+	  0, rai_dns, NULL },
+	{ "RAI-95", "RAI", 95, "resolve again before querying: -1/EBUSY", NULL, V60, NULL, 0,
+	  rai_dns, NULL },
+	{ "RAI-96a", "RAI", 96, "hints RAI_SA|RAI_DNS: -1, errno ENOTSUP, no event", NULL, V60,
+	  NULL, 0, rai_fail, &rai_96a },
+	{ "RAI-96b", "RAI", 96, "hints RAI_SA with a node: -1, errno ENOTSUP, no event", NULL, V60,
+	  NULL, 0, rai_fail, &rai_96b },
+	{ "RAI-97", "RAI", 97, "RAI_SA without service: -1, errno -1 (quirk), no event",
+	  "the man page promises errno set to the failure reason (§16 item 10)", V60, NULL, 0,
+	  rai_fail, &rai_97 },
+	{ "RAI-98", "RAI", 98, "DNS failure (unknown host): -1, errno = EAI code (-2), no event",
+	  "the man page promises errno set to the failure reason (§16 item 10)",
+	  V60 | PRE_NODNS_SYSTEM, NULL, 0, rai_fail, &rai_98 },
+	{ "RAI-99", "RAI", 99, "sync id DNS resolve: blocks, 0, id->event ADDRINFO_RESOLVED; query "
+	  "works", NULL, V60, NULL, 0, rai_99, NULL },
 	{ "EVT-262", "EVT", 262, "event->listen_id is NULL for events other than CONNECT_REQUEST",
 	  NULL, V60, NULL, 0, evt_262, NULL },
 };

@@ -37,6 +37,13 @@ void cm_ipv4(const char *text, uint16_t port, struct sockaddr_in *sin)
 void cm_local_ipv4(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		   struct ibv_context **verbs)
 {
+	if (!cm_local_ipv4_try(idx, port, sin, verbs))
+		conf_notrun("needs %u RDMA port(s) with an IPv4 address", idx + 1);
+}
+
+bool cm_local_ipv4_try(unsigned idx, uint16_t port, struct sockaddr_in *sin,
+		       struct ibv_context **verbs)
+{
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	struct ibv_context **list;
 	uint8_t seen[16][4];
@@ -75,11 +82,11 @@ void cm_local_ipv4(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 			if (verbs)
 				*verbs = list[d];
 			rdma_free_devices(list);
-			return;
+			return true;
 		}
 	}
 	rdma_free_devices(list);
-	conf_notrun("needs %u RDMA port(s) with an IPv4 address (found %u)", idx + 1, found);
+	return false;
 }
 
 struct rdma_event_channel *cm_channel(void)

@@ -4,6 +4,7 @@
 #ifndef CONFORMANCE_CM_UTIL_H
 #define CONFORMANCE_CM_UTIL_H
 
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 
@@ -15,6 +16,10 @@ struct rdma_cm_id *cm_dummy_id(int fd);
  * device context in *verbs if non-NULL. Ends the case with Notrun when there is none. */
 void cm_local_ipv4(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		   struct ibv_context **verbs);
+
+/* The same without ending the case: false when there is no idx-th address. */
+bool cm_local_ipv4_try(unsigned idx, uint16_t port, struct sockaddr_in *sin,
+		       struct ibv_context **verbs);
 
 /* A sockaddr_in from text ("0.0.0.0"), port in host order. */
 void cm_ipv4(const char *text, uint16_t port, struct sockaddr_in *sin);

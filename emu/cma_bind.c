@@ -153,8 +153,8 @@ static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 /* ---- device association ---- */
 
 /* The netdev of h that carries address sa (rdma_translate_ip): its index, -2 for a loopback
- * address (the implicit "lo", which has no RDMA device), -1 when no netdev has it. An IPv6
- * link-local address must be on the netdev its scope names. */
+ * address (the implicit "lo"), -1 when no netdev has it. An IPv6 link-local address must be on
+ * the netdev its scope names. */
 static int netdev_of_addr(const struct emu_host *h, const struct sockaddr *sa, int bound_if)
 {
 	if (emu_cma_loopback_addr(sa))
@@ -232,8 +232,12 @@ int emu_cma_acquire_dev(struct emu_cma_id *id, int nd)
 	id->netdev = nd;
 	id->port = n->port;
 	id->gid_index = g;
-	/* RoCE: the default P_Key; IB: the netdev's (IPoIB) P_Key, the port's first entry. */
-	id->pkey = p->npkeys ? p->pkeys[0] : 0xffff;
+	/* IB: the IPoIB netdev's P_Key (the port's first entry). RoCE: ib_addr_get_pkey reads
+	 * bytes 8-9 of the Ethernet broadcast address, which are 0 (measured: QUERY reports 0). */
+	if (p->link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */)
+		id->pkey = p->npkeys ? p->pkeys[0] : 0xffff;
+	else
+		id->pkey = 0;
 	return 0;
 }
 
@@ -390,7 +394,10 @@ int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr)
 			ret = -EADDRNOTAVAIL;
 			goto err;
 		}
-		ret = nd < 0 ? -ENODEV : emu_cma_acquire_dev(id, nd);
+		/* A loopback address binds like a wildcard: no device (measured on Linux 6.1 with
+		 * rxe: 127.0.0.1, 127.0.0.2 and ::1 give 0 and no device; the device comes with
+		 * address resolution). Any other netdev needs an RDMA device behind it. */
+		ret = nd == -2 ? 0 : emu_cma_acquire_dev(id, nd);
 		if (ret)
 			goto err;
 	}

@@ -421,9 +421,12 @@ int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr)
 	p = &id->host->devices[id->dev].ports[id->port - 1];
 	if (!id->has_cm || id->qp_type == 4 /* UD */) {
 		/* cma_ib_init_qp_attr: the INIT attributes, whatever state was asked */
+		/* RoCE ports look up the default P_Key 0xffff (cma_ib_init_qp_attr) */
+		uint16_t pkey = p->link_layer == 1 ? id->pkey : 0xffff;
+
 		attr->pkey_index = 0;
 		for (size_t i = 0; i < p->npkeys; i++) {
-			if ((p->pkeys[i] & 0x7fff) == (id->pkey & 0x7fff)) {
+			if ((p->pkeys[i] & 0x7fff) == (pkey & 0x7fff)) {
 				attr->pkey_index = (uint16_t)i;
 				break;
 			}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "emu/engine.h"
 #include "emu/process.h"
@@ -330,7 +331,7 @@ static int query_addr(struct emu_cma_id *id, void *out, size_t out_len)
 	memset(&resp, 0, sizeof resp);
 	fill_dev(id, &resp);
 	if (id->dev >= 0)
-		resp.pkey = id->pkey;
+		resp.pkey = htons(id->pkey); /* the kernel sends it big-endian */
 	resp.src_size = (uint16_t)emu_cma_addr_size((const struct sockaddr *)&id->src);
 	memcpy(&resp.src_addr, &id->src, resp.src_size);
 	resp.dst_size = (uint16_t)emu_cma_addr_size((const struct sockaddr *)&id->dst);
