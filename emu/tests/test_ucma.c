@@ -18,6 +18,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <arpa/inet.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "emu/engine.h"
@@ -305,8 +308,6 @@ static void test_bind_rules(void **state)
 		  "2001:db8::1", 5000, 5000, 0, 0, -1, -1, 0 },
 		{ "different ports", EMU_CMA_PS_TCP, EMU_CMA_PS_TCP, "0.0.0.0", "0.0.0.0", 5000,
 		  5001, 0, 0, -1, -1, 0 },
-		{ "privileged port", EMU_CMA_PS_TCP, EMU_CMA_PS_TCP, "0.0.0.0", "0.0.0.0", 5000,
-		  1023, 0, 0, -1, -1, -EACCES },
 		{ "not local", EMU_CMA_PS_TCP, EMU_CMA_PS_TCP, "0.0.0.0", "203.0.113.1", 5000,
 		  5000, 0, 0, -1, -1, -EADDRNOTAVAIL },
 		{ "loopback: like a wildcard", EMU_CMA_PS_TCP, EMU_CMA_PS_TCP, "0.0.0.0",
@@ -343,6 +344,39 @@ static void test_bind_rules(void **state)
 		assert_int_equal(state_of(b), c->want ? EMU_CMA_IDLE : EMU_CMA_ADDR_BOUND);
 		assert_int_equal(emu_ucma_close(fd), 0);
 	}
+}
+
+/* Ports below 1024 need CAP_NET_BIND_SERVICE of the calling process, as capable() judges. */
+static void test_privileged_port(void **state)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int fd = emu_ucma_open();
+	uint32_t a = new_id(fd, EMU_CMA_PS_TCP), b = new_id(fd, EMU_CMA_PS_TCP);
+	struct sockaddr_storage ss;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	sa4(&ss, "0.0.0.0", 1023);
+	if (d[0].effective & (1u << CAP_NET_BIND_SERVICE))
+		assert_int_equal(bind_ss(fd, a, &ss), 0);
+	else
+		assert_int_equal(bind_ss(fd, a, &ss), -EACCES);
+	/* without the capability (dropped in a child): EACCES */
+	pid = fork();
+	if (pid == 0) {
+		d[0].effective &= ~(1u << CAP_NET_BIND_SERVICE);
+		if (syscall(SYS_capset, &h, d))
+			_exit(2);
+		sa4(&ss, "0.0.0.0", 1000);
+		_exit(bind_ss(fd, b, &ss) == -EACCES ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	emu_ucma_close(fd);
 }
 
 static void test_link_local_scope(void **state)
@@ -884,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_state_names),
 		cmocka_unit_test_setup_teardown(test_commands, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bind_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_privileged_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_link_local_scope, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ephemeral_ports, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_port_released, setup, teardown),
