@@ -14,7 +14,7 @@
 
 #include "emu/engine.h"
 #include "emu/process.h"
-#include "emu/ucma.h"
+#include "emu/cma.h"
 #include "rdmaemu/ctl.h"
 
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -141,12 +141,13 @@ static void copy_ud_event(struct cma_event *evt, const struct ucma_abi_ud_param 
 }
 
 /* ADDR_RESOLVED: learn address, GID and device; a failure turns the event into ADDR_ERROR
- * with status -1 (ENODEV through ERR since v56: also -1). */
+ * with status -1, and so does a resolution that left the id without a device (v56 and later:
+ * ERR(ENODEV) instead of a NULL dereference, whose status is -1 as well). */
 static void process_addr_resolved(struct cma_event *evt)
 {
 	struct rdma_cm_id *id = &evt->id_priv->id;
 
-	if (cma_query_addr(id) || cma_query_gid(id)) {
+	if (cma_query_addr(id) || cma_query_gid(id) || !id->verbs) {
 		evt->event.event = RDMA_CM_EVENT_ADDR_ERROR;
 		evt->event.status = -1;
 	}
