@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,30 @@ static void emu_fabric_env(void)
 	setenv("RDMAEMU_NODE", EMU_FABRIC_NODEV_NODE, 1);
 }
 
+/* The sanitizer runtime this process has loaded (the emulator's libraries of a
+ * --enable-sanitizers build link it), or NULL. An unmodified example program that loads such a
+ * library must have the runtime preloaded, or ASan refuses to start. */
+static int find_asan(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libasan.so")) {
+		snprintf(data, 4096, "%s", info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+static void preload_sanitizer(void)
+{
+	static char path[4096];
+
+	if (conf_target() != TARGET_EMU || !dl_iterate_phdr(find_asan, path))
+		return;
+	setenv("LD_PRELOAD", path, 1);
+	/* the example programs are not ours: their leaks are not the emulator's */
+	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+}
+
 static void ex_run(const struct conf_case *c)
 {
 	const struct ex_row *row = c->data;
@@ -78,6 +103,7 @@ static void ex_run(const struct conf_case *c)
 			argv[n++] = *a;
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
+		preload_sanitizer();
 		close(fds[0]);
 		close(fds[1]);
 		execv(exe, (char *const *)argv);

@@ -210,11 +210,49 @@ static void init_33(const struct conf_case *c)
 
 /* Emulator-only: the kernel side is the emulated host, whose rdma_cm ABI version the fabric
  * sets. Each sub-case needs a fresh library, so each runs in its own grandchild. */
-static int abi_probe(const char *fabric)
+enum abi_call { ABI_GAI, ABI_CHANNEL, ABI_CREATE_ID, ABI_DEVICES, ABI_GET_EVENT, ABI_NCALLS };
+static const char *const abi_call_names[ABI_NCALLS] = {
+	"rdma_getaddrinfo", "rdma_create_event_channel", "rdma_create_id(NULL, ...)",
+	"rdma_get_devices", "rdma_get_cm_event",
+};
+
+/* The call's errno in a fresh process (0: success). */
+static int abi_call(enum abi_call call)
+{
+	struct rdma_event_channel dummy = { .fd = -1 }, *ch;
+	struct rdma_addrinfo *r = NULL;
+	struct rdma_cm_event *ev;
+	struct ibv_context **list;
+	struct rdma_cm_id *id;
+
+	errno = 0;
+	switch (call) {
+	case ABI_GAI:
+		if (rdma_getaddrinfo("192.0.2.1", "7471", NULL, &r) == 0) {
+			rdma_freeaddrinfo(r);
+			return 0;
+		}
+		return errno;
+	case ABI_CHANNEL:
+		ch = rdma_create_event_channel();
+		return ch ? 0 : errno;
+	case ABI_CREATE_ID:
+		return rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) ? errno : 0;
+	case ABI_DEVICES:
+		list = rdma_get_devices(NULL);
+		return list ? 0 : errno;
+	case ABI_GET_EVENT:
+		/* init fails before the fd is used; with init done, fd -1 gives EBADF */
+		return rdma_get_cm_event(&dummy, &ev) ? errno : 0;
+	default:
+		return 0;
+	}
+}
+
+static int abi_probe_call(const char *fabric, enum abi_call call)
 {
 	int (*attach)(const char *, const char *) =
 		(int (*)(const char *, const char *))conf_ctl_sym("rdmaemu_ctl_attach_text");
-	struct rdma_addrinfo *r = NULL;
 	pid_t pid;
 	int st;
 
@@ -226,24 +264,35 @@ static int abi_probe(const char *fabric)
 
 		if (attach(fabric, EMU_FABRIC_CM_ABI_NODE))
 			_exit(100);
-		errno = 0;
-		ret = rdma_getaddrinfo("192.0.2.1", "7471", NULL, &r);
-		if (ret == 0) {
-			rdma_freeaddrinfo(r);
-			_exit(0);
-		}
-		_exit(ret == -1 && errno < 100 ? errno : 101);
+		ret = abi_call(call);
+		_exit(ret < 100 ? ret : 101);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		conf_fatal("ABI probe child failed");
 	return WEXITSTATUS(st);
 }
 
+static int abi_probe(const char *fabric)
+{
+	return abi_probe_call(fabric, ABI_GAI);
+}
+
 static void init_34(const struct conf_case *c)
 {
 	int e5, e2, e3, e4;
 
-	conf_stimulus("rdma_getaddrinfo(\"192.0.2.1\",\"7471\") on hosts reporting rdma_cm ABI 5, 2, 3, 4");
+	conf_stimulus("rdma_getaddrinfo(\"192.0.2.1\",\"7471\") and the CM calls that initialise "
+		      "the library, on hosts reporting rdma_cm ABI 5, 2, 3, 4");
+	for (int call = ABI_CHANNEL; call < ABI_NCALLS; call++) {
+		int x5 = abi_probe_call(EMU_FABRIC_CM_ABI(5), (enum abi_call)call);
+		int x2 = abi_probe_call(EMU_FABRIC_CM_ABI(2), (enum abi_call)call);
+		int x4 = abi_probe_call(EMU_FABRIC_CM_ABI(4), (enum abi_call)call);
+
+		conf_expect(x5 == EPERM && x2 == EPERM, "%s: ABI 5 %s, ABI 2 %s, want EPERM",
+			    abi_call_names[call], conf_errno_name(x5), conf_errno_name(x2));
+		conf_expect(x4 == (call == ABI_GET_EVENT ? EBADF : 0), "%s: ABI 4 gives %s",
+			    abi_call_names[call], conf_errno_name(x4));
+	}
 	e5 = abi_probe(EMU_FABRIC_CM_ABI(5));
 	e2 = abi_probe(EMU_FABRIC_CM_ABI(2));
 	e3 = abi_probe(EMU_FABRIC_CM_ABI(3));
@@ -253,8 +302,8 @@ static void init_34(const struct conf_case *c)
 	EXPECT_ERRNO("ABI 2", e2, EPERM);
 	EXPECT_INT("ABI 3 (0 = success)", e3, 0);
 	EXPECT_INT("ABI 4 (0 = success)", e4, 0);
-	conf_note("ABI 5: %s, ABI 2: %s, ABI 3 and 4: success", conf_errno_name(e5),
-		  conf_errno_name(e2));
+	conf_note("ABI 5: %s, ABI 2: %s, ABI 3 and 4: success; the CM calls too",
+		  conf_errno_name(e5), conf_errno_name(e2));
 }
 
 static const struct conf_case cases[] = {
@@ -287,7 +336,8 @@ static const struct conf_case cases[] = {
 	{ "INIT-33", "INIT", 33, "after init: rdma_get_cm_event(&{fd=-1}, NULL) = -1/EINVAL, "
 	  "(&{fd=-1}, &ev) = -1/EBADF", NULL, PRE_DEVICE, NULL, 0, init_33, NULL },
 	{ "INIT-34", "INIT", 34, "kernel CM ABI version outside [3,4]: every init-dependent call "
-	  "-1/EPERM (rdma_getaddrinfo; the CM calls join with issue [5])", NULL, PRE_EMU_ONLY,
+	  "-1/EPERM (rdma_getaddrinfo, rdma_create_event_channel, rdma_create_id, rdma_get_devices, "
+	  "rdma_get_cm_event)", NULL, PRE_EMU_ONLY,
 	  NULL, 0, init_34, NULL },
 };
 

@@ -29,6 +29,8 @@ enum {
 	PRE_NODNS_SYSTEM = 1u << 6, /* the stimulus would reach DNS through glibc on a real stack */
 	PRE_FAKEDEV = 1u << 7,      /* a visible device without /dev/infiniband/rdma_cm (system:
 				     * fakedev.c; no emulated equivalent yet) */
+	PRE_CM = 1u << 8,           /* the kernel CM (/dev/infiniband/rdma_cm) and a device (spec
+				     * DI `no`); never a fake device */
 };
 
 struct conf_case {
@@ -51,7 +53,8 @@ struct conf_area {
 	size_t count;
 };
 extern const struct conf_area conf_area_sym, conf_area_abi, conf_area_str, conf_area_init,
-	conf_area_gai, conf_area_acm, conf_area_port, conf_area_ex;
+	conf_area_gai, conf_area_acm, conf_area_port, conf_area_ex, conf_area_cmid,
+	conf_area_cmbind, conf_area_cmqp;
 
 /* --- helpers for case bodies (child side, runner.c) ------------------------------------- */
 

@@ -27,4 +27,18 @@
 	"  netdev d0 mac=02:00:00:00:06:01 mtu=1500 rdma=rxe0/1\n"     \
 	"    addr 192.0.2.1/28\n"
 
+/* PLAIN: an RDMA netdev and a plain netdev (198.51.100.1) without RDMA device, for the bind
+ * of an address whose netdev has no device (row 122). */
+#define EMU_FABRIC_PLAIN_NODE "plain"
+#define EMU_FABRIC_PLAIN_ADDR "198.51.100.1"
+#define EMU_FABRIC_PLAIN                                               \
+	"seed 1\n"                                                     \
+	"resolver files\n"                                             \
+	"host plain\n"                                                 \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev d0 mac=02:00:00:00:07:01 mtu=1500 rdma=rxe0/1\n"     \
+	"    addr 192.0.2.1/28\n"                                      \
+	"  netdev e1 mac=02:00:00:00:07:02 mtu=1500\n"                 \
+	"    addr " EMU_FABRIC_PLAIN_ADDR "/24\n"
+
 #endif

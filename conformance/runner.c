@@ -34,7 +34,8 @@
 
 static const struct conf_area *const areas[] = {
 	&conf_area_sym, &conf_area_abi, &conf_area_str, &conf_area_init,
-	&conf_area_gai, &conf_area_acm, &conf_area_port, &conf_area_ex,
+	&conf_area_gai, &conf_area_acm, &conf_area_cmid, &conf_area_cmbind, &conf_area_cmqp,
+	&conf_area_port, &conf_area_ex,
 };
 
 /* ---- child side ------------------------------------------------------------------------- */
@@ -205,6 +206,14 @@ static void check_preconditions(const struct conf_case *c)
 			if (n > 0)
 				conf_notrun("needs a machine without RDMA devices (%d present)", n);
 		}
+	}
+	if ((c->pre & PRE_CM) && !emu) {
+		if (conf_fake_device())
+			conf_notrun("needs the kernel CM (a fake device has none)");
+		if (!conf_path_exists("/dev/infiniband/rdma_cm"))
+			conf_notrun("no kernel CM on this system (/dev/infiniband/rdma_cm)");
+		if (device_count() == 0)
+			conf_notrun("no RDMA device on this system");
 	}
 	if ((c->pre & PRE_FAKEDEV) || ((c->pre & PRE_DEVICE) && !emu && conf_fake_device())) {
 		char why[256];

@@ -14,6 +14,7 @@
 
 #include "emu/engine.h"
 #include "emu/process.h"
+#include "emu/cma.h"
 #include "rdmaemu/ctl.h"
 
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,6 +92,7 @@ void emu_process_reset(void)
 {
 	/* the engine points into the attached fabric: it goes first */
 	emu_engine_reset();
+	emu_cma_reset(); /* the CM port spaces refer to the fabric's hosts */
 	pthread_mutex_lock(&attach_lock);
 	emu_fabric_free(attached_fabric);
 	attached_fabric = NULL;

@@ -22,4 +22,136 @@ static inline int cma_err(int e)
  * real library reports without hardware, spec §3.1) or the fabric could not be loaded. */
 int cma_init(const struct emu_host **host);
 
+/* ---- CM ids, channels and devices (lib/cma_*.c) --------------------------------------- */
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include "emu/list.h"
+#include "emu/ucma_api.h"
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma_abi.h>
+
+/* ucma_abi_event_resp as the kernel lays it out (rdma_user_cm.h: a reserved word before ece;
+ * v60 added arg32 to the union for USER/INTERNAL events). */
+struct cma_event_resp {
+	__u64 uid;
+	__u32 id;
+	__u32 event;
+	__u32 status;
+	union {
+		struct ucma_abi_conn_param conn;
+		struct ucma_abi_ud_param ud;
+		__u32 arg32[2];
+	} param;
+	__u32 reserved;
+	struct ucma_abi_ece ece;
+};
+
+/* One RDMA device as librdmacm sees it (rdma-core's struct cma_device): opened lazily, with a
+ * default PD for the ids bound to it. */
+struct cma_device {
+	struct ibv_device *dev;
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	uint64_t guid;          /* host byte order */
+	uint32_t max_qpsize;
+	uint8_t max_initiator_depth;
+	uint8_t max_responder_resources;
+	int port_cnt;
+	int refcnt;
+	bool dead;              /* could not be opened */
+	struct ibv_xrcd *xrcd;
+};
+
+struct cma_multicast {
+	struct cma_multicast *next;
+	struct cma_id_private *id_priv;
+	void *context;
+	int events_completed;
+	uint32_t handle;
+	union ibv_gid mgid;
+	uint16_t mlid;
+	uint16_t join_flags;
+	struct sockaddr_storage addr;
+};
+
+/* The library's id (rdma-core's struct cma_id_private). Everything after `id` is zero in a
+ * zero-filled dummy id, and every call reaches the kernel (which fails on the dummy's fd)
+ * before it relies on more than that. */
+struct cma_id_private {
+	struct rdma_cm_id id;
+	struct cma_device *cma_dev;
+	void *connect;
+	uint8_t connect_len;
+	int events_completed;
+	int connect_error;
+	int sync;
+	uint32_t handle;
+	struct cma_multicast *mc_list;
+	struct ibv_qp_init_attr *qp_init_attr;
+	uint8_t initiator_depth;
+	uint8_t responder_resources;
+	struct ibv_ece local_ece;
+	struct ibv_ece remote_ece;
+	bool resolving_ai;
+	struct rdma_addrinfo *resolved_ai;
+};
+
+struct cma_event {
+	struct rdma_cm_event event;
+	uint8_t private_data[RDMA_MAX_PRIVATE_DATA];
+	struct cma_id_private *id_priv;
+	struct cma_multicast *mc;
+};
+
+static inline struct cma_id_private *cma_priv(struct rdma_cm_id *id)
+{
+	return container_of(id, struct cma_id_private, id);
+}
+
+/* Builds the header of a ucma_abi command: in = size - header, out = resp size. */
+#define CMA_INIT_CMD(req, req_size, op)                                                  	do {                                                                             		memset(req, 0, req_size);                                                		(req)->cmd = UCMA_CMD_##op;                                              		(req)->in = (__u16)((req_size) - sizeof(struct ucma_abi_cmd_hdr));      	} while (0)
+#define CMA_INIT_CMD_RESP(req, req_size, op, resp, resp_size)                            	do {                                                                             		CMA_INIT_CMD(req, req_size, op);                                         		(req)->out = (__u16)(resp_size);                                         		(req)->response = (uintptr_t)(resp);                                     	} while (0)
+
+/* write(fd, cmd, size) to the emulated rdma_cm: 0, or -1 with errno (a short write: ENODATA). */
+int cma_write(int fd, void *cmd, size_t size);
+/* The same for commands whose result is a count the caller needs (destroy, migrate). */
+
+/* Devices (lib/cma_dev.c). */
+int cma_dev_sync(void);
+/* Associates id_priv with the device of that GUID (opening it), sets id->verbs/pd. */
+int cma_get_device(struct cma_id_private *id_priv, uint64_t guid);
+void cma_put_device(struct cma_device *dev);
+struct cma_device *cma_dev_of_verbs(struct ibv_context *verbs);
+
+/* Ids (lib/cma_id.c). */
+int cma_query_addr(struct rdma_cm_id *id);
+int cma_query_gid(struct rdma_cm_id *id);
+int cma_query_path(struct rdma_cm_id *id);
+struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *context,
+				    enum rdma_port_space ps, enum ibv_qp_type qp_type);
+void cma_free_id(struct cma_id_private *id_priv);
+int cma_create_kern_id(struct cma_id_private *id_priv);
+/* Blocks (in the engine, so virtual time moves) until *completed >= reported. */
+void cma_wait_acked(const char *what, int *completed, int reported);
+/* Sync ids: ack the held event, wait for the next one, map its status (spec §6.1). */
+int cma_complete(struct rdma_cm_id *id);
+int cma_destroy_kern_id(int fd, uint32_t handle);
+bool cma_is_ud_qp(enum ibv_qp_type qp_type);
+socklen_t cma_addrlen(const struct sockaddr *addr);
+int cma_modify_qp_err(struct rdma_cm_id *id);
+int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res);
+int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth);
+
+/* The v60 calls the installed rdma-core 44 header does not declare (RDMACM_1.4). */
+int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node, const char *service,
+			  const struct rdma_addrinfo *hints);
+int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
+int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event, int status,
+			uint64_t arg);
+
+/* Events (lib/cma_event.c). */
+int cma_process_conn_req(struct cma_event *evt, uint32_t handle, const struct ucma_abi_ece *ece);
+
 #endif

@@ -1,0 +1,215 @@
+/* The emulated kernel rdma_cm as the network modules see it: the CM id, its state machine, and
+ * the hook points they fill (modelled on Linux 6.1's drivers/infiniband/core/cma.c;
+ * docs/cma.md describes the whole). emu/ucma.h adds ucma's files and commands.
+ *
+ * This header includes no <rdma/rdma_user_cm.h>, so that code built against librdmacm's
+ * <rdma/rdma_cma.h> (whose enums clash with it) can include it too; modules that read the
+ * ucma structures passed to their ops include <rdma/rdma_user_cm.h> themselves.
+ *
+ * Everything here runs with the engine lock held (emu/engine.h): commands take it in
+ * emu_ucma_write, and the network modules' callbacks (timers, received MADs) already hold it.
+ *
+ * What needs the network is not here: address resolution (ARP/ND), route resolution (SA path
+ * records), the IB CM protocol and multicast joins plug in through the ops tables below. Until
+ * a module installs its table the corresponding commands fail with ENOSYS after the kernel's own
+ * argument and state checks, and say so on stderr once.
+ */
+#ifndef RDMAEMU_EMU_CMA_H
+#define RDMAEMU_EMU_CMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <rdma/ib_user_sa.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "emu/fabric.h"
+#include "emu/list.h"
+#include "emu/ucma_api.h"
+
+/* The kernel's enum rdma_cm_state, in its order. */
+enum emu_cma_state {
+	EMU_CMA_IDLE,
+	EMU_CMA_ADDR_QUERY,
+	EMU_CMA_ADDR_RESOLVED,
+	EMU_CMA_ROUTE_QUERY,
+	EMU_CMA_ROUTE_RESOLVED,
+	EMU_CMA_CONNECT,
+	EMU_CMA_DISCONNECT,
+	EMU_CMA_ADDR_BOUND,
+	EMU_CMA_LISTEN,
+	EMU_CMA_DEVICE_REMOVAL,
+	EMU_CMA_DESTROYING,
+	EMU_CMA_NSTATES
+};
+
+const char *emu_cma_state_name(enum emu_cma_state s);
+
+/* Port spaces (enum rdma_ucm_port_space) and the defaults of the sysctls the kernel reads. */
+#define EMU_CMA_PS_IPOIB 0x0002
+#define EMU_CMA_PS_IB 0x013F
+#define EMU_CMA_PS_TCP 0x0106
+#define EMU_CMA_PS_UDP 0x0111
+#define EMU_CMA_PORT_LOW 32768  /* net.ipv4.ip_local_port_range */
+#define EMU_CMA_PORT_HIGH 60999
+#define EMU_CMA_MAX_BACKLOG 1024 /* net.rdma_ucm.max_backlog */
+#define EMU_CMA_PROT_SOCK 1024  /* ports below need CAP_NET_BIND_SERVICE */
+
+/* RDMA_MAX_PRIVATE_DATA and the kernel's private-data buffer size of an event. */
+#define EMU_CMA_QKEY 0x01234567u /* RDMA_UDP_QKEY */
+
+struct emu_ucma_file;
+struct emu_cma_bind;
+struct emu_cma_mc;
+struct rdma_ucm_conn_param;
+struct rdma_ucm_ece;
+struct rdma_ucm_event_resp;
+
+/* Slots of per-id state owned by the network modules (id->net[]). */
+enum emu_cma_net_slot { EMU_CMA_NET_ADDR, EMU_CMA_NET_ROUTE, EMU_CMA_NET_CM, EMU_CMA_NET_MCAST,
+			EMU_CMA_NET_NSLOTS };
+
+/* A kernel CM id (struct rdma_id_private + struct ucma_context). */
+struct emu_cma_id {
+	uint32_t handle;             /* the ucma id (ctx->id), unique across files */
+	uint64_t uid;                /* the library's cookie, returned in events */
+	struct emu_ucma_file *file;
+	const struct emu_host *host;
+	enum emu_cma_state state;
+	uint16_t ps;
+	uint8_t qp_type;             /* enum ib_qp_type: 2 RC, 4 UD, ... */
+	struct sockaddr_storage src, dst;
+	/* Device association (cma_acquire_dev): indices into host->devices / netdevs. */
+	int dev, netdev;
+	uint8_t port;
+	int gid_index;
+	uint16_t pkey;
+	int bound_dev_if;            /* IPv6 link-local scope (cma_check_linklocal) */
+	/* Options (rdma_set_option). */
+	bool reuseaddr, afonly, afonly_set, tos_set, timeout_set;
+	uint8_t tos, timeout;
+	/* Port binding (cma_get_port) and listening. */
+	struct emu_cma_bind *bind;
+	struct emu_list bind_node;
+	int backlog;                 /* remaining CONNECT_REQUEST slots of a listener */
+	struct emu_cma_id *listen;   /* for ids created by a CONNECT_REQUEST: the listener */
+	/* Route: path records (ib_path_rec_data: 72 bytes each, flags + 64-byte record). */
+	struct ib_path_rec_data paths[6];
+	unsigned npaths;
+	uint32_t events_reported;
+	uint32_t seq_num;            /* rq_psn for RTR (the kernel's id_priv->seq_num) */
+	struct emu_list file_node;   /* in file->ids */
+	struct emu_list mcs;         /* struct emu_cma_mc */
+	bool has_cm;                 /* an IB CM id exists (connect/REQ): reject/notify/... allowed */
+	void *net[EMU_CMA_NET_NSLOTS];
+};
+
+/* A multicast membership (struct ucma_multicast). */
+struct emu_cma_mc {
+	uint32_t handle;
+	uint64_t uid;
+	struct emu_cma_id *id;
+	struct sockaddr_storage addr;
+	uint8_t join_flags;
+	uint32_t events_reported;
+	struct emu_list node;
+	void *net;
+};
+
+/* ---- hook points for the network modules ---------------------------------------------- *
+ * Each op runs with the engine lock held after the kernel's argument and state checks, with
+ * the id already in the "query" state (ADDR_QUERY, ROUTE_QUERY, CONNECT, ...). Return 0 when
+ * the operation was started (its outcome is an event queued later with emu_cma_event), or a
+ * negative errno to fail the command synchronously (the core then restores the previous state,
+ * as the kernel does). */
+
+/* emu/neigh*: ARP/ND and routing. Outcome: emu_cma_addr_resolved(). */
+struct emu_cma_addr_ops {
+	int (*resolve_addr)(struct emu_cma_id *id, uint32_t timeout_ms);
+	void (*cancel)(struct emu_cma_id *id); /* id destroyed while resolving */
+};
+
+/* emu/sa_client*: path records (IB) or the locally synthesised RoCE path. Outcome:
+ * emu_cma_route_resolved(). Multicast joins (SA MCMemberRecord on IB, local on RoCE): outcome
+ * emu_cma_event(..., MULTICAST_JOIN/ERROR, mc). */
+struct emu_cma_route_ops {
+	int (*resolve_route)(struct emu_cma_id *id, uint32_t timeout_ms);
+	int (*join)(struct emu_cma_id *id, struct emu_cma_mc *mc);
+	void (*leave)(struct emu_cma_id *id, struct emu_cma_mc *mc);
+	void (*cancel)(struct emu_cma_id *id);
+};
+
+/* emu/cm_agent*: the IB CM protocol (REQ/REP/RTU/REJ/DREQ/DREP/MRA, SIDR). Listeners are found
+ * with emu_cma_find_listener; a matching REQ creates the passive id with emu_cma_conn_id_new and
+ * queues CONNECT_REQUEST on it. */
+struct emu_cma_cm_ops {
+	int (*connect)(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		       const struct rdma_ucm_ece *ece);
+	int (*accept)(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		      const struct rdma_ucm_ece *ece);
+	int (*reject)(struct emu_cma_id *id, const void *pdata, uint8_t len, uint8_t reason);
+	int (*disconnect)(struct emu_cma_id *id);
+	int (*notify)(struct emu_cma_id *id, uint32_t event);
+	/* RTR/RTS attributes from the connection (ib_cm_init_qp_attr). */
+	int (*init_qp_attr)(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);
+	/* The id is being destroyed: REJ a pending request, DREQ an established connection. */
+	void (*destroy)(struct emu_cma_id *id);
+};
+
+void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);
+void emu_cma_set_route_ops(const struct emu_cma_route_ops *ops);
+void emu_cma_set_cm_ops(const struct emu_cma_cm_ops *ops);
+
+/* ---- what the modules call back ------------------------------------------------------- */
+
+/* Moves id from `from` to `to` if it is in `from` (cma_comp_exch); one trace line. */
+bool emu_cma_comp_exch(struct emu_cma_id *id, enum emu_cma_state from, enum emu_cma_state to);
+/* Unconditional transition (trace line included). */
+void emu_cma_set_state(struct emu_cma_id *id, enum emu_cma_state to);
+
+/* Queues an event for the id (mc: for MULTICAST_*; NULL otherwise) on its file and signals the
+ * file's fd. param may be NULL (zeroed). -ENOMEM. */
+int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, int32_t status,
+		  const struct rdma_ucm_event_resp *param);
+
+/* Address resolution finished: status 0 (dev/netdev/port set via emu_cma_acquire_dev, dst
+ * stored) -> ADDR_RESOLVED, else back to ADDR_BOUND and ADDR_ERROR with status. */
+void emu_cma_addr_resolved(struct emu_cma_id *id, int status);
+/* Route resolution finished: paths copied into the id, ROUTE_RESOLVED / ROUTE_ERROR. */
+void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,
+			    unsigned npaths, int status);
+
+/* Associates the id with the RDMA device behind netdev nd of its host (cma_acquire_dev):
+ * 0, or -ENODEV when the netdev has none or its port has no GID for the id's source address.
+ * The address module sets id->src's address (not its port) to the routed source first. */
+int emu_cma_acquire_dev(struct emu_cma_id *id, int nd);
+
+/* The listener of host h for (ps, port) that accepts a request to local address `dst`:
+ * a specific-address listener first, then a wildcard one. NULL if none. */
+struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, uint16_t port,
+					 const struct sockaddr *dst);
+/* A new id for an incoming request on `listen` (state CONNECT, same file, ps and qp_type);
+ * NULL when the backlog is exhausted (the caller drops the request, as the kernel does) or on
+ * ENOMEM. */
+struct emu_cma_id *emu_cma_conn_id_new(struct emu_cma_id *listen);
+
+/* Trace (RDMAEMU_TRACE contains "cma"): "cma 5: IDLE -> ADDR_BOUND". */
+bool emu_cma_trace_on(void);
+void emu_cma_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Address helpers (cma_any_addr, rdma_addr_size, cma_port). */
+bool emu_cma_any_addr(const struct sockaddr *sa);
+bool emu_cma_loopback_addr(const struct sockaddr *sa);
+size_t emu_cma_addr_size(const struct sockaddr *sa);
+uint16_t emu_cma_port(const struct sockaddr *sa); /* host byte order */
+void emu_cma_set_port(struct sockaddr *sa, uint16_t port);
+/* The interface index the library sees for netdev i ("lo" is 1). */
+static inline int emu_cma_ifindex(size_t netdev)
+{
+	return (int)netdev + 2;
+}
+
+/* Drops every per-host port space (tests; with emu_process_reset). */
+void emu_cma_reset(void);
+
+#endif

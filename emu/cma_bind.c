@@ -1,0 +1,485 @@
+/* Port spaces, rdma_bind_addr, rdma_listen and the device association of a bound address,
+ * after the kernel's cma.c (Linux 6.1: rdma_bind_addr, cma_get_port, cma_use_port,
+ * cma_check_port, cma_alloc_any_port, cma_acquire_dev_by_src_ip, rdma_listen).
+ *
+ * Each host has one port table per port space (TCP, UDP, IPoIB, IB), as each network namespace
+ * has in the kernel. A port's bind list holds every id bound to it; cma_check_port decides
+ * whether a further id may join. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "emu/prng.h"
+#include "emu/ucma.h"
+
+struct emu_cma_bind {
+	uint16_t ps;
+	uint16_t port;
+	struct emu_list owners; /* struct emu_cma_id.bind_node */
+	struct emu_cma_bind *next;
+};
+
+/* Port tables of one host. */
+struct emu_cma_ports {
+	const struct emu_host *host;
+	struct emu_cma_bind *binds;
+	struct emu_prng prng;   /* the random first port of cma_alloc_any_port */
+	bool seeded;
+	struct emu_cma_ports *next;
+};
+
+static struct emu_cma_ports *all_ports;
+
+void emu_cma_reset(void)
+{
+	while (all_ports) {
+		struct emu_cma_ports *p = all_ports;
+
+		all_ports = p->next;
+		while (p->binds) {
+			struct emu_cma_bind *b = p->binds;
+
+			p->binds = b->next;
+			free(b);
+		}
+		free(p);
+	}
+}
+
+static struct emu_cma_ports *ports_of(const struct emu_host *h)
+{
+	struct emu_cma_ports *p;
+
+	for (p = all_ports; p; p = p->next)
+		if (p->host == h)
+			return p;
+	p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->host = h;
+	/* One PRNG stream per host, forked from the fabric seed: the same fixture and seed give
+	 * the same ephemeral ports run after run. */
+	{
+		struct emu_prng root;
+		size_t idx = 0;
+
+		emu_prng_seed(&root, h->fabric ? h->fabric->seed : 0);
+		if (h->fabric)
+			idx = (size_t)(h - h->fabric->hosts);
+		emu_prng_fork(&root, 0x636d61706f727400ull + idx, &p->prng); /* "cmaport" */
+	}
+	p->next = all_ports;
+	all_ports = p;
+	return p;
+}
+
+/* ---- address helpers ---- */
+
+bool emu_cma_any_addr(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
+	case AF_INET6:
+		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	default:
+		return false;
+	}
+}
+
+bool emu_cma_loopback_addr(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	case AF_INET6:
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	default:
+		return false;
+	}
+}
+
+size_t emu_cma_addr_size(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return sizeof(struct sockaddr_in);
+	case AF_INET6:
+		return sizeof(struct sockaddr_in6);
+	case 27: /* AF_IB */
+		return 48;
+	default:
+		return 0;
+	}
+}
+
+uint16_t emu_cma_port(const struct sockaddr *sa)
+{
+	switch (sa->sa_family) {
+	case AF_INET:
+		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+	case AF_INET6:
+		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	default:
+		return 0;
+	}
+}
+
+void emu_cma_set_port(struct sockaddr *sa, uint16_t port)
+{
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = htons(port);
+	else if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+}
+
+static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (a->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	return false;
+}
+
+/* ---- device association ---- */
+
+/* The netdev of h that carries address sa (rdma_translate_ip): its index, -2 for a loopback
+ * address (the implicit "lo"), -1 when no netdev has it. An IPv6 link-local address must be on
+ * the netdev its scope names. */
+static int netdev_of_addr(const struct emu_host *h, const struct sockaddr *sa, int bound_if)
+{
+	if (emu_cma_loopback_addr(sa))
+		return -2;
+	for (size_t i = 0; i < h->nnetdevs; i++) {
+		const struct emu_netdev *nd = &h->netdevs[i];
+
+		if (bound_if && emu_cma_ifindex(i) != bound_if)
+			continue;
+		for (size_t j = 0; j < nd->naddrs; j++) {
+			const struct emu_ifaddr *a = &nd->addrs[j];
+
+			if (a->family != sa->sa_family)
+				continue;
+			if (a->family == AF_INET &&
+			    a->addr.v4.s_addr == ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+				return (int)i;
+			if (a->family == AF_INET6 &&
+			    !memcmp(&a->addr.v6, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16))
+				return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* The GID of the id's source address on a port (rdma_ip2gid + the port's GID table): RoCE
+ * ports carry ::ffff:a.b.c.d / the IPv6 address itself, preferring the RoCE v2 entry (the
+ * kernel's default GID type for the CM on rxe); IB ports use GID 0. -1 if none. */
+static int gid_of(const struct emu_port *p, int nd, const struct sockaddr *sa)
+{
+	uint8_t want[16];
+	int v1 = -1;
+
+	if (p->link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */)
+		return p->ngids ? 0 : -1;
+	memset(want, 0, sizeof want);
+	if (sa->sa_family == AF_INET) {
+		want[10] = want[11] = 0xff;
+		memcpy(want + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else {
+		memcpy(want, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+	for (size_t g = 0; g < p->ngids; g++) {
+		if (p->gids[g].netdev != nd || memcmp(p->gids[g].raw, want, 16))
+			continue;
+		if (p->gids[g].type == EMU_GID_ROCE_V2)
+			return (int)g;
+		if (v1 < 0)
+			v1 = (int)g;
+	}
+	return v1;
+}
+
+int emu_cma_acquire_dev(struct emu_cma_id *id, int nd)
+{
+	const struct emu_host *h = id->host;
+	const struct emu_netdev *n;
+	const struct emu_device *d;
+	const struct emu_port *p;
+	int g;
+
+	if (nd < 0 || (size_t)nd >= h->nnetdevs)
+		return -ENODEV;
+	n = &h->netdevs[nd];
+	if (n->device < 0 || (size_t)n->device >= h->ndevices)
+		return -ENODEV;
+	d = &h->devices[n->device];
+	if (n->port < 1 || n->port > d->nports)
+		return -ENODEV;
+	p = &d->ports[n->port - 1];
+	g = gid_of(p, nd, (const struct sockaddr *)&id->src);
+	if (g < 0)
+		return -ENODEV;
+	id->dev = n->device;
+	id->netdev = nd;
+	id->port = n->port;
+	id->gid_index = g;
+	/* IB: the IPoIB netdev's P_Key (the port's first entry). RoCE: ib_addr_get_pkey reads
+	 * bytes 8-9 of the Ethernet broadcast address, which are 0 (measured: QUERY reports 0). */
+	if (p->link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */)
+		id->pkey = p->npkeys ? p->pkeys[0] : 0xffff;
+	else
+		id->pkey = 0;
+	return 0;
+}
+
+/* ---- ports ---- */
+
+/* cma_check_port: may id join bind list b? */
+static int check_port(struct emu_cma_bind *b, struct emu_cma_id *id, bool reuseaddr)
+{
+	const struct sockaddr *addr = (const struct sockaddr *)&id->src;
+	struct emu_list *pos, *tmp;
+
+	emu_list_for_each_safe(pos, tmp, &b->owners) {
+		struct emu_cma_id *cur = emu_list_entry(pos, struct emu_cma_id, bind_node);
+		const struct sockaddr *cur_addr = (const struct sockaddr *)&cur->src;
+
+		if (cur == id)
+			continue;
+		if (reuseaddr && cur->reuseaddr)
+			continue;
+		if (id->afonly && cur->afonly && addr->sa_family != cur_addr->sa_family)
+			continue;
+		if (emu_cma_any_addr(addr) || emu_cma_any_addr(cur_addr))
+			return -EADDRNOTAVAIL;
+		if (addr_equal(addr, cur_addr))
+			return -EADDRINUSE;
+	}
+	return 0;
+}
+
+static struct emu_cma_bind *find_bind(struct emu_cma_ports *p, uint16_t ps, uint16_t port)
+{
+	for (struct emu_cma_bind *b = p->binds; b; b = b->next)
+		if (b->ps == ps && b->port == port)
+			return b;
+	return NULL;
+}
+
+static void bind_port(struct emu_cma_bind *b, struct emu_cma_id *id)
+{
+	emu_cma_set_port((struct sockaddr *)&id->src, b->port);
+	id->bind = b;
+	emu_list_add_tail(&b->owners, &id->bind_node);
+}
+
+static int alloc_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t port)
+{
+	struct emu_cma_bind *b = calloc(1, sizeof *b);
+
+	if (!b)
+		return -ENOMEM;
+	b->ps = id->ps;
+	b->port = port;
+	emu_list_init(&b->owners);
+	b->next = p->binds;
+	p->binds = b;
+	bind_port(b, id);
+	return 0;
+}
+
+void emu_cma_release_port(struct emu_cma_id *id)
+{
+	struct emu_cma_bind *b = id->bind;
+	struct emu_cma_ports *p;
+
+	if (!b)
+		return;
+	emu_list_del(&id->bind_node);
+	id->bind = NULL;
+	if (!emu_list_empty(&b->owners))
+		return;
+	p = ports_of(id->host);
+	for (struct emu_cma_bind **pp = &p->binds; *pp; pp = &(*pp)->next) {
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	}
+	free(b);
+}
+
+/* cma_alloc_any_port: a random start in ip_local_port_range, then upwards, wrapping; the first
+ * port without a bind list is taken. */
+static int alloc_any_port(struct emu_cma_ports *p, struct emu_cma_id *id)
+{
+	unsigned remaining = EMU_CMA_PORT_HIGH - EMU_CMA_PORT_LOW + 1;
+	unsigned rover = EMU_CMA_PORT_LOW + (unsigned)emu_prng_below(&p->prng, remaining);
+
+	for (unsigned i = 0; i < remaining; i++) {
+		if (!find_bind(p, id->ps, (uint16_t)rover))
+			return alloc_port(p, id, (uint16_t)rover);
+		if (++rover > EMU_CMA_PORT_HIGH)
+			rover = EMU_CMA_PORT_LOW;
+	}
+	return -EADDRNOTAVAIL;
+}
+
+/* capable(CAP_NET_BIND_SERVICE) of the calling process: in-process hosting, the caller is the
+ * process the emulated kernel serves (the daemon of issue [6] will have to ask its client). */
+static bool may_bind_privileged(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[CAP_NET_BIND_SERVICE / 32].effective & (1u << (CAP_NET_BIND_SERVICE % 32));
+}
+
+static int get_port(struct emu_cma_id *id)
+{
+	struct emu_cma_ports *p = ports_of(id->host);
+	uint16_t snum = emu_cma_port((const struct sockaddr *)&id->src);
+	struct emu_cma_bind *b;
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	switch (id->ps) {
+	case EMU_CMA_PS_TCP: case EMU_CMA_PS_UDP: case EMU_CMA_PS_IPOIB: case EMU_CMA_PS_IB:
+		break;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+	if (!snum)
+		return alloc_any_port(p, id);
+	if (snum < EMU_CMA_PROT_SOCK && !may_bind_privileged())
+		return -EACCES;
+	b = find_bind(p, id->ps, snum);
+	if (!b)
+		return alloc_port(p, id, snum);
+	ret = check_port(b, id, id->reuseaddr);
+	if (!ret)
+		bind_port(b, id);
+	return ret;
+}
+
+int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr)
+{
+	const struct emu_host *h = id->host;
+	int ret;
+
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
+		return -EAFNOSUPPORT; /* AF_IB: not emulated yet (docs/cma.md) */
+	if (!emu_cma_comp_exch(id, EMU_CMA_IDLE, EMU_CMA_ADDR_BOUND))
+		return -EINVAL;
+	/* cma_check_linklocal */
+	id->bound_dev_if = 0;
+	if (addr->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)addr;
+
+		if (IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)) {
+			if (!s6->sin6_scope_id) {
+				ret = -EINVAL;
+				goto err;
+			}
+			id->bound_dev_if = (int)s6->sin6_scope_id;
+		}
+	}
+	memset(&id->src, 0, sizeof id->src);
+	memcpy(&id->src, addr, emu_cma_addr_size(addr));
+	if (!emu_cma_any_addr(addr)) {
+		int nd = netdev_of_addr(h, addr, id->bound_dev_if);
+
+		if (nd == -1) {
+			ret = -EADDRNOTAVAIL;
+			goto err;
+		}
+		/* A loopback address binds like a wildcard: no device (measured on Linux 6.1 with
+		 * rxe: 127.0.0.1, 127.0.0.2 and ::1 give 0 and no device; the device comes with
+		 * address resolution). Any other netdev needs an RDMA device behind it. */
+		ret = nd == -2 ? 0 : emu_cma_acquire_dev(id, nd);
+		if (ret)
+			goto err;
+	}
+	if (!id->afonly_set)
+		id->afonly = addr->sa_family == AF_INET; /* net.ipv6.bindv6only = 0 */
+	memset(&id->dst, 0, sizeof id->dst);
+	id->dst.ss_family = addr->sa_family;
+	ret = get_port(id);
+	if (ret)
+		goto err;
+	return 0;
+err:
+	id->dev = id->netdev = -1;
+	id->port = 0;
+	emu_cma_comp_exch(id, EMU_CMA_ADDR_BOUND, EMU_CMA_IDLE);
+	return ret;
+}
+
+int emu_cma_listen(struct emu_cma_id *id, int backlog)
+{
+	int ret;
+
+	if (id->state == EMU_CMA_IDLE) {
+		struct sockaddr_in any = { .sin_family = AF_INET };
+
+		ret = emu_cma_bind(id, (const struct sockaddr *)&any);
+		if (ret)
+			return ret;
+	}
+	if (!emu_cma_comp_exch(id, EMU_CMA_ADDR_BOUND, EMU_CMA_LISTEN))
+		return -EINVAL;
+	/* A listener may not share its port: check again as if it had no REUSEADDR. */
+	if (id->reuseaddr) {
+		ret = check_port(id->bind, id, false);
+		if (ret) {
+			emu_cma_comp_exch(id, EMU_CMA_LISTEN, EMU_CMA_ADDR_BOUND);
+			return ret;
+		}
+		id->reuseaddr = false;
+	}
+	id->backlog = backlog;
+	return 0;
+}
+
+struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, uint16_t port,
+					 const struct sockaddr *dst)
+{
+	struct emu_cma_ports *p = ports_of(h);
+	struct emu_cma_bind *b = p ? find_bind(p, ps, port) : NULL;
+	struct emu_cma_id *wild = NULL;
+	struct emu_list *pos, *tmp;
+
+	if (!b)
+		return NULL;
+	emu_list_for_each_safe(pos, tmp, &b->owners) {
+		struct emu_cma_id *cur = emu_list_entry(pos, struct emu_cma_id, bind_node);
+		const struct sockaddr *a = (const struct sockaddr *)&cur->src;
+
+		if (cur->state != EMU_CMA_LISTEN)
+			continue;
+		if (emu_cma_any_addr(a)) {
+			/* An AF_INET6 wildcard that is not AF_ONLY takes IPv4 requests too. */
+			if (a->sa_family == dst->sa_family || (!cur->afonly && a->sa_family == AF_INET6))
+				wild = wild ? wild : cur;
+			continue;
+		}
+		if (addr_equal(a, dst))
+			return cur;
+	}
+	return wild;
+}

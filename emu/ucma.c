@@ -1,0 +1,834 @@
+/* ucma: the rdma_cm character device of the emulated kernel. Files (event channels), the
+ * command table and the commands' marshalling, after Linux 6.1's drivers/infiniband/core/ucma.c:
+ * every command is a struct rdma_ucm_* preceded by struct rdma_ucm_cmd_hdr, and responses go to
+ * the user buffer whose address the command carries (in-process, a plain pointer). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "emu/engine.h"
+#include "emu/process.h"
+#include "emu/ucma.h"
+
+/* ---- files ---- */
+
+static struct emu_ucma_file **files; /* indexed by fd */
+static int nfiles;
+
+static struct emu_ucma_file *file_of(int fd)
+{
+	return fd >= 0 && fd < nfiles ? files[fd] : NULL;
+}
+
+int emu_ucma_open(void)
+{
+	const struct emu_host *h = emu_process_host();
+	struct emu_engine *e = emu_engine_get();
+	struct emu_ucma_file *f;
+	int fd;
+
+	if (!h || !e)
+		return -ENODEV;
+	f = calloc(1, sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	fd = emu_engine_eventfd_new();
+	if (fd < 0) {
+		int err = errno;
+
+		free(f);
+		return -err;
+	}
+	f->fd = fd;
+	f->host = h;
+	emu_list_init(&f->events);
+	emu_list_init(&f->ids);
+	emu_engine_lock(e);
+	if (fd >= nfiles) {
+		int n = fd + 16;
+		struct emu_ucma_file **t = realloc(files, (size_t)n * sizeof *t);
+
+		if (!t) {
+			emu_engine_unlock(e);
+			close(fd);
+			free(f);
+			return -ENOMEM;
+		}
+		memset(t + nfiles, 0, (size_t)(n - nfiles) * sizeof *t);
+		files = t;
+		nfiles = n;
+	}
+	files[fd] = f;
+	emu_engine_unlock(e);
+	return fd;
+}
+
+bool emu_ucma_is_file(int fd)
+{
+	struct emu_engine *e = emu_engine_get();
+	bool ret;
+
+	if (!e)
+		return false;
+	emu_engine_lock(e);
+	ret = file_of(fd) != NULL;
+	emu_engine_unlock(e);
+	return ret;
+}
+
+int emu_ucma_close(int fd)
+{
+	struct emu_engine *e = emu_engine_get();
+	struct emu_ucma_file *f;
+
+	if (e) {
+		emu_engine_lock(e);
+		f = file_of(fd);
+		if (f) {
+			/* ucma_close: every id still on the file goes */
+			while (!emu_list_empty(&f->ids))
+				emu_cma_id_destroy(emu_list_entry(f->ids.next, struct emu_cma_id,
+								  file_node));
+			while (!emu_list_empty(&f->events)) {
+				struct emu_ucma_event *ev =
+					emu_list_entry(f->events.next, struct emu_ucma_event, node);
+
+				emu_list_del(&ev->node);
+				free(ev);
+			}
+			files[fd] = NULL;
+			free(f);
+		}
+		emu_engine_unlock(e);
+	}
+	return close(fd) ? -errno : 0;
+}
+
+/* ---- helpers of the commands ---- */
+
+#define RESP(ptr) ((void *)(uintptr_t)(ptr))
+
+/* ucma_get_ctx: the id of this file with that handle. */
+static struct emu_cma_id *get_ctx(struct emu_ucma_file *f, uint32_t handle, int *err)
+{
+	struct emu_cma_id *id = emu_cma_id_lookup(handle);
+
+	if (!id) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	if (id->file != f) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	return id;
+}
+
+/* ucma_get_ctx_dev: the same, and it must have a device. */
+static struct emu_cma_id *get_ctx_dev(struct emu_ucma_file *f, uint32_t handle, int *err)
+{
+	struct emu_cma_id *id = get_ctx(f, handle, err);
+
+	if (id && id->dev < 0) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	return id;
+}
+
+/* Copies the command body (zero-filled when the caller sent less). */
+#define GET_CMD(cmd, in, in_len)                                                          \
+	do {                                                                              \
+		memset(&(cmd), 0, sizeof(cmd));                                           \
+		memcpy(&(cmd), (in), (in_len) < sizeof(cmd) ? (in_len) : sizeof(cmd));   \
+	} while (0)
+
+static size_t kss_size(const struct __kernel_sockaddr_storage *ss)
+{
+	return emu_cma_addr_size((const struct sockaddr *)ss);
+}
+
+/* ---- commands ---- */
+
+static int cmd_create_id(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_create_id cmd;
+	struct rdma_ucm_create_id_resp resp;
+	struct emu_cma_id *id;
+	uint8_t qp_type;
+
+	GET_CMD(cmd, in, in_len);
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	/* ucma_get_qp_type */
+	switch (cmd.ps) {
+	case EMU_CMA_PS_TCP:
+		qp_type = 2; /* IB_QPT_RC */
+		break;
+	case EMU_CMA_PS_UDP: case EMU_CMA_PS_IPOIB:
+		qp_type = 4; /* IB_QPT_UD */
+		break;
+	case EMU_CMA_PS_IB:
+		qp_type = cmd.qp_type;
+		break;
+	default:
+		return -EINVAL;
+	}
+	id = emu_cma_id_new(f, cmd.uid, cmd.ps, qp_type);
+	if (!id)
+		return -ENOMEM;
+	resp.id = id->handle;
+	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	return 0;
+}
+
+static int cmd_destroy_id(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_destroy_id cmd;
+	struct rdma_ucm_destroy_id_resp resp;
+	struct emu_cma_id *id;
+	int err;
+
+	GET_CMD(cmd, in, in_len);
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	resp.events_reported = id->events_reported;
+	emu_cma_id_destroy(id);
+	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	return 0;
+}
+
+static int cmd_bind_ip(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_bind_ip cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (!emu_cma_addr_size((const struct sockaddr *)&cmd.addr))
+		return -EINVAL;
+	id = get_ctx(f, cmd.id, &err);
+	return id ? emu_cma_bind(id, (const struct sockaddr *)&cmd.addr) : err;
+}
+
+static int cmd_bind(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_bind cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (cmd.reserved || !cmd.addr_size || cmd.addr_size != kss_size(&cmd.addr))
+		return -EINVAL;
+	id = get_ctx(f, cmd.id, &err);
+	return id ? emu_cma_bind(id, (const struct sockaddr *)&cmd.addr) : err;
+}
+
+static int cmd_resolve_ip(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_resolve_ip cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if ((cmd.src_addr.sin6_family &&
+	     !emu_cma_addr_size((const struct sockaddr *)&cmd.src_addr)) ||
+	    !emu_cma_addr_size((const struct sockaddr *)&cmd.dst_addr))
+		return -EINVAL;
+	id = get_ctx(f, cmd.id, &err);
+	return id ? emu_cma_resolve_addr(id, (const struct sockaddr *)&cmd.src_addr,
+					 (const struct sockaddr *)&cmd.dst_addr, cmd.timeout_ms) :
+		    err;
+}
+
+static int cmd_resolve_addr(struct emu_ucma_file *f, const void *in, size_t in_len,
+			    size_t out_len)
+{
+	struct rdma_ucm_resolve_addr cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (cmd.reserved || (cmd.src_size && cmd.src_size != kss_size(&cmd.src_addr)) ||
+	    !cmd.dst_size || cmd.dst_size != kss_size(&cmd.dst_addr))
+		return -EINVAL;
+	id = get_ctx(f, cmd.id, &err);
+	return id ? emu_cma_resolve_addr(id, (const struct sockaddr *)&cmd.src_addr,
+					 (const struct sockaddr *)&cmd.dst_addr, cmd.timeout_ms) :
+		    err;
+}
+
+static int cmd_resolve_route(struct emu_ucma_file *f, const void *in, size_t in_len,
+			     size_t out_len)
+{
+	struct rdma_ucm_resolve_route cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx_dev(f, cmd.id, &err);
+	return id ? emu_cma_resolve_route(id, cmd.timeout_ms) : err;
+}
+
+/* The GID of a side of the id as the kernel's rdma_read_gids sees it. */
+static void id_gid(const struct emu_cma_id *id, bool src, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	if (id->dev < 0)
+		return;
+	if (src) {
+		const struct emu_port *p = &id->host->devices[id->dev].ports[id->port - 1];
+
+		if (id->gid_index >= 0 && (size_t)id->gid_index < p->ngids)
+			memcpy(gid, p->gids[id->gid_index].raw, 16);
+	} else if (id->dst.ss_family == AF_INET) {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &((const struct sockaddr_in *)&id->dst)->sin_addr, 4);
+	} else if (id->dst.ss_family == AF_INET6) {
+		memcpy(gid, &((const struct sockaddr_in6 *)&id->dst)->sin6_addr, 16);
+	}
+}
+
+/* struct sockaddr_ib, spelled out (the kernel header's is not in the UAPI set). */
+struct emu_sockaddr_ib {
+	uint16_t sib_family;
+	uint16_t sib_pkey;
+	uint32_t sib_flowinfo;
+	uint8_t sib_addr[16];
+	uint64_t sib_sid;
+	uint64_t sib_sid_mask;
+	uint64_t sib_scope_id;
+};
+
+static void fill_dev(const struct emu_cma_id *id, struct rdma_ucm_query_addr_resp *resp)
+{
+	if (id->dev < 0)
+		return;
+	resp->node_guid = id->host->devices[id->dev].node_guid;
+	resp->port_num = id->port;
+	resp->ibdev_index = (uint32_t)id->dev;
+}
+
+static int query_addr(struct emu_cma_id *id, void *out, size_t out_len)
+{
+	struct rdma_ucm_query_addr_resp resp;
+
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	memset(&resp, 0, sizeof resp);
+	fill_dev(id, &resp);
+	if (id->dev >= 0)
+		resp.pkey = htons(id->pkey); /* the kernel sends it big-endian */
+	resp.src_size = (uint16_t)emu_cma_addr_size((const struct sockaddr *)&id->src);
+	memcpy(&resp.src_addr, &id->src, resp.src_size);
+	resp.dst_size = (uint16_t)emu_cma_addr_size((const struct sockaddr *)&id->dst);
+	memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
+	memcpy(out, &resp, sizeof resp);
+	return 0;
+}
+
+static int query_gid(struct emu_cma_id *id, void *out, size_t out_len)
+{
+	struct rdma_ucm_query_addr_resp resp;
+	struct emu_sockaddr_ib sib;
+
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	memset(&resp, 0, sizeof resp);
+	fill_dev(id, &resp);
+	for (int side = 0; side < 2; side++) {
+		const struct sockaddr *a = (const struct sockaddr *)(side ? &id->dst : &id->src);
+
+		memset(&sib, 0, sizeof sib);
+		sib.sib_family = 27; /* AF_IB */
+		sib.sib_pkey = htons(id->dev >= 0 ? id->pkey : 0);
+		id_gid(id, side == 0, sib.sib_addr);
+		/* rdma_get_service_id: (ps << 16) + port */
+		sib.sib_sid = htobe64(((uint64_t)id->ps << 16) + emu_cma_port(a));
+		sib.sib_sid_mask = ~0ull;
+		memcpy(side ? (void *)&resp.dst_addr : (void *)&resp.src_addr, &sib, sizeof sib);
+	}
+	resp.src_size = resp.dst_size = sizeof sib;
+	memcpy(out, &resp, sizeof resp);
+	return 0;
+}
+
+static int query_path(struct emu_cma_id *id, void *out, size_t out_len)
+{
+	struct rdma_ucm_query_path_resp resp;
+	size_t room;
+
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	room = (out_len - sizeof resp) / sizeof(struct ib_path_rec_data);
+	memset(&resp, 0, sizeof resp);
+	resp.num_paths = id->npaths;
+	memcpy(out, &resp, sizeof resp);
+	for (unsigned i = 0; i < id->npaths && i < room; i++)
+		memcpy((char *)out + sizeof resp + i * sizeof(struct ib_path_rec_data),
+		       &id->paths[i], sizeof(struct ib_path_rec_data));
+	return 0;
+}
+
+static int cmd_query(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_query cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	switch (cmd.option) {
+	case RDMA_USER_CM_QUERY_ADDR:
+		return query_addr(id, RESP(cmd.response), out_len);
+	case RDMA_USER_CM_QUERY_PATH:
+		return query_path(id, RESP(cmd.response), out_len);
+	case RDMA_USER_CM_QUERY_GID:
+		return query_gid(id, RESP(cmd.response), out_len);
+	default:
+		return -ENOSYS;
+	}
+}
+
+static int cmd_connect(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_connect cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (!cmd.conn_param.valid)
+		return -EINVAL;
+	id = get_ctx_dev(f, cmd.id, &err);
+	return id ? emu_cma_connect(id, &cmd.conn_param, &cmd.ece) : err;
+}
+
+static int cmd_listen(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_listen cmd;
+	struct emu_cma_id *id;
+	int err, backlog;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	backlog = (int)cmd.backlog;
+	if (backlog <= 0 || backlog > EMU_CMA_MAX_BACKLOG)
+		backlog = EMU_CMA_MAX_BACKLOG;
+	return emu_cma_listen(id, backlog);
+}
+
+static int cmd_accept(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_accept cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx_dev(f, cmd.id, &err);
+	if (!id)
+		return err;
+	if (cmd.conn_param.valid)
+		id->uid = cmd.uid;
+	return emu_cma_accept(id, cmd.conn_param.valid ? &cmd.conn_param : NULL, &cmd.ece);
+}
+
+static int cmd_reject(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_reject cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (!cmd.reason)
+		cmd.reason = 28; /* IB_CM_REJ_CONSUMER_DEFINED */
+	if (cmd.reason != 28 && cmd.reason != 35 /* VENDOR_OPTION_NOT_SUPPORTED */)
+		return -EINVAL;
+	id = get_ctx_dev(f, cmd.id, &err);
+	return id ? emu_cma_reject(id, cmd.private_data, cmd.private_data_len, cmd.reason) : err;
+}
+
+static int cmd_disconnect(struct emu_ucma_file *f, const void *in, size_t in_len,
+			  size_t out_len)
+{
+	struct rdma_ucm_disconnect cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx_dev(f, cmd.id, &err);
+	return id ? emu_cma_disconnect(id) : err;
+}
+
+static int cmd_init_qp_attr(struct emu_ucma_file *f, const void *in, size_t in_len,
+			    size_t out_len)
+{
+	struct rdma_ucm_init_qp_attr cmd;
+	struct ib_uverbs_qp_attr resp;
+	struct emu_cma_id *id;
+	int err;
+
+	GET_CMD(cmd, in, in_len);
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	if (cmd.qp_state > 6 /* IB_QPS_ERR */)
+		return -EINVAL;
+	id = get_ctx_dev(f, cmd.id, &err);
+	if (!id)
+		return err;
+	memset(&resp, 0, sizeof resp);
+	resp.qp_state = cmd.qp_state;
+	err = emu_cma_init_qp_attr(id, &resp);
+	if (err)
+		return err;
+	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	return 0;
+}
+
+static bool file_has_event(void *arg)
+{
+	return !emu_list_empty(&((struct emu_ucma_file *)arg)->events);
+}
+
+static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_get_event cmd;
+	struct emu_ucma_event *ev;
+	size_t len;
+
+	GET_CMD(cmd, in, in_len);
+	/* the resp without the fields newer kernels appended (reserved, ece) suffices */
+	if (out_len < sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
+			      sizeof(struct rdma_ucm_ece))
+		return -ENOSPC;
+	if (emu_list_empty(&f->events)) {
+		int fl = fcntl(f->fd, F_GETFL);
+		int ret;
+
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			return -EAGAIN;
+		ret = emu_engine_wait(emu_engine_get(), "rdma_get_cm_event", file_has_event, f,
+				      EMU_ENGINE_FOREVER);
+		if (ret)
+			return -ret;
+	}
+	ev = emu_list_entry(f->events.next, struct emu_ucma_event, node);
+	len = out_len < sizeof ev->resp ? out_len : sizeof ev->resp;
+	memcpy(RESP(cmd.response), &ev->resp, len);
+	emu_list_del(&ev->node);
+	if (--f->nevents == 0)
+		emu_engine_fd_clear(f->fd);
+	ev->id->events_reported++;
+	if (ev->mc)
+		ev->mc->events_reported++;
+	if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen) {
+		/* the backlog slot comes back when the request is read */
+		ev->id->listen->backlog++;
+		ev->id->listen = NULL;
+	}
+	free(ev);
+	return 0;
+}
+
+static int cmd_set_option(struct emu_ucma_file *f, const void *in, size_t in_len,
+			  size_t out_len)
+{
+	struct rdma_ucm_set_option cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	if (cmd.optlen > (1u << 22)) /* KMALLOC_MAX_SIZE */
+		return -EINVAL;
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	if (cmd.optlen && !cmd.optval)
+		return -EFAULT;
+	return emu_cma_set_option(id, cmd.level, cmd.optname, RESP(cmd.optval), cmd.optlen);
+}
+
+static int cmd_notify(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
+{
+	struct rdma_ucm_notify cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	GET_CMD(cmd, in, in_len);
+	id = get_ctx_dev(f, cmd.id, &err);
+	return id ? emu_cma_notify(id, cmd.event) : err;
+}
+
+static uint32_t next_mc_handle;
+
+static int process_join(struct emu_ucma_file *f, uint32_t handle, uint64_t uid,
+			const struct sockaddr *addr, uint16_t join_flags, uint64_t response,
+			size_t out_len)
+{
+	struct rdma_ucm_create_id_resp resp;
+	struct emu_cma_mc *mc;
+	struct emu_cma_id *id;
+	int err;
+
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	if (join_flags != RDMA_MC_JOIN_FLAG_FULLMEMBER &&
+	    join_flags != RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER)
+		return -EINVAL;
+	id = get_ctx_dev(f, handle, &err);
+	if (!id)
+		return err;
+	mc = calloc(1, sizeof *mc);
+	if (!mc)
+		return -ENOMEM;
+	mc->handle = next_mc_handle++;
+	mc->uid = uid;
+	mc->id = id;
+	mc->join_flags = (uint8_t)join_flags;
+	memcpy(&mc->addr, addr, emu_cma_addr_size(addr));
+	err = emu_cma_join(id, mc);
+	if (err) {
+		free(mc);
+		return err;
+	}
+	emu_list_add_tail(&id->mcs, &mc->node);
+	resp.id = mc->handle;
+	memcpy(RESP(response), &resp, sizeof resp);
+	return 0;
+}
+
+static int cmd_join_ip_mcast(struct emu_ucma_file *f, const void *in, size_t in_len,
+			     size_t out_len)
+{
+	struct rdma_ucm_join_ip_mcast cmd;
+
+	GET_CMD(cmd, in, in_len);
+	if (!emu_cma_addr_size((const struct sockaddr *)&cmd.addr))
+		return -EINVAL;
+	return process_join(f, cmd.id, cmd.uid, (const struct sockaddr *)&cmd.addr,
+			    RDMA_MC_JOIN_FLAG_FULLMEMBER, cmd.response, out_len);
+}
+
+static int cmd_join_mcast(struct emu_ucma_file *f, const void *in, size_t in_len,
+			  size_t out_len)
+{
+	struct rdma_ucm_join_mcast cmd;
+
+	GET_CMD(cmd, in, in_len);
+	if (!kss_size(&cmd.addr) || cmd.addr_size != kss_size(&cmd.addr))
+		return -EINVAL;
+	return process_join(f, cmd.id, cmd.uid, (const struct sockaddr *)&cmd.addr,
+			    cmd.join_flags, cmd.response, out_len);
+}
+
+/* Leaves mc: the module lets go of the group, queued events of the membership are dropped. */
+static void leave_one(struct emu_ucma_file *f, struct emu_cma_id *id, struct emu_cma_mc *mc,
+		      struct rdma_ucm_destroy_id_resp *resp)
+{
+	struct emu_list *ep, *et;
+
+	emu_cma_leave(id, mc);
+	emu_list_for_each_safe(ep, et, &f->events) {
+		struct emu_ucma_event *ev = emu_list_entry(ep, struct emu_ucma_event, node);
+
+		if (ev->mc != mc)
+			continue;
+		emu_list_del(&ev->node);
+		f->nevents--;
+		free(ev);
+	}
+	if (!f->nevents)
+		emu_engine_fd_clear(f->fd);
+	resp->events_reported = mc->events_reported;
+	emu_list_del(&mc->node);
+	free(mc);
+}
+
+static int cmd_leave_mcast(struct emu_ucma_file *f, const void *in, size_t in_len,
+			   size_t out_len)
+{
+	struct rdma_ucm_destroy_id cmd;
+	struct rdma_ucm_destroy_id_resp resp;
+	struct emu_list *pos, *tmp;
+
+	GET_CMD(cmd, in, in_len);
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	for (int fd = 0; fd < nfiles; fd++) {
+		struct emu_list *ip, *it;
+
+		if (!files[fd])
+			continue;
+		emu_list_for_each_safe(ip, it, &files[fd]->ids) {
+			struct emu_cma_id *id = emu_list_entry(ip, struct emu_cma_id, file_node);
+
+			emu_list_for_each_safe(pos, tmp, &id->mcs) {
+				struct emu_cma_mc *mc = emu_list_entry(pos, struct emu_cma_mc, node);
+
+				if (mc->handle != cmd.id)
+					continue;
+				if (id->file != f)
+					return -EINVAL;
+				leave_one(f, id, mc, &resp);
+				memcpy(RESP(cmd.response), &resp, sizeof resp);
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+static int cmd_migrate_id(struct emu_ucma_file *f, const void *in, size_t in_len,
+			  size_t out_len)
+{
+	struct rdma_ucm_migrate_id cmd;
+	struct rdma_ucm_migrate_resp resp;
+	struct emu_ucma_file *cur;
+	struct emu_cma_id *id;
+	struct emu_list *pos, *tmp;
+	int err;
+
+	GET_CMD(cmd, in, in_len);
+	if (out_len < sizeof resp)
+		return -ENOSPC;
+	if (fcntl((int)cmd.fd, F_GETFD) < 0)
+		return -ENOENT;
+	cur = file_of((int)cmd.fd);
+	if (!cur)
+		return -EINVAL;
+	id = get_ctx(cur, cmd.id, &err);
+	if (!id)
+		return err;
+	if (cur != f) {
+		/* ucma_move_events: the id's queued events follow it, in order */
+		emu_list_for_each_safe(pos, tmp, &cur->events) {
+			struct emu_ucma_event *ev = emu_list_entry(pos, struct emu_ucma_event, node);
+
+			if (ev->id != id)
+				continue;
+			emu_list_del(&ev->node);
+			cur->nevents--;
+			emu_list_add_tail(&f->events, &ev->node);
+			if (f->nevents++ == 0)
+				emu_engine_fd_signal(f->fd);
+		}
+		if (!cur->nevents)
+			emu_engine_fd_clear(cur->fd);
+		emu_list_del(&id->file_node);
+		emu_list_add_tail(&f->ids, &id->file_node);
+		id->file = f;
+		emu_cma_trace("cma %u: migrated from fd %d to fd %d", id->handle, cur->fd, f->fd);
+	}
+	resp.events_reported = id->events_reported;
+	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	return 0;
+}
+
+static int cmd_write_cm_event(struct emu_ucma_file *f, const void *in, size_t in_len,
+			      size_t out_len)
+{
+	struct emu_ucma_write_cm_event cmd;
+	struct rdma_ucm_event_resp param;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	memset(&cmd, 0, sizeof cmd);
+	/* the body follows the header in our struct, which includes the header */
+	memcpy((char *)&cmd + 8, in, in_len < sizeof cmd - 8 ? in_len : sizeof cmd - 8);
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	if (cmd.event != EMU_CMA_EVENT_USER && cmd.event != EMU_CMA_EVENT_INTERNAL)
+		return -EINVAL;
+	memset(&param, 0, sizeof param);
+	memcpy(&param.param, &cmd.arg, sizeof cmd.arg);
+	return emu_cma_event(id, NULL, cmd.event, (int32_t)cmd.status, &param);
+}
+
+typedef int (*ucma_cmd_fn)(struct emu_ucma_file *f, const void *in, size_t in_len,
+			   size_t out_len);
+
+/* The kernel's ucma_cmd_table. NULL: the kernel has no handler (GET_OPTION; QUERY_ROUTE and
+ * RESOLVE_IB_SERVICE are not emulated yet, see docs/cma.md) and answers ENOSYS. */
+static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
+	[RDMA_USER_CM_CMD_CREATE_ID] = cmd_create_id,
+	[RDMA_USER_CM_CMD_DESTROY_ID] = cmd_destroy_id,
+	[RDMA_USER_CM_CMD_BIND_IP] = cmd_bind_ip,
+	[RDMA_USER_CM_CMD_RESOLVE_IP] = cmd_resolve_ip,
+	[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = cmd_resolve_route,
+	[RDMA_USER_CM_CMD_QUERY_ROUTE] = NULL,
+	[RDMA_USER_CM_CMD_CONNECT] = cmd_connect,
+	[RDMA_USER_CM_CMD_LISTEN] = cmd_listen,
+	[RDMA_USER_CM_CMD_ACCEPT] = cmd_accept,
+	[RDMA_USER_CM_CMD_REJECT] = cmd_reject,
+	[RDMA_USER_CM_CMD_DISCONNECT] = cmd_disconnect,
+	[RDMA_USER_CM_CMD_INIT_QP_ATTR] = cmd_init_qp_attr,
+	[RDMA_USER_CM_CMD_GET_EVENT] = cmd_get_event,
+	[RDMA_USER_CM_CMD_GET_OPTION] = NULL,
+	[RDMA_USER_CM_CMD_SET_OPTION] = cmd_set_option,
+	[RDMA_USER_CM_CMD_NOTIFY] = cmd_notify,
+	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = cmd_join_ip_mcast,
+	[RDMA_USER_CM_CMD_LEAVE_MCAST] = cmd_leave_mcast,
+	[RDMA_USER_CM_CMD_MIGRATE_ID] = cmd_migrate_id,
+	[RDMA_USER_CM_CMD_QUERY] = cmd_query,
+	[RDMA_USER_CM_CMD_BIND] = cmd_bind,
+	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = cmd_resolve_addr,
+	[RDMA_USER_CM_CMD_JOIN_MCAST] = cmd_join_mcast,
+	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = NULL,
+	[EMU_UCMA_CMD_WRITE_CM_EVENT] = cmd_write_cm_event,
+};
+
+ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+{
+	struct rdma_ucm_cmd_hdr hdr;
+	struct emu_engine *e;
+	struct emu_ucma_file *f;
+	int ret;
+
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	e = emu_engine_get();
+	if (!e)
+		return -EINVAL;
+	if (len < sizeof hdr)
+		return -EINVAL;
+	memcpy(&hdr, buf, sizeof hdr);
+	if (hdr.cmd >= EMU_UCMA_NCMDS)
+		return -EINVAL;
+	if (hdr.in + sizeof hdr > len)
+		return -EINVAL;
+	emu_engine_lock(e);
+	f = file_of(fd);
+	if (!f)
+		ret = -EINVAL;
+	else if (!cmd_table[hdr.cmd])
+		ret = -ENOSYS;
+	else
+		ret = cmd_table[hdr.cmd](f, (const char *)buf + sizeof hdr, hdr.in, hdr.out);
+	emu_engine_unlock(e);
+	return ret ? ret : (ssize_t)len;
+}

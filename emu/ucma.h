@@ -1,0 +1,54 @@
+/* The emulated kernel rdma_cm: ucma's files, commands and event queues on top of the CM ids of
+ * emu/cma.h (Linux 6.1's drivers/infiniband/core/ucma.c). Internal to emu/ucma*.c and
+ * emu/cma*.c, and for tests of the command interface. */
+#ifndef RDMAEMU_EMU_UCMA_H
+#define RDMAEMU_EMU_UCMA_H
+
+#include <rdma/rdma_user_cm.h>
+
+#include "emu/cma.h"
+
+/* ---- internal to emu/ucma*.c and emu/cma*.c ------------------------------------------- */
+
+struct emu_ucma_event {
+	struct emu_list node;
+	struct emu_cma_id *id;
+	struct emu_cma_mc *mc;
+	struct rdma_ucm_event_resp resp;
+};
+
+struct emu_ucma_file {
+	int fd;
+	const struct emu_host *host;
+	struct emu_list events;
+	struct emu_list ids;
+	size_t nevents;
+};
+
+struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				  uint8_t qp_type);
+/* Destroys the id (kernel rdma_destroy_id + ucma_destroy_private_ctx): cancels network work,
+ * drops its queued events and the ids of unread CONNECT_REQUESTs, releases its port. */
+void emu_cma_id_destroy(struct emu_cma_id *id);
+struct emu_cma_id *emu_cma_id_lookup(uint32_t handle);
+
+int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr);
+int emu_cma_listen(struct emu_cma_id *id, int backlog);
+int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
+			 const struct sockaddr *dst, uint32_t timeout_ms);
+int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);
+int emu_cma_set_option(struct emu_cma_id *id, uint32_t level, uint32_t optname,
+		       const void *optval, uint32_t optlen);
+int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);
+int emu_cma_connect(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		    const struct rdma_ucm_ece *ece);
+int emu_cma_accept(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		   const struct rdma_ucm_ece *ece);
+int emu_cma_reject(struct emu_cma_id *id, const void *pdata, uint8_t len, uint8_t reason);
+int emu_cma_disconnect(struct emu_cma_id *id);
+int emu_cma_notify(struct emu_cma_id *id, uint32_t event);
+int emu_cma_join(struct emu_cma_id *id, struct emu_cma_mc *mc);
+void emu_cma_leave(struct emu_cma_id *id, struct emu_cma_mc *mc);
+void emu_cma_release_port(struct emu_cma_id *id);
+
+#endif
