@@ -66,6 +66,9 @@ struct emu_engine {
 	bool progress_started, progress_failed, progress_sleeping, stop;
 
 	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
+
+	void *svc[EMU_ENGINE_NSVC]; /* per-engine services (emu_engine_svc) */
+	void (*svc_fini[EMU_ENGINE_NSVC])(void *svc);
 };
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -441,6 +444,9 @@ void emu_engine_reset(void)
 	/* Threads still registered (their TLS records) are forgotten through the epoch. */
 	if (tls_epoch == e->epoch)
 		tls_epoch = 0;
+	for (int i = EMU_ENGINE_NSVC - 1; i >= 0; i--)
+		if (e->svc[i] && e->svc_fini[i])
+			e->svc_fini[i](e->svc[i]);
 	emu_topology_free(e->topo);
 	emu_engine_rx_free(e->rx);
 	emu_clock_fini(&e->clock);
@@ -448,6 +454,20 @@ void emu_engine_reset(void)
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
+}
+
+void *emu_engine_svc(const struct emu_engine *e, enum emu_engine_svc id)
+{
+	return (unsigned)id < EMU_ENGINE_NSVC ? e->svc[id] : NULL;
+}
+
+void emu_engine_svc_set(struct emu_engine *e, enum emu_engine_svc id, void *svc,
+			void (*fini)(void *svc))
+{
+	if ((unsigned)id >= EMU_ENGINE_NSVC)
+		return;
+	e->svc[id] = svc;
+	e->svc_fini[id] = fini;
 }
 
 /* ---------- entering and leaving ---------- */

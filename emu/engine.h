@@ -140,6 +140,18 @@ void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns);
  * rdmaemu_ctl_advance_ns). 0 or -ELOOP. */
 int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns);
 
+/* ---- per-engine services ----
+ * Protocol layers that live as long as the engine (the neighbour layer, ...) hang their state
+ * here: created by their owner on first use (with the lock held), freed by emu_engine_reset
+ * through `fini` before the topology and the clock go (fini may cancel timers). */
+enum emu_engine_svc {
+	EMU_ENGINE_SVC_NEIGH, /* emu/neigh.h */
+	EMU_ENGINE_NSVC
+};
+void *emu_engine_svc(const struct emu_engine *e, enum emu_engine_svc id);
+void emu_engine_svc_set(struct emu_engine *e, enum emu_engine_svc id, void *svc,
+			void (*fini)(void *svc));
+
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
  * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.
  * The engine never reads them to wait: blocking library calls wait in emu_engine_wait; an
