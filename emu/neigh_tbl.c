@@ -23,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,9 +75,9 @@ static void set_state(struct neigh_entry *ne, enum emu_nud s, const char *why)
 
 	ne->state = s;
 	ne->updated = now_of(ne);
-	emu_neigh_trace("%s/%s %s: %s --%s--> %s", ne->dev->host->h->name, ne->dev->nd->name,
-			emu_neigh_ntop(ne->family, ne->key, buf, sizeof(buf)), emu_nud_name(old),
-			why, emu_nud_name(s));
+	emu_neigh_trace("%" PRIu64 " %s/%s %s: %s --%s--> %s", ne->updated, ne->dev->host->h->name,
+			ne->dev->nd->name, emu_neigh_ntop(ne->family, ne->key, buf, sizeof(buf)),
+			emu_nud_name(old), why, emu_nud_name(s));
 	/* neigh_update_notify -> NETEVENT_NEIGH_UPDATE: addr.c looks again at its requests when
 	 * the neighbour is valid */
 	if ((s & EMU_NUD_VALID) && s != old)
