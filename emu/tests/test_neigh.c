@@ -735,6 +735,95 @@ static void test_cancel_and_kick(void **state)
 	nt_detach(e);
 }
 
+/* ---------- multicast forwarding on a looped fabric ---------- */
+
+/* Two switches cabled twice (a loop): a multicast frame must reach every other member once. */
+static const char loop_text[] =
+	"seed 3\n"
+	"switch s1 ports=4 lid=1\n"
+	"switch s2 ports=4 lid=2\n"
+	"host a\n"
+	"  device mlx5_0 link=ib\n"
+	"  port 1 lid=4\n"
+	"host b\n"
+	"  device mlx5_0 link=ib\n"
+	"  port 1 lid=8\n"
+	"link a/mlx5_0/1 s1/2\n"
+	"link s1/4 s2/3\n"
+	"link s1/3 s2/4\n"
+	"link b/mlx5_0/1 s2/1\n"
+	"sm lid=1\n";
+
+static void count_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	(void)frame;
+	(void)len;
+	(void)now;
+	(*(int *)ctx)++;
+}
+
+static void test_mcast_loop(void **state)
+{
+	struct emu_error err;
+	struct emu_fabric *f = emu_fabric_load_text(loop_text, "loop.fabric", ".", &err);
+	struct emu_clock clk;
+	struct emu_topology *t;
+	struct emu_topology_switch_counters c1;
+	uint8_t ports[4], lrh[16] = { 0 };
+	int a, b, na = 0, nb = 0;
+
+	(void)state;
+	assert_non_null(f);
+	emu_clock_init(&clk, 0);
+	t = emu_topology_build(f, &clk, NULL, NULL);
+	assert_non_null(t);
+	a = emu_topology_port_endpoint(t, 0, 0, 1);
+	b = emu_topology_port_endpoint(t, 1, 0, 1);
+	assert_int_equal(emu_topology_set_rx(t, a, count_rx, &na), 0);
+	assert_int_equal(emu_topology_set_rx(t, b, count_rx, &nb), 0);
+	assert_int_equal(emu_topology_mcast_attach(t, 0xc001, a), 0);
+	assert_int_equal(emu_topology_mcast_attach(t, 0xc001, b), 0);
+	assert_int_equal(emu_topology_mcast_attach(t, 0xc001, b), 0); /* already: no change */
+	assert_int_equal(emu_topology_mcast_attach(t, 0xbfff, b), -EINVAL);
+	assert_int_equal(emu_topology_mcast_attach(t, 0xc001, 4), -EINVAL); /* a switch port */
+	/* the tree uses one cable (s1/3 -- s2/4, the first the search meets) */
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, 0xc001, ports, 4), 2);
+	assert_int_equal(ports[0], 2);
+	assert_int_equal(ports[1], 3);
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 1, 0xc001, ports, 4), 2);
+	assert_int_equal(ports[0], 1);
+	assert_int_equal(ports[1], 4);
+	lrh[0] = 0; /* VL 0, LVer 0 */
+	lrh[2] = 0xc0;
+	lrh[3] = 0x01;
+	lrh[7] = 4;
+	assert_int_equal(emu_wire_send(emu_topology_wire(t), a, lrh, sizeof(lrh)), 0);
+	lrh[7] = 8;
+	assert_int_equal(emu_wire_send(emu_topology_wire(t), b, lrh, sizeof(lrh)), 0);
+	assert_int_equal(emu_clock_run_idle(&clk, 1000, NULL), 0);
+	assert_int_equal(na, 1); /* b's frame, once; never its own */
+	assert_int_equal(nb, 1);
+	/* b leaves: s1 has nowhere to send a's frames but back, so it drops them */
+	assert_int_equal(emu_topology_mcast_detach(t, 0xc001, b), 0);
+	assert_int_equal(emu_topology_mcast_detach(t, 0xc001, b), -ENOENT);
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, 0xc001, ports, 4), 1);
+	lrh[7] = 4;
+	assert_int_equal(emu_wire_send(emu_topology_wire(t), a, lrh, sizeof(lrh)), 0);
+	assert_int_equal(emu_clock_run_idle(&clk, 1000, NULL), 0);
+	assert_int_equal(nb, 1);
+	assert_int_equal(emu_topology_switch_counters(t, 0, &c1), 0);
+	assert_int_equal(c1.dropped_mcast, 1);
+	/* a group nobody joined */
+	lrh[3] = 0x02;
+	assert_int_equal(emu_wire_send(emu_topology_wire(t), a, lrh, sizeof(lrh)), 0);
+	assert_int_equal(emu_clock_run_idle(&clk, 1000, NULL), 0);
+	assert_int_equal(emu_topology_switch_counters(t, 0, &c1), 0);
+	assert_int_equal(c1.dropped_mcast, 2);
+	assert_int_equal(emu_topology_free(t), 0);
+	emu_clock_fini(&clk);
+	emu_fabric_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_ipoib_arp),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_cancel_and_kick),
+		cmocka_unit_test(test_mcast_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
