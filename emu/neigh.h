@@ -159,8 +159,9 @@ int emu_neigh_addr_del(struct emu_engine *e, size_t host, int netdev, const stru
 int emu_neigh_link_set(struct emu_engine *e, size_t host, int netdev, bool up);
 bool emu_neigh_link_up(struct emu_engine *e, size_t host, int netdev);
 
-/* The layer itself: created on first use (and the receivers, QPN claims and IPoIB multicast
- * memberships installed), freed with the engine. NULL with errno ENOMEM. Lock held. */
+/* The layer itself: created with the engine (emu_engine_get), or here if that failed, with its
+ * receivers, QPN claims and IPoIB multicast memberships installed; freed with the engine. NULL
+ * with errno ENOMEM. Lock held (or the engine not yet published). */
 struct emu_neigh;
 struct emu_neigh *emu_neigh_get(struct emu_engine *e);
 
