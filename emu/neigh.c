@@ -264,6 +264,22 @@ int emu_neigh_lookup(struct emu_engine *e, size_t host, int netdev, const struct
 	return 0;
 }
 
+int emu_neigh_touch(struct emu_engine *e, size_t host, int netdev, const struct sockaddr *addr)
+{
+	struct neigh_dev *d = emu_neigh_dev(emu_neigh_get(e), host, netdev);
+	const void *a;
+	int family = sa_family_addr(addr, &a);
+	struct neigh_entry *ne;
+
+	if (!d || family < 0)
+		return -ENOENT;
+	ne = emu_neigh_entry_get(d, family, a);
+	if (!ne)
+		return -ENOMEM;
+	emu_neigh_event_send(ne);
+	return (int)ne->state;
+}
+
 int emu_neigh_flush(struct emu_engine *e, size_t host, int netdev)
 {
 	struct emu_neigh *n = emu_neigh_get(e);

@@ -108,6 +108,11 @@ int emu_neigh_route(struct emu_engine *e, size_t host, const struct sockaddr *sr
  * (hw has room for 20 bytes). -ENOENT when there is no entry. Nothing is sent. */
 int emu_neigh_lookup(struct emu_engine *e, size_t host, int netdev, const struct sockaddr *addr,
 		     enum emu_nud *state, uint8_t *hw, uint8_t *hw_len);
+/* IP traffic (not RDMA: addr.c reads entries without using them) sent to addr through
+ * netdev: neigh_event_send() on the entry, created if needed. A STALE entry goes DELAY and,
+ * unconfirmed after delay_first_probe_time, PROBE with unicast solicitations; NONE/FAILED
+ * starts resolution. Returns the entry's state after it, or -ENOENT / -ENOMEM. */
+int emu_neigh_touch(struct emu_engine *e, size_t host, int netdev, const struct sockaddr *addr);
 /* Drops every entry of a host's netdev (netdev -1: all netdevs); pending probes stop.
  * `ip neigh flush dev X`. Returns the number of entries dropped, or -ENOENT. */
 int emu_neigh_flush(struct emu_engine *e, size_t host, int netdev);

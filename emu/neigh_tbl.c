@@ -7,6 +7,7 @@
  *   INCOMPLETE --timer--> INCOMPLETE  another broadcast solicitation, while probes < max
  *   INCOMPLETE/PROBE --timer--> FAILED  probes reached ucast+app+mcast (INCOMPLETE) or
  *                                      ucast+app+mcast_reprobes (PROBE)
+ *   STALE --use--> DELAY                IP traffic through it (emu_neigh_touch; addr.c never)
  *   any --reply--> REACHABLE           a solicited reply (ARP reply to us / NA with S)
  *   any --hint--> STALE                 a request from it for us, an unsolicited NA
  *   REACHABLE --timer--> STALE          after reachable_time (no use meanwhile) or DELAY
@@ -180,8 +181,15 @@ void emu_neigh_event_send(struct neigh_entry *ne)
 	const struct emu_neigh_parms *p = parms(ne);
 
 	ne->used = now_of(ne);
-	if (ne->state & (EMU_NUD_VALID | EMU_NUD_INCOMPLETE))
+	if (ne->state & (EMU_NUD_REACHABLE | EMU_NUD_NOARP | EMU_NUD_PERMANENT | EMU_NUD_DELAY |
+			 EMU_NUD_PROBE | EMU_NUD_INCOMPLETE))
 		return;
+	if (ne->state == EMU_NUD_STALE) {
+		/* traffic through a stale entry: confirm it within delay_first_probe_time */
+		set_state(ne, EMU_NUD_DELAY, "use");
+		emu_timer_arm_in(clk_of(ne), &ne->timer, p->delay_probe_ns);
+		return;
+	}
 	if (p->mcast_probes + p->app_probes) {
 		ne->probes = p->ucast_probes;
 		set_state(ne, EMU_NUD_INCOMPLETE, "use");

@@ -364,8 +364,9 @@ void emu_neigh_solicit(struct neigh_entry *ne, bool ucast)
 			d->host->st.dropped++;
 			return;
 		}
-		arp_send(d, ARPOP_REQUEST, src, ucast ? ne->hw : NULL, ne->key,
-			 ucast ? ne->hw : NULL);
+		/* arp_solicit(): unicast probes go to the known address, with the target hardware
+		 * address still zero */
+		arp_send(d, ARPOP_REQUEST, src, NULL, ne->key, ucast ? ne->hw : NULL);
 		return;
 	}
 	if (d->ipoib) {

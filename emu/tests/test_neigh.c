@@ -735,6 +735,69 @@ static void test_cancel_and_kick(void **state)
 	nt_detach(e);
 }
 
+/* IP traffic through a STALE entry: DELAY, then unicast probes (PROBE), confirmed or FAILED */
+static void test_delay_probe(void **state)
+{
+	struct emu_engine *e = nt_attach("rxe-ref2.fabric", "A");
+	struct sockaddr_storage b = nt_sa("192.0.2.66", 0);
+	struct cap c;
+	struct nt_res o;
+	struct frame f;
+	uint64_t t1, t2;
+	/* arp_solicit's unicast probe: to B's MAC, target hardware address still zero */
+	static const uint8_t probe[60] = {
+		0x02, 0x00, 0x00, 0x00, 0x02, 0x02, 0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x08, 0x06,
+		0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0x02, 0x01,
+		192,  0,    2,	  65,	0,    0,    0,	  0,	0,    0,    192,  0,	2,    66,
+	};
+
+	(void)state;
+	assert_non_null(e);
+	set_delay(e, 0, 10 * EMU_NSEC_PER_USEC);
+	assert_int_equal(nt_resolve(e, 0, "192.0.2.66", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	emu_engine_advance(e, 45 * SEC);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_STALE);
+	cap_start(e, &c, EMU_LL_ETHERNET);
+	t1 = emu_engine_now(e);
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
+	emu_engine_advance(e, 5 * SEC - 1);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_DELAY);
+	assert_int_equal(cap_count(&c), 0);
+	emu_engine_advance(e, 1); /* delay_first_probe_time: PROBE, a unicast request */
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_PROBE);
+	emu_engine_advance(e, 20 * EMU_NSEC_PER_USEC);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_REACHABLE);
+	assert_int_equal(cap_count(&c), 2);
+	assert_frame(&c, 0, t1 + 5 * SEC, probe, 60);
+	assert_true(cap_frame(&c, 1, &f));
+	assert_int_equal(f.t, t1 + 5 * SEC + 10 * EMU_NSEC_PER_USEC);
+	assert_memory_equal(f.b, arp_rep_b, 60);
+
+	/* again, with B gone: 3 unicast probes 1 s apart (ucast_solicit), FAILED after */
+	emu_engine_advance(e, 45 * SEC);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_STALE);
+	emu_engine_unlock(e);
+	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0);
+	emu_engine_lock(e);
+	t2 = emu_engine_now(e);
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
+	emu_engine_advance(e, 8 * SEC - 1);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_PROBE);
+	emu_engine_advance(e, 1);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_FAILED);
+	assert_int_equal(cap_count(&c), 5);
+	for (int i = 0; i < 3; i++)
+		assert_frame(&c, 2 + (size_t)i, t2 + (5 + (uint64_t)i) * SEC, probe, 60);
+	/* a FAILED entry: the next use broadcasts again */
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_INCOMPLETE);
+	assert_int_equal(cap_count(&c), 6);
+	assert_frame(&c, 5, t2 + 8 * SEC, arp_req_a, 60);
+	cap_stop(e, &c);
+	nt_detach(e);
+}
+
 /* ---------- multicast forwarding on a looped fabric ---------- */
 
 /* Two switches cabled twice (a loop): a multicast frame must reach every other member once. */
@@ -837,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_ipoib_arp),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_cancel_and_kick),
+		cmocka_unit_test(test_delay_probe),
 		cmocka_unit_test(test_mcast_loop),
 	};
 
