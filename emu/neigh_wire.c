@@ -158,10 +158,11 @@ static const uint8_t *v4_src(const struct neigh_dev *d, const uint8_t *target)
 	for (size_t i = 0; i < d->naddrs; i++) {
 		const struct emu_ifaddr *a = &d->addrs[i];
 		const uint8_t *p = (const uint8_t *)&a->addr.v4;
-		uint32_t mask = a->prefixlen ? ~0u << (32 - a->prefixlen) : 0;
+		uint32_t mask;
 
 		if (a->family != AF_INET)
 			continue;
+		mask = a->prefixlen ? ~0u << (32 - a->prefixlen) : 0;
 		if (!first)
 			first = p;
 		if (((emu_be32_get(p) ^ emu_be32_get(target)) & mask) == 0)
