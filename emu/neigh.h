@@ -80,8 +80,10 @@ typedef void emu_neigh_resolve_fn(void *ctx, const struct emu_neigh_result *r);
 
 /* rdma_resolve_ip(): resolves dst from host `host` (index into the fabric's hosts), with src
  * the bound source address or NULL/wildcard (the route picks it, as the kernel does).
- * Synchronous errors, returned and no callback: -ENETUNREACH (no route), -EHOSTUNREACH,
- * -EINVAL (src is not an address of the host, families differ), -EAFNOSUPPORT, -ENOMEM.
+ * Synchronous errors, returned and no callback: -ENETUNREACH (no route), -EINVAL (src is not
+ * an address of the host, families differ), -EADDRNOTAVAIL (a gateway route on IPoIB: the
+ * kernel asks ibacm over netlink, and nobody listens), -EAFNOSUPPORT, -ENOMEM. (-EHOSTUNREACH
+ * needs `unreachable` routes, which fabric files cannot express.)
  * Otherwise 0: `cb` runs later with the engine lock held, exactly once (unless cancelled):
  *   - at once (a zero-delay timer at the same virtual instant) for a loopback destination, a
  *     NOARP netdev or a valid neighbour entry;

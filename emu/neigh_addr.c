@@ -60,6 +60,11 @@ static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr 
 	if (r->loopback) {
 		/* addr_resolve_neigh(): IFF_LOOPBACK, the destination's address is the source's */
 		memcpy(r->dst_hw, r->src_hw, sizeof(r->dst_hw));
+	} else if (d && d->ipoib && r->gateway) {
+		/* fetch_ha(): a gateway on an IB network is resolved by asking user space over
+		 * netlink (RDMA_NL_LS_OP_IP_RESOLVE, which ibacm answers); with no listener,
+		 * ib_nl_fetch_ha() says -EADDRNOTAVAIL. The ibacm answer is not modelled. */
+		return -EADDRNOTAVAIL;
 	} else if (d && !d->noarp) {
 		ne = emu_neigh_entry_get(d, dst->sa_family, nexthop);
 		if (!ne)

@@ -399,6 +399,36 @@ static void test_gateway_route(void **state)
 	nt_detach(e);
 }
 
+static void test_ipoib_gateway(void **state)
+{
+	/* IPoIB behind a gateway: the kernel asks ibacm over netlink; nobody listens */
+	static const char fabric[] =
+		"seed 1\n"
+		"host x\n"
+		"  device mlx5_0 link=ib\n"
+		"  netdev ib0 rdma=mlx5_0/1\n"
+		"    addr 192.0.2.129/26\n"
+		"  route 198.51.100.0/24 via 192.0.2.130\n"
+		"host y\n"
+		"  device mlx5_0 link=ib\n"
+		"  netdev ib0 rdma=mlx5_0/1\n"
+		"    addr 192.0.2.130/26\n"
+		"link x/mlx5_0/1 y/mlx5_0/1\n";
+	struct emu_engine *e;
+	struct nt_res o;
+
+	(void)state;
+	emu_engine_reset();
+	emu_process_reset();
+	assert_int_equal(rdmaemu_ctl_attach_text(fabric, "x"), 0);
+	e = emu_engine_get();
+	assert_non_null(e);
+	emu_engine_lock(e);
+	assert_int_equal(nt_resolve(e, 0, "198.51.100.7", 0, 2000 * MS, SEC, &o), -EADDRNOTAVAIL);
+	assert_int_equal(o.calls, 0);
+	nt_detach(e);
+}
+
 /* ---------- IPv6 ---------- */
 
 /* RFC 1071 over the ICMPv6 pseudo-header, written here independently of the layer's */
@@ -896,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_unreachable_noarp_loopback),
 		cmocka_unit_test(test_route_source),
 		cmocka_unit_test(test_gateway_route),
+		cmocka_unit_test(test_ipoib_gateway),
 		cmocka_unit_test(test_nd),
 		cmocka_unit_test(test_ipoib_arp),
 		cmocka_unit_test(test_events),
