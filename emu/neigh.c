@@ -284,13 +284,15 @@ int emu_neigh_flush(struct emu_engine *e, size_t host, int netdev)
 {
 	struct emu_neigh *n = emu_neigh_get(e);
 	struct neigh_host *nh = emu_neigh_host(n, host);
+	struct neigh_dev *d;
 	int total = 0;
 
 	if (!nh)
 		return -ENOENT;
-	if (netdev >= 0)
-		return emu_neigh_dev(n, host, netdev) ?
-			       emu_neigh_dev_flush(emu_neigh_dev(n, host, netdev)) : -ENOENT;
+	if (netdev >= 0) {
+		d = emu_neigh_dev(n, host, netdev);
+		return d ? emu_neigh_dev_flush(d) : -ENOENT;
+	}
 	for (size_t i = 0; i < nh->ndevs; i++)
 		total += emu_neigh_dev_flush(&nh->devs[i]);
 	return total;

@@ -421,7 +421,8 @@ static void eth_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 	}
 }
 
-/* IPoIB: a UD packet to the netdev's QP, or to the broadcast group. */
+/* IPoIB: a UD packet to the netdev's QP, or to the broadcast group (the port's first IPoIB
+ * netdev takes those: one IPoIB netdev per port, the default partition, is what is modelled). */
 static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 {
 	struct neigh_dev *d = ctx;
