@@ -95,6 +95,13 @@ typedef void emu_neigh_resolve_fn(void *ctx, const struct emu_neigh_result *r);
 int emu_neigh_resolve(struct emu_engine *e, size_t host, const struct sockaddr *src,
 		      const struct sockaddr *dst, uint64_t timeout_ns, emu_neigh_resolve_fn *cb,
 		      void *ctx, struct emu_neigh_req **reqp);
+/* The same, blocking in virtual time (emu_engine_wait, named `what` in diagnostics) until
+ * the result: what ib_resolve_eth_dmac does for an AH (rdma_resolve_ip with 1000 ms and
+ * wait_for_completion). Returns the synchronous error, or the result's status with *out
+ * filled, or -EDEADLK / -ELOOP from the wait. Engine lock held, not from a callback. */
+int emu_neigh_resolve_wait(struct emu_engine *e, size_t host, const struct sockaddr *src,
+			   const struct sockaddr *dst, uint64_t timeout_ns, const char *what,
+			   struct emu_neigh_result *out);
 /* rdma_addr_cancel(): the callback will not run (it has not yet). */
 void emu_neigh_cancel(struct emu_engine *e, struct emu_neigh_req *req);
 

@@ -173,6 +173,45 @@ int emu_neigh_resolve(struct emu_engine *e, size_t host, const struct sockaddr *
 	return 0;
 }
 
+struct wait_ctx {
+	bool done;
+	struct emu_neigh_result r;
+};
+
+static void wait_cb(void *ctx, const struct emu_neigh_result *r)
+{
+	struct wait_ctx *w = ctx;
+
+	w->r = *r;
+	w->done = true;
+}
+
+static bool wait_done(void *arg)
+{
+	return ((const struct wait_ctx *)arg)->done;
+}
+
+int emu_neigh_resolve_wait(struct emu_engine *e, size_t host, const struct sockaddr *src,
+			   const struct sockaddr *dst, uint64_t timeout_ns, const char *what,
+			   struct emu_neigh_result *out)
+{
+	struct wait_ctx w = { .done = false };
+	struct emu_neigh_req *q;
+	int ret = emu_neigh_resolve(e, host, src, dst, timeout_ns, wait_cb, &w, &q);
+
+	if (ret)
+		return ret;
+	/* the request's own deadline bounds the wait: no timeout of its own */
+	ret = emu_engine_wait(e, what, wait_done, &w, EMU_ENGINE_FOREVER);
+	if (!w.done) {
+		emu_neigh_cancel(e, q);
+		return ret ? -ret : -EDEADLK;
+	}
+	if (out)
+		*out = w.r;
+	return w.r.status;
+}
+
 void emu_neigh_cancel(struct emu_engine *e, struct emu_neigh_req *q)
 {
 	struct emu_neigh *n = emu_neigh_get(e);

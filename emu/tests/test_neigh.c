@@ -828,6 +828,32 @@ static void test_delay_probe(void **state)
 	nt_detach(e);
 }
 
+/* the blocking form, as an AH creation would use it: virtual time runs while it waits */
+static void test_resolve_wait(void **state)
+{
+	struct emu_engine *e = nt_attach("rxe-ref.fabric", "rxe-ref");
+	struct sockaddr_storage silent = nt_sa("192.0.2.30", 0), far = nt_sa("203.0.113.9", 0),
+				own = nt_sa("192.0.2.17", 0);
+	struct emu_neigh_result r;
+
+	(void)state;
+	assert_non_null(e);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, NULL, (struct sockaddr *)&silent, 1000 * MS,
+						"test", &r),
+			 -ETIMEDOUT);
+	assert_int_equal(emu_engine_now(e), 1000 * MS);
+	assert_int_equal(r.status, -ETIMEDOUT);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, NULL, (struct sockaddr *)&far, 1000 * MS,
+						"test", &r),
+			 -ENETUNREACH);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, NULL, (struct sockaddr *)&own, 1000 * MS,
+						"test", &r),
+			 0);
+	assert_true(r.loopback);
+	assert_int_equal(emu_engine_now(e), 1000 * MS);
+	nt_detach(e);
+}
+
 /* ---------- multicast forwarding on a looped fabric ---------- */
 
 /* Two switches cabled twice (a loop): a multicast frame must reach every other member once. */
@@ -932,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_cancel_and_kick),
 		cmocka_unit_test(test_delay_probe),
+		cmocka_unit_test(test_resolve_wait),
 		cmocka_unit_test(test_mcast_loop),
 	};
 
