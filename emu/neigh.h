@@ -181,7 +181,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e);
 
 /* IPoIB constants (RFC 4391, IBA): the IPv4 broadcast group of partition 0xffff. */
 #define EMU_IPOIB_BCAST_MLID 0xc000
-#define EMU_IPOIB_QKEY 0x0000000bu
+#define EMU_IPOIB_QKEY 0x00000b1bu /* OpenSM's IPoIB groups (emu/sa.c) */
 #define EMU_IPOIB_HDR_LEN 4
 extern const uint8_t emu_ipoib_bcast_mgid[16];
 

@@ -589,7 +589,7 @@ static void test_ipoib_arp(void **state)
 	assert_int_equal(emu_be16_get(f.b + 6), 2);	 /* SLID */
 	assert_memory_equal(f.b + pi.grh_off + 24, emu_ipoib_bcast_mgid, 16);
 	assert_memory_equal(f.b + pi.grh_off + 8, hw_a + 4, 16);
-	assert_int_equal(emu_be32_get(f.b + pi.hdr_off[EMU_PKT_H_DETH]), 0xb);
+	assert_int_equal(emu_be32_get(f.b + pi.hdr_off[EMU_PKT_H_DETH]), 0xb1b);
 	assert_int_equal(emu_be24_get(f.b + pi.hdr_off[EMU_PKT_H_DETH] + 5), 0x48);
 	assert_int_equal(pi.paylen, 60);
 	assert_memory_equal(f.b + pi.hdr_off[EMU_PKT_H_PAYLOAD], arp, 60);
