@@ -17,6 +17,22 @@
 #define MS EMU_NSEC_PER_MSEC
 #define SEC EMU_NSEC_PER_SEC
 
+/* The engine the test holds locked, so that a failed assertion (which leaves the test with a
+ * longjmp) does not leave the lock held for the next test: nt_teardown releases it. */
+static struct emu_engine *nt_held;
+
+static inline void nt_lock(struct emu_engine *e)
+{
+	emu_engine_lock(e);
+	nt_held = e;
+}
+
+static inline void nt_unlock(struct emu_engine *e)
+{
+	nt_held = NULL;
+	emu_engine_unlock(e);
+}
+
 /* A fresh engine attached to fixtures/<name> as node `node`, locked. NULL on failure. */
 static inline struct emu_engine *nt_attach(const char *name, const char *node)
 {
@@ -31,16 +47,24 @@ static inline struct emu_engine *nt_attach(const char *name, const char *node)
 		return NULL;
 	e = emu_engine_get();
 	if (e)
-		emu_engine_lock(e);
+		nt_lock(e);
 	return e;
 }
 
 static inline void nt_detach(struct emu_engine *e)
 {
-	if (e)
-		emu_engine_unlock(e);
+	if (e && nt_held == e)
+		nt_unlock(e);
 	emu_engine_reset();
 	emu_process_reset();
+}
+
+/* cmocka teardown: whatever the test left behind. */
+static inline int nt_teardown(void **state)
+{
+	(void)state;
+	nt_detach(nt_held);
+	return 0;
 }
 
 static inline struct sockaddr_storage nt_sa(const char *s, unsigned scope)

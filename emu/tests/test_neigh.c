@@ -387,7 +387,7 @@ static void test_gateway_route(void **state)
 	assert_int_equal(rdmaemu_ctl_attach_text(fabric, "A"), 0);
 	e = emu_engine_get();
 	assert_non_null(e);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(nt_resolve(e, 0, "198.51.100.7", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
 	assert_true(o.r.gateway);
@@ -423,7 +423,7 @@ static void test_ipoib_gateway(void **state)
 	assert_int_equal(rdmaemu_ctl_attach_text(fabric, "x"), 0);
 	e = emu_engine_get();
 	assert_non_null(e);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(nt_resolve(e, 0, "198.51.100.7", 0, 2000 * MS, SEC, &o), -EADDRNOTAVAIL);
 	assert_int_equal(o.calls, 0);
 	nt_detach(e);
@@ -502,10 +502,10 @@ static void test_nd(void **state)
 	assert_int_equal(state_of(e, 1, 0, "fe80::ff:fe00:201", 0), EMU_NUD_STALE);
 
 	/* global addresses added with the control API: a connected /64 to resolve in */
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_addr_add("A", "eth0", "2001:db8::65/64"), 0);
 	assert_int_equal(rdmaemu_ctl_addr_add("B", "eth0", "2001:db8::66/64"), 0);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(nt_resolve(e, 0, "2001:db8::66", 0, 1000 * MS, 2 * SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
 	assert_memory_equal(o.r.dst_hw, mac_b, 6);
@@ -660,7 +660,7 @@ static void test_events(void **state)
 	(void)state;
 	assert_non_null(e);
 	assert_int_equal(emu_neigh_listen(e, on_event, &log), 0);
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_addr_add("B", "eth0", "192.0.2.67/28"), 0);
 	assert_int_equal(rdmaemu_ctl_addr_add("B", "eth0", "192.0.2.67/28"), -1);
 	assert_int_equal(errno, EEXIST);
@@ -668,7 +668,7 @@ static void test_events(void **state)
 	assert_int_equal(errno, ENOENT);
 	assert_int_equal(rdmaemu_ctl_addr_add("B", "eth0", "192.0.2.67"), -1);
 	assert_int_equal(errno, EINVAL);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(log.n, 1);
 	assert_int_equal(log.ev[0].type, EMU_NEIGH_EV_ADDR_ADD);
 	assert_int_equal(log.ev[0].host, 1);
@@ -681,22 +681,22 @@ static void test_events(void **state)
 	assert_int_equal(o.r.status, 0);
 
 	/* A loses its address: the connected route goes with it */
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_addr_del("A", "eth0", "192.0.2.65/28"), 0);
 	assert_int_equal(rdmaemu_ctl_addr_del("A", "eth0", "192.0.2.65/28"), -1);
 	assert_int_equal(errno, EADDRNOTAVAIL);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(log.n, 2);
 	assert_int_equal(log.ev[1].type, EMU_NEIGH_EV_ADDR_DEL);
 	assert_int_equal(log.ev[1].host, 0);
 	assert_int_equal(nt_resolve(e, 0, "192.0.2.66", 0, 1000 * MS, 2 * SEC, &o), -ENETUNREACH);
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_addr_add(NULL, "eth0", "192.0.2.65/28"), 0);
 	/* B's link goes down: its entries go, it answers nothing; A's request times out */
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0);
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0); /* unchanged: no event */
 	assert_int_equal(rdmaemu_ctl_neigh_flush("A", NULL), 1); /* .67 */
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(log.n, 4);
 	assert_int_equal(log.ev[2].type, EMU_NEIGH_EV_ADDR_ADD);
 	assert_int_equal(log.ev[3].type, EMU_NEIGH_EV_LINK_DOWN);
@@ -712,9 +712,9 @@ static void test_events(void **state)
 	}
 	/* a down netdev has no route either */
 	assert_int_equal(nt_resolve(e, 1, "192.0.2.65", 0, 1000 * MS, 2 * SEC, &o), -ENETUNREACH);
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 1), 0);
-	emu_engine_lock(e);
+	nt_lock(e);
 	assert_int_equal(log.n, 5);
 	assert_int_equal(log.ev[4].type, EMU_NEIGH_EV_LINK_UP);
 	/* the entry A keeps for .66 is INCOMPLETE (or FAILED): B answers the next probe and the
@@ -808,9 +808,9 @@ static void test_delay_probe(void **state)
 	/* again, with B gone: 3 unicast probes 1 s apart (ucast_solicit), FAILED after */
 	emu_engine_advance(e, 45 * SEC);
 	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_STALE);
-	emu_engine_unlock(e);
+	nt_unlock(e);
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0);
-	emu_engine_lock(e);
+	nt_lock(e);
 	t2 = emu_engine_now(e);
 	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
 	emu_engine_advance(e, 8 * SEC - 1);
@@ -946,20 +946,20 @@ static void test_mcast_loop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_arp_two_hosts),
-		cmocka_unit_test(test_arp_timeout),
-		cmocka_unit_test(test_arp_timeout_bytes),
-		cmocka_unit_test(test_unreachable_noarp_loopback),
-		cmocka_unit_test(test_route_source),
-		cmocka_unit_test(test_gateway_route),
-		cmocka_unit_test(test_ipoib_gateway),
-		cmocka_unit_test(test_nd),
-		cmocka_unit_test(test_ipoib_arp),
-		cmocka_unit_test(test_events),
-		cmocka_unit_test(test_cancel_and_kick),
-		cmocka_unit_test(test_delay_probe),
-		cmocka_unit_test(test_resolve_wait),
-		cmocka_unit_test(test_mcast_loop),
+		cmocka_unit_test_teardown(test_arp_two_hosts, nt_teardown),
+		cmocka_unit_test_teardown(test_arp_timeout, nt_teardown),
+		cmocka_unit_test_teardown(test_arp_timeout_bytes, nt_teardown),
+		cmocka_unit_test_teardown(test_unreachable_noarp_loopback, nt_teardown),
+		cmocka_unit_test_teardown(test_route_source, nt_teardown),
+		cmocka_unit_test_teardown(test_gateway_route, nt_teardown),
+		cmocka_unit_test_teardown(test_ipoib_gateway, nt_teardown),
+		cmocka_unit_test_teardown(test_nd, nt_teardown),
+		cmocka_unit_test_teardown(test_ipoib_arp, nt_teardown),
+		cmocka_unit_test_teardown(test_events, nt_teardown),
+		cmocka_unit_test_teardown(test_cancel_and_kick, nt_teardown),
+		cmocka_unit_test_teardown(test_delay_probe, nt_teardown),
+		cmocka_unit_test_teardown(test_resolve_wait, nt_teardown),
+		cmocka_unit_test_teardown(test_mcast_loop, nt_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
