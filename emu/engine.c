@@ -29,6 +29,7 @@
 #include "emu/engine.h"
 #include "emu/engine_ext.h"
 #include "emu/engine_rx.h"
+#include "emu/neigh.h"
 #include "emu/process.h"
 
 enum emu_engine_thread_state {
@@ -68,6 +69,7 @@ struct emu_engine {
 	bool progress_started, progress_failed, progress_sleeping, stop;
 
 	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
+
 };
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -402,6 +404,9 @@ static struct emu_engine *engine_create(void)
 	e->quiesce_ns = quiesce_from_env();
 	e->quiet_since_ns = mono_ns();
 	e->epoch = ++last_epoch;
+	/* Every host's IP stack answers ARP / neighbour solicitations from the start, as on a
+	 * booted host (emu/neigh.h). Out of memory here: it is retried at its first use. */
+	(void)emu_neigh_get(e);
 	if (!atexit_done && pcap && *pcap)
 		atexit_done = atexit(flush_at_exit) == 0;
 	return e;

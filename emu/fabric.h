@@ -103,6 +103,9 @@ struct emu_netdev {
 	/* IPv6 enabled (net.ipv6.conf.X.disable_ipv6 = 0): an up netdev then has its fe80::/64
 	 * link-local address, derived as Linux does, among addrs. */
 	bool ipv6;
+	/* IFF_NOARP (a dummy netdev): no neighbour resolution, every neighbour "resolves" at
+	 * once with no frame sent (fabric file: arp=off). */
+	bool noarp;
 	struct emu_ifaddr *addrs;
 	size_t naddrs;
 };

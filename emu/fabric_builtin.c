@@ -71,7 +71,7 @@ static const char builtin_text[] =
 	"\n"
 	"host rxe-ref\n"
 	"  device rxe0 link=eth\n"
-	"  netdev d0 mac=02:00:00:00:01:01 mtu=1500 rdma=rxe0/1\n"
+	"  netdev d0 mac=02:00:00:00:01:01 mtu=1500 rdma=rxe0/1 arp=off\n"
 	"    addr 192.0.2.1/28\n"
 	"  device rxe1 link=eth\n"
 	"  netdev s0 mac=02:00:00:00:01:02 mtu=1500 rdma=rxe1/1\n"

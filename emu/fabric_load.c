@@ -1010,6 +1010,12 @@ static int d_netdev(struct emu_loader *L, int nw, char **w)
 		} else if (!strcmp(k, "ipv6")) {
 			if (on_off(L, "ipv6=", v, &nd->ipv6))
 				return -1;
+		} else if (!strcmp(k, "arp")) {
+			bool arp;
+
+			if (on_off(L, "arp=", v, &arp))
+				return -1;
+			nd->noarp = !arp;
 		} else if (!strcmp(k, "mtu")) {
 			if (emu_parse_u32_max(v, 65535, &x) || x < 68)
 				return bad(L, "expected an MTU in bytes (68..65535) after 'mtu=', got "
@@ -1034,7 +1040,7 @@ static int d_netdev(struct emu_loader *L, int nw, char **w)
 			strcpy(nm->rdma_dev, v);
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'netdev' line (expected mac, "
-				   "hwaddr, mtu, rdma, up, down)", k);
+				   "hwaddr, mtu, rdma, up, down, ipv6, arp)", k);
 		}
 	}
 	return 0;

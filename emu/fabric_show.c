@@ -164,8 +164,8 @@ static void host(FILE *out, const struct emu_fabric *f, const struct emu_host *h
 	for (size_t n = 0; n < h->nnetdevs; n++) {
 		const struct emu_netdev *nd = &h->netdevs[n];
 
-		fprintf(out, "  netdev %s %s mtu %u hwaddr ", nd->name, nd->up ? "up" : "down",
-			nd->mtu);
+		fprintf(out, "  netdev %s %s%s mtu %u hwaddr ", nd->name, nd->up ? "up" : "down",
+			nd->noarp ? " noarp" : "", nd->mtu);
 		for (unsigned b = 0; b < nd->hwaddr_len; b++)
 			fprintf(out, "%s%02x", b ? ":" : "", nd->hwaddr[b]);
 		if (nd->device >= 0 && (size_t)nd->device < h->ndevices)

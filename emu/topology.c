@@ -31,7 +31,17 @@ struct topo_switch {
 	struct emu_topology_switch_counters ctr;
 };
 
+/* A multicast group: its member host ports and, per switch, the ports it goes out of. */
+struct topo_mgroup {
+	uint16_t mlid;
+	int *members; /* host port endpoints */
+	size_t nmembers;
+	uint8_t **out; /* [nswitches][nports + 1]: 1 = forward out of that port */
+};
+
 struct emu_topology {
+	struct topo_mgroup *mgroups;
+	size_t nmgroups;
 	const struct emu_fabric *f;
 	struct emu_clock *clk;
 	struct emu_wire *w;
@@ -174,6 +184,40 @@ int emu_topology_port_counters(const struct emu_topology *t, int ep,
 /* ---------- switches ---------- */
 
 /* Forwards one frame that arrived at port in_port (0 = sent by the switch itself). */
+static struct topo_mgroup *mgroup_find(const struct emu_topology *t, uint16_t mlid)
+{
+	for (size_t i = 0; i < t->nmgroups; i++)
+		if (t->mgroups[i].mlid == mlid)
+			return &t->mgroups[i];
+	return NULL;
+}
+
+/* A copy out of every port of the group's tree but the input port (IBA 18.2.4.3.2). */
+static int forward_mcast(struct emu_topology *t, size_t sw, unsigned in_port, uint16_t dlid,
+			 const uint8_t *frame, size_t len)
+{
+	struct topo_switch *s = &t->sws[sw];
+	struct topo_mgroup *g = mgroup_find(t, dlid);
+	bool sent = false;
+
+	if (!g || !g->out) {
+		s->ctr.dropped_mcast++;
+		return 0;
+	}
+	for (unsigned p = 1; p <= t->f->switches[sw].nports; p++) {
+		if (!g->out[sw][p] || p == in_port)
+			continue;
+		if (emu_wire_send(t->w, s->first_ep + (int)p - 1, frame, len))
+			s->ctr.dropped_send++;
+		else
+			s->ctr.forwarded++;
+		sent = true;
+	}
+	if (!sent)
+		s->ctr.dropped_mcast++;
+	return 0;
+}
+
 static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const uint8_t *frame,
 		   size_t len, uint64_t now)
 {
@@ -191,10 +235,8 @@ static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const ui
 		s->ctr.dropped_permissive++;
 		return 0;
 	}
-	if (dlid >= EMU_LID_MCAST_MIN) {
-		s->ctr.dropped_mcast++;
-		return 0;
-	}
+	if (dlid >= EMU_LID_MCAST_MIN)
+		return forward_mcast(t, sw, in_port, dlid, frame, len);
 	out = s->lft[dlid];
 	if (out == LFT_NONE) {
 		s->ctr.dropped_unknown++;
@@ -342,6 +384,194 @@ static void build_lft(struct emu_topology *t, size_t src, size_t *queue, uint8_t
 			lft_set(lft, po->lid, po->lmc, u == src ? (uint8_t)p : hop[u]);
 		}
 	}
+}
+
+/* ---------- multicast ---------- */
+
+/* The switch and port a host port endpoint is cabled to; false when it is not on a switch. */
+static bool host_ep_switch(const struct emu_topology *t, int ep, size_t *sw, unsigned *port)
+{
+	const struct emu_fabric *f = t->f;
+	const struct emu_endpoint *e = &t->eps[ep].what;
+	int l = f->hosts[e->node].devices[e->device].ports[e->port - 1].link;
+	const struct emu_link *lk;
+	const struct emu_endpoint *peer;
+
+	if (l < 0)
+		return false;
+	lk = &f->links[l];
+	peer = (lk->a.kind == EMU_EP_HOST_PORT && lk->a.node == e->node &&
+		lk->a.device == e->device && lk->a.port == e->port) ? &lk->b : &lk->a;
+	if (peer->kind != EMU_EP_SWITCH_PORT)
+		return false;
+	*sw = (size_t)peer->node;
+	*port = peer->port;
+	return true;
+}
+
+/* Recomputes a group's forwarding: one spanning tree of the switches (a breadth-first forest
+ * in switch order, the same for every group), pruned to the branches that lead to members, so
+ * that every member gets exactly one copy whatever the cabling. */
+static int mgroup_compute(struct emu_topology *t, struct topo_mgroup *g)
+{
+	const struct emu_fabric *f = t->f;
+	size_t n = f->nswitches, head = 0, tail = 0;
+	size_t *order = calloc(n ? n : 1, sizeof(*order));
+	long *parent = calloc(n ? n : 1, sizeof(*parent)), *root = calloc(n ? n : 1, sizeof(*root));
+	unsigned *up = calloc(n ? n : 1, sizeof(*up)), *down = calloc(n ? n : 1, sizeof(*down));
+	size_t *sub = calloc(n ? n : 1, sizeof(*sub));
+	bool *seen = calloc(n ? n : 1, sizeof(*seen));
+	int ret = -ENOMEM;
+
+	if (!order || !parent || !root || !up || !down || !sub || !seen)
+		goto out;
+	if (!g->out) {
+		g->out = calloc(n ? n : 1, sizeof(*g->out));
+		if (!g->out)
+			goto out;
+		for (size_t s = 0; s < n; s++) {
+			g->out[s] = calloc(f->switches[s].nports + 1u, 1);
+			if (!g->out[s])
+				goto out;
+		}
+	}
+	for (size_t r = 0; r < n; r++) {
+		if (seen[r])
+			continue;
+		seen[r] = true;
+		parent[r] = -1;
+		root[r] = (long)r;
+		order[tail++] = r;
+		while (head < tail) {
+			size_t u = order[head++];
+			struct emu_endpoint peer;
+
+			for (unsigned p = 1; p <= f->switches[u].nports; p++) {
+				if (!peer_of(f, u, p, &peer) || peer.kind != EMU_EP_SWITCH_PORT ||
+				    seen[peer.node])
+					continue;
+				seen[peer.node] = true;
+				parent[peer.node] = (long)u;
+				root[peer.node] = root[u];
+				down[peer.node] = p;
+				up[peer.node] = peer.port;
+				order[tail++] = (size_t)peer.node;
+			}
+		}
+	}
+	for (size_t s = 0; s < n; s++)
+		memset(g->out[s], 0, f->switches[s].nports + 1u);
+	for (size_t i = 0; i < g->nmembers; i++) {
+		size_t sw;
+		unsigned port;
+
+		if (host_ep_switch(t, g->members[i], &sw, &port)) {
+			g->out[sw][port] = 1;
+			sub[sw]++;
+		}
+	}
+	for (size_t i = tail; i-- > 0;)
+		if (parent[order[i]] >= 0)
+			sub[parent[order[i]]] += sub[order[i]];
+	for (size_t s = 0; s < n; s++) {
+		if (parent[s] < 0)
+			continue;
+		if (sub[s])
+			g->out[parent[s]][down[s]] = 1;
+		if (sub[root[s]] > sub[s])
+			g->out[s][up[s]] = 1;
+	}
+	ret = 0;
+out:
+	free(order);
+	free(parent);
+	free(root);
+	free(up);
+	free(down);
+	free(sub);
+	free(seen);
+	return ret;
+}
+
+static bool host_ep_ok(const struct emu_topology *t, int ep)
+{
+	return t && ep >= 0 && (size_t)ep < t->neps && t->eps[ep].what.kind == EMU_EP_HOST_PORT;
+}
+
+int emu_topology_mcast_attach(struct emu_topology *t, uint16_t mlid, int ep)
+{
+	struct topo_mgroup *g;
+	int *m;
+
+	if (!host_ep_ok(t, ep) || mlid < EMU_LID_MCAST_MIN || mlid == EMU_LID_PERMISSIVE)
+		return -EINVAL;
+	g = mgroup_find(t, mlid);
+	if (!g) {
+		g = realloc(t->mgroups, (t->nmgroups + 1) * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		t->mgroups = g;
+		g = &t->mgroups[t->nmgroups++];
+		memset(g, 0, sizeof(*g));
+		g->mlid = mlid;
+	}
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (g->members[i] == ep)
+			return 0;
+	m = realloc(g->members, (g->nmembers + 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	g->members = m;
+	m[g->nmembers++] = ep;
+	return mgroup_compute(t, g);
+}
+
+int emu_topology_mcast_detach(struct emu_topology *t, uint16_t mlid, int ep)
+{
+	struct topo_mgroup *g;
+
+	if (!host_ep_ok(t, ep))
+		return -EINVAL;
+	g = mgroup_find(t, mlid);
+	for (size_t i = 0; g && i < g->nmembers; i++)
+		if (g->members[i] == ep) {
+			g->members[i] = g->members[--g->nmembers];
+			return mgroup_compute(t, g);
+		}
+	return -ENOENT;
+}
+
+int emu_topology_switch_mcast_ports(const struct emu_topology *t, size_t sw, uint16_t mlid,
+				    uint8_t *ports, size_t max)
+{
+	const struct topo_mgroup *g;
+	int n = 0;
+
+	if (!t || sw >= t->f->nswitches)
+		return -EINVAL;
+	g = mgroup_find(t, mlid);
+	if (!g || !g->out)
+		return 0;
+	for (unsigned p = 1; p <= t->f->switches[sw].nports; p++)
+		if (g->out[sw][p]) {
+			if ((size_t)n < max)
+				ports[n] = (uint8_t)p;
+			n++;
+		}
+	return n;
+}
+
+static void mgroups_free(struct emu_topology *t)
+{
+	for (size_t i = 0; i < t->nmgroups; i++) {
+		struct topo_mgroup *g = &t->mgroups[i];
+
+		for (size_t s = 0; g->out && s < t->f->nswitches; s++)
+			free(g->out[s]);
+		free(g->out);
+		free(g->members);
+	}
+	free(t->mgroups);
 }
 
 /* ---------- build / free ---------- */
@@ -535,6 +765,7 @@ int emu_topology_free(struct emu_topology *t)
 	if (t->sws)
 		for (size_t s = 0; s < t->f->nswitches; s++)
 			free(t->sws[s].lft);
+	mgroups_free(t);
 	free(t->sws);
 	free(t->eps);
 	free(t->host_first_ep);

@@ -27,10 +27,17 @@
  *    maps to its management port 0 (the local receiver, emu_topology_set_switch_local_rx).
  *  - Dropped and counted: frames shorter than an LRH or with LVer != 0 (malformed); DLID with no
  *    entry (unknown: LID 0, unassigned LIDs, ports without LIDs because no SM runs); multicast
- *    DLIDs 0xC000..0xFFFE (no multicast forwarding yet); the permissive DLID 0xFFFF (directed
+ *    DLIDs 0xC000..0xFFFE of no group, or whose group has no port to go to but the input port
+ *    (see Multicast); the permissive DLID 0xFFFF (directed
  *    route SMPs are not modelled yet); a frame whose output port is its input port (loop: the
  *    IBA forbids sending a packet back out its arrival port); frames for the switch's own LIDs
  *    when no local receiver is set.
+ * Multicast. A frame to an MLID that has members (emu_topology_mcast_attach: the host ports
+ * that joined, today the IPoIB broadcast group of the neighbour layer, later the SA's
+ * MCMemberRecord joins) goes out of every port of the group's tree except its input port: the
+ * tree is one breadth-first spanning forest of the switches (in switch order) pruned to the
+ * branches that lead to members, so every member port gets exactly one copy and a sender that
+ * is a member does not get its own frame back.
  * Port states are not consulted: a port without a LID simply has no entry, and link `down`
  * faults are the wire's business.
  *
@@ -118,6 +125,15 @@ int emu_topology_switch_send(struct emu_topology *t, size_t sw, const void *fram
 /* The forwarding entry of switch `sw` for `dlid`: the output port (1..nports), 0 for the
  * switch itself, -ENOENT for none, -EINVAL for a bad switch. */
 int emu_topology_switch_route(const struct emu_topology *t, size_t sw, uint16_t dlid);
+/* Multicast membership of a host port endpoint in group `mlid` (0xC000..0xFFFE). attach:
+ * 0 (also when already a member), -EINVAL, -ENOMEM. detach: 0, -ENOENT (not a member),
+ * -EINVAL. */
+int emu_topology_mcast_attach(struct emu_topology *t, uint16_t mlid, int ep);
+int emu_topology_mcast_detach(struct emu_topology *t, uint16_t mlid, int ep);
+/* The ports switch `sw` sends group `mlid` out of (ascending), up to max of them in ports;
+ * returns how many there are (0: none or no such group), -EINVAL for a bad switch. */
+int emu_topology_switch_mcast_ports(const struct emu_topology *t, size_t sw, uint16_t mlid,
+				    uint8_t *ports, size_t max);
 int emu_topology_switch_counters(const struct emu_topology *t, size_t sw,
 				 struct emu_topology_switch_counters *out);
 

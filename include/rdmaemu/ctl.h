@@ -82,6 +82,23 @@ struct rdmaemu_sa_policy {
  * has no SM), EINVAL (a probability outside [0, 1]), or the attach error. */
 int rdmaemu_ctl_sa_policy(const struct rdmaemu_sa_policy *set, struct rdmaemu_sa_policy *old);
 
+/* The emulated hosts' interfaces, as `ip` would change them on a real host. `node` names a
+ * host of the attached fabric (NULL: the attached node), `netdev` one of its netdevs. The
+ * rdma_cm sees the changes (address change events, routes, neighbour resolution). */
+
+/* `ip addr add PREFIX dev NETDEV`, e.g. "192.0.2.70/28" or "2001:db8::1/64". 0, or -1 with
+ * errno: ENOENT (no such node or netdev), EINVAL (bad prefix), EEXIST (already there), or the
+ * attach error. */
+int rdmaemu_ctl_addr_add(const char *node, const char *netdev, const char *prefix);
+/* `ip addr del PREFIX dev NETDEV`. Errors as for add; EADDRNOTAVAIL when it is not there. */
+int rdmaemu_ctl_addr_del(const char *node, const char *netdev, const char *prefix);
+/* `ip link set NETDEV up|down` (up != 0: up). A down netdev has no routes and answers no
+ * neighbour solicitation; its neighbour entries are dropped. 0 or -1 with errno ENOENT. */
+int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up);
+/* `ip neigh flush dev NETDEV` (NULL netdev: every netdev of the node). The number of entries
+ * dropped, or -1 with errno ENOENT. */
+int rdmaemu_ctl_neigh_flush(const char *node, const char *netdev);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,123 @@
+/* Internals of the neighbour layer (emu/neigh*.c). */
+#ifndef RDMAEMU_EMU_NEIGH_PRIV_H
+#define RDMAEMU_EMU_NEIGH_PRIV_H
+
+#include "emu/clock.h"
+#include "emu/fabric.h"
+#include "emu/neigh.h"
+#include "emu/prng.h"
+
+#define NEIGH_MAX_LISTENERS 8
+
+struct neigh_dev;
+
+/* One neighbour (struct neighbour): an IP address on a netdev and what is known of it. */
+struct neigh_entry {
+	struct neigh_entry *next;
+	struct neigh_dev *dev;
+	int family;
+	uint8_t key[16]; /* the address (4 bytes for IPv4) */
+	enum emu_nud state;
+	uint8_t hw[20];
+	bool has_hw;
+	unsigned probes;
+	uint64_t updated, confirmed, used;
+	struct emu_timer timer;
+};
+
+/* A netdev as the host's IP stack sees it now. */
+struct neigh_dev {
+	struct neigh_host *host;
+	int idx;
+	const struct emu_netdev *nd; /* name, hardware address, MTU, RDMA port (fixed) */
+	bool up, noarp, ipoib;
+	struct emu_ifaddr *addrs;
+	size_t naddrs;
+	struct neigh_entry *entries;
+	uint64_t reachable_ns[2]; /* [0] ARP, [1] ND: neigh_rand_reach_time(base), drawn once */
+	/* IPoIB */
+	uint32_t qpn, psn;
+	uint16_t lid;
+	uint8_t gid[16];
+	int ep; /* topology endpoint of the port, -1: not bound */
+};
+
+struct neigh_host {
+	struct emu_neigh *n;
+	size_t idx;
+	const struct emu_host *h;
+	struct neigh_dev *devs;
+	size_t ndevs;
+	struct emu_neigh_stats st;
+};
+
+struct emu_neigh_req {
+	struct emu_neigh_req *next, **pprev;
+	struct emu_neigh *n;
+	size_t host;
+	bool has_src;
+	struct sockaddr_storage src, dst;
+	uint64_t deadline;
+	int status; /* -ENODATA while pending */
+	struct emu_neigh_result res;
+	emu_neigh_resolve_fn *cb;
+	void *ctx;
+	struct emu_timer timer;
+};
+
+struct neigh_listener {
+	emu_neigh_event_fn *fn;
+	void *ctx;
+};
+
+struct emu_neigh {
+	struct emu_engine *e;
+	const struct emu_fabric *f;
+	struct emu_clock *clk;
+	struct neigh_host *hosts;
+	size_t nhosts;
+	struct emu_prng prng;
+	struct emu_neigh_req *reqs;
+	struct neigh_listener listeners[NEIGH_MAX_LISTENERS];
+};
+
+/* neigh.c */
+bool emu_neigh_trace_on(void);
+void emu_neigh_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct neigh_host *emu_neigh_host(struct emu_neigh *n, size_t host);
+struct neigh_dev *emu_neigh_dev(struct emu_neigh *n, size_t host, int netdev);
+/* Whether addr (family's bytes) is an address of host h on an up netdev; *dev gets it. */
+bool emu_neigh_is_local(const struct neigh_host *h, int family, const void *addr,
+			struct neigh_dev **dev);
+/* "192.0.2.66" / "fe80::1" */
+const char *emu_neigh_ntop(int family, const void *addr, char *buf, size_t len);
+size_t emu_neigh_alen(int family);
+
+/* neigh_tbl.c: entries and the NUD state machine */
+struct neigh_entry *emu_neigh_entry_find(struct neigh_dev *d, int family, const void *addr);
+struct neigh_entry *emu_neigh_entry_get(struct neigh_dev *d, int family, const void *addr);
+/* __neigh_event_send(): starts resolution of an entry that is not valid (NONE, FAILED). */
+void emu_neigh_event_send(struct neigh_entry *ne);
+/* neigh_update(): lladdr learnt from the wire, new state REACHABLE or STALE. */
+void emu_neigh_update(struct neigh_entry *ne, const uint8_t *hw, enum emu_nud state);
+void emu_neigh_entry_free(struct neigh_entry *ne);
+int emu_neigh_dev_flush(struct neigh_dev *d);
+
+/* neigh_wire.c: frames */
+int emu_neigh_wire_init(struct emu_neigh *n);
+/* Sends a solicitation for ne: broadcast/multicast, or unicast to ne->hw when `ucast`. */
+void emu_neigh_solicit(struct neigh_entry *ne, bool ucast);
+/* IPoIB: the LID of the port whose GID 0 is gid, 0 when none (the path query IPoIB would do). */
+uint16_t emu_neigh_ib_lid_of_gid(const struct emu_fabric *f, const uint8_t gid[16]);
+
+/* neigh_addr.c: address resolution requests */
+/* A neighbour became valid: every pending request looks again now (addr.c netevent_callback). */
+void emu_neigh_reqs_kick(struct emu_neigh *n);
+void emu_neigh_reqs_free(struct emu_neigh *n);
+
+/* neigh_route.c */
+int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockaddr *src,
+			   const struct sockaddr *dst, struct emu_neigh_result *r,
+			   uint8_t nexthop[16]);
+
+#endif

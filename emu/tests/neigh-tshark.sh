@@ -1,0 +1,44 @@
+#!/bin/sh
+# Checks that tshark decodes the neighbour exchanges (neigh_gen) with no Malformed packet or
+# Expert error/warning: ARP request/reply and IPv6 NS/NA (ICMPv6 checksums verified) between
+# rxe-ref2's hosts, and IPoIB ARP (IB UD packets to the broadcast group and back) on ib.fabric.
+# Skips (77) without tshark. IB frames use DLT_USER0 mapped to the infiniband dissector, as
+# pkt-tshark.sh explains.
+set -u
+TSHARK=${TSHARK:-tshark}
+command -v "$TSHARK" >/dev/null 2>&1 || { echo "tshark not found: skipped"; exit 77; }
+top=${RDMAEMU_TOP_BUILDDIR:-.}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/neigh-tshark.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+WIRESHARK_CONFIG_DIR=$tmp/wsconf
+export WIRESHARK_CONFIG_DIR
+mkdir -p "$WIRESHARK_CONFIG_DIR"
+UAT='uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$top/emu/tests/neigh_gen" "$tmp" >"$tmp/manifest" || { cat "$tmp/manifest"; fail "neigh_gen"; }
+cat "$tmp/manifest"
+ts() { f=$1; shift; "$TSHARK" -n -o "$UAT" -r "$tmp/$f" "$@" 2>"$tmp/err"; }
+for f in neigh-eth.pcap neigh-ib.pcap; do
+	ts $f -V >"$tmp/$f.txt" || { cat "$tmp/err"; fail "$f: tshark failed"; }
+	if grep -E 'Malformed|Expert Info \((Error|Warning)' "$tmp/$f.txt" >/dev/null; then
+		grep -E -m 5 'Malformed|Expert Info' "$tmp/$f.txt"
+		fail "$f: tshark reports errors"
+	fi
+done
+# Ethernet: request, reply, NS, NA, then the three unanswered requests.
+ts neigh-eth.pcap -T fields -e frame.number -e arp.opcode -e icmpv6.type >"$tmp/eth.got"
+printf '1\t1\t\n2\t2\t\n3\t\t135\n4\t\t136\n5\t1\t\n6\t1\t\n7\t1\t\n' >"$tmp/eth.want"
+diff "$tmp/eth.want" "$tmp/eth.got" || fail "Ethernet frames differ from what was sent"
+grep -q 'Checksum Status: Good' "$tmp/neigh-eth.pcap.txt" || fail "ICMPv6 checksums not verified"
+[ "$(grep -c 'Checksum Status: Good' "$tmp/neigh-eth.pcap.txt")" -eq 2 ] ||
+	fail "ICMPv6 checksums: not both good"
+grep -q 'Target IP address: 192.0.2.66' "$tmp/neigh-eth.pcap.txt" || fail "ARP target"
+# IPoIB: the request on ib-a's link and its two copies, the reply on two links; each an IB UD
+# SEND decoded down to ARP with 20-byte hardware addresses.
+ts neigh-ib.pcap -T fields -e frame.number -e infiniband.lrh.dlid -e infiniband.bth.opcode \
+	-e arp.opcode -e arp.hw.size >"$tmp/ib.got"
+printf '1\t49152\t100\t1\t20\n2\t49152\t100\t1\t20\n3\t49152\t100\t1\t20\n4\t2\t100\t2\t20\n5\t2\t100\t2\t20\n' >"$tmp/ib.want"
+diff "$tmp/ib.want" "$tmp/ib.got" || fail "IPoIB frames differ from what was sent"
+echo "neigh: $(wc -l <"$tmp/eth.got") Ethernet and $(wc -l <"$tmp/ib.got") IPoIB frames decoded, no errors"
+exit 0
