@@ -176,11 +176,13 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		return;
 	}
 	if (w->length < (uint64_t)pi->paylen + EMU_GRH_LEN) {
-		/* rxe's RESPST_ERR_LENGTH for UD without an error class A/C: the message is
-		 * dropped and the receive WQE stays for the next one (not measured on the VM) */
-		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: dropped",
+		/* Linux 6.1 rxe: copy_data() fails, a malformed WQE (class A) even on UD: the
+		 * WQE completes with IBV_WC_LOC_QP_OP_ERR and the QP goes to ERR (measured,
+		 * verbs_probe_mw "ud send too long") */
+		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: LOC_QP_OP_ERR",
 			     q->qp.qp_num);
-		put_back_rwqe(q, w);
+		recv_wc(q, w, IBV_WC_LOC_QP_OP_ERR, 0, 0, false, 0, 0, false);
+		emu_dp_qp_error(q);
 		return;
 	}
 	/* rxe: union rdma_network_hdr: 20 reserved (zero) bytes, then the IPv4 header; an IPv6
@@ -205,10 +207,14 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		st = emu_dp_copy_sge(q, w->sge, w->num_sge, EMU_GRH_LEN,
 				     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]), pi->paylen,
 				     true);
-	if (st != EMU_MR_OK) {
+	if (st != EMU_MR_OK) { /* the same malformed-WQE path as a length error */
 		recv_wc(q, w, IBV_WC_LOC_QP_OP_ERR, 0, 0, false, 0, 0, false);
+		emu_dp_qp_error(q);
 		return;
 	}
+	/* rxe's execute(): the ePSN follows every executed packet, UD's too (query_qp shows
+	 * the last sender's PSN + 1; measured) */
+	q->dp.resp_psn = (pi->psn + 1) & EMU_PSN_MASK;
 	recv_wc(q, w, IBV_WC_SUCCESS, IBV_WC_RECV, pi->paylen + EMU_GRH_LEN, imm,
 		imm ? imm_of(frame, pi) : 0, deth.sqpn,
 		pi->bth.se);
@@ -424,11 +430,13 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				/* A SEND longer than the receive WQE: on Linux 6.1 rxe's
 				 * copy_data() fails with -EINVAL, so it is a malformed WQE: NAK
 				 * remote operational error, receiver LOC_QP_OP_ERR, sender
-				 * REM_OP_ERR (measured in the VM, verbs_probe_datapath). */
+				 * REM_OP_ERR (measured in the VM, verbs_probe_datapath). UC
+				 * too: LOC_QP_OP_ERR and the QP to ERR, without a NAK
+				 * (verbs_probe_mw "uc send too long"). */
 				if (!w || q->dp.resp_off + (uint64_t)pi->paylen > w->length) {
-					nak = uc ? EMU_AETH_NAK_INVALID_REQ : EMU_AETH_NAK_REM_OP;
-					wc_status = uc ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_LOC_QP_OP_ERR;
-					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
+					nak = EMU_AETH_NAK_REM_OP;
+					wc_status = IBV_WC_LOC_QP_OP_ERR;
+					next = RESPST_ERR_CLASS_AC;
 					break;
 				}
 				st = emu_dp_copy_sge(q, w->sge, w->num_sge, q->dp.resp_off,
