@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "emu/verbs/mw.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,
@@ -24,6 +25,7 @@ enum resp_state {
 	RESPST_ERR_RNR,
 	RESPST_ERR_CLASS_AC,
 	RESPST_ERR_UC_DROP,
+	RESPST_ERR_INVALIDATE_RKEY,
 	RESPST_ERR_PSN_OUT_OF_SEQ,
 	RESPST_DUPLICATE_REQUEST,
 	RESPST_DROP,
@@ -33,7 +35,7 @@ enum resp_state {
 static const char *const resp_state_names[RESPST_NUM] = {
 	"CHK_PSN", "CHK_OP_VALID", "CHK_RESOURCE", "CHK_RKEY", "EXECUTE", "READ_REPLY",
 	"ATOMIC_REPLY", "COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC",
-	"ERR_UC_DROP", "ERR_PSN_OUT_OF_SEQ", "DUPLICATE_REQUEST", "DROP",
+	"ERR_UC_DROP", "ERR_INVALIDATE_RKEY", "ERR_PSN_OUT_OF_SEQ", "DUPLICATE_REQUEST", "DROP",
 };
 
 /* rxe's responder resources: a READ / atomic request that was executed is remembered in the
@@ -135,6 +137,13 @@ static void recv_wc(struct emu_vqp *q, struct emu_rwqe *w, int status, int opcod
 		wc.byte_len = byte_len;
 		wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
 		wc.imm_data = imm ? imm_data : 0;
+		if (q->dp.rx_inv) {
+			/* rxe copies the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into the user
+			 * CQE as it is, where bit 2 is IBV_WC_IP_CSUM_OK and IBV_WC_WITH_INV is
+			 * bit 3 (measured: flags 0x5); the key is in host order */
+			wc.wc_flags |= IBV_WC_IP_CSUM_OK;
+			wc.invalidated_rkey = q->dp.rx_inv_rkey;
+		}
 		wc.src_qp = src_qp;
 		if (q->dp.rx_ib) { /* the packet's LRH (emu_dp_rx_ll) */
 			wc.wc_flags = (q->dp.rx_grh ? IBV_WC_GRH : 0) |
@@ -258,6 +267,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	bool uc = q->qp.qp_type == IBV_QPT_UC;
 	struct emu_atmeth atm = { 0 };
 	uint64_t orig = 0;
+	uint32_t inv_rkey = 0;
 
 	if (q->attr.qp_state != IBV_QPS_RTR && q->attr.qp_state != IBV_QPS_RTS &&
 	    q->attr.qp_state != IBV_QPS_SQD) {
@@ -338,7 +348,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			/* READ: read the memory again (rxe's replay), with the R_Key checked
 			 * again: it may have been invalidated since */
 			if (reth.dma_len &&
-			    emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true, reth.va,
+			    emu_dp_rkey_check(q, reth.rkey, reth.va,
 					     reth.dma_len, EMU_ACCESS_REMOTE_READ,
 					     &rhost) != EMU_MR_OK) {
 				next = RESPST_DROP;
@@ -391,7 +401,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 
 				/* rxe: a zero-byte operation needs neither address nor rkey */
 				if (reth.dma_len)
-					st = emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true,
+					st = emu_dp_rkey_check(q, reth.rkey,
 							      reth.va, reth.dma_len, need, &rhost);
 				if (st != EMU_MR_OK) {
 					emu_dp_trace("qp %u resp: rkey %#x: %s", q->qp.qp_num,
@@ -408,9 +418,9 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				}
 			} else if (m & EMU_PKT_ATMETH) {
 				/* rxe's check_rkey for an atomic: 8 bytes, REMOTE_ATOMIC */
-				enum emu_mr_status st = emu_hca_mr_check(
-					emu_dp_hca(q), q->pd, atm.rkey, true, atm.va,
-					sizeof(uint64_t), EMU_ACCESS_REMOTE_ATOMIC, &rhost);
+				enum emu_mr_status st = emu_dp_rkey_check(
+					q, atm.rkey, atm.va, sizeof(uint64_t),
+					EMU_ACCESS_REMOTE_ATOMIC, &rhost);
 
 				if (st != EMU_MR_OK) {
 					emu_dp_trace("qp %u resp: atomic rkey %#x: %s", q->qp.qp_num,
@@ -448,6 +458,16 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 					break;
 				}
 				q->dp.resp_off += pi->paylen;
+				/* rxe's execute(): the IETH's key is invalidated after the data
+				 * is placed, before the ePSN moves (class J on failure) */
+				if (m & EMU_PKT_IETH) {
+					inv_rkey = emu_be32_get(frame +
+								pi->hdr_off[EMU_PKT_H_IETH]);
+					if (emu_mw_invalidate(q, inv_rkey)) {
+						next = RESPST_ERR_INVALIDATE_RKEY;
+						break;
+					}
+				}
 			} else if (m & EMU_PKT_WRITE) {
 				void *host;
 
@@ -458,8 +478,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 					break;
 				}
 				if (pi->paylen) {
-					if (emu_hca_mr_check(emu_dp_hca(q), q->pd, q->dp.resp_rkey,
-							     true, q->dp.resp_va, pi->paylen,
+					if (emu_dp_rkey_check(q, q->dp.resp_rkey, q->dp.resp_va, pi->paylen,
 							     EMU_ACCESS_REMOTE_WRITE,
 							     &host) != EMU_MR_OK) {
 						nak = EMU_AETH_NAK_REM_ACCESS;
@@ -522,11 +541,16 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				bool imm = m & EMU_PKT_IMMDT;
 				bool wr = m & EMU_PKT_WRITE;
 
-				recv_wc(q, q->dp.resp_wqe, IBV_WC_SUCCESS,
+				struct emu_rwqe *w = q->dp.resp_wqe;
+
+				if (m & EMU_PKT_IETH)
+					q->dp.rx_inv = true, q->dp.rx_inv_rkey = inv_rkey;
+				recv_wc(q, w, IBV_WC_SUCCESS,
 					wr ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
 					wr ? q->dp.resp_length : q->dp.resp_off, imm,
 					imm ? imm_of(frame, pi) : 0,
 					0, pi->bth.se);
+				q->dp.rx_inv = false;
 				q->dp.resp_wqe = NULL;
 			}
 			/* rxe's acknowledge(): nothing on anything but RC */
@@ -564,6 +588,21 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				q->dp.resp_wqe = NULL;
 			}
 			next = RESPST_DROP;
+			break;
+		case RESPST_ERR_INVALIDATE_RKEY:
+			/* rxe: class J. The receive WQE completes with REM_INV_REQ_ERR, the
+			 * packet is still acknowledged (the sender's SEND succeeds), then the QP
+			 * goes to ERR; the ePSN stays (measured, verbs_probe_mw) */
+			if (q->dp.resp_wqe) {
+				recv_wc(q, q->dp.resp_wqe, IBV_WC_REM_INV_REQ_ERR, 0, 0, false, 0, 0,
+					false);
+				q->dp.resp_wqe = NULL;
+			}
+			if (!uc)
+				send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
+					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
+			emu_dp_qp_error(q);
+			next = RESPST_DONE;
 			break;
 		case RESPST_ERR_CLASS_AC:
 			if (q->dp.resp_wqe) {
