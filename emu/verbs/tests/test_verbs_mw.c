@@ -224,7 +224,7 @@ static void test_type1(void **state)
 			 0);
 	assert_int_equal(mw->rkey, (k & ~0xffu) | ((k + 1) & 0xff)); /* the provider's next key */
 	wc1(B.cq, 61, IBV_WC_SUCCESS, IBV_WC_BIND_MW, 0, 0, NULL);
-	/* a dereg of the MR under a bound window: rxe_dereg_mr's EINVAL (not measured) */
+	/* a dereg of the MR under a bound window: rxe_dereg_mr's EINVAL (measured) */
 	assert_int_equal(ibv_dereg_mr(B.mr), EINVAL);
 	memset(A.mem, 0x77, 200);
 	assert_int_equal(a_post(20, IBV_WR_RDMA_WRITE, 100, mw->rkey, 10), 0);
@@ -348,7 +348,7 @@ static void test_type2(void **state)
 			 0);
 	wc1(B.cq, 66, IBV_WC_MW_BIND_ERR, 0, 0, 0, NULL);
 	assert_int_equal(qp_state(B.qp), IBV_QPS_ERR);
-	/* the window holds B's MR (rxe_dereg_mr: EINVAL, not measured): it outlives the pair */
+	/* the window holds B's MR (rxe_dereg_mr: EINVAL, measured): it outlives the pair */
 	assert_int_equal(ibv_dereg_mr(B.mr), EINVAL);
 	old_mr = B.mr;
 	old_mem = B.mem;
