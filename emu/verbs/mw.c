@@ -61,6 +61,7 @@ static void vmw_destroy(struct emu_obj *obj)
 {
 	struct emu_vmw *m = container_of(obj, struct emu_vmw, obj);
 
+	m->pd->obj.usecnt--;
 	mw_unlist(m);
 	free(m);
 }
@@ -322,11 +323,16 @@ enum emu_mr_status emu_dp_rkey_check(struct emu_vqp *q, uint32_t rkey, uint64_t 
 
 bool emu_mw_mr_bound(const struct emu_mr *mr)
 {
+	struct emu_engine *e = emu_dp_engine();
 	bool bound = false;
 
+	if (e)
+		emu_engine_lock(e); /* bindings change in the data path, under this lock */
 	pthread_mutex_lock(&mw_all_lock);
 	for (struct emu_list *l = mw_all.next; l != &mw_all && !bound; l = l->next)
 		bound = container_of(l, struct emu_vmw, link)->mr == mr;
 	pthread_mutex_unlock(&mw_all_lock);
+	if (e)
+		emu_engine_unlock(e);
 	return bound;
 }
