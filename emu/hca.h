@@ -142,6 +142,9 @@ int emu_hca_pd_dealloc(struct emu_pd *pd); /* EBUSY while MRs, QPs, SRQs or AHs 
 int emu_hca_mr_reg(struct emu_pd *pd, void *addr, uint64_t length, uint64_t iova,
 		   unsigned access, struct emu_mr *mr);
 int emu_hca_mr_dereg(struct emu_mr *mr);
+/* The next 8-bit key of the HCA's seeded key stream (rxe_get_next_key(-1)): the key byte of an
+ * MR's lkey, or of a memory window's rkey (emu/verbs/mw.c). HCA mutex held. */
+uint8_t emu_hca_key_next_locked(struct emu_hca *hca);
 
 /* The access check of the data path (rxe's lookup_mr() + mr_check_range()): is `key` (an lkey,
  * or an rkey when is_rkey) a valid key of an MR of `pd` that allows `needed` (EMU_ACCESS_*; 0 for

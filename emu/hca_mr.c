@@ -143,7 +143,7 @@ int emu_hca_mr_reg(struct emu_pd *pd, void *addr, uint64_t length, uint64_t iova
 	mr->iova = iova;
 	mr->access = access;
 	mr->npages = npages;
-	key = (uint8_t)emu_prng_u64(&hca->keys);
+	key = emu_hca_key_next_locked(hca);
 	mr->lkey = mr->obj.index << 8 | key;
 	mr->rkey = access & EMU_ACCESS_REMOTE ? mr->lkey : 0;
 out:
@@ -164,6 +164,11 @@ int emu_hca_mr_dereg(struct emu_mr *mr)
 	}
 	pthread_mutex_unlock(&hca->lock);
 	return err;
+}
+
+uint8_t emu_hca_key_next_locked(struct emu_hca *hca)
+{
+	return (uint8_t)emu_prng_u64(&hca->keys);
 }
 
 enum emu_mr_status emu_hca_mr_check(struct emu_hca *hca, const struct emu_pd *pd, uint32_t key,

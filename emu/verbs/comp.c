@@ -22,7 +22,11 @@ static enum ibv_wc_opcode wr_to_wc(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
-	default:
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	default: /* SEND, SEND_WITH_IMM, SEND_WITH_INV */
 		return IBV_WC_SEND;
 	}
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "emu/verbs/mw.h"
 #include "emu/verbs/datapath.h"
 
 #undef ibv_query_port
@@ -129,6 +130,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = emu_dp_post_send;
 	ctx->ops.post_recv = emu_dp_post_recv;
 	ctx->ops.post_srq_recv = emu_dp_post_srq_recv;
+	/* memory windows: rxe's alloc_mw / dealloc_mw / bind_mw (emu/verbs/mw.c) */
+	ctx->ops.alloc_mw = emu_alloc_mw;
+	ctx->ops.dealloc_mw = emu_dealloc_mw;
+	ctx->ops.bind_mw = emu_bind_mw;
 	return ctx;
 
 fail_errno:

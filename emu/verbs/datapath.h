@@ -52,6 +52,8 @@ struct emu_swqe {
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
 	bool pooled;	       /* from the QP's pool (emu_dp_swqe_alloc) */
+	uint32_t mw_rkey, mr_lkey; /* BIND_MW: the window's key and the MR's lkey at post
+				    * time (rdma-core's convert_send_wr reads them then) */
 	struct ibv_sge sge[];
 };
 
@@ -112,6 +114,11 @@ void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w);
 static inline bool emu_wr_is_atomic(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+/* rxe's WR_LOCAL_OP_MASK: run by the requester itself, no packet (emu/verbs/mw.c) */
+static inline bool emu_wr_is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
 uint32_t emu_dp_mtu(const struct emu_vqp *q);
 /* Builds a frame for q's primary path (or `av` for UD) and delivers it. */

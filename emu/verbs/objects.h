@@ -173,6 +173,9 @@ struct emu_qp_dp {
 	bool rx_ib, rx_grh;
 	/* the packet being received came back through the HCA's loopback, not the wire */
 	bool rx_loopback;
+	/* the receive completion being written is a SEND_WITH_INV's: the key it invalidated */
+	bool rx_inv;
+	uint32_t rx_inv_rkey;
 	uint8_t rx_sl, rx_path_bits;
 	uint16_t rx_slid;
 };

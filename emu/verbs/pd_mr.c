@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "emu/verbs/mw.h"
 #include "emu/verbs/verbs_priv.h"
 
 #undef ibv_reg_mr
@@ -98,7 +99,8 @@ int emu_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, si
 int emu_dereg_mr(struct ibv_mr *mr)
 {
 	struct emu_vmr *m = container_of(mr, struct emu_vmr, mr);
-	int err = emu_hca_mr_dereg(&m->emr);
+	/* rxe_dereg_mr(): not while a memory window is bound to it (IBA 10.6.7.2.6) */
+	int err = emu_mw_mr_bound(&m->emr) ? EINVAL : emu_hca_mr_dereg(&m->emr);
 
 	if (err) {
 		errno = err;

@@ -6,8 +6,10 @@
  *   post_send: RESET/INIT/RTR -> EINVAL after queueing (the kernel refuses the doorbell: bad
  *              NULL, errno EINVAL; the WRs stay queued and run at the next doorbell in RTS); num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
  *              unaligned -> EINVAL; queue full -> ENOMEM. rxe does not check the opcode here.
- * Opcodes the data path does not execute (SEND_WITH_INV, LOCAL_INV, BIND_MW, TSO, READ or
- * atomics on UC, ...) are refused with EINVAL, *bad the
+ *   BIND_MW: any SGE, data or imm_data, or a QP other than RC / UC -> EINVAL (the provider's
+ *              validate_send_wr); the window's key and the MR's lkey are taken at post time.
+ * Opcodes the data path does not execute (TSO, READ or atomics on UC, SEND_WITH_INV off RC,
+ * LOCAL_INV / BIND_MW on UD, ...) are refused with EINVAL, *bad the
  * WR: a deviation from rxe, which queues them, so that no post is accepted without a
  * completion. WRs are copied into the queues (emu/verbs/wqe.c); the engine lock is held. */
 #include "config.h"
@@ -107,6 +109,14 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE && len > q->sq.max_inline)
 		return EINVAL;
+	if (wr->opcode == IBV_WR_BIND_MW) { /* the provider's validate_send_wr */
+		if (len || wr->num_sge || wr->imm_data)
+			return EINVAL;
+		if (q->qp.qp_type != IBV_QPT_RC && q->qp.qp_type != IBV_QPT_UC)
+			return EINVAL; /* measured on UD */
+		if (!wr->bind_mw.mw)
+			return EINVAL; /* the provider dereferences it */
+	}
 	if (q->qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
 		return EINVAL; /* the rxe provider dereferences it (a segfault on the VM) */
 	/* Deviation from rxe (which queues any opcode and fails it at execution): what this
@@ -115,16 +125,19 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 	case IBV_QPT_RC:
 		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
 		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(wr->opcode))
+		    wr->opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(wr->opcode) &&
+		    wr->opcode != IBV_WR_SEND_WITH_INV && !emu_wr_is_local(wr->opcode))
 			return EINVAL;
 		/* READ and atomics write into the SGEs: inline data means nothing there */
 		if ((wr->opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(wr->opcode)) &&
 		    wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
-	case IBV_QPT_UC: /* IBTA table 38: UC has SEND and RDMA WRITE, no READ or atomics */
+	case IBV_QPT_UC: /* IBTA table 38: UC has SEND and RDMA WRITE, no READ or atomics;
+			  * rxe's local operations (BIND_MW, LOCAL_INV) run on UC too */
 		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM)
+		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
+		    !emu_wr_is_local(wr->opcode))
 			return EINVAL;
 		break;
 	case IBV_QPT_UD:
@@ -174,6 +187,10 @@ static struct emu_swqe *swqe_new(struct emu_vqp *q, const struct ibv_send_wr *wr
 		/* a Q_Key with the high bit set means the QP's own (IBTA 10.2.5) */
 		w->ud_qkey = wr->wr.ud.remote_qkey & 0x80000000u ? q->attr.qkey :
 								    wr->wr.ud.remote_qkey;
+	}
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		w->mw_rkey = wr->bind_mw.mw->rkey;
+		w->mr_lkey = wr->bind_mw.bind_info.mr ? wr->bind_mw.bind_info.mr->lkey : 0;
 	}
 	w->state = EMU_WQE_POSTED;
 	return w;

@@ -315,14 +315,20 @@ static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
 		s->retry_cnt = a->retry_cnt;
 	if (mask & IBV_QP_RNR_RETRY)
 		s->rnr_retry = a->rnr_retry;
-	if (mask & IBV_QP_RQ_PSN)
+	/* rxe_qp_from_attr(): the PSNs go to the engines at once, whatever the state change;
+	 * from then on query_qp reports the engines' live values (rxe_qp_to_attr) */
+	if (mask & IBV_QP_RQ_PSN) {
 		s->rq_psn = a->rq_psn & 0xffffff;
+		q->dp.resp_psn = s->rq_psn;
+	}
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		s->max_rd_atomic = rd_atomic_round(a->max_rd_atomic);
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		s->min_rnr_timer = a->min_rnr_timer;
-	if (mask & IBV_QP_SQ_PSN)
+	if (mask & IBV_QP_SQ_PSN) {
 		s->sq_psn = a->sq_psn & 0xffffff;
+		q->dp.req_psn = s->sq_psn;
+	}
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
 		s->max_dest_rd_atomic = rd_atomic_round(a->max_dest_rd_atomic);
 	if (mask & IBV_QP_PATH_MIG_STATE)
@@ -361,20 +367,30 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	return 0;
 }
 
-/* Measured: cur_qp_state reads 0, en_sqd_async_notify is not written, the ah is global. */
+/* Measured: cur_qp_state reads 0, en_sqd_async_notify is not written, the ah is global.
+ * sq_psn / rq_psn are the requester's next PSN and the responder's ePSN as they are now
+ * (rxe_qp_to_attr: req.psn, resp.psn), read under the engine lock that guards them: they
+ * move with traffic, stay after an error and across RESET (measured, verbs_probe_mw). */
 int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr)
 {
 	struct emu_vqp *q = to_vqp(qp);
+	struct emu_engine *e = emu_dp_engine();
 	uint8_t sqd = attr->en_sqd_async_notify;
 
 	(void)attr_mask;
+	if (e)
+		emu_engine_lock(e);
 	pthread_mutex_lock(&q->lock);
 	*attr = q->attr;
 	attr->en_sqd_async_notify = sqd;
 	attr->cur_qp_state = IBV_QPS_RESET;
+	attr->sq_psn = q->dp.req_psn;
+	attr->rq_psn = q->dp.resp_psn;
 	*init_attr = q->init;
 	pthread_mutex_unlock(&q->lock);
+	if (e)
+		emu_engine_unlock(e);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "emu/verbs/mw.h"
 
 #define RXE_MAX_UNACKED_PSNS 128 /* rxe: an AckReq at least this often */
 
@@ -259,12 +260,17 @@ static uint8_t conn_opcode(const struct emu_swqe *w, bool first, bool last)
 {
 	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM || w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
 
-	if (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM) {
+	bool inv = w->wr.opcode == IBV_WR_SEND_WITH_INV;
+
+	if (w->wr.opcode == IBV_WR_SEND || w->wr.opcode == IBV_WR_SEND_WITH_IMM || inv) {
 		if (first && last)
-			return imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY;
+			return imm ? EMU_OP_SEND_ONLY_IMM :
+				     inv ? EMU_OP_SEND_ONLY_INV : EMU_OP_SEND_ONLY;
 		if (first)
 			return EMU_OP_SEND_FIRST;
-		return last ? (imm ? EMU_OP_SEND_LAST_IMM : EMU_OP_SEND_LAST) : EMU_OP_SEND_MIDDLE;
+		if (!last)
+			return EMU_OP_SEND_MIDDLE;
+		return imm ? EMU_OP_SEND_LAST_IMM : inv ? EMU_OP_SEND_LAST_INV : EMU_OP_SEND_LAST;
 	}
 	if (first && last)
 		return imm ? EMU_OP_WRITE_ONLY_IMM : EMU_OP_WRITE_ONLY;
@@ -404,6 +410,8 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 		}
 		if (last && imm)
 			ext.imm = w->wr.imm_data;
+		if (last && w->wr.opcode == IBV_WR_SEND_WITH_INV)
+			ext.ieth_rkey = w->wr.invalidate_rkey; /* host order, as rxe's ieth_set_rkey */
 		bth.se = last && w->wr.send_flags & IBV_SEND_SOLICITED &&
 			 (w->wr.opcode != IBV_WR_RDMA_WRITE);
 		bth.psn = q->dp.req_psn;
@@ -444,6 +452,23 @@ void emu_dp_req_run(struct emu_vqp *q)
 				     q->qp.qp_num, (unsigned long long)w->wr.wr_id,
 				     q->dp.rd_atomic_out, q->attr.max_rd_atomic);
 			break;
+		}
+		if (emu_wr_is_local(w->wr.opcode)) {
+			/* rxe_do_local_ops(): run here, no packet, no PSN; done at once, the
+			 * completer retires it in queue order. A failure is the WQE's error
+			 * (MW_BIND_ERR / LOC_QP_OP_ERR, measured), the QP then goes to ERR. */
+			bool bind = w->wr.opcode == IBV_WR_BIND_MW;
+			int err = bind ? emu_mw_bind_wqe(q, w) :
+					 emu_mw_invalidate(q, w->wr.invalidate_rkey);
+
+			req_trace(q, REQ_NEXT_WQE, err ? REQ_ERROR : REQ_DONE, w->wr.wr_id);
+			if (err) {
+				w->status = bind ? IBV_WC_MW_BIND_ERR : IBV_WC_LOC_QP_OP_ERR;
+				w->state = EMU_WQE_ERROR;
+				break;
+			}
+			w->state = EMU_WQE_DONE;
+			continue;
 		}
 		req_trace(q, REQ_NEXT_WQE, REQ_SEND_PKT, w->wr.wr_id);
 		st = req_wqe(q, w, buf, mtu);

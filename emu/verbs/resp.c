@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "emu/verbs/mw.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,
@@ -24,6 +25,7 @@ enum resp_state {
 	RESPST_ERR_RNR,
 	RESPST_ERR_CLASS_AC,
 	RESPST_ERR_UC_DROP,
+	RESPST_ERR_INVALIDATE_RKEY,
 	RESPST_ERR_PSN_OUT_OF_SEQ,
 	RESPST_DUPLICATE_REQUEST,
 	RESPST_DROP,
@@ -33,7 +35,7 @@ enum resp_state {
 static const char *const resp_state_names[RESPST_NUM] = {
 	"CHK_PSN", "CHK_OP_VALID", "CHK_RESOURCE", "CHK_RKEY", "EXECUTE", "READ_REPLY",
 	"ATOMIC_REPLY", "COMPLETE", "ACKNOWLEDGE", "DONE", "ERR_RNR", "ERR_CLASS_AC",
-	"ERR_UC_DROP", "ERR_PSN_OUT_OF_SEQ", "DUPLICATE_REQUEST", "DROP",
+	"ERR_UC_DROP", "ERR_INVALIDATE_RKEY", "ERR_PSN_OUT_OF_SEQ", "DUPLICATE_REQUEST", "DROP",
 };
 
 /* rxe's responder resources: a READ / atomic request that was executed is remembered in the
@@ -135,6 +137,13 @@ static void recv_wc(struct emu_vqp *q, struct emu_rwqe *w, int status, int opcod
 		wc.byte_len = byte_len;
 		wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
 		wc.imm_data = imm ? imm_data : 0;
+		if (q->dp.rx_inv) {
+			/* rxe copies the kernel's IB_WC_WITH_INVALIDATE (1 << 2) into the user
+			 * CQE as it is, where bit 2 is IBV_WC_IP_CSUM_OK and IBV_WC_WITH_INV is
+			 * bit 3 (measured: flags 0x5); the key is in host order */
+			wc.wc_flags |= IBV_WC_IP_CSUM_OK;
+			wc.invalidated_rkey = q->dp.rx_inv_rkey;
+		}
 		wc.src_qp = src_qp;
 		if (q->dp.rx_ib) { /* the packet's LRH (emu_dp_rx_ll) */
 			wc.wc_flags = (q->dp.rx_grh ? IBV_WC_GRH : 0) |
@@ -176,11 +185,13 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		return;
 	}
 	if (w->length < (uint64_t)pi->paylen + EMU_GRH_LEN) {
-		/* rxe's RESPST_ERR_LENGTH for UD without an error class A/C: the message is
-		 * dropped and the receive WQE stays for the next one (not measured on the VM) */
-		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: dropped",
+		/* Linux 6.1 rxe: copy_data() fails, a malformed WQE (class A) even on UD: the
+		 * WQE completes with IBV_WC_LOC_QP_OP_ERR and the QP goes to ERR (measured,
+		 * verbs_probe_mw "ud send too long") */
+		emu_dp_trace("qp %u resp: UD message longer than the receive WQE: LOC_QP_OP_ERR",
 			     q->qp.qp_num);
-		put_back_rwqe(q, w);
+		recv_wc(q, w, IBV_WC_LOC_QP_OP_ERR, 0, 0, false, 0, 0, false);
+		emu_dp_qp_error(q);
 		return;
 	}
 	/* rxe: union rdma_network_hdr: 20 reserved (zero) bytes, then the IPv4 header; an IPv6
@@ -205,10 +216,14 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		st = emu_dp_copy_sge(q, w->sge, w->num_sge, EMU_GRH_LEN,
 				     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]), pi->paylen,
 				     true);
-	if (st != EMU_MR_OK) {
+	if (st != EMU_MR_OK) { /* the same malformed-WQE path as a length error */
 		recv_wc(q, w, IBV_WC_LOC_QP_OP_ERR, 0, 0, false, 0, 0, false);
+		emu_dp_qp_error(q);
 		return;
 	}
+	/* rxe's execute(): the ePSN follows every executed packet, UD's too (query_qp shows
+	 * the last sender's PSN + 1; measured) */
+	q->dp.resp_psn = (pi->psn + 1) & EMU_PSN_MASK;
 	recv_wc(q, w, IBV_WC_SUCCESS, IBV_WC_RECV, pi->paylen + EMU_GRH_LEN, imm,
 		imm ? imm_of(frame, pi) : 0, deth.sqpn,
 		pi->bth.se);
@@ -252,6 +267,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	bool uc = q->qp.qp_type == IBV_QPT_UC;
 	struct emu_atmeth atm = { 0 };
 	uint64_t orig = 0;
+	uint32_t inv_rkey = 0;
 
 	if (q->attr.qp_state != IBV_QPS_RTR && q->attr.qp_state != IBV_QPS_RTS &&
 	    q->attr.qp_state != IBV_QPS_SQD) {
@@ -332,7 +348,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			/* READ: read the memory again (rxe's replay), with the R_Key checked
 			 * again: it may have been invalidated since */
 			if (reth.dma_len &&
-			    emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true, reth.va,
+			    emu_dp_rkey_check(q, reth.rkey, reth.va,
 					     reth.dma_len, EMU_ACCESS_REMOTE_READ,
 					     &rhost) != EMU_MR_OK) {
 				next = RESPST_DROP;
@@ -385,7 +401,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 
 				/* rxe: a zero-byte operation needs neither address nor rkey */
 				if (reth.dma_len)
-					st = emu_hca_mr_check(emu_dp_hca(q), q->pd, reth.rkey, true,
+					st = emu_dp_rkey_check(q, reth.rkey,
 							      reth.va, reth.dma_len, need, &rhost);
 				if (st != EMU_MR_OK) {
 					emu_dp_trace("qp %u resp: rkey %#x: %s", q->qp.qp_num,
@@ -402,9 +418,9 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				}
 			} else if (m & EMU_PKT_ATMETH) {
 				/* rxe's check_rkey for an atomic: 8 bytes, REMOTE_ATOMIC */
-				enum emu_mr_status st = emu_hca_mr_check(
-					emu_dp_hca(q), q->pd, atm.rkey, true, atm.va,
-					sizeof(uint64_t), EMU_ACCESS_REMOTE_ATOMIC, &rhost);
+				enum emu_mr_status st = emu_dp_rkey_check(
+					q, atm.rkey, atm.va, sizeof(uint64_t),
+					EMU_ACCESS_REMOTE_ATOMIC, &rhost);
 
 				if (st != EMU_MR_OK) {
 					emu_dp_trace("qp %u resp: atomic rkey %#x: %s", q->qp.qp_num,
@@ -424,11 +440,13 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				/* A SEND longer than the receive WQE: on Linux 6.1 rxe's
 				 * copy_data() fails with -EINVAL, so it is a malformed WQE: NAK
 				 * remote operational error, receiver LOC_QP_OP_ERR, sender
-				 * REM_OP_ERR (measured in the VM, verbs_probe_datapath). */
+				 * REM_OP_ERR (measured in the VM, verbs_probe_datapath). UC
+				 * too: LOC_QP_OP_ERR and the QP to ERR, without a NAK
+				 * (verbs_probe_mw "uc send too long"). */
 				if (!w || q->dp.resp_off + (uint64_t)pi->paylen > w->length) {
-					nak = uc ? EMU_AETH_NAK_INVALID_REQ : EMU_AETH_NAK_REM_OP;
-					wc_status = uc ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_LOC_QP_OP_ERR;
-					next = uc ? RESPST_ERR_UC_DROP : RESPST_ERR_CLASS_AC;
+					nak = EMU_AETH_NAK_REM_OP;
+					wc_status = IBV_WC_LOC_QP_OP_ERR;
+					next = RESPST_ERR_CLASS_AC;
 					break;
 				}
 				st = emu_dp_copy_sge(q, w->sge, w->num_sge, q->dp.resp_off,
@@ -440,6 +458,16 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 					break;
 				}
 				q->dp.resp_off += pi->paylen;
+				/* rxe's execute(): the IETH's key is invalidated after the data
+				 * is placed, before the ePSN moves (class J on failure) */
+				if (m & EMU_PKT_IETH) {
+					inv_rkey = emu_be32_get(frame +
+								pi->hdr_off[EMU_PKT_H_IETH]);
+					if (emu_mw_invalidate(q, inv_rkey)) {
+						next = RESPST_ERR_INVALIDATE_RKEY;
+						break;
+					}
+				}
 			} else if (m & EMU_PKT_WRITE) {
 				void *host;
 
@@ -450,8 +478,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 					break;
 				}
 				if (pi->paylen) {
-					if (emu_hca_mr_check(emu_dp_hca(q), q->pd, q->dp.resp_rkey,
-							     true, q->dp.resp_va, pi->paylen,
+					if (emu_dp_rkey_check(q, q->dp.resp_rkey, q->dp.resp_va, pi->paylen,
 							     EMU_ACCESS_REMOTE_WRITE,
 							     &host) != EMU_MR_OK) {
 						nak = EMU_AETH_NAK_REM_ACCESS;
@@ -514,11 +541,16 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				bool imm = m & EMU_PKT_IMMDT;
 				bool wr = m & EMU_PKT_WRITE;
 
-				recv_wc(q, q->dp.resp_wqe, IBV_WC_SUCCESS,
+				struct emu_rwqe *w = q->dp.resp_wqe;
+
+				if (m & EMU_PKT_IETH)
+					q->dp.rx_inv = true, q->dp.rx_inv_rkey = inv_rkey;
+				recv_wc(q, w, IBV_WC_SUCCESS,
 					wr ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV,
 					wr ? q->dp.resp_length : q->dp.resp_off, imm,
 					imm ? imm_of(frame, pi) : 0,
 					0, pi->bth.se);
+				q->dp.rx_inv = false;
 				q->dp.resp_wqe = NULL;
 			}
 			/* rxe's acknowledge(): nothing on anything but RC */
@@ -556,6 +588,21 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				q->dp.resp_wqe = NULL;
 			}
 			next = RESPST_DROP;
+			break;
+		case RESPST_ERR_INVALIDATE_RKEY:
+			/* rxe: class J. The receive WQE completes with REM_INV_REQ_ERR, the
+			 * packet is still acknowledged (the sender's SEND succeeds), then the QP
+			 * goes to ERR; the ePSN stays (measured, verbs_probe_mw) */
+			if (q->dp.resp_wqe) {
+				recv_wc(q, q->dp.resp_wqe, IBV_WC_REM_INV_REQ_ERR, 0, 0, false, 0, 0,
+					false);
+				q->dp.resp_wqe = NULL;
+			}
+			if (!uc)
+				send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
+					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
+			emu_dp_qp_error(q);
+			next = RESPST_DONE;
 			break;
 		case RESPST_ERR_CLASS_AC:
 			if (q->dp.resp_wqe) {

@@ -253,8 +253,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 
 		if (e) /* from here on the QP receives: frames from the wire must reach it */
 			emu_dp_port_rx_attach(e, ctx_dev(q->qp.context));
-		if (old == IBV_QPS_INIT) {
-			q->dp.resp_psn = q->attr.rq_psn;
+		if (old == IBV_QPS_INIT) { /* the ePSN came with the attributes (qp_apply) */
 			q->dp.resp_msn = 0;
 			q->dp.resp_nak_sent = false;
 		}
@@ -263,8 +262,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 	case IBV_QPS_RTS:
 		/* rxe: the requester runs at the next post_send's doorbell, not here (WRs the
 		 * provider queued in RESET..RTR wait for it) */
-		if (old == IBV_QPS_RTR) {
-			q->dp.req_psn = q->attr.sq_psn;
+		if (old == IBV_QPS_RTR) { /* the PSN came with the attributes (qp_apply) */
 			q->dp.rnr_left = q->attr.rnr_retry;
 			q->dp.retry_left = q->attr.retry_cnt;
 		}

@@ -20,8 +20,9 @@
  *    buffer is checked alone against max_inline.
  * The message length is set on the queued WQEs after the data path's post checks
  * (emu_swqe.length; the requester gathers that many bytes from the SGEs, and refuses a length
- * beyond them). A batch holding an opcode the data path does not execute (LOCAL_INV, BIND_MW,
- * SEND_WITH_INV, ATOMIC_WRITE) is refused at wr_complete with EINVAL, like ibv_post_send's. */
+ * beyond them). LOCAL_INV, BIND_MW and SEND_WITH_INV run as ibv_post_send's (emu/verbs/mw.c);
+ * a batch holding an opcode the data path does not execute (ATOMIC_WRITE) is refused at
+ * wr_complete with EINVAL, like ibv_post_send's. */
 #include "config.h"
 
 #include <errno.h>

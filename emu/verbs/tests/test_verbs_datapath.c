@@ -131,6 +131,25 @@ static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 	return a.qp_state;
 }
 
+/* The live PSNs of ibv_query_qp (rxe_qp_to_attr: req.psn, resp.psn). */
+static uint32_t qp_sq_psn(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	assert_int_equal(ibv_query_qp(qp, &a, IBV_QP_SQ_PSN, &i), 0);
+	return a.sq_psn;
+}
+
+static uint32_t qp_rq_psn(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr i;
+
+	assert_int_equal(ibv_query_qp(qp, &a, IBV_QP_RQ_PSN, &i), 0);
+	return a.rq_psn;
+}
+
 /* len bytes split over up to 3 SGEs of s's buffer starting at off */
 static int split(struct side *s, struct ibv_sge *sg, size_t off, uint32_t len)
 {
@@ -529,6 +548,83 @@ static void test_recv_too_small(void **state)
 	canaries_intact(&B);
 }
 
+/* ibv_query_qp's sq_psn / rq_psn are rxe's req.psn / resp.psn as they are now (rxe_qp_to_attr),
+ * measured on kernel rxe (fixtures/golden/rxe/verbs-probe-mw.out, "psn ..." lines): one PSN per
+ * request packet, a READ counts its response packets, they stay after an error and across
+ * RESET, and modify's SQ_PSN / RQ_PSN set them at once. */
+static void psn_expect(uint32_t a_sq, uint32_t b_rq)
+{
+	assert_int_equal(qp_sq_psn(A.qp), a_sq);
+	assert_int_equal(qp_rq_psn(B.qp), b_rq);
+	assert_int_equal(qp_rq_psn(A.qp), 0x123);
+	assert_int_equal(qp_sq_psn(B.qp), 0x123);
+}
+
+static void psn_post(enum ibv_wr_opcode op, uint32_t len)
+{
+	struct ibv_sge sg = { (uintptr_t)buf(&A), len, A.mr->lkey };
+	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = op,
+				 .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		w.wr.atomic.remote_addr = (uintptr_t)buf(&B);
+		w.wr.atomic.rkey = B.mr->rkey;
+	} else {
+		w.wr.rdma.remote_addr = (uintptr_t)buf(&B);
+		w.wr.rdma.rkey = B.mr->rkey;
+	}
+	post_send(&A, &w);
+	assert_int_equal(poll1(A.cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+}
+
+static void test_psn_live(void **state)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	(void)state;
+	pair_up(0, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC, 7);
+	psn_expect(0x123, 0x123);
+	post_recv(&B, 1, 0, 200);
+	psn_post(IBV_WR_SEND, 100);
+	assert_int_equal(poll1(B.cq, &wc), 1);
+	psn_expect(0x124, 0x124);
+	psn_post(IBV_WR_RDMA_WRITE, 3000); /* 3 packets at MTU 1024 */
+	psn_expect(0x127, 0x127);
+	psn_post(IBV_WR_RDMA_READ, 3000);  /* 3 response PSNs */
+	psn_expect(0x12a, 0x12a);
+	psn_post(IBV_WR_ATOMIC_FETCH_AND_ADD, 8);
+	psn_expect(0x12b, 0x12b);
+	psn_post(IBV_WR_RDMA_WRITE, 0);
+	psn_expect(0x12c, 0x12c);
+	assert_int_equal(ibv_modify_qp(A.qp, &a, IBV_QP_STATE), 0);
+	assert_int_equal(ibv_modify_qp(B.qp, &a, IBV_QP_STATE), 0);
+	psn_expect(0x12c, 0x12c); /* rxe_qp_reset() keeps them */
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	assert_int_equal(ibv_modify_qp(B.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+						       IBV_QP_ACCESS_FLAGS), 0);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = A.qp->qp_num;
+	a.rq_psn = 0x1abcdef; /* masked to 24 bits */
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = gid1;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	assert_int_equal(ibv_modify_qp(B.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+						       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+						       IBV_QP_MAX_DEST_RD_ATOMIC |
+						       IBV_QP_MIN_RNR_TIMER), 0);
+	assert_int_equal(qp_rq_psn(B.qp), 0xabcdef);
+}
+
 static void test_rnr_retry0(void **state)
 {
 	struct ibv_sge sg = { 0, 8, 0 };
@@ -605,7 +701,7 @@ static void test_refused(void **state)
 	w.wr.atomic.rkey = B.mr->rkey;
 	v = 0;
 	(void)v;
-	w.opcode = IBV_WR_SEND_WITH_INV;
+	w.opcode = IBV_WR_TSO; /* a deviation: rxe queues it and fails it at execution */
 	bad = NULL;
 	assert_int_equal(ibv_post_send(A.qp, &w, &bad), EINVAL);
 	assert_ptr_equal(bad, &w);
@@ -784,23 +880,6 @@ static void test_ud(void **state)
 	assert_int_equal(poll1(B.cq, &wc), 1);
 	assert_int_equal(wc.wr_id, 4);
 	assert_int_equal(wc.src_qp, A.qp->qp_num);
-	/* a message longer than the receive WQE (with its 40-byte GRH area) is dropped and the
-	 * WQE stays for the next one */
-	fill(&A, 200);
-	sg.length = 101;
-	w.wr.ud.remote_qkey = 0x11111111;
-	post_recv(&B, 5, 0, 140);
-	post_send(&A, &w);
-	assert_int_equal(poll1(A.cq, &wc), 1);
-	assert_int_equal(wc.status, IBV_WC_SUCCESS);
-	expect_empty(B.cq);
-	sg.length = 100;
-	post_send(&A, &w);
-	assert_int_equal(poll1(A.cq, &wc), 1);
-	assert_int_equal(poll1(B.cq, &wc), 1);
-	assert_int_equal(wc.wr_id, 5);
-	assert_int_equal(wc.byte_len, 140);
-	canaries_intact(&B);
 	/* UD refuses RDMA at post time */
 	w.opcode = IBV_WR_RDMA_WRITE;
 	{
@@ -809,6 +888,34 @@ static void test_ud(void **state)
 		assert_int_equal(ibv_post_send(A.qp, &w, &bad), EINVAL);
 		assert_ptr_equal(bad, &w);
 	}
+	w.opcode = IBV_WR_SEND_WITH_IMM;
+	/* query_qp's PSNs are the live ones (rxe_qp_to_attr): A sent 3 packets from PSN 0; B's
+	 * ePSN is the last executed packet's PSN + 1, set by every UD receive too */
+	assert_int_equal(qp_sq_psn(A.qp), 3);
+	assert_int_equal(qp_rq_psn(B.qp), 3);
+	assert_int_equal(qp_rq_psn(A.qp), 0);
+	/* a message longer than the receive WQE (with its 40-byte GRH area): Linux 6.1 rxe's
+	 * copy_data() fails, a malformed WQE even on UD: LOC_QP_OP_ERR and B to ERR, its ePSN
+	 * unchanged (measured, verbs_probe_mw "ud send too long") */
+	fill(&A, 200);
+	sg.length = 101;
+	w.wr.ud.remote_qkey = 0x11111111;
+	post_recv(&B, 5, 0, 140);
+	post_recv(&B, 6, 0, 140);
+	post_send(&A, &w);
+	assert_int_equal(poll1(A.cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(poll1(B.cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, IBV_WC_LOC_QP_OP_ERR);
+	assert_int_equal(poll1(B.cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 6);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	expect_empty(B.cq);
+	assert_int_equal(qp_state(B.qp), IBV_QPS_ERR);
+	assert_int_equal(qp_sq_psn(A.qp), 4);
+	assert_int_equal(qp_rq_psn(B.qp), 3);
+	canaries_intact(&B);
 	assert_int_equal(ibv_destroy_ah(ah), 0);
 }
 
@@ -1053,6 +1160,40 @@ static void test_uc_write(void **state)
 	canaries_intact(&B);
 }
 
+/* A UC SEND longer than the receive WQE: Linux 6.1 rxe's copy_data() fails, a malformed WQE
+ * as on RC: LOC_QP_OP_ERR, the QP to ERR, its ePSN unchanged; no NAK (UC), so the sender
+ * completes (measured, verbs_probe_mw "uc send too long", "psn uc"). */
+static void test_uc_send_too_long(void **state)
+{
+	struct ibv_sge sg = { 0, 2000, 0 };
+	struct ibv_send_wr w = { .wr_id = 7, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+
+	(void)state;
+	uc_pair(IBV_ACCESS_LOCAL_WRITE);
+	sg.addr = (uintptr_t)buf(&A);
+	sg.lkey = A.mr->lkey;
+	post_recv(&B, 1, 0, 200);
+	post_recv(&B, 2, 0, 200);
+	post_send(&A, &w);
+	assert_int_equal(poll1(A.cq, &wc), 1);
+	check_send_wc(&wc, 7, IBV_WC_SEND, 2000, false, A.qp);
+	assert_int_equal(poll1(B.cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, IBV_WC_LOC_QP_OP_ERR);
+	assert_int_equal(wc.byte_len, 0);
+	assert_int_equal(poll1(B.cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	expect_empty(B.cq);
+	assert_int_equal(qp_state(A.qp), IBV_QPS_RTS);
+	assert_int_equal(qp_state(B.qp), IBV_QPS_ERR);
+	assert_int_equal(qp_sq_psn(A.qp), 0x77 + 2);
+	assert_int_equal(qp_rq_psn(B.qp), 0x77);
+	canaries_intact(&B);
+}
+
 static void test_uc_drops(void **state)
 {
 	struct ibv_sge sg = { 0, 3000, 0 };
@@ -1071,13 +1212,8 @@ static void test_uc_drops(void **state)
 	assert_int_equal(poll1(A.cq, &wc), 1);
 	check_send_wc(&wc, 1, IBV_WC_SEND, 3000, false, A.qp);
 	expect_empty(B.cq);
-	/* a receive WQE too small: dropped, and the WQE stays for the next message */
-	post_recv(&B, 60, 0, 2000);
-	post_send(&A, &w);
-	assert_int_equal(poll1(A.cq, &wc), 1);
-	assert_int_equal(wc.status, IBV_WC_SUCCESS);
-	expect_empty(B.cq);
 	sg.length = 1500;
+	post_recv(&B, 60, 0, 2000);
 	post_send(&A, &w);
 	assert_int_equal(poll1(A.cq, &wc), 1);
 	assert_int_equal(poll1(B.cq, &wc), 1);
@@ -1140,6 +1276,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_write_beyond_mr, teardown),
 		cmocka_unit_test_teardown(test_read_beyond_mr, teardown),
 		cmocka_unit_test_teardown(test_recv_too_small, teardown),
+		cmocka_unit_test_teardown(test_psn_live, teardown),
+		cmocka_unit_test_teardown(test_uc_send_too_long, teardown),
 		cmocka_unit_test_teardown(test_rnr_retry0, teardown),
 		cmocka_unit_test_teardown(test_rnr_retry, teardown),
 		cmocka_unit_test_teardown(test_rnr_retry_exhausted, teardown),

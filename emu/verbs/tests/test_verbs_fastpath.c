@@ -4,8 +4,8 @@
  * once as is (fast path on) and once with RDMAEMU_FASTPATH=0 (packet path only). Each run
  * writes a transcript: the return value of every post, every field of every CQE in polling
  * order (one CQ is shared by A's send queue and B's receive queue, so the interleaving of
- * send and receive completions is compared too), ibv_query_qp of both QPs (state, sq_psn,
- * rq_psn, ...), a hash of both buffers after every step, the completion events of the shared
+ * send and receive completions is compared too), ibv_query_qp of both QPs (state, the live
+ * sq_psn / rq_psn of rxe_qp_to_attr, ...), a hash of both buffers after every step, the completion events of the shared
  * CQ's channel, and the virtual time. The transcripts must be identical, line for line, and
  * the fast run must really have used the fast path (rdmaemu_verbs_fast_count), the other not.
  * test_threads: a receiver thread blocked in ibv_get_cq_event gets B's completions while the
@@ -682,6 +682,25 @@ static void test_equivalence(void **state)
 	}
 	assert_string_equal(fast, slow);
 	assert_int_equal(nslow, 0);
+	/* ibv_query_qp's PSNs are the live ones (rxe_qp_to_attr), so the transcript compares the
+	 * PSNs each path left behind: they must really move along the workload */
+	{
+		char seen[64][24];
+		unsigned nseen = 0;
+
+		for (const char *p = strstr(fast, "sq_psn="); p && nseen < 64;
+		     p = strstr(p + 1, "sq_psn=")) {
+			char v[24];
+			unsigned i;
+
+			snprintf(v, sizeof(v), "%.*s", (int)strcspn(p, " \n"), p);
+			for (i = 0; i < nseen && strcmp(seen[i], v); i++)
+				;
+			if (i == nseen)
+				memcpy(seen[nseen++], v, sizeof(v));
+		}
+		assert_true(nseen >= 20);
+	}
 	/* the single WRs before the chains and the chain of 10 at least */
 	assert_true(nfast >= 40);
 	fprintf(stderr, "fastpath: %llu WQEs on the fast path, transcript of %zu bytes\n",
