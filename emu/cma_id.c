@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "emu/engine.h"
+#include "emu/cma_conn.h"
 #include "emu/ucma.h"
 
 static const char *const state_names[EMU_CMA_NSTATES] = {
@@ -76,7 +77,8 @@ bool emu_cma_comp_exch(struct emu_cma_id *id, enum emu_cma_state from, enum emu_
 
 static const struct emu_cma_addr_ops *addr_ops;
 static const struct emu_cma_route_ops *route_ops;
-static const struct emu_cma_cm_ops *cm_ops;
+/* The IB CM module is built in (emu/cma_conn.c); tests may plug in another. */
+static const struct emu_cma_cm_ops *cm_ops = &emu_cma_ib_cm_ops;
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops) { addr_ops = ops; }
 void emu_cma_set_route_ops(const struct emu_cma_route_ops *ops) { route_ops = ops; }
@@ -158,7 +160,7 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 		addr_ops->cancel(id);
 	if (route_ops && route_ops->cancel)
 		route_ops->cancel(id);
-	if (cm_ops && cm_ops->destroy && id->has_cm)
+	if (cm_ops && cm_ops->destroy && (id->has_cm || id->net[EMU_CMA_NET_CM]))
 		cm_ops->destroy(id);
 	emu_list_for_each_safe(pos, tmp, &id->mcs) {
 		struct emu_cma_mc *mc = emu_list_entry(pos, struct emu_cma_mc, node);
@@ -445,7 +447,7 @@ int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr)
 		ret = cm_ops && cm_ops->init_qp_attr ? cm_ops->init_qp_attr(id, attr) :
 			not_yet("rdma_init_qp_attr (RTR/RTS)", "IB CM (emu/cm_agent)");
 	}
-	if (!ret && attr->qp_state == 3 /* RTR */)
+	if (!ret && attr->qp_state == 2 /* IB_QPS_RTR */)
 		attr->rq_psn = id->seq_num;
 	if (!ret && id->timeout_set && (attr->qp_attr_mask & (1 << 9) /* TIMEOUT */))
 		attr->timeout = id->timeout;
@@ -501,6 +503,11 @@ int emu_cma_notify(struct emu_cma_id *id, uint32_t event)
 		return -EINVAL;
 	return cm_ops && cm_ops->notify ? cm_ops->notify(id, event) :
 		not_yet("rdma_notify", "IB CM (emu/cm_agent)");
+}
+
+int emu_cma_cm_listen(struct emu_cma_id *id)
+{
+	return cm_ops && cm_ops->listen ? cm_ops->listen(id) : 0;
 }
 
 /* ---- multicast ---- */
