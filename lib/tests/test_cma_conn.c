@@ -5,6 +5,9 @@
  * (cma_conn_test.h) until the address and route modules land. */
 #include "config.h"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "emu/verbs/tests/verbs_test.h"
 #include "lib/tests/cma_conn_test.h"
 #include "rdmaemu/ctl.h"
@@ -467,6 +470,94 @@ static void test_ud_sidr(void **state)
 	side_done(&a);
 }
 
+/* ---- sync mode: rdma_get_request / accept on one thread, connect on another ---- */
+
+static void *sync_server(void *arg)
+{
+	struct ibv_qp_init_attr qa = { .cap = { 4, 4, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
+	struct rdma_cm_id *listen, *conn;
+	struct sockaddr_in any;
+	int *ret = arg, fail = -1;
+
+	if (rdmaemu_ctl_cm_host("B") || rdma_create_id(NULL, &listen, NULL, RDMA_PS_TCP))
+		goto out;
+	standin_dst(&any, "0.0.0.0", PORT + 1);
+	if (rdma_bind_addr(listen, (struct sockaddr *)&any) || rdma_listen(listen, 1))
+		goto out;
+	__atomic_store_n(ret, 1, __ATOMIC_SEQ_CST); /* listening */
+	fail = -2;
+	if (rdma_get_request(listen, &conn))
+		goto out;
+	fail = -3;
+	if (conn->event->param.conn.private_data_len != 56 ||
+	    strcmp(conn->event->param.conn.private_data, "sync"))
+		goto out;
+	if (rdma_create_qp(conn, NULL, &qa))
+		goto out;
+	/* a sync accept returns with ESTABLISHED */
+	fail = -4;
+	if (rdma_accept(conn, NULL) || !conn->event ||
+	    conn->event->event != RDMA_CM_EVENT_ESTABLISHED)
+		goto out;
+	/* the client disconnects: its DREQ is the next event; our disconnect sends the DREP */
+	fail = -5;
+	rdma_ack_cm_event(conn->event);
+	if (rdma_get_cm_event(conn->channel, &conn->event) ||
+	    conn->event->event != RDMA_CM_EVENT_DISCONNECTED)
+		goto out;
+	rdma_ack_cm_event(conn->event);
+	conn->event = NULL;
+	fail = -6;
+	if (rdma_disconnect(conn))
+		goto out;
+	rdma_destroy_qp(conn);
+	rdma_destroy_id(conn);
+	rdma_destroy_id(listen);
+	fail = 0;
+out:
+	__atomic_store_n(ret, fail, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_sync_connect_accept(void **state)
+{
+	struct rdma_conn_param cp = { .private_data = "sync", .private_data_len = 5 };
+	struct ibv_qp_init_attr qa = { .cap = { 4, 4, 1, 1, 0 }, .qp_type = IBV_QPT_RC };
+	struct rdma_cm_id *id;
+	struct sockaddr_in dst;
+	pthread_t th;
+	int sret = 0;
+
+	(void)state;
+	assert_int_equal(pthread_create(&th, NULL, sync_server, &sret), 0);
+	while (!__atomic_load_n(&sret, __ATOMIC_SEQ_CST))
+		sched_yield();
+	assert_int_equal(sret, 1);
+	assert_int_equal(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP), 0);
+	standin_dst(&dst, "192.0.2.66", PORT + 1);
+	assert_int_equal(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000), 0);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(rdma_ack_cm_event(id->event), 0);
+	id->event = NULL;
+	/* IB_PATH on a sync id: ROUTE_RESOLVED is queued, the next call's wait takes it */
+	assert_int_equal(standin_route(id), 0);
+	assert_int_equal(rdma_get_cm_event(id->channel, &id->event), 0);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	assert_int_equal(rdma_ack_cm_event(id->event), 0);
+	id->event = NULL;
+	assert_int_equal(rdma_create_qp(id, NULL, &qa), 0);
+	assert_int_equal(rdma_connect(id, &cp), 0);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_ESTABLISHED);
+	assert_int_equal(qp_state(id->qp), IBV_QPS_RTS);
+	/* a sync disconnect returns with DISCONNECTED (the server's DREP) */
+	assert_int_equal(rdma_disconnect(id), 0);
+	assert_int_equal(id->event->event, RDMA_CM_EVENT_DISCONNECTED);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(sret, 0);
+	rdma_destroy_qp(id);
+	assert_int_equal(rdma_destroy_id(id), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +567,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rc_rep_dropped),
 		cmocka_unit_test(test_rc_no_qp_establish),
 		cmocka_unit_test(test_ud_sidr),
+		cmocka_unit_test(test_sync_connect_accept),
 	};
 
 	(void)argc;
