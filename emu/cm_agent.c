@@ -350,6 +350,16 @@ bool emu_cm_deliver(struct emu_cm_id *id, const struct emu_cm_event *ev)
 	id->in_handler--;
 	if ((ret || id->destroy_pending) && !id->in_handler) {
 		id->destroy_pending = false;
+		if (ret == -ENOMEM && id->state == EMU_CM_REQ_RCVD) {
+			/* cm_destroy_id(-ENOMEM): "do not reject to allow future retries" (a full
+			 * rdma_cm backlog): the id goes without a REJ and leaves the remote-ID table,
+			 * so the sender's next REQ reaches the listener again */
+			emu_cm_trace(id->agent, "cm 0x%x: REQ_RCVD: consumer out of memory, no REJ",
+				     id->local_id);
+			cm_remove_remote(id);
+			emu_cm_id_free(id);
+			return true;
+		}
 		emu_cm_destroy_id(id);
 		return true;
 	}

@@ -294,6 +294,54 @@ static void test_rc_no_listener(void **state)
 	side_done(&a);
 }
 
+/* ---- a full backlog drops the REQ without REJ; the sender's retry gets through ---- */
+
+static void test_rc_backlog_full(void **state)
+{
+	struct side a1 = { 0 }, a2 = { 0 }, b = { 0 };
+	struct rdma_conn_param cp = { .qp_num = 0x100 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *c1, *c2;
+	struct sockaddr_in any;
+	uint64_t t;
+
+	(void)state;
+	assert_int_equal(rdmaemu_ctl_cm_host("B"), 0);
+	b.ch = rdma_create_event_channel();
+	assert_int_equal(rdmaemu_ctl_cm_host(NULL), 0);
+	assert_int_equal(rdma_create_id(b.ch, &b.id, NULL, RDMA_PS_TCP), 0);
+	standin_dst(&any, "0.0.0.0", PORT);
+	assert_int_equal(rdma_bind_addr(b.id, (struct sockaddr *)&any), 0);
+	assert_int_equal(rdma_listen(b.id, 1), 0);
+	resolve_a(&a1, RDMA_PS_TCP, PORT);
+	resolve_a(&a2, RDMA_PS_TCP, PORT);
+	t = now_ns();
+	assert_int_equal(rdma_connect(a1.id, &cp), 0);
+	cp.qp_num = 0x101;
+	assert_int_equal(rdma_connect(a2.id, &cp), 0);
+	/* the first request takes the only slot; reading it gives the slot back */
+	ev = expect(b.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	assert_int_equal(ev->param.conn.qp_num, 0x100);
+	c1 = ev->id;
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	/* the second was dropped (no REJ: a2 gets nothing) and comes back with the REQ's
+	 * retry, 2 x 256 + 4096 ms later */
+	ev = expect(b.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	assert_int_equal(ev->param.conn.qp_num, 0x101);
+	assert_true(now_ns() - t >= 4608000000ull && now_ns() - t < 4609000000ull);
+	c2 = ev->id;
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_reject(c1, NULL, 0), 0);
+	assert_int_equal(rdma_reject(c2, NULL, 0), 0);
+	expect_ack(a1.ch, RDMA_CM_EVENT_REJECTED, 28);
+	expect_ack(a2.ch, RDMA_CM_EVENT_REJECTED, 28);
+	assert_int_equal(rdma_destroy_id(c1), 0);
+	assert_int_equal(rdma_destroy_id(c2), 0);
+	side_done(&a1);
+	side_done(&a2);
+	side_done(&b);
+}
+
 /* ---- dropped REPs: the responder's retries, then the real timeout ---- */
 
 static void test_rc_rep_dropped(void **state)
@@ -564,6 +612,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rc_connect_send_disconnect),
 		cmocka_unit_test(test_rc_reject),
 		cmocka_unit_test(test_rc_no_listener),
+		cmocka_unit_test(test_rc_backlog_full),
 		cmocka_unit_test(test_rc_rep_dropped),
 		cmocka_unit_test(test_rc_no_qp_establish),
 		cmocka_unit_test(test_ud_sidr),
