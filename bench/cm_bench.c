@@ -54,6 +54,8 @@ static struct rdma_cm_event *next(struct rdma_event_channel *ch, enum rdma_cm_ev
 	return ev;
 }
 
+static uint32_t qpn;
+
 static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel *cb)
 {
 	struct rdma_cm_id **a = calloc((size_t)n, sizeof *a), **b = calloc((size_t)n, sizeof *b);
@@ -83,8 +85,9 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	for (int i = 0; i < n; i++) {
 		struct rdma_cm_event *ev;
 
-		/* distinct QPNs: the CM takes a REQ with a live connection's QPN for a stale one */
-		cp.qp_num = (uint32_t)i + 1;
+		/* distinct QPNs, also across runs: the CM takes a REQ with the QPN of a connection
+		 * it still remembers for a stale one */
+		cp.qp_num = ++qpn;
 		if (rdma_connect(a[i], &cp))
 			die("rdma_connect");
 		ev = next(cb, RDMA_CM_EVENT_CONNECT_REQUEST);

@@ -106,6 +106,8 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 	a->ack_delay = cfg->ack_delay;
 	a->hi_tid = cfg->hi_tid;
 	emu_list_init(&a->ids);
+	for (unsigned i = 0; i < EMU_CM_LID_BUCKETS; i++)
+		emu_list_init(&a->lid_hash[i]);
 	emu_list_init(&a->delayed);
 	emu_list_init(&a->rxq);
 	if (cfg->prng) {
@@ -158,8 +160,8 @@ static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 {
 	struct emu_list *pos, *tmp;
 
-	emu_list_for_each_safe(pos, tmp, &a->ids)
-		if (emu_list_entry(pos, struct emu_cm_id, node)->local_id == id)
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(id)])
+		if (emu_list_entry(pos, struct emu_cm_id, lid_node)->local_id == id)
 			return true;
 	return false;
 }
@@ -184,6 +186,7 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_timer_init(&id->establish, cm_establish_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
+	emu_list_add_tail(&a->lid_hash[emu_cm_lid_bucket(id->local_id)], &id->lid_node);
 	a->nids++;
 	return id;
 }
@@ -196,6 +199,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_timer_cancel(a->clk, &id->timewait);
 	emu_timer_cancel(a->clk, &id->establish);
 	emu_list_del(&id->node);
+	emu_list_del(&id->lid_node);
 	a->nids--;
 	free(id);
 }
@@ -213,10 +217,15 @@ void emu_cm_id_free(struct emu_cm_id *id)
 
 struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id)
 {
-	FOR_EACH_ID(a, id, {
+	struct emu_list *pos, *tmp;
+
+	/* local IDs are unique among live ids: the bucket holds at most one match */
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(local_id)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, lid_node);
+
 		if (id->local_id == local_id && !id->in_listen && !id->in_sidr)
 			return id->remote_id == remote_id ? id : NULL;
-	});
+	}
 	return NULL;
 }
 
