@@ -106,8 +106,11 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 	a->ack_delay = cfg->ack_delay;
 	a->hi_tid = cfg->hi_tid;
 	emu_list_init(&a->ids);
-	for (unsigned i = 0; i < EMU_CM_LID_BUCKETS; i++)
+	for (unsigned i = 0; i < EMU_CM_LID_BUCKETS; i++) {
 		emu_list_init(&a->lid_hash[i]);
+		emu_list_init(&a->rid_hash[i]);
+		emu_list_init(&a->rqpn_hash[i]);
+	}
 	emu_list_init(&a->delayed);
 	emu_list_init(&a->rxq);
 	if (cfg->prng) {
@@ -154,6 +157,7 @@ void emu_cm_agent_counters(const struct emu_cm_agent *a, struct emu_cm_counters 
 /* ---- ids ---- */
 
 static void cm_timewait_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
+static void cm_remove_remote(struct emu_cm_id *id);
 static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
 
 static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
@@ -198,6 +202,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_timer_cancel(a->clk, &id->out.timer);
 	emu_timer_cancel(a->clk, &id->timewait);
 	emu_timer_cancel(a->clk, &id->establish);
+	cm_remove_remote(id);
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
@@ -240,19 +245,27 @@ struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id
 
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id)
 {
-	FOR_EACH_ID(a, id, {
-		if (id->in_remote_id && id->remote_id == remote_id && id->remote_ca_guid == guid)
+	struct emu_list *pos, *tmp;
+
+	emu_list_for_each_safe(pos, tmp, &a->rid_hash[emu_cm_lid_bucket(remote_id)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rid_node);
+
+		if (id->remote_id == remote_id && id->remote_ca_guid == guid)
 			return id;
-	});
+	}
 	return NULL;
 }
 
 struct emu_cm_id *emu_cm_find_remote_qpn(struct emu_cm_agent *a, uint64_t guid, uint32_t qpn)
 {
-	FOR_EACH_ID(a, id, {
-		if (id->in_remote_qpn && id->remote_qpn == qpn && id->remote_ca_guid == guid)
+	struct emu_list *pos, *tmp;
+
+	emu_list_for_each_safe(pos, tmp, &a->rqpn_hash[emu_cm_lid_bucket(qpn)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rqpn_node);
+
+		if (id->remote_qpn == qpn && id->remote_ca_guid == guid)
 			return id;
-	});
+	}
 	return NULL;
 }
 
@@ -301,8 +314,23 @@ void emu_cm_cancel_out(struct emu_cm_id *id)
 /* cm_reset_to_idle / cm_remove_remote */
 static void cm_remove_remote(struct emu_cm_id *id)
 {
+	if (id->in_remote_id)
+		emu_list_del(&id->rid_node);
+	if (id->in_remote_qpn)
+		emu_list_del(&id->rqpn_node);
 	id->in_remote_id = false;
 	id->in_remote_qpn = false;
+}
+
+void emu_cm_insert_remote(struct emu_cm_id *id)
+{
+	struct emu_cm_agent *a = id->agent;
+
+	cm_remove_remote(id);
+	emu_list_add_tail(&a->rid_hash[emu_cm_lid_bucket(id->remote_id)], &id->rid_node);
+	emu_list_add_tail(&a->rqpn_hash[emu_cm_lid_bucket(id->remote_qpn)], &id->rqpn_node);
+	id->in_remote_id = true;
+	id->in_remote_qpn = true;
 }
 
 /* cm_enter_timewait: the timer carries (local ID, remote ID, remote QPN) and finds the id

@@ -154,6 +154,7 @@ static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id);
 void emu_cma_id_destroy(struct emu_cma_id *id)
 {
 	struct emu_list *pos, *tmp;
+	bool listener = id->state == EMU_CMA_LISTEN;
 
 	emu_cma_set_state(id, EMU_CMA_DESTROYING);
 	if (addr_ops && addr_ops->cancel)
@@ -171,8 +172,8 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	}
 	drop_events(id->file, id);
 	/* Requests queued for this listener that nobody read die with it (their ids were never
-	 * seen by the application). */
-	for (uint32_t h = 0; h < table_len; h++)
+	 * seen by the application); only a listener has such ids. */
+	for (uint32_t h = 0; listener && h < table_len; h++)
 		if (table[h] && table[h]->listen == id)
 			table[h]->listen = NULL;
 	emu_cma_release_port(id);
