@@ -105,6 +105,7 @@ static int not_yet(const char *what, const char *module)
 
 static struct emu_cma_id **table;
 static uint32_t table_len;
+static uint32_t table_free; /* no free handle below this one */
 
 struct emu_cma_id *emu_cma_id_lookup(uint32_t handle)
 {
@@ -118,7 +119,7 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 	uint32_t h;
 
 	/* xa_alloc: the lowest free handle */
-	for (h = 0; h < table_len && table[h]; h++)
+	for (h = table_free; h < table_len && table[h]; h++)
 		;
 	if (h == table_len) {
 		uint32_t n = table_len ? table_len * 2 : 64;
@@ -145,6 +146,7 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 	emu_list_init(&id->mcs);
 	emu_list_add_tail(&f->ids, &id->file_node);
 	table[h] = id;
+	table_free = h + 1;
 	emu_cma_trace("cma %u: created (ps 0x%x, qp type %u)", h, ps, qp_type);
 	return id;
 }
@@ -179,6 +181,8 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	emu_cma_release_port(id);
 	emu_list_del(&id->file_node);
 	table[id->handle] = NULL;
+	if (id->handle < table_free)
+		table_free = id->handle;
 	free(id);
 }
 
