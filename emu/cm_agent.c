@@ -209,8 +209,9 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	free(id);
 }
 
-/* Lookups walk the id list: a host holds few ids, and walking in creation order makes the
- * choice among overlapping listeners deterministic. */
+/* Listen lookups walk the id list (few listeners; creation order makes the choice among
+ * overlapping listeners deterministic); lookups by local ID, remote ID and remote QPN go
+ * through the hash tables of struct emu_cm_agent (a host may hold 10,000 connections). */
 #define FOR_EACH_ID(a, id, body)                                                        \
 	do {                                                                            \
 		struct emu_list *pos_, *tmp_;                                           \
