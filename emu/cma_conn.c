@@ -54,6 +54,7 @@ enum {
 #define QPS_RTR 2
 #define QPS_RTS 3
 #define IB_EVENT_COMM_EST 4   /* enum ib_event_type */
+#define IB_EVENT_PATH_MIG 6
 #define PATH_FLAGS_PRIMARY 0x2b /* IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL */
 
 /* ---- per-engine state: the shared ib_cm listens, the PSN stream ---- */
@@ -823,16 +824,23 @@ static int op_disconnect(struct emu_cma_id *id)
 	return 0;
 }
 
-/* ib_cm_notify: only IB_EVENT_COMM_EST does anything on a connection. */
+/* ib_cm_notify: IB_EVENT_COMM_EST establishes (cm_establish); IB_EVENT_PATH_MIG moves to the
+ * alternate path (cm_migrate: 0 on an established connection, which here has no alternate
+ * path to move to); anything else EINVAL. */
 static int op_notify(struct emu_cma_id *id, uint32_t event)
 {
 	struct cma_conn *c = id->net[EMU_CMA_NET_CM];
 
 	if (!c || !c->cm)
 		return -EINVAL;
-	if (event != IB_EVENT_COMM_EST)
+	switch (event) {
+	case IB_EVENT_COMM_EST:
+		return emu_cm_establish(c->cm);
+	case IB_EVENT_PATH_MIG:
+		return emu_cm_id_state(c->cm) == EMU_CM_ESTABLISHED ? 0 : -EINVAL;
+	default:
 		return -EINVAL;
-	return emu_cm_establish(c->cm);
+	}
 }
 
 /* ib_cm_init_qp_attr: INIT/RTR/RTS from the connection, in the states ib_cm allows. */

@@ -451,6 +451,11 @@ static void test_rc_no_qp_establish(void **state)
 	errno = 0;
 	assert_int_equal(rdma_notify(conn, IBV_EVENT_COMM_EST), -1);
 	assert_int_equal(errno, EISCONN);
+	/* PATH_MIG on an established connection is 0 (cm_migrate); other events EINVAL */
+	assert_int_equal(rdma_notify(conn, IBV_EVENT_PATH_MIG), 0);
+	errno = 0;
+	assert_int_equal(rdma_notify(conn, IBV_EVENT_SQ_DRAINED), -1);
+	assert_int_equal(errno, EINVAL);
 	/* B destroys its id: A gets DISCONNECTED (the DREQ of ib_destroy_cm_id) */
 	assert_int_equal(rdma_destroy_id(conn), 0);
 	expect_ack(a.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
