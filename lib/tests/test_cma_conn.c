@@ -463,6 +463,38 @@ static void test_rc_no_qp_establish(void **state)
 	side_done(&b);
 }
 
+/* ---- ECE in the REQ, rdma_reject_ece ---- */
+
+static void test_rc_ece_reject(void **state)
+{
+	struct side a = { 0 }, b = { 0 };
+	struct rdma_conn_param cp = { .qp_num = 0x200 };
+	struct ibv_ece ece = { .vendor_id = 0x15b3, .options = 0x5 }, got;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *conn;
+
+	(void)state;
+	listen_b(&b, RDMA_PS_TCP, PORT);
+	resolve_a(&a, RDMA_PS_TCP, PORT);
+	assert_int_equal(rdma_set_local_ece(a.id, &ece), 0);
+	assert_int_equal(rdma_connect(a.id, &cp), 0);
+	ev = expect(b.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	conn = ev->id;
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	/* the REQ carried the initiator's ECE (vendor ID and options) */
+	assert_int_equal(rdma_get_remote_ece(conn, &got), 0);
+	assert_int_equal(got.vendor_id, 0x15b3);
+	assert_int_equal(got.options, 0x5);
+	assert_int_equal(got.comp_mask, 0);
+	assert_int_equal(rdma_reject_ece(conn, NULL, 0), 0);
+	ev = expect(a.ch, RDMA_CM_EVENT_REJECTED, 35);
+	assert_int_equal(ev->param.conn.private_data_len, 148);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_destroy_id(conn), 0);
+	side_done(&a);
+	side_done(&b);
+}
+
 /* ---- UD: SIDR ---- */
 
 static void test_ud_sidr(void **state)
@@ -620,6 +652,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rc_backlog_full),
 		cmocka_unit_test(test_rc_rep_dropped),
 		cmocka_unit_test(test_rc_no_qp_establish),
+		cmocka_unit_test(test_rc_ece_reject),
 		cmocka_unit_test(test_ud_sidr),
 		cmocka_unit_test(test_sync_connect_accept),
 	};
