@@ -106,6 +106,11 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 	a->ack_delay = cfg->ack_delay;
 	a->hi_tid = cfg->hi_tid;
 	emu_list_init(&a->ids);
+	for (unsigned i = 0; i < EMU_CM_LID_BUCKETS; i++) {
+		emu_list_init(&a->lid_hash[i]);
+		emu_list_init(&a->rid_hash[i]);
+		emu_list_init(&a->rqpn_hash[i]);
+	}
 	emu_list_init(&a->delayed);
 	emu_list_init(&a->rxq);
 	if (cfg->prng) {
@@ -152,14 +157,15 @@ void emu_cm_agent_counters(const struct emu_cm_agent *a, struct emu_cm_counters 
 /* ---- ids ---- */
 
 static void cm_timewait_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
+static void cm_remove_remote(struct emu_cm_id *id);
 static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
 
 static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 {
 	struct emu_list *pos, *tmp;
 
-	emu_list_for_each_safe(pos, tmp, &a->ids)
-		if (emu_list_entry(pos, struct emu_cm_id, node)->local_id == id)
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(id)])
+		if (emu_list_entry(pos, struct emu_cm_id, lid_node)->local_id == id)
 			return true;
 	return false;
 }
@@ -184,6 +190,7 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_timer_init(&id->establish, cm_establish_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
+	emu_list_add_tail(&a->lid_hash[emu_cm_lid_bucket(id->local_id)], &id->lid_node);
 	a->nids++;
 	return id;
 }
@@ -195,13 +202,16 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_timer_cancel(a->clk, &id->out.timer);
 	emu_timer_cancel(a->clk, &id->timewait);
 	emu_timer_cancel(a->clk, &id->establish);
+	cm_remove_remote(id);
 	emu_list_del(&id->node);
+	emu_list_del(&id->lid_node);
 	a->nids--;
 	free(id);
 }
 
-/* Lookups walk the id list: a host holds few ids, and walking in creation order makes the
- * choice among overlapping listeners deterministic. */
+/* Listen lookups walk the id list (few listeners; creation order makes the choice among
+ * overlapping listeners deterministic); lookups by local ID, remote ID and remote QPN go
+ * through the hash tables of struct emu_cm_agent (a host may hold 10,000 connections). */
 #define FOR_EACH_ID(a, id, body)                                                        \
 	do {                                                                            \
 		struct emu_list *pos_, *tmp_;                                           \
@@ -213,10 +223,15 @@ void emu_cm_id_free(struct emu_cm_id *id)
 
 struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id)
 {
-	FOR_EACH_ID(a, id, {
+	struct emu_list *pos, *tmp;
+
+	/* local IDs are unique among live ids: the bucket holds at most one match */
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(local_id)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, lid_node);
+
 		if (id->local_id == local_id && !id->in_listen && !id->in_sidr)
 			return id->remote_id == remote_id ? id : NULL;
-	});
+	}
 	return NULL;
 }
 
@@ -231,19 +246,27 @@ struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id
 
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id)
 {
-	FOR_EACH_ID(a, id, {
-		if (id->in_remote_id && id->remote_id == remote_id && id->remote_ca_guid == guid)
+	struct emu_list *pos, *tmp;
+
+	emu_list_for_each_safe(pos, tmp, &a->rid_hash[emu_cm_lid_bucket(remote_id)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rid_node);
+
+		if (id->remote_id == remote_id && id->remote_ca_guid == guid)
 			return id;
-	});
+	}
 	return NULL;
 }
 
 struct emu_cm_id *emu_cm_find_remote_qpn(struct emu_cm_agent *a, uint64_t guid, uint32_t qpn)
 {
-	FOR_EACH_ID(a, id, {
-		if (id->in_remote_qpn && id->remote_qpn == qpn && id->remote_ca_guid == guid)
+	struct emu_list *pos, *tmp;
+
+	emu_list_for_each_safe(pos, tmp, &a->rqpn_hash[emu_cm_lid_bucket(qpn)]) {
+		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rqpn_node);
+
+		if (id->remote_qpn == qpn && id->remote_ca_guid == guid)
 			return id;
-	});
+	}
 	return NULL;
 }
 
@@ -292,8 +315,23 @@ void emu_cm_cancel_out(struct emu_cm_id *id)
 /* cm_reset_to_idle / cm_remove_remote */
 static void cm_remove_remote(struct emu_cm_id *id)
 {
+	if (id->in_remote_id)
+		emu_list_del(&id->rid_node);
+	if (id->in_remote_qpn)
+		emu_list_del(&id->rqpn_node);
 	id->in_remote_id = false;
 	id->in_remote_qpn = false;
+}
+
+void emu_cm_insert_remote(struct emu_cm_id *id)
+{
+	struct emu_cm_agent *a = id->agent;
+
+	cm_remove_remote(id);
+	emu_list_add_tail(&a->rid_hash[emu_cm_lid_bucket(id->remote_id)], &id->rid_node);
+	emu_list_add_tail(&a->rqpn_hash[emu_cm_lid_bucket(id->remote_qpn)], &id->rqpn_node);
+	id->in_remote_id = true;
+	id->in_remote_qpn = true;
 }
 
 /* cm_enter_timewait: the timer carries (local ID, remote ID, remote QPN) and finds the id
@@ -350,6 +388,16 @@ bool emu_cm_deliver(struct emu_cm_id *id, const struct emu_cm_event *ev)
 	id->in_handler--;
 	if ((ret || id->destroy_pending) && !id->in_handler) {
 		id->destroy_pending = false;
+		if (ret == -ENOMEM && id->state == EMU_CM_REQ_RCVD) {
+			/* cm_destroy_id(-ENOMEM): "do not reject to allow future retries" (a full
+			 * rdma_cm backlog): the id goes without a REJ and leaves the remote-ID table,
+			 * so the sender's next REQ reaches the listener again */
+			emu_cm_trace(id->agent, "cm 0x%x: REQ_RCVD: consumer out of memory, no REJ",
+				     id->local_id);
+			cm_remove_remote(id);
+			emu_cm_id_free(id);
+			return true;
+		}
 		emu_cm_destroy_id(id);
 		return true;
 	}

@@ -93,7 +93,9 @@ struct emu_cm_event {
 	uint8_t private_data_len;
 };
 
-/* Returns 0, or non-zero to have the agent destroy the id after the handler (as ib_cm). */
+/* Returns 0, or non-zero to have the agent destroy the id after the handler (as ib_cm);
+ * -ENOMEM on a REQ_RCVD id destroys it without the REJ (cm_destroy_id's rule), so that the
+ * sender's retry may succeed. */
 typedef int emu_cm_handler(struct emu_cm_id *id, const struct emu_cm_event *ev);
 
 /* ---- the consumer's API (ib_create_cm_id, ib_cm_listen, ib_send_cm_*) ----

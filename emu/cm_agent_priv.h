@@ -22,6 +22,8 @@ struct cm_out {
 struct emu_cm_id {
 	struct emu_cm_agent *agent;
 	struct emu_list node; /* agent->ids */
+	struct emu_list lid_node; /* agent->lid_hash[emu_cm_lid_bucket(local_id)] */
+	struct emu_list rid_node, rqpn_node; /* rid_hash / rqpn_hash while in_remote_id/_qpn */
 	emu_cm_handler *handler;
 	void *context;
 
@@ -73,6 +75,12 @@ struct cm_rxq {
 	uint8_t mad[EMU_MAD_LEN];
 };
 
+#define EMU_CM_LID_BUCKETS 1024
+static inline unsigned emu_cm_lid_bucket(uint32_t local_id)
+{
+	return (local_id * 2654435761u) >> 22; /* Fibonacci hashing to 10 bits */
+}
+
 struct emu_cm_agent {
 	struct emu_clock *clk;
 	const struct emu_cm_transport_ops *ops;
@@ -84,6 +92,11 @@ struct emu_cm_agent {
 
 	struct emu_list ids;
 	size_t nids;
+	/* ids by local comm ID (the kernel's xarray): cm_acquire_id and the allocator's
+	 * uniqueness check without walking every id (cm_bench holds 10,000 connections) */
+	struct emu_list lid_hash[EMU_CM_LID_BUCKETS];
+	/* the remote-ID and remote-QPN tables (cm.c's rb-trees), by remote comm ID / QPN */
+	struct emu_list rid_hash[EMU_CM_LID_BUCKETS], rqpn_hash[EMU_CM_LID_BUCKETS];
 	uint32_t local_id_next;
 	uint32_t random_id_operand;
 
@@ -108,6 +121,9 @@ struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint
 struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id);
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id);
 struct emu_cm_id *emu_cm_find_remote_qpn(struct emu_cm_agent *a, uint64_t guid, uint32_t qpn);
+/* Enters the id (remote_id, remote_qpn, remote_ca_guid set) in both remote tables
+ * (cm_insert_remote_id / cm_insert_remote_qpn). */
+void emu_cm_insert_remote(struct emu_cm_id *id);
 /* Runs one table transition on the id: trace line, state, CANCEL, RESET, TIMEWAIT, UNLISTEN,
  * COUNT_DUP. Fills *t (the cell). Returns 0 when taken (OK, DUP or IGNORE: see t->disp) or the
  * negative errno of a refused local call. */

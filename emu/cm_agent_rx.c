@@ -146,8 +146,7 @@ static void cm_req(struct emu_cm_agent *a, const struct emu_cm_addr *src, struct
 	plt = m->primary.local_ack_timeout;
 	plt -= plt > 0;
 	id->av_timeout = (uint8_t)(plt + 1);
-	id->in_remote_id = true;
-	id->in_remote_qpn = true;
+	emu_cm_insert_remote(id);
 	id->state = EMU_CM_REQ_RCVD;
 	emu_cm_step(listen, EMU_CM_EV_RECV_REQ, &t); /* trace: LISTEN --REQ--> LISTEN */
 	emu_cm_trace(a, "cm 0x%x: IDLE --REQ--> REQ_RCVD (new id of listener 0x%x)", id->local_id,
@@ -192,8 +191,7 @@ static void cm_rep(struct emu_cm_agent *a, const struct emu_cm_addr *src, struct
 	id->remote_id = m->local_comm_id;
 	id->remote_ca_guid = m->local_ca_guid;
 	id->remote_qpn = qpn;
-	id->in_remote_id = true;
-	id->in_remote_qpn = true;
+	emu_cm_insert_remote(id);
 	/* av.timeout becomes the QP's ACK timeout from the target's ACK delay */
 	id->av_timeout = (uint8_t)emu_cm_ack_timeout(m->target_ack_delay, id->av_timeout - 1u);
 	cm_recv_step(id, EMU_CM_EV_RECV_REP, m, src, EMU_CM_ATTR_REP);

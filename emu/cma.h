@@ -152,8 +152,13 @@ struct emu_cma_cm_ops {
 	int (*notify)(struct emu_cma_id *id, uint32_t event);
 	/* RTR/RTS attributes from the connection (ib_cm_init_qp_attr). */
 	int (*init_qp_attr)(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);
-	/* The id is being destroyed: REJ a pending request, DREQ an established connection. */
+	/* The id is being destroyed: REJ a pending request, DREQ an established connection;
+	 * a listener lets go of its ib_cm listens. Called for ids with has_cm or module state
+	 * in net[EMU_CMA_NET_CM]. */
 	void (*destroy)(struct emu_cma_id *id);
+	/* rdma_listen moved the id to LISTEN (cma_ib_listen): listen for its service ID. A
+	 * negative errno fails the call (the id goes back to ADDR_BOUND). */
+	int (*listen)(struct emu_cma_id *id);
 };
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);

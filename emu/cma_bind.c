@@ -452,6 +452,11 @@ int emu_cma_listen(struct emu_cma_id *id, int backlog)
 		}
 		id->reuseaddr = false;
 	}
+	ret = emu_cma_cm_listen(id);
+	if (ret) {
+		emu_cma_comp_exch(id, EMU_CMA_LISTEN, EMU_CMA_ADDR_BOUND);
+		return ret;
+	}
 	id->backlog = backlog;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 
 #include "emu/engine.h"
+#include "emu/cma_conn.h"
 #include "emu/ucma.h"
 
 static const char *const state_names[EMU_CMA_NSTATES] = {
@@ -76,7 +77,8 @@ bool emu_cma_comp_exch(struct emu_cma_id *id, enum emu_cma_state from, enum emu_
 
 static const struct emu_cma_addr_ops *addr_ops;
 static const struct emu_cma_route_ops *route_ops;
-static const struct emu_cma_cm_ops *cm_ops;
+/* The IB CM module is built in (emu/cma_conn.c); tests may plug in another. */
+static const struct emu_cma_cm_ops *cm_ops = &emu_cma_ib_cm_ops;
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops) { addr_ops = ops; }
 void emu_cma_set_route_ops(const struct emu_cma_route_ops *ops) { route_ops = ops; }
@@ -103,6 +105,7 @@ static int not_yet(const char *what, const char *module)
 
 static struct emu_cma_id **table;
 static uint32_t table_len;
+static uint32_t table_free; /* no free handle below this one */
 
 struct emu_cma_id *emu_cma_id_lookup(uint32_t handle)
 {
@@ -116,7 +119,7 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 	uint32_t h;
 
 	/* xa_alloc: the lowest free handle */
-	for (h = 0; h < table_len && table[h]; h++)
+	for (h = table_free; h < table_len && table[h]; h++)
 		;
 	if (h == table_len) {
 		uint32_t n = table_len ? table_len * 2 : 64;
@@ -143,6 +146,7 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 	emu_list_init(&id->mcs);
 	emu_list_add_tail(&f->ids, &id->file_node);
 	table[h] = id;
+	table_free = h + 1;
 	emu_cma_trace("cma %u: created (ps 0x%x, qp type %u)", h, ps, qp_type);
 	return id;
 }
@@ -152,13 +156,14 @@ static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id);
 void emu_cma_id_destroy(struct emu_cma_id *id)
 {
 	struct emu_list *pos, *tmp;
+	bool listener = id->state == EMU_CMA_LISTEN;
 
 	emu_cma_set_state(id, EMU_CMA_DESTROYING);
 	if (addr_ops && addr_ops->cancel)
 		addr_ops->cancel(id);
 	if (route_ops && route_ops->cancel)
 		route_ops->cancel(id);
-	if (cm_ops && cm_ops->destroy && id->has_cm)
+	if (cm_ops && cm_ops->destroy && (id->has_cm || id->net[EMU_CMA_NET_CM]))
 		cm_ops->destroy(id);
 	emu_list_for_each_safe(pos, tmp, &id->mcs) {
 		struct emu_cma_mc *mc = emu_list_entry(pos, struct emu_cma_mc, node);
@@ -169,13 +174,15 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	}
 	drop_events(id->file, id);
 	/* Requests queued for this listener that nobody read die with it (their ids were never
-	 * seen by the application). */
-	for (uint32_t h = 0; h < table_len; h++)
+	 * seen by the application); only a listener has such ids. */
+	for (uint32_t h = 0; listener && h < table_len; h++)
 		if (table[h] && table[h]->listen == id)
 			table[h]->listen = NULL;
 	emu_cma_release_port(id);
 	emu_list_del(&id->file_node);
 	table[id->handle] = NULL;
+	if (id->handle < table_free)
+		table_free = id->handle;
 	free(id);
 }
 
@@ -445,7 +452,7 @@ int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr)
 		ret = cm_ops && cm_ops->init_qp_attr ? cm_ops->init_qp_attr(id, attr) :
 			not_yet("rdma_init_qp_attr (RTR/RTS)", "IB CM (emu/cm_agent)");
 	}
-	if (!ret && attr->qp_state == 3 /* RTR */)
+	if (!ret && attr->qp_state == 2 /* IB_QPS_RTR */)
 		attr->rq_psn = id->seq_num;
 	if (!ret && id->timeout_set && (attr->qp_attr_mask & (1 << 9) /* TIMEOUT */))
 		attr->timeout = id->timeout;
@@ -501,6 +508,11 @@ int emu_cma_notify(struct emu_cma_id *id, uint32_t event)
 		return -EINVAL;
 	return cm_ops && cm_ops->notify ? cm_ops->notify(id, event) :
 		not_yet("rdma_notify", "IB CM (emu/cm_agent)");
+}
+
+int emu_cma_cm_listen(struct emu_cma_id *id)
+{
+	return cm_ops && cm_ops->listen ? cm_ops->listen(id) : 0;
 }
 
 /* ---- multicast ---- */

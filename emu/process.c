@@ -154,6 +154,45 @@ out:
 	return 0;
 }
 
+/* The host whose rdma_cm files this thread opens (rdmaemu_ctl_cm_host); NULL: the attached
+ * host. */
+static _Thread_local const struct emu_host *cm_host;
+
+const struct emu_host *emu_process_cm_host(void)
+{
+	return cm_host ? cm_host : emu_process_host();
+}
+
+int rdmaemu_ctl_cm_host(const char *node)
+{
+	const struct emu_host *self = emu_process_host(); /* attaches if needed */
+	const struct emu_host *h;
+	int e = ENOENT;
+
+	if (!self)
+		return -1; /* errno: the attach error */
+	if (!node) {
+		cm_host = NULL;
+		return 0;
+	}
+	pthread_mutex_lock(&attach_lock);
+	h = emu_fabric_find_host(attached_fabric, node);
+	if (h == self)
+		e = 0;
+	for (size_t i = 0; h && e && i < nextra_hosts; i++)
+		if (extra_hosts[i] == h)
+			e = 0;
+	if (h && e)
+		e = EINVAL; /* a host whose devices this process does not open */
+	pthread_mutex_unlock(&attach_lock);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	cm_host = h == self ? NULL : h;
+	return 0;
+}
+
 static int ctl_attach(const char *path, const char *text, const char *node)
 {
 	int e;

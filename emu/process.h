@@ -18,6 +18,10 @@ const struct emu_fabric *emu_process_fabric(void);
 const struct emu_host *emu_process_extra_host(size_t i);
 void emu_process_hosts_freeze(void);
 
+/* The host of the rdma_cm files the calling thread opens: the one rdmaemu_ctl_cm_host chose
+ * for it, else the attached host. */
+const struct emu_host *emu_process_cm_host(void);
+
 /* For tests: forget the attachment (and the engine built on it) so the next call attaches
  * again (not thread-safe). */
 void emu_process_reset(void);

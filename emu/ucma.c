@@ -27,7 +27,7 @@ static struct emu_ucma_file *file_of(int fd)
 
 int emu_ucma_open(void)
 {
-	const struct emu_host *h = emu_process_host();
+	const struct emu_host *h = emu_process_cm_host();
 	struct emu_engine *e = emu_engine_get();
 	struct emu_ucma_file *f;
 	int fd;
@@ -539,7 +539,12 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 	emu_list_del(&ev->node);
 	if (--f->nevents == 0)
 		emu_engine_fd_clear(f->fd);
-	ev->id->events_reported++;
+	/* ucma_connect_event_handler queues a CONNECT_REQUEST on the listener's context: it
+	 * counts for the listener, whose destroy waits for its ack */
+	if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen)
+		ev->id->listen->events_reported++;
+	else
+		ev->id->events_reported++;
 	if (ev->mc)
 		ev->mc->events_reported++;
 	if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen) {

@@ -34,6 +34,8 @@ struct emu_cma_id *emu_cma_id_lookup(uint32_t handle);
 
 int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr);
 int emu_cma_listen(struct emu_cma_id *id, int backlog);
+/* The CM module's listen (emu_cma_cm_ops.listen), 0 without one. */
+int emu_cma_cm_listen(struct emu_cma_id *id);
 int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
 			 const struct sockaddr *dst, uint32_t timeout_ms);
 int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);

@@ -29,11 +29,13 @@ int cma_init(const struct emu_host **host);
 #include <string.h>
 #include "emu/list.h"
 #include "emu/ucma_api.h"
+#include <stddef.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma_abi.h>
 
-/* ucma_abi_event_resp as the kernel lays it out (rdma_user_cm.h: a reserved word before ece;
- * v60 added arg32 to the union for USER/INTERNAL events). */
+/* ucma_abi_event_resp (v60 added arg32 to the union for USER/INTERNAL events). The kernel's
+ * reserved word before ece (rdma_user_cm.h) is inside rdma-core's union: its ud_param ends
+ * with reserved2[4], so ece is at byte 328 in both. */
 struct cma_event_resp {
 	__u64 uid;
 	__u32 id;
@@ -44,9 +46,9 @@ struct cma_event_resp {
 		struct ucma_abi_ud_param ud;
 		__u32 arg32[2];
 	} param;
-	__u32 reserved;
 	struct ucma_abi_ece ece;
 };
+_Static_assert(offsetof(struct cma_event_resp, ece) == 328, "ece where the kernel puts it");
 
 /* One RDMA device as librdmacm sees it (rdma-core's struct cma_device): opened lazily, with a
  * default PD for the ids bound to it. */

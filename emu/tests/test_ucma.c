@@ -25,6 +25,7 @@
 
 #include "emu/engine.h"
 #include "emu/process.h"
+#include "emu/cma_conn.h"
 #include "emu/ucma.h"
 #include "rdmaemu/ctl.h"
 
@@ -838,14 +839,17 @@ static void test_resolve_seam(void **state)
 		assert_int_equal(qp.p[0].flags, 0x2b);
 		assert_int_equal(qp.p[0].path_rec[0], 0xabcdef01);
 	}
-	/* connect: the IB CM module is missing -> ENOSYS, back to ROUTE_RESOLVED */
+	/* connect without an IB CM module (the built-in one unplugged) -> ENOSYS, back to
+	 * ROUTE_RESOLVED */
 	{
 		struct rdma_ucm_connect c = { .id = h };
 
+		emu_cma_set_cm_ops(NULL);
 		assert_int_equal(ucmd(fd, RDMA_USER_CM_CMD_CONNECT, &c, sizeof c, 0), -EINVAL);
 		c.conn_param.valid = 1;
 		assert_int_equal(ucmd(fd, RDMA_USER_CM_CMD_CONNECT, &c, sizeof c, 0), -ENOSYS);
 		assert_int_equal(state_of(h), EMU_CMA_ROUTE_RESOLVED);
+		emu_cma_set_cm_ops(&emu_cma_ib_cm_ops);
 	}
 	/* destroy while a resolution is pending cancels it (the module's cancel hook) */
 	{

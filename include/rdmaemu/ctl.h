@@ -48,6 +48,37 @@ const char *rdmaemu_ctl_node(void);
  * same node is 0. */
 int rdmaemu_ctl_open_host_devices(const char *node);
 
+/* Acting as another host for the connection manager: the rdma_cm event channels (and the
+ * private channels of synchronous ids, rdma_create_ep, rdma_migrate_id(id, NULL)) that the
+ * calling thread creates after this call belong to host `node`, so their ids bind, listen and
+ * connect as that host does; channels created before keep their host. Per thread; NULL (or
+ * the attached node's name) goes back to the attached host. `node` must be the attached host
+ * or one whose devices rdmaemu_ctl_open_host_devices opened (its ids need their devices). 0,
+ * or -1 with errno: ENOENT (no such node), EINVAL (devices not opened), or the attach error. */
+int rdmaemu_ctl_cm_host(const char *node);
+
+/* Faults on the connection manager's messages: every MAD of one kind ("REQ", "MRA", "REJ",
+ * "REP", "RTU", "DREQ", "DREP", "SIDR_REQ", "SIDR_REP", "LAP", "APR") that the CM of device
+ * `device` (NULL: every device) of host `node` (NULL: the attached one) sends. For each such
+ * MAD: drop (the next drop_next, then with probability drop), duplicate (dup_next, dup),
+ * delay by delay_ns (delay_next, delay); the probabilities draw from the CM's seeded stream.
+ * The sender's retries (the kernel's MAD layer: REQ, REP, DREQ, SIDR_REQ are resent until
+ * answered) then decide what the applications see. old (may be NULL) gets the previous rule
+ * of the first device. 0, or -1 with errno: EINVAL (unknown message, probability outside
+ * [0, 1]), ENOENT (no such node or device), or the attach error. */
+struct rdmaemu_cm_fault {
+	unsigned drop_next, dup_next, delay_next;
+	double drop, dup, delay;
+	uint64_t delay_ns;
+};
+int rdmaemu_ctl_cm_fault(const char *node, const char *device, const char *msg,
+			 const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old);
+
+/* The CM's counters for one message kind on host `node` (NULL: the attached one), summed over
+ * its devices: out[0] sent (retries included), out[1] retries, out[2] received, out[3] dropped
+ * by the faults. 0, or -1 with errno EINVAL / ENOENT / the attach error. */
+int rdmaemu_ctl_cm_counters(const char *node, const char *msg, uint64_t out[4]);
+
 /* Virtual time. In-process hosting runs on a virtual clock (nanoseconds, starting at 0 when
  * the engine is created at the first call that needs it); it moves only when nothing the
  * application could do would come first (docs/engine.md in the source tree). */

@@ -1,0 +1,16 @@
+/* rdma_cm's connection half on the IB CM agents (emu/cma_conn.c, docs/cma.md "Connections"):
+ * the table of emu_cma_cm_ops the emulated kernel CM uses by default. */
+#ifndef RDMAEMU_EMU_CMA_CONN_H
+#define RDMAEMU_EMU_CMA_CONN_H
+
+#include "emu/cma.h"
+
+struct emu_cm_agent;
+
+extern const struct emu_cma_cm_ops emu_cma_ib_cm_ops;
+
+/* The CM agent carrying the connection of id (for faults and counters), NULL when the id has
+ * none (never connected, or a listener). */
+struct emu_cm_agent *emu_cma_conn_agent(const struct emu_cma_id *id);
+
+#endif
