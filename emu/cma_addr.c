@@ -182,7 +182,7 @@ static void ip_done(void *ctx, const struct emu_neigh_result *res)
 		set_src_addr(id, &res->src);
 		if (id->dev < 0) {
 			/* cma_acquire_dev_by_src_ip; an IPoIB id on an Ethernet netdev: -EINVAL */
-			if (id->ps == EMU_CMA_PS_IPOIB && res->network != EMU_NET_IB)
+			if (id->ps == EMU_CMA_PS_IPOIB && res->hw_len != 20)
 				status = -EINVAL;
 			else
 				status = res->device < 0 ? -ENODEV :
