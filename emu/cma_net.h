@@ -33,8 +33,9 @@ int emu_cma_net_gid_index(const struct emu_cma_id *id, const uint8_t gid[16]);
 int emu_cma_mcast_join(struct emu_cma_id *id, struct emu_cma_mc *mc);
 void emu_cma_mcast_leave(struct emu_cma_id *id, struct emu_cma_mc *mc);
 
-/* CMA_IBOE_PACKET_LIFETIME (Linux 6.1 cma.c) and the IPv4/IPv6 default hop limit. */
-#define EMU_CMA_IBOE_PACKET_LIFETIME 16
+/* CMA_IBOE_PACKET_LIFETIME: 18 in Linux 6.1 (measured on the reference VM; later kernels
+ * use 16), and the IPv4/IPv6 default hop limit. */
+#define EMU_CMA_IBOE_PACKET_LIFETIME 18
 #define EMU_CMA_DEFAULT_HOPLIMIT 64
 /* Timeout of the SA MCMemberRecord join (multicast.c's send_join). */
 #define EMU_CMA_MC_JOIN_TIMEOUT_MS 3000

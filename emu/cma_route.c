@@ -23,7 +23,7 @@
  *   HopLimit         the route's (64), TClass the TOS, Reversible 1, NumbPath 0, P_Key 0xffff
  *   SL               0 (iboe_tos_to_sl: only VLAN netdevs map priorities)
  *   MTU              selector 2 (=), iboe_get_mtu(netdev MTU); Rate selector 2, 0 (port current)
- *   PacketLifeTime   selector 2, CMA_IBOE_PACKET_LIFETIME (16) or ACK timeout - 1 when set
+ *   PacketLifeTime   selector 2, CMA_IBOE_PACKET_LIFETIME (18 in 6.1) or ACK timeout - 1 when set
  * Stored paths carry flags 0x2b (GMP | PRIMARY | BIDIRECTIONAL), what ucma_query_path reports. */
 #include "config.h"
 

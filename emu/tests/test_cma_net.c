@@ -334,7 +334,7 @@ static void test_route_roce(void **state)
 	assert_int_equal(rec.rate_selector, 2);
 	assert_int_equal(rec.rate, 0);
 	assert_int_equal(rec.packet_life_time_selector, 2);
-	assert_int_equal(rec.packet_life_time, 16);
+	assert_int_equal(rec.packet_life_time, 18);
 	assert_int_equal(rec.service_id, 0);
 	assert_int_equal(resolve_route(fd, h, 2000), -EINVAL); /* ROUTE_RESOLVED already */
 

@@ -91,7 +91,7 @@ static void test_async_addr_and_route(void **state)
 	assert_int_equal(p->sl, 0);
 	assert_int_equal(p->mtu, IBV_MTU_1024);
 	assert_int_equal(p->rate, 0);
-	assert_int_equal(p->packet_life_time, 16);
+	assert_int_equal(p->packet_life_time, 18);
 	assert_int_equal(ntohl(p->flow_label),
 			 (ntohs(rdma_get_src_port(id)) * 31u + 7471u) & 0xfffff);
 	assert_int_equal(p->preference, 0x2b);
