@@ -93,6 +93,12 @@ struct emu_cma_id {
 	struct emu_list bind_node;
 	int backlog;                 /* remaining CONNECT_REQUEST slots of a listener */
 	struct emu_cma_id *listen;   /* for ids created by a CONNECT_REQUEST: the listener */
+	/* Address resolution's result (the kernel's rdma_dev_addr): the destination's GID (IB:
+	 * bytes 4-19 of its IPoIB hardware address; RoCE reports the IPs as GIDs instead), its
+	 * hardware address and the route's hop limit (ip4_dst_hoplimit: 64). */
+	uint8_t dgid[16];
+	uint8_t dst_hw[20], dst_hw_len;
+	uint8_t hop_limit;
 	/* Route: path records (ib_path_rec_data: 72 bytes each, flags + 64-byte record). */
 	struct ib_path_rec_data paths[6];
 	unsigned npaths;

@@ -65,7 +65,12 @@ static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr 
 		 * netlink (RDMA_NL_LS_OP_IP_RESOLVE, which ibacm answers); with no listener,
 		 * ib_nl_fetch_ha() says -EADDRNOTAVAIL. The ibacm answer is not modelled. */
 		return -EADDRNOTAVAIL;
-	} else if (d && !d->noarp) {
+	} else if (d && d->noarp) {
+		/* arp_constructor: a NOARP netdev's neighbours carry the netdev's own address
+		 * (measured on the reference VM: a RoCE path to a silent address behind the
+		 * dummy d0 has d0's MAC as its destination MAC) */
+		memcpy(r->dst_hw, d->nd->hwaddr, d->nd->hwaddr_len);
+	} else if (d) {
 		ne = emu_neigh_entry_get(d, dst->sa_family, nexthop);
 		if (!ne)
 			return -ENOMEM;

@@ -283,23 +283,33 @@ static int cmd_resolve_route(struct emu_ucma_file *f, const void *in, size_t in_
 	return id ? emu_cma_resolve_route(id, cmd.timeout_ms) : err;
 }
 
-/* The GID of a side of the id as the kernel's rdma_read_gids sees it. */
+/* The GIDs of the id as the kernel's rdma_read_gids sees them: RoCE ports report both addresses as GIDs (rdma_ip2gid, IPv4-mapped), so a
+ * loopback-bound id shows ::ffff:127.0.0.1; IB ports the port GID and the GID resolved from
+ * the destination's IPoIB hardware address. */
+static void ip2gid(const struct sockaddr_storage *ss, uint8_t gid[16])
+{
+	if (ss->ss_family == AF_INET) {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(gid, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+	}
+}
+
 static void id_gid(const struct emu_cma_id *id, bool src, uint8_t gid[16])
 {
+	const struct emu_port *p;
+
 	memset(gid, 0, 16);
 	if (id->dev < 0)
 		return;
-	if (src) {
-		const struct emu_port *p = &id->host->devices[id->dev].ports[id->port - 1];
-
-		if (id->gid_index >= 0 && (size_t)id->gid_index < p->ngids)
-			memcpy(gid, p->gids[id->gid_index].raw, 16);
-	} else if (id->dst.ss_family == AF_INET) {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)&id->dst)->sin_addr, 4);
-	} else if (id->dst.ss_family == AF_INET6) {
-		memcpy(gid, &((const struct sockaddr_in6 *)&id->dst)->sin6_addr, 16);
-	}
+	p = &id->host->devices[id->dev].ports[id->port - 1];
+	if (p->link_layer != 1 /* IBV_LINK_LAYER_INFINIBAND */)
+		ip2gid(src ? &id->src : &id->dst, gid);
+	else if (!src)
+		memcpy(gid, id->dgid, 16);
+	else if (id->gid_index >= 0 && (size_t)id->gid_index < p->ngids)
+		memcpy(gid, p->gids[id->gid_index].raw, 16);
 }
 
 /* struct sockaddr_ib, spelled out (the kernel header's is not in the UAPI set). */

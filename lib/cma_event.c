@@ -84,10 +84,11 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		return cma_err(EINVAL);
 	evt = container_of(event, struct cma_event, event);
 	pthread_mutex_lock(&ack_lock);
+	/* ucma_complete_mc_event: a membership's event counts for the id too, as the kernel's
+	 * ucma_get_event counts it in both ctx->events_reported and mc->events_reported */
 	if (evt->mc)
 		evt->mc->events_completed++;
-	else
-		evt->id_priv->events_completed++;
+	evt->id_priv->events_completed++;
 	pthread_cond_broadcast(&ack_cond);
 	pthread_mutex_unlock(&ack_lock);
 	free(evt);

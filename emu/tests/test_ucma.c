@@ -47,7 +47,9 @@ static int setup(void **state)
 {
 	(void)state;
 	emu_process_reset();
+	/* the kernel core alone: no network module (they install themselves at load) */
 	emu_cma_set_addr_ops(NULL);
+	emu_cma_set_route_ops(NULL);
 	assert_int_equal(rdmaemu_ctl_attach_text(fabric_text, "alpha"), 0);
 	return 0;
 }
