@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,13 +841,21 @@ out:
 
 bool emu_engine_note_idle(struct emu_engine *e)
 {
-	struct emu_engine_thread *self = thread_self(e);
+	struct emu_engine_thread *self;
 	int err = 0;
 
+	if (e->realtime) {
+		/* Time follows the real clock and frames come from other threads and processes:
+		 * nothing to decide here. A busy poller gives the CPU away instead, since the
+		 * "hardware" it waits for is the receive thread and the daemon, on the same
+		 * cores (two spinning pingpongs on two cores otherwise wait a scheduler tick,
+		 * milliseconds, for every frame). */
+		sched_yield();
+		return false;
+	}
+	self = thread_self(e);
 	self->state = EMU_THREAD_IDLE;
 	self->seen_gen = e->gen;
-	if (e->realtime)
-		return false; /* time follows the real clock: the next lock catches up */
 	if (all_settled(e))
 		return advance_next(e, &err); /* rule (1) */
 	/* Rule (2) from the poller itself: a thread busy-polling the engine mutex could
