@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,14 +41,27 @@
 #include "rdmaemu/ctl.h"
 
 #define MAX_CLIENTS 256
+/* Frames queued for a client whose socket is full (the kernel queues at most
+ * net.unix.max_dgram_qlen = 10 messages per SEQPACKET socket): past this, frames are dropped
+ * as a congested receiver drops them. */
+#define OUTQ_MAX 4096
 
 enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED };
 static const char *const client_state_name[] = {
 	[CLIENT_FREE] = "FREE", [CLIENT_CONNECTED] = "CONNECTED", [CLIENT_ATTACHED] = "ATTACHED",
 };
 
+struct outmsg {
+	struct outmsg *next;
+	size_t len; /* of the frame */
+	struct emu_dmsg h;
+	uint8_t frame[];
+};
+
 struct client {
 	enum client_state state;
+	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
+	size_t noutq;
 	int fd;
 	int pid;
 	size_t host;
@@ -73,6 +87,7 @@ static struct {
 	struct port_ctx *ports;
 	uint64_t seq;
 	bool trace;
+	int wake[2]; /* a pipe: the forwarder tells the main loop to watch a client for POLLOUT */
 } d;
 
 static volatile sig_atomic_t stop_requested;
@@ -126,6 +141,65 @@ static struct client *owner(size_t host, bool transport, uint32_t dqpn)
 	return first;
 }
 
+/* Sends what is queued for c, in order, until its socket is full. Engine lock held. */
+static void outq_flush(struct client *c)
+{
+	while (c->outq) {
+		struct outmsg *m = c->outq;
+		struct iovec iov[2] = { { &m->h, sizeof(m->h) }, { m->frame, m->len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+		if (sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			c->drops++; /* the client is going away: its hang-up comes next */
+		} else {
+			c->frames_out++;
+		}
+		c->outq = m->next;
+		if (!c->outq)
+			c->outq_tail = &c->outq;
+		c->noutq--;
+		free(m);
+	}
+}
+
+static void outq_free(struct client *c)
+{
+	while (c->outq) {
+		struct outmsg *m = c->outq;
+
+		c->outq = m->next;
+		free(m);
+	}
+	c->outq_tail = &c->outq;
+	c->noutq = 0;
+}
+
+/* Queues a copy of the frame behind what is already queued for c. Engine lock held. */
+static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
+{
+	struct outmsg *m;
+
+	if (c->noutq >= OUTQ_MAX || !(m = malloc(sizeof(*m) + len))) {
+		c->drops++;
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_FRAME,
+				  (uint32_t)ep, 0 };
+	memcpy(m->frame, frame, len);
+	*c->outq_tail = m;
+	c->outq_tail = &m->next;
+	if (c->noutq++ == 0) {
+		/* the main loop may be asleep in poll() without POLLOUT for this client */
+		ssize_t n = write(d.wake[1], "", 1);
+
+		(void)n; /* full pipe: a wake-up is pending anyway */
+	}
+}
+
 static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
 {
 	uint32_t dqpn = 0;
@@ -135,12 +209,15 @@ static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
 
 	if (!c)
 		return; /* nobody runs on that host: as a host that is switched off */
-	/* Never block with the engine lock held: a client that does not read loses frames, as
-	 * a congested receiver would (RC retransmits them). */
-	if (send_msg(c->fd, EMU_DMSG_FRAME, (uint32_t)p->ep, frame, len, MSG_DONTWAIT))
+	/* Never block with the engine lock held: a full socket queues the frame (one copy),
+	 * and the main loop sends it when the client has read; behind a queue, in order. */
+	if (!c->outq && !send_msg(c->fd, EMU_DMSG_FRAME, (uint32_t)p->ep, frame, len,
+				  MSG_DONTWAIT))
+		c->frames_out++;
+	else if (!c->outq && errno != EAGAIN)
 		c->drops++;
 	else
-		c->frames_out++;
+		outq_add(c, p->ep, frame, len);
 }
 
 static void port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
@@ -180,6 +257,7 @@ static void client_close(struct client *c)
 {
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
+	outq_free(c);
 	close(c->fd);
 	c->fd = -1;
 	emu_engine_unlock(d.e);
@@ -376,8 +454,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
 	};
 	const char *fabric = NULL;
-	struct pollfd pfd[MAX_CLIENTS + 1];
-	size_t who[MAX_CLIENTS + 1];
+	struct pollfd pfd[MAX_CLIENTS + 2];
+	size_t who[MAX_CLIENTS + 2];
 	struct sigaction sa;
 	uint8_t *buf;
 	int opt, lfd;
@@ -435,31 +513,55 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
 		d.clients[i].fd = -1;
+		d.clients[i].outq_tail = &d.clients[i].outq;
+	}
+	if (pipe2(d.wake, O_CLOEXEC | O_NONBLOCK)) {
+		perror("rdmaemud: pipe");
+		return 1;
+	}
 	fprintf(stderr, "rdmaemud: fabric %s, listening on %s\n",
 		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock);
 
 	while (!stop_requested) {
 		nfds_t n = 0;
 
+		char drain[64];
+
 		pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		who[n++] = MAX_CLIENTS;
+		pfd[n] = (struct pollfd){ .fd = d.wake[0], .events = POLLIN };
+		who[n++] = MAX_CLIENTS;
+		emu_engine_lock(d.e);
 		for (size_t i = 0; i < MAX_CLIENTS; i++)
 			if (d.clients[i].state != CLIENT_FREE) {
 				pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
+				if (d.clients[i].outq)
+					pfd[n].events |= POLLOUT;
 				who[n++] = i;
 			}
+		emu_engine_unlock(d.e);
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "rdmaemud: poll: %s\n", strerror(errno));
 			break;
 		}
-		for (nfds_t k = 1; k < n; k++) {
+		if (pfd[1].revents & POLLIN)
+			while (read(d.wake[0], drain, sizeof(drain)) > 0)
+				;
+		for (nfds_t k = 2; k < n; k++) {
 			struct client *c = &d.clients[who[k]];
 
 			if (!pfd[k].revents)
+				continue;
+			if (pfd[k].revents & POLLOUT) {
+				emu_engine_lock(d.e);
+				outq_flush(c);
+				emu_engine_unlock(d.e);
+			}
+			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			/* drain what is queued before noticing a hang-up: a client's last frames
 			 * still go out */
