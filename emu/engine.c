@@ -656,10 +656,17 @@ void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 	e->inbox_tail = &f->next;
 	__atomic_store_n(&e->inbox_full, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&e->inbox_lock);
-	/* never block on the engine lock: its holder may be waiting for this thread */
+	/* Deliver it now, unless a holder of the lock does on its way out. The poster must take
+	 * the lock, not just try it: a holder about to sleep in a wait (on the condition
+	 * variable) would otherwise leave the frame behind, and a thread blocked in the kernel
+	 * on our eventfds might be waiting for exactly that frame. Safe because no thread holding
+	 * the engine lock ever waits for the poster (docs/engine.md). */
+	pthread_mutex_lock(&e->lock);
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	kick_progress(e);
+	pthread_mutex_unlock(&e->lock);
 	rt_after_unlock(e);
-	/* waiters sleeping on the condition variable (the lock is free then) were woken by
-	 * the generation the delivery started */
 }
 
 void emu_engine_thread_forget(struct emu_engine *e)

@@ -155,8 +155,9 @@ void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *t
 bool emu_engine_is_realtime(const struct emu_engine *e);
 /* From any thread, WITHOUT the lock: hands a frame that arrived from outside the process at
  * topology endpoint `ep` (a host port) to that port's receivers, as if the wire had delivered
- * it. Takes ownership of buf (malloc'd). Never blocks on the engine lock: the frame is
- * delivered at once if the lock is free, otherwise by its holder when it unlocks. */
+ * it. Takes ownership of buf (malloc'd). The frame goes to an inbox that every lock and unlock
+ * delivers; the poster then takes the lock itself to deliver it (it blocks on the lock, so no
+ * thread may hold the engine lock while waiting for a poster). */
 void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len);
 
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
