@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "emu/engine.h"
 #include "emu/engine_ext.h"
 #include "emu/engine_rx.h"
+#include "emu/link.h"
 #include "emu/neigh.h"
 #include "emu/process.h"
 
@@ -70,6 +72,24 @@ struct emu_engine {
 
 	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
 
+	/* real-time mode (emu_engine_set_realtime): virtual now = CLOCK_MONOTONIC - rt_base */
+	bool realtime;
+	uint64_t rt_base;
+	uint64_t progress_wake_at; /* virtual deadline the progress thread sleeps until, or MAX */
+	emu_engine_tx_fn *tx;     /* port sends go here instead of the wire (a daemon link) */
+	void *tx_ctx;
+	/* frames posted from outside the lock (emu_engine_post_frame), delivered under it */
+	pthread_mutex_t inbox_lock;
+	struct inbox_frame *inbox, **inbox_tail;
+	int inbox_full; /* atomic: the inbox is not empty */
+
+};
+
+struct inbox_frame {
+	struct inbox_frame *next;
+	int ep;
+	size_t len;
+	void *buf;
 };
 
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -254,6 +274,80 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * EMU_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* ---------- real time ---------- */
+
+/* Delivers the frames posted from outside to their ports' receivers. Lock held. */
+static void rt_drain(struct emu_engine *e)
+{
+	struct inbox_frame *f, *next;
+
+	if (!__atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&e->inbox_lock);
+	f = e->inbox;
+	e->inbox = NULL;
+	e->inbox_tail = &e->inbox;
+	__atomic_store_n(&e->inbox_full, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&e->inbox_lock);
+	if (!f)
+		return;
+	for (; f; f = next) {
+		next = f->next;
+		emu_engine_rx_deliver(e, f->ep, f->buf, f->len, e->clock.now);
+		free(f->buf);
+		free(f);
+	}
+	new_generation(e);
+}
+
+/* Real-time mode: moves the clock to the real now (firing what fell due meanwhile, never
+ * backwards) and delivers the posted frames. Lock held; no-op in virtual mode. */
+static void rt_catch_up(struct emu_engine *e)
+{
+	uint64_t t, fired = 0;
+
+	if (!e->realtime)
+		return;
+	t = mono_ns() - e->rt_base;
+	if (t > e->clock.now) {
+		run_through(e, t, &fired);
+		if (fired)
+			new_generation(e);
+	}
+	rt_drain(e);
+}
+
+static struct timespec mono_ts(uint64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ns / EMU_NSEC_PER_SEC);
+	ts.tv_nsec = (long)(ns % EMU_NSEC_PER_SEC);
+	return ts;
+}
+
+/* Real-time progress: sleep until the next timer is due (or a call arms an earlier one),
+ * fire what is due. Lock held. */
+static void progress_realtime(struct emu_engine *e)
+{
+	uint64_t next;
+	struct timespec ts;
+
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	e->progress_sleeping = true;
+	if (!emu_clock_next_deadline(&e->clock, &next)) {
+		e->progress_wake_at = UINT64_MAX;
+		pthread_cond_wait(&e->pcond, &e->lock);
+	} else {
+		e->progress_wake_at = next;
+		ts = mono_ts(e->rt_base + next);
+		pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
+	}
+	e->progress_sleeping = false;
+	e->progress_wake_at = UINT64_MAX;
+}
+
 static void *progress_main(void *arg)
 {
 	struct emu_engine *e = arg;
@@ -264,6 +358,10 @@ static void *progress_main(void *arg)
 		struct timespec ts;
 		int err = 0;
 
+		if (e->realtime) {
+			progress_realtime(e);
+			continue;
+		}
 		if (!e->quiesce_ns || !emu_clock_pending(&e->clock)) {
 			/* Nothing to advance to: sleep until an unlock leaves a timer pending. */
 			e->progress_sleeping = true;
@@ -297,11 +395,13 @@ static void *progress_main(void *arg)
 static void kick_progress(struct emu_engine *e)
 {
 	sigset_t all, old;
+	uint64_t next;
 
-	if (!e->quiesce_ns || !emu_clock_pending(&e->clock))
+	if (!emu_clock_next_deadline(&e->clock, &next) || (!e->quiesce_ns && !e->realtime))
 		return;
 	if (e->progress_started) {
-		if (e->progress_sleeping)
+		/* in real time it sleeps until a deadline: wake it only for an earlier one */
+		if (e->progress_sleeping && (!e->realtime || next < e->progress_wake_at))
 			pthread_cond_signal(&e->pcond);
 		return;
 	}
@@ -377,6 +477,9 @@ static struct emu_engine *engine_create(void)
 	memset(&err, 0, sizeof(err));
 	emu_clock_init(&e->clock, 0);
 	e->fabric = f;
+	/* attached through a daemon, the daemon runs the wire and writes the captures */
+	if (emu_link_active())
+		pcap = NULL;
 	e->topo = emu_topology_build(f, &e->clock, pcap && *pcap ? pcap : NULL, &err);
 	if (!e->topo) {
 		saved = errno ? errno : ENOMEM;
@@ -396,9 +499,12 @@ static struct emu_engine *engine_create(void)
 		return NULL;
 	}
 	pthread_mutex_init(&e->lock, NULL);
-	pthread_cond_init(&e->cond, NULL);
+	pthread_mutex_init(&e->inbox_lock, NULL);
+	e->inbox_tail = &e->inbox;
+	e->progress_wake_at = UINT64_MAX;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cond, &ca); /* real-time waits sleep until a monotonic deadline */
 	pthread_cond_init(&e->pcond, &ca);
 	pthread_condattr_destroy(&ca);
 	e->quiesce_ns = quiesce_from_env();
@@ -407,6 +513,8 @@ static struct emu_engine *engine_create(void)
 	/* Every host's IP stack answers ARP / neighbour solicitations from the start, as on a
 	 * booted host (emu/neigh.h). Out of memory here: it is retried at its first use. */
 	(void)emu_neigh_get(e);
+	/* attached through a daemon: real time, port sends go to the daemon (emu/link.h) */
+	emu_link_engine_created(e);
 	if (!atexit_done && pcap && *pcap)
 		atexit_done = atexit(flush_at_exit) == 0;
 	return e;
@@ -453,6 +561,14 @@ void emu_engine_reset(void)
 	emu_topology_free(e->topo);
 	emu_engine_rx_free(e->rx);
 	emu_clock_fini(&e->clock);
+	while (e->inbox) {
+		struct inbox_frame *f = e->inbox;
+
+		e->inbox = f->next;
+		free(f->buf);
+		free(f);
+	}
+	pthread_mutex_destroy(&e->inbox_lock);
 	pthread_cond_destroy(&e->pcond);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
@@ -468,10 +584,26 @@ void emu_engine_lock(struct emu_engine *e)
 	pthread_mutex_lock(&e->lock);
 	t = thread_self(e);
 	t->state = EMU_THREAD_RUNNING;
+	rt_catch_up(e);
+}
+
+/* Real time: frames posted while another thread held the lock are delivered by whoever holds
+ * it next; after releasing it, look once more (the poster's trylock may have failed just
+ * before this unlock). */
+static void rt_after_unlock(struct emu_engine *e)
+{
+	while (__atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST) &&
+	       pthread_mutex_trylock(&e->lock) == 0) {
+		rt_catch_up(e);
+		emu_engine_run_now(e);
+		kick_progress(e);
+		pthread_mutex_unlock(&e->lock);
+	}
 }
 
 void emu_engine_unlock(struct emu_engine *e)
 {
+	rt_catch_up(e);
 	emu_engine_run_now(e);
 	/* A RUNNING thread's call may have changed what waiters wait for (posted work,
 	 * queued an event): they must look again before time moves. An idle poller's call
@@ -489,6 +621,52 @@ void emu_engine_unlock(struct emu_engine *e)
 	}
 	kick_progress(e);
 	pthread_mutex_unlock(&e->lock);
+	if (e->realtime)
+		rt_after_unlock(e);
+}
+
+void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx)
+{
+	e->realtime = true;
+	e->rt_base = mono_ns() - e->clock.now;
+	e->tx = tx;
+	e->tx_ctx = tx_ctx;
+	kick_progress(e);
+}
+
+bool emu_engine_is_realtime(const struct emu_engine *e)
+{
+	return e->realtime;
+}
+
+void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
+{
+	struct inbox_frame *f = malloc(sizeof(*f));
+
+	if (!f) {
+		free(buf); /* lost, as a frame a congested link drops */
+		return;
+	}
+	f->next = NULL;
+	f->ep = ep;
+	f->buf = buf;
+	f->len = len;
+	pthread_mutex_lock(&e->inbox_lock);
+	*e->inbox_tail = f;
+	e->inbox_tail = &f->next;
+	__atomic_store_n(&e->inbox_full, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&e->inbox_lock);
+	/* Deliver it now, unless a holder of the lock does on its way out. The poster must take
+	 * the lock, not just try it: a holder about to sleep in a wait (on the condition
+	 * variable) would otherwise leave the frame behind, and a thread blocked in the kernel
+	 * on our eventfds might be waiting for exactly that frame. Safe because no thread holding
+	 * the engine lock ever waits for the poster (docs/engine.md). */
+	pthread_mutex_lock(&e->lock);
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	kick_progress(e);
+	pthread_mutex_unlock(&e->lock);
+	rt_after_unlock(e);
 }
 
 void emu_engine_thread_forget(struct emu_engine *e)
@@ -552,6 +730,8 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
 {
 	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
 
+	if (ep >= 0 && e->tx)
+		return e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
 	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
 }
 
@@ -609,6 +789,10 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
 	for (;;) {
 		int err = 0;
 
+		if (e->realtime) {
+			rt_catch_up(e);
+			emu_engine_run_now(e);
+		}
 		if (done(arg)) {
 			rc = 0;
 			break;
@@ -618,6 +802,23 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
 			break;
 		}
 		self->seen_gen = e->gen;
+		if (e->realtime) {
+			/* frames may come from other processes at any time: no rule 1, no
+			 * EDEADLK; sleep until the next deadline or a new generation */
+			uint64_t next;
+
+			kick_progress(e);
+			e->nsleepers++;
+			if (emu_clock_next_deadline(&e->clock, &next)) {
+				struct timespec ts = mono_ts(e->rt_base + next);
+
+				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			} else {
+				pthread_cond_wait(&e->cond, &e->lock);
+			}
+			e->nsleepers--;
+			continue;
+		}
 		if (all_settled(e)) {
 			if (advance_next(e, &err)) {
 				if (err) {
@@ -647,9 +848,19 @@ out:
 
 bool emu_engine_note_idle(struct emu_engine *e)
 {
-	struct emu_engine_thread *self = thread_self(e);
+	struct emu_engine_thread *self;
 	int err = 0;
 
+	if (e->realtime) {
+		/* Time follows the real clock and frames come from other threads and processes:
+		 * nothing to decide here. A busy poller gives the CPU away instead, since the
+		 * "hardware" it waits for is the receive thread and the daemon, on the same
+		 * cores (two spinning pingpongs on two cores otherwise wait a scheduler tick,
+		 * milliseconds, for every frame). */
+		sched_yield();
+		return false;
+	}
+	self = thread_self(e);
 	self->state = EMU_THREAD_IDLE;
 	self->seen_gen = e->gen;
 	if (all_settled(e))

@@ -140,6 +140,26 @@ void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns);
  * rdmaemu_ctl_advance_ns). 0 or -ELOOP. */
 int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns);
 
+/* ---- real-time mode (docs/engine.md, "Real time"): a process attached through rdmaemud, and
+ * the daemon itself. Virtual time follows CLOCK_MONOTONIC from the instant of the switch on:
+ * every lock, unlock and wait moves the clock to the real now and fires what fell due; the
+ * progress thread sleeps until the next deadline and fires it; rules (1)-(3) are off (frames
+ * may arrive from other processes at any time, so nothing may jump ahead or give up). */
+
+/* Where port sends go instead of the wire (NULL: the wire). `ep` is the port's topology
+ * endpoint. Returns 0 or a negative errno, as emu_engine_port_send. Lock held. */
+typedef int emu_engine_tx_fn(void *ctx, int ep, size_t host, size_t dev, unsigned port,
+			     const void *frame, size_t len);
+/* Lock held. Switches the engine to real time for good; tx as above. */
+void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx);
+bool emu_engine_is_realtime(const struct emu_engine *e);
+/* From any thread, WITHOUT the lock: hands a frame that arrived from outside the process at
+ * topology endpoint `ep` (a host port) to that port's receivers, as if the wire had delivered
+ * it. Takes ownership of buf (malloc'd). The frame goes to an inbox that every lock and unlock
+ * delivers; the poster then takes the lock itself to deliver it (it blocks on the lock, so no
+ * thread may hold the engine lock while waiting for a poster). */
+void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len);
+
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
  * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.
  * The engine never reads them to wait: blocking library calls wait in emu_engine_wait; an

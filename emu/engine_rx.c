@@ -184,6 +184,16 @@ void emu_engine_rx_free(struct emu_engine_rx *rx)
 	free(rx);
 }
 
+void emu_engine_rx_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
+			   uint64_t now)
+{
+	struct emu_engine_rx *rx = emu_engine_rx_of(e);
+
+	if (!rx || ep < 0 || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
+		return;
+	demux(&rx->ports[ep], frame, len, now);
+}
+
 static struct rx_port *port_of(struct emu_engine *e, size_t host, size_t dev, unsigned port)
 {
 	struct emu_engine_rx *rx = emu_engine_rx_of(e);

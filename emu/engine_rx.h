@@ -63,5 +63,9 @@ struct emu_engine_rx;
 struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t);
 void emu_engine_rx_free(struct emu_engine_rx *rx);
 struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e);
+/* Hands a frame to the demultiplexer of host port endpoint ep (frames posted from outside the
+ * process in real-time mode). Dropped silently for a bad endpoint. */
+void emu_engine_rx_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
+			   uint64_t now);
 
 #endif

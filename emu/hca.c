@@ -31,6 +31,16 @@ static const struct pool_info {
 	[EMU_OBJ_PD] = { "pd", 1, RXE_MAX_VALUE, EINVAL },
 };
 
+/* QP numbers this process may hand out (emu_hca_set_qp_range): the whole rxe range unless a
+ * daemon shares the host between processes and gave this one a slice of it. */
+static uint32_t qp_range_min = 16, qp_range_max = RXE_MAX_VALUE;
+
+void emu_hca_set_qp_range(uint32_t min, uint32_t max)
+{
+	qp_range_min = min;
+	qp_range_max = max;
+}
+
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_list registry = { &registry, &registry };
 
@@ -57,6 +67,11 @@ static void pool_init(struct hca_pool *p, const struct emu_device_caps *caps, en
 	p->max_elem = pool_cap(caps, t);
 	/* A fixture may raise a cap above rxe's range: widen the range so the cap can be met. */
 	p->max_index = p->max_elem > range ? p->min_index + p->max_elem - 1 : pool_info[t].max_index;
+	if (t == EMU_OBJ_QP && (qp_range_min != pool_info[t].min_index ||
+				qp_range_max != pool_info[t].max_index)) {
+		p->min_index = qp_range_min;
+		p->max_index = qp_range_max;
+	}
 	p->next = p->min_index;
 	p->full_errno = pool_info[t].full_errno;
 }

@@ -97,6 +97,11 @@ enum emu_mr_status {
 
 /* The HCA of `dev` (a device of the attached host), created on first open. NULL and errno
  * ENOMEM when out of memory. Each call takes a reference; release it with emu_hca_put(). */
+/* Restricts the QP numbers of every HCA created afterwards to [min, max] (QP1's reserved index
+ * comes from it too). A daemon sharing one host between processes gives each a disjoint slice
+ * (docs/daemon.md) so their QPNs never collide; by default the range is rxe's, 16..2^20. */
+void emu_hca_set_qp_range(uint32_t min, uint32_t max);
+
 struct emu_hca *emu_hca_get(const struct emu_device *dev);
 void emu_hca_put(struct emu_hca *hca);
 const struct emu_device *emu_hca_device(const struct emu_hca *hca);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "emu/engine.h"
+#include "emu/link.h"
 #include "emu/process.h"
 #include "emu/cma.h"
 #include "rdmaemu/ctl.h"
@@ -60,6 +61,16 @@ static int attach_locked(const char *path, const char *text, const char *node)
 		emu_fabric_free(f);
 		return ENOENT;
 	}
+	/* Under rdmaemud (rdmaemu run): the daemon owns the fabric's wire and hands this
+	 * process its share of the host (docs/daemon.md). */
+	if (!text && getenv("RDMAEMU_DAEMON") && *getenv("RDMAEMU_DAEMON")) {
+		int e = emu_link_attach(h, path);
+
+		if (e) {
+			emu_fabric_free(f);
+			return e;
+		}
+	}
 	attached_fabric = f;
 	attached_host = h;
 	return 0;
@@ -93,6 +104,7 @@ void emu_process_reset(void)
 	/* the engine points into the attached fabric: it goes first */
 	emu_engine_reset();
 	emu_cma_reset(); /* the CM port spaces refer to the fabric's hosts */
+	emu_link_reset();
 	pthread_mutex_lock(&attach_lock);
 	emu_fabric_free(attached_fabric);
 	attached_fabric = NULL;

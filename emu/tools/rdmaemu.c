@@ -2,6 +2,9 @@
  *
  *   rdmaemu fabric show [FILE]    print a fabric as the emulator sees it
  *   rdmaemu fabric check FILE...  load fabric files, report the first error of each
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
+ *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *                                 (emu/tools/rdmaemu_run.c, docs/daemon.md)
  *   rdmaemu --help | --version
  *
  * Exit status: 0 success, 1 a fabric did not load (the reason on stderr, as FILE:LINE: what
@@ -14,16 +17,22 @@
 #include <string.h>
 
 #include "emu/fabric.h"
+#include "emu/tools/rdmaemu_run.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: rdmaemu fabric show [FILE]\n"
 	      "       rdmaemu fabric check FILE...\n"
+	      "       rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]\n"
+	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
 	      "       rdmaemu --help | --version\n"
 	      "\n"
 	      "  fabric show [FILE]    print the fabric in FILE (default: $RDMAEMU_FABRIC if set,\n"
 	      "                        else the built-in default fabric)\n"
 	      "  fabric check FILE...  load each FILE and report errors; prints nothing on success\n"
+	      "  run ... -- CMD        run CMD as host NAME of the fabric that rdmaemud runs\n"
+	      "                        (started when none answers)\n"
+	      "  daemon stop|status    stop rdmaemud, or print what it runs\n"
 	      "\n"
 	      "Fabric files are described in rdmaemu-fabric(5).\n",
 	      out);
@@ -103,6 +112,10 @@ int main(int argc, char **argv)
 		printf("rdmaemu %s\n", PACKAGE_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "run"))
+		return rdmaemu_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "daemon"))
+		return rdmaemu_daemon(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "fabric") && argc >= 3) {
 		if (!strcmp(argv[2], "show"))
 			return fabric_show(argc - 3, argv + 3);

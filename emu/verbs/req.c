@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/link.h"
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/mw.h"
 
@@ -143,6 +144,21 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 
 		if (err)
 			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
+				     err);
+		free(f);
+		return 0;
+	}
+	if (emu_link_qpn_elsewhere(bth->dqpn)) {
+		/* loopback to a QP of another process sharing this host (rdmaemud): the daemon
+		 * hands it over, still off the wire */
+		struct emu_engine *e = emu_dp_engine();
+		const struct emu_host *h = p->dev->host;
+		int err = emu_link_send_loopback(e, (size_t)(h - emu_engine_fabric(e)->hosts),
+						 (size_t)(p->dev - h->devices), av->port_num,
+						 f->data, f->len);
+
+		if (err)
+			emu_dp_trace("qp %u xmit: the daemon refused the frame: %d", q->qp.qp_num,
 				     err);
 		free(f);
 		return 0;

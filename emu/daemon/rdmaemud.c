@@ -1,0 +1,609 @@
+/* rdmaemud: a fabric in real time, shared by the processes attached to its hosts
+ * (docs/daemon.md, rdmaemud(1)).
+ *
+ * The daemon is an engine in real-time mode (emu/engine.h) that owns the fabric's wire: links
+ * with their delays and faults, IB switching, the pcap taps. Every host port's receiver is
+ * replaced by the forwarder below, which hands each frame reaching a host to the process that
+ * holds it: a transport packet to the process whose QP-number slice contains its DestQP, any
+ * other frame (and a DestQP nobody owns, QP1's MADs for one) to the host's first process.
+ *
+ * Threads: the main thread polls the listening socket and the clients, and injects their
+ * frames into the wire under the engine lock; the engine's progress thread fires the wire's
+ * deliveries when their (real) time comes. The client table is guarded by the engine lock:
+ * the forwarder runs in either thread with it held.
+ *
+ * Client states: CONNECTED --HELLO ok--> ATTACHED --socket closed--> (gone)
+ *                CONNECTED --STATUS/STOP--> answered, then as before (a control connection). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/daemon/proto.h"
+#include "emu/engine.h"
+#include "emu/engine_rx.h"
+#include "emu/link.h"
+#include "emu/pcap.h"
+#include "emu/process.h"
+#include "rdmaemu/ctl.h"
+
+#define MAX_CLIENTS 256
+/* Frames queued for a client whose socket is full (the kernel queues at most
+ * net.unix.max_dgram_qlen = 10 messages per SEQPACKET socket): past this, frames are dropped
+ * as a congested receiver drops them. */
+#define OUTQ_MAX 4096
+
+enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED };
+static const char *const client_state_name[] = {
+	[CLIENT_FREE] = "FREE", [CLIENT_CONNECTED] = "CONNECTED", [CLIENT_ATTACHED] = "ATTACHED",
+};
+
+struct outmsg {
+	struct outmsg *next;
+	size_t len; /* of the frame */
+	struct emu_dmsg h;
+	uint8_t frame[];
+};
+
+struct client {
+	enum client_state state;
+	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
+	size_t noutq;
+	int fd;
+	int pid;
+	size_t host;
+	unsigned slot; /* its slice of the host's QP numbers */
+	uint32_t qpn_min, qpn_max;
+	uint64_t attached_seq; /* order of attachment: the host's first process gets the rest */
+	uint64_t frames_in, frames_out, drops;
+	char node[EMU_DPROTO_NAME_MAX];
+};
+
+struct port_ctx {
+	int ep;
+	size_t host;
+	int link_layer;
+};
+
+static struct {
+	struct emu_engine *e;
+	const struct emu_fabric *f;
+	char fabric_path[EMU_DPROTO_PATH_MAX]; /* real path, "" for the built-in */
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct client clients[MAX_CLIENTS];
+	struct port_ctx *ports;
+	uint64_t seq;
+	bool trace;
+	int wake[2]; /* a pipe: the forwarder tells the main loop to watch a client for POLLOUT */
+} d;
+
+static volatile sig_atomic_t stop_requested;
+
+static void trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!d.trace)
+		return;
+	va_start(ap, fmt);
+	fputs("rdmaemud: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void client_set_state(struct client *c, enum client_state s)
+{
+	trace("client fd %d (%s pid %d): %s -> %s", c->fd, c->node[0] ? c->node : "-", c->pid,
+	      client_state_name[c->state], client_state_name[s]);
+	c->state = s;
+}
+
+static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_t len, int flags)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+
+	return sendmsg(fd, &m, MSG_NOSIGNAL | flags) < 0 ? -errno : 0;
+}
+
+/* ---------- forwarding (engine lock held) ---------- */
+
+/* The process of `host` that gets a frame for DestQP dqpn (transport) or any other frame. */
+static struct client *owner(size_t host, bool transport, uint32_t dqpn)
+{
+	struct client *first = NULL;
+
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d.clients[i];
+
+		if (c->state != CLIENT_ATTACHED || c->host != host)
+			continue;
+		if (transport && dqpn >= c->qpn_min && dqpn <= c->qpn_max)
+			return c;
+		if (!first || c->attached_seq < first->attached_seq)
+			first = c;
+	}
+	return first;
+}
+
+/* Sends what is queued for c, in order, until its socket is full. Engine lock held. */
+static void outq_flush(struct client *c)
+{
+	while (c->outq) {
+		struct outmsg *m = c->outq;
+		struct iovec iov[2] = { { &m->h, sizeof(m->h) }, { m->frame, m->len } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+		if (sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			c->drops++; /* the client is going away: its hang-up comes next */
+		} else {
+			c->frames_out++;
+		}
+		c->outq = m->next;
+		if (!c->outq)
+			c->outq_tail = &c->outq;
+		c->noutq--;
+		free(m);
+	}
+}
+
+static void outq_free(struct client *c)
+{
+	while (c->outq) {
+		struct outmsg *m = c->outq;
+
+		c->outq = m->next;
+		free(m);
+	}
+	c->outq_tail = &c->outq;
+	c->noutq = 0;
+}
+
+/* Queues a copy of the frame behind what is already queued for c. Engine lock held. */
+static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
+{
+	struct outmsg *m;
+
+	if (c->noutq >= OUTQ_MAX || !(m = malloc(sizeof(*m) + len))) {
+		c->drops++;
+		return;
+	}
+	m->next = NULL;
+	m->len = len;
+	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_FRAME,
+				  (uint32_t)ep, 0 };
+	memcpy(m->frame, frame, len);
+	*c->outq_tail = m;
+	c->outq_tail = &m->next;
+	if (c->noutq++ == 0) {
+		/* the main loop may be asleep in poll() without POLLOUT for this client */
+		ssize_t n = write(d.wake[1], "", 1);
+
+		(void)n; /* full pipe: a wake-up is pending anyway */
+	}
+}
+
+static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
+{
+	uint32_t dqpn = 0;
+	bool transport = emu_rx_classify(p->link_layer, frame, len, &dqpn) ==
+			 EMU_RX_KIND_TRANSPORT;
+	struct client *c = owner(p->host, transport, dqpn);
+
+	if (!c)
+		return; /* nobody runs on that host: as a host that is switched off */
+	/* Never block with the engine lock held: a full socket queues the frame (one copy),
+	 * and the main loop sends it when the client has read; behind a queue, in order. */
+	if (!c->outq && !send_msg(c->fd, EMU_DMSG_FRAME, (uint32_t)p->ep, frame, len,
+				  MSG_DONTWAIT))
+		c->frames_out++;
+	else if (!c->outq && errno != EAGAIN)
+		c->drops++;
+	else
+		outq_add(c, p->ep, frame, len);
+}
+
+static void port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	(void)now;
+	deliver(ctx, frame, len);
+}
+
+static int install_ports(void)
+{
+	struct emu_topology *t = emu_engine_topology(d.e);
+	size_t n = emu_topology_nendpoints(t);
+
+	d.ports = calloc(n ? n : 1, sizeof(*d.ports));
+	if (!d.ports)
+		return -1;
+	for (size_t ep = 0; ep < n; ep++) {
+		struct emu_endpoint info;
+		const struct emu_port *port;
+
+		if (emu_topology_endpoint_info(t, (int)ep, &info) || info.kind != EMU_EP_HOST_PORT)
+			continue;
+		port = &d.f->hosts[info.node].devices[info.device].ports[info.port - 1];
+		d.ports[ep] = (struct port_ctx){
+			.ep = (int)ep, .host = (size_t)info.node,
+			.link_layer = port->link_layer == EMU_LL_ETHERNET ? EMU_LL_ETHERNET
+									  : EMU_LL_INFINIBAND,
+		};
+		emu_topology_set_rx(t, (int)ep, port_rx, &d.ports[ep]);
+	}
+	return 0;
+}
+
+/* ---------- client messages ---------- */
+
+static void client_close(struct client *c)
+{
+	emu_engine_lock(d.e);
+	client_set_state(c, CLIENT_FREE);
+	outq_free(c);
+	close(c->fd);
+	c->fd = -1;
+	emu_engine_unlock(d.e);
+}
+
+static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t len)
+{
+	struct emu_dmsg_welcome w = { 0 };
+	const struct emu_host *host;
+	uint64_t used = 0;
+	int err = 0;
+
+	if (len < sizeof(*h) || c->state != CLIENT_CONNECTED) {
+		err = EPROTO;
+		goto out;
+	}
+	if (strncmp(h->fabric, d.fabric_path, sizeof(h->fabric))) {
+		fprintf(stderr, "rdmaemud: pid %d asked for fabric '%s', this daemon runs '%s'\n",
+			h->pid, h->fabric[0] ? h->fabric : "(built-in)",
+			d.fabric_path[0] ? d.fabric_path : "(built-in)");
+		err = EXDEV;
+		goto out;
+	}
+	host = memchr(h->node, 0, sizeof(h->node)) ? emu_fabric_find_host(d.f, h->node) : NULL;
+	if (!host) {
+		err = ENOENT;
+		goto out;
+	}
+	emu_engine_lock(d.e);
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state == CLIENT_ATTACHED &&
+		    d.clients[i].host == (size_t)(host - d.f->hosts))
+			used |= 1ull << d.clients[i].slot;
+	c->slot = 0;
+	while (c->slot < EMU_DPROTO_MAX_SLOTS && (used >> c->slot & 1))
+		c->slot++;
+	if (c->slot == EMU_DPROTO_MAX_SLOTS) {
+		err = EUSERS;
+	} else {
+		c->host = (size_t)(host - d.f->hosts);
+		c->qpn_min = 16 + c->slot * EMU_DPROTO_QPN_SLICE;
+		c->qpn_max = c->qpn_min + EMU_DPROTO_QPN_SLICE - 1;
+		c->pid = h->pid;
+		c->attached_seq = ++d.seq;
+		snprintf(c->node, sizeof(c->node), "%s", host->name);
+		client_set_state(c, CLIENT_ATTACHED);
+		w.host = (uint32_t)c->host;
+		w.qpn_min = c->qpn_min;
+		w.qpn_max = c->qpn_max;
+	}
+	emu_engine_unlock(d.e);
+out:
+	send_msg(c->fd, EMU_DMSG_WELCOME, (uint32_t)err, &w, sizeof(w), 0);
+}
+
+static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *frame,
+		     size_t len, bool loopback)
+{
+	struct emu_topology *t = emu_engine_topology(d.e);
+
+	/* a process speaks for its own host's ports only */
+	if (c->state != CLIENT_ATTACHED || h->arg >= emu_topology_nendpoints(t) ||
+	    !d.ports[h->arg].link_layer || d.ports[h->arg].host != c->host)
+		return;
+	c->frames_in++;
+	emu_engine_lock(d.e);
+	if (loopback)
+		deliver(&d.ports[h->arg], frame, len); /* the HCA's loopback: not on the wire */
+	else
+		emu_wire_send(emu_topology_wire(t), (int)h->arg, frame, len);
+	emu_engine_unlock(d.e); /* runs the zero-delay deliveries now */
+}
+
+static void on_status(struct client *c)
+{
+	char buf[8192];
+	size_t n = 0;
+	unsigned nattached = 0;
+
+	emu_engine_lock(d.e);
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		nattached += d.clients[i].state == CLIENT_ATTACHED;
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n",
+			      PACKAGE_VERSION, (int)getpid(),
+			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached);
+	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
+		const struct client *k = &d.clients[i];
+
+		if (k->state != CLIENT_ATTACHED)
+			continue;
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "process %d host %s qpn %u-%u frames-in %llu frames-out %llu "
+				      "drops %llu\n", k->pid, k->node, k->qpn_min, k->qpn_max,
+				      (unsigned long long)k->frames_in,
+				      (unsigned long long)k->frames_out,
+				      (unsigned long long)k->drops);
+	}
+	emu_engine_unlock(d.e);
+	send_msg(c->fd, EMU_DMSG_STATUS, 0, buf, n, 0);
+}
+
+/* Reads one message of client c; false when the client is gone. */
+static bool client_read(struct client *c, uint8_t *buf)
+{
+	struct emu_dmsg h;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_DPROTO_PATH_MAX + 1024 } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT);
+	size_t len;
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	if (n == 0)
+		return false;
+	if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
+	    h.version != EMU_DPROTO_VERSION || (m.msg_flags & MSG_TRUNC)) {
+		fprintf(stderr, "rdmaemud: malformed message from pid %d: closing it\n", c->pid);
+		return false;
+	}
+	len = (size_t)n - sizeof(h);
+	switch (h.type) {
+	case EMU_DMSG_HELLO:
+		on_hello(c, (const void *)buf, len);
+		break;
+	case EMU_DMSG_FRAME:
+	case EMU_DMSG_LOOPBACK:
+		on_frame(c, &h, buf, len, h.type == EMU_DMSG_LOOPBACK);
+		break;
+	case EMU_DMSG_STATUS:
+		on_status(c);
+		break;
+	case EMU_DMSG_STOP:
+		send_msg(c->fd, EMU_DMSG_STOP, 0, NULL, 0, 0);
+		stop_requested = 1;
+		break;
+	default:
+		fprintf(stderr, "rdmaemud: unknown message type %u from pid %d: closing it\n",
+			h.type, c->pid);
+		return false;
+	}
+	return true;
+}
+
+/* ---------- main ---------- */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd = emu_link_connect(path);
+
+	if (fd >= 0) {
+		close(fd);
+		fprintf(stderr, "rdmaemud: a daemon already answers on %s\n", path);
+		errno = EADDRINUSE;
+		return -1;
+	}
+	unlink(path); /* a dead daemon's socket */
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
+	    listen(fd, 64)) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static void usage(FILE *out)
+{
+	fputs("usage: rdmaemud [--fabric FILE] [--pcap PREFIX] [--socket PATH] [--trace]\n"
+	      "Runs an emulated RDMA fabric in real time for the processes that `rdmaemu run`\n"
+	      "attaches to it. See rdmaemud(1).\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "fabric", required_argument, NULL, 'f' }, { "pcap", required_argument, NULL, 'p' },
+		{ "socket", required_argument, NULL, 's' }, { "trace", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	};
+	const char *fabric = NULL;
+	struct pollfd pfd[MAX_CLIENTS + 2];
+	size_t who[MAX_CLIENTS + 2];
+	struct sigaction sa;
+	uint8_t *buf;
+	int opt, lfd;
+
+	while ((opt = getopt_long(argc, argv, "f:p:s:th", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': fabric = optarg; break;
+		case 'p': setenv("RDMAEMU_PCAP", optarg, 1); break;
+		case 's': snprintf(d.sock, sizeof(d.sock), "%s", optarg); break;
+		case 't': d.trace = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	unsetenv("RDMAEMU_DAEMON"); /* the daemon owns the fabric: it attaches to no daemon */
+	if (fabric && !realpath(fabric, d.fabric_path)) {
+		fprintf(stderr, "rdmaemud: %s: %s\n", fabric, strerror(errno));
+		return 1;
+	}
+	if (!d.sock[0] && emu_link_socket_path(d.sock, sizeof(d.sock), true))
+		return 1;
+	if (rdmaemu_ctl_attach(fabric ? d.fabric_path : NULL, NULL))
+		return 1;
+	d.f = emu_process_fabric();
+	d.e = emu_engine_get();
+	if (!d.f || !d.e) {
+		fprintf(stderr, "rdmaemud: cannot build the fabric: %s\n", strerror(errno));
+		return 1;
+	}
+	emu_engine_lock(d.e);
+	emu_engine_set_realtime(d.e, NULL, NULL);
+	if (install_ports()) {
+		emu_engine_unlock(d.e);
+		fprintf(stderr, "rdmaemud: out of memory\n");
+		return 1;
+	}
+	emu_engine_unlock(d.e);
+	buf = malloc(EMU_DPROTO_PATH_MAX + 1024 > EMU_WIRE_MAX_FRAME ? EMU_DPROTO_PATH_MAX + 1024
+								      : EMU_WIRE_MAX_FRAME);
+	if (!buf)
+		return 1;
+	lfd = listen_on(d.sock);
+	if (lfd < 0) {
+		if (errno != EADDRINUSE)
+			fprintf(stderr, "rdmaemud: cannot listen on %s: %s\n", d.sock,
+				strerror(errno));
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		d.clients[i].fd = -1;
+		d.clients[i].outq_tail = &d.clients[i].outq;
+	}
+	if (pipe2(d.wake, O_CLOEXEC | O_NONBLOCK)) {
+		perror("rdmaemud: pipe");
+		return 1;
+	}
+	fprintf(stderr, "rdmaemud: fabric %s, listening on %s\n",
+		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock);
+
+	while (!stop_requested) {
+		nfds_t n = 0;
+
+		char drain[64];
+
+		pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		who[n++] = MAX_CLIENTS;
+		pfd[n] = (struct pollfd){ .fd = d.wake[0], .events = POLLIN };
+		who[n++] = MAX_CLIENTS;
+		emu_engine_lock(d.e);
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			if (d.clients[i].state != CLIENT_FREE) {
+				pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
+				if (d.clients[i].outq)
+					pfd[n].events |= POLLOUT;
+				who[n++] = i;
+			}
+		emu_engine_unlock(d.e);
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "rdmaemud: poll: %s\n", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents & POLLIN)
+			while (read(d.wake[0], drain, sizeof(drain)) > 0)
+				;
+		for (nfds_t k = 2; k < n; k++) {
+			struct client *c = &d.clients[who[k]];
+
+			if (!pfd[k].revents)
+				continue;
+			if (pfd[k].revents & POLLOUT) {
+				emu_engine_lock(d.e);
+				outq_flush(c);
+				emu_engine_unlock(d.e);
+			}
+			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			/* drain what is queued before noticing a hang-up: a client's last frames
+			 * still go out */
+			for (int burst = 0; burst < 64 && c->state != CLIENT_FREE; burst++) {
+				if (!client_read(c, buf)) {
+					client_close(c);
+					break;
+				}
+				if (!(pfd[k].revents & POLLHUP)) {
+					struct pollfd one = { .fd = c->fd, .events = POLLIN };
+
+					if (poll(&one, 1, 0) <= 0)
+						break;
+				}
+			}
+		}
+		if (pfd[0].revents & POLLIN) {
+			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			size_t i;
+
+			for (i = 0; fd >= 0 && i < MAX_CLIENTS && d.clients[i].state != CLIENT_FREE;
+			     i++)
+				;
+			if (fd >= 0 && i == MAX_CLIENTS) {
+				close(fd); /* full: the client sees its connection closed */
+			} else if (fd >= 0) {
+				emu_engine_lock(d.e);
+				memset(&d.clients[i], 0, sizeof(d.clients[i]));
+				d.clients[i].fd = fd;
+				client_set_state(&d.clients[i], CLIENT_CONNECTED);
+				emu_engine_unlock(d.e);
+			}
+		}
+	}
+	unlink(d.sock);
+	close(lfd);
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state != CLIENT_FREE)
+			client_close(&d.clients[i]);
+	fprintf(stderr, "rdmaemud: stopped\n");
+	free(buf);
+	emu_process_reset(); /* flushes and closes the captures */
+	free(d.ports);
+	return 0;
+}

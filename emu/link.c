@@ -1,0 +1,280 @@
+/* The client end of the rdmaemud protocol (emu/link.h, docs/daemon.md).
+ *
+ * One socket per process. Sends happen under the engine lock, one sendmsg per frame with the
+ * header and the frame as two iovecs (no copy in user space); a receive thread reads each
+ * message into a buffer it hands to the engine (emu_engine_post_frame), which delivers it in
+ * place: a frame is copied into and out of the kernel's socket buffer, nothing else. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "emu/daemon/proto.h"
+#include "emu/engine.h"
+#include "emu/hca.h"
+#include "emu/link.h"
+
+static struct {
+	int fd;
+	bool active;
+	size_t host;
+	uint32_t qpn_min, qpn_max;
+	struct emu_engine *e;
+	pthread_t rx;
+	bool rx_started;
+} lk = { .fd = -1 };
+
+int emu_link_runtime_dir(char *buf, size_t len, bool create)
+{
+	const char *env = getenv("RDMAEMU_RUNTIME_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+	struct stat st;
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/rdmaemu", xdg);
+	else
+		n = snprintf(buf, len, "/tmp/rdmaemu-%u", (unsigned)getuid());
+	if (n < 0 || (size_t)n >= len)
+		return ENAMETOOLONG;
+	if (create && mkdir(buf, 0700) && errno != EEXIST) {
+		int e = errno;
+
+		fprintf(stderr, "rdmaemu: cannot create %s: %s\n", buf, strerror(e));
+		return e;
+	}
+	/* lstat: a symlink planted in /tmp by someone else is refused, not followed */
+	if (lstat(buf, &st)) {
+		int e = errno;
+
+		if (create || e != ENOENT)
+			fprintf(stderr, "rdmaemu: %s: %s\n", buf, strerror(e));
+		return e;
+	}
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+		fprintf(stderr, "rdmaemu: runtime directory %s is not a directory of yours with "
+				"mode 0700: refused\n", buf);
+		return EPERM;
+	}
+	return 0;
+}
+
+int emu_link_socket_path(char *buf, size_t len, bool create)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int err = emu_link_runtime_dir(dir, sizeof(dir), create);
+	int n;
+
+	if (err)
+		return err;
+	n = snprintf(buf, len, "%s/rdmaemud.sock", dir);
+	return n < 0 || (size_t)n >= len ? ENAMETOOLONG : 0;
+}
+
+int emu_link_connect(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+	ssize_t n;
+
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : 0;
+}
+
+int emu_link_attach(const struct emu_host *h, const char *fabric_path)
+{
+	const char *path = getenv("RDMAEMU_DAEMON");
+	struct emu_dmsg_hello hello;
+	struct {
+		struct emu_dmsg h;
+		struct emu_dmsg_welcome w;
+	} ans;
+	ssize_t n;
+	int fd, err;
+
+	memset(&hello, 0, sizeof(hello));
+	snprintf(hello.node, sizeof(hello.node), "%s", h->name);
+	if (fabric_path && *fabric_path && !realpath(fabric_path, hello.fabric)) {
+		err = errno;
+		fprintf(stderr, "rdmaemu: %s: %s\n", fabric_path, strerror(err));
+		return err;
+	}
+	hello.pid = (int32_t)getpid();
+	fd = emu_link_connect(path);
+	if (fd < 0) {
+		err = errno;
+		fprintf(stderr, "rdmaemu: cannot reach rdmaemud at %s: %s\n", path, strerror(err));
+		return err;
+	}
+	err = -send_msg(fd, EMU_DMSG_HELLO, 0, &hello, sizeof(hello));
+	if (!err) {
+		do
+			n = recv(fd, &ans, sizeof(ans), 0);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			err = errno;
+		else if ((size_t)n < sizeof(ans.h) || ans.h.magic != EMU_DPROTO_MAGIC ||
+			 ans.h.type != EMU_DMSG_WELCOME)
+			err = EPROTO;
+		else if (ans.h.arg)
+			err = (int)ans.h.arg;
+		else if ((size_t)n < sizeof(ans))
+			err = EPROTO;
+	}
+	if (err) {
+		fprintf(stderr, "rdmaemu: rdmaemud at %s refused host '%s' of fabric '%s': %s\n",
+			path, hello.node, hello.fabric[0] ? hello.fabric : "(built-in)",
+			strerror(err));
+		close(fd);
+		return err;
+	}
+	lk.fd = fd;
+	lk.host = ans.w.host;
+	lk.qpn_min = ans.w.qpn_min;
+	lk.qpn_max = ans.w.qpn_max;
+	lk.active = true;
+	/* before any HCA exists: its QP pool takes this slice */
+	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
+	return 0;
+}
+
+bool emu_link_active(void)
+{
+	return lk.active;
+}
+
+bool emu_link_qpn_elsewhere(uint32_t qpn)
+{
+	return lk.active && (qpn < lk.qpn_min || qpn > lk.qpn_max);
+}
+
+/* Port sends of the engine (emu_engine_tx_fn). The other hosts of the fabric live in other
+ * processes (or nowhere): what this process's copy of them would send is dropped. */
+static int link_tx(void *ctx, int ep, size_t host, size_t dev, unsigned port, const void *frame,
+		   size_t len)
+{
+	(void)ctx;
+	(void)dev;
+	(void)port;
+	if (host != lk.host)
+		return 0;
+	if (len > EMU_WIRE_MAX_FRAME)
+		return -EMSGSIZE;
+	return send_msg(lk.fd, EMU_DMSG_FRAME, (uint32_t)ep, frame, len) ? -ENOTCONN : 0;
+}
+
+int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   const void *frame, size_t len)
+{
+	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+
+	if (ep < 0)
+		return ep;
+	if (len > EMU_WIRE_MAX_FRAME)
+		return -EMSGSIZE;
+	return send_msg(lk.fd, EMU_DMSG_LOOPBACK, (uint32_t)ep, frame, len) ? -ENOTCONN : 0;
+}
+
+static void *rx_main(void *arg)
+{
+	struct emu_engine *e = arg;
+
+	for (;;) {
+		struct emu_dmsg h;
+		uint8_t *buf = malloc(EMU_WIRE_MAX_FRAME);
+		struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_WIRE_MAX_FRAME } };
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+		ssize_t n;
+
+		if (!buf) {
+			sleep(1);
+			continue;
+		}
+		do
+			n = recvmsg(lk.fd, &m, 0);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0) {
+			free(buf);
+			fprintf(stderr, "rdmaemu: rdmaemud closed the connection%s%s: this process "
+					"is cut off the fabric\n", n < 0 ? ": " : "",
+				n < 0 ? strerror(errno) : "");
+			return NULL;
+		}
+		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
+		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC)) {
+			free(buf);
+			continue;
+		}
+		emu_engine_post_frame(e, (int)h.arg, buf, (size_t)n - sizeof(h));
+	}
+}
+
+void emu_link_engine_created(struct emu_engine *e)
+{
+	sigset_t all, old;
+
+	if (!lk.active)
+		return;
+	lk.e = e;
+	emu_engine_set_realtime(e, link_tx, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&lk.rx, NULL, rx_main, e) == 0)
+		lk.rx_started = true;
+	else
+		fprintf(stderr, "rdmaemu: cannot start the receive thread: no frame will arrive\n");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void emu_link_reset(void)
+{
+	if (!lk.active)
+		return;
+	shutdown(lk.fd, SHUT_RDWR);
+	if (lk.rx_started)
+		pthread_join(lk.rx, NULL);
+	close(lk.fd);
+	lk.fd = -1;
+	lk.active = false;
+	lk.rx_started = false;
+	emu_hca_set_qp_range(16, 1u << 20);
+}

@@ -1,0 +1,48 @@
+/* A process attached to a fabric through rdmaemud (docs/daemon.md): the client end of the
+ * daemon protocol (emu/daemon/proto.h), and the per-user runtime directory both ends use.
+ *
+ * With $RDMAEMU_DAEMON naming the daemon's socket, emu_process_host() attaches through it:
+ * the daemon checks the fabric and the host and gives this process its slice of the host's QP
+ * numbers; the engine runs in real time, the attached host's port sends go to the daemon, and
+ * a receive thread posts the frames the daemon delivers into the engine. */
+#ifndef RDMAEMU_EMU_LINK_H
+#define RDMAEMU_EMU_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/fabric.h"
+
+struct emu_engine;
+
+/* Connects to $RDMAEMU_DAEMON and says hello for host h of fabric f (fabric_path: as loaded,
+ * NULL or "" for the built-in). 0, or an errno after printing why on stderr. */
+int emu_link_attach(const struct emu_host *h, const char *fabric_path);
+/* true once attached through a daemon */
+bool emu_link_active(void);
+/* Called by the engine at its creation: real-time mode and port sends to the daemon when
+ * attached, nothing otherwise. */
+void emu_link_engine_created(struct emu_engine *e);
+/* true when attached and qpn is not in this process's slice of the host's QP numbers: a
+ * loopback frame for it belongs to another process of the same host. */
+bool emu_link_qpn_elsewhere(uint32_t qpn);
+/* Sends a loopback frame (one the HCA would hand to itself, never on the wire) through the
+ * daemon to the process of the same host that owns its DestQP. 0 or a negative errno. Engine
+ * lock held. */
+int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   const void *frame, size_t len);
+/* For tests (emu_process_reset): closes the link. */
+void emu_link_reset(void);
+
+/* The per-user runtime directory: $RDMAEMU_RUNTIME_DIR, else $XDG_RUNTIME_DIR/rdmaemu, else
+ * /tmp/rdmaemu-UID; created mode 0700 when missing; refused (EPERM, with a message) unless it
+ * is a directory owned by this user with no access for group or others. 0 or an errno. */
+int emu_link_runtime_dir(char *buf, size_t len, bool create);
+/* The daemon's socket in it ("<dir>/rdmaemud.sock"). */
+int emu_link_socket_path(char *buf, size_t len, bool create);
+
+/* Connects a SOCK_SEQPACKET socket to path: the fd, or -1 with errno. */
+int emu_link_connect(const char *path);
+
+#endif

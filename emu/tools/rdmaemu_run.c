@@ -1,0 +1,305 @@
+/* rdmaemu run / rdmaemu daemon: runs programs on a fabric owned by rdmaemud (docs/daemon.md).
+ *
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
+ *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *
+ * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
+ * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
+ * and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
+ * attaches to the host NAME through the daemon. From the build tree (this program's
+ * executable lies under it) the libraries and the daemon are the build's; installed, they
+ * are pkglibdir's and bindir's. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "emu/daemon/proto.h"
+#include "emu/link.h"
+#include "emu/tools/rdmaemu_run.h"
+
+static bool in_build_tree(void)
+{
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t b = strlen(RDMAEMU_BUILDDIR);
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	return !strncmp(exe, RDMAEMU_BUILDDIR, b) && exe[b] == '/';
+}
+
+static void libdirs(char *buf, size_t len)
+{
+	const char *env = getenv("RDMAEMU_LIBDIR");
+
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (in_build_tree())
+		snprintf(buf, len, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/.libs", RDMAEMU_BUILDDIR,
+			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
+	else
+		snprintf(buf, len, "%s", RDMAEMU_PKGLIBDIR);
+}
+
+static void daemon_bin(char *buf, size_t len)
+{
+	if (in_build_tree())
+		snprintf(buf, len, "%s/emu/daemon/rdmaemud", RDMAEMU_BUILDDIR);
+	else
+		snprintf(buf, len, "%s/rdmaemud", RDMAEMU_BINDIR);
+}
+
+/* Sends a control message and reads the answer into buf (NUL-terminated text). 0, or -1 with
+ * errno (ECONNREFUSED / ENOENT: no daemon). */
+static int control(const char *sock, uint16_t type, char *buf, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, 0, 0 };
+	char ans[sizeof(h) + 8192];
+	int fd = emu_link_connect(sock);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	if (send(fd, &h, sizeof(h), MSG_NOSIGNAL) < 0) {
+		close(fd);
+		return -1;
+	}
+	do
+		n = recv(fd, ans, sizeof(ans), 0);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < (ssize_t)sizeof(h)) {
+		errno = n < 0 ? errno : EPROTO;
+		return -1;
+	}
+	n -= (ssize_t)sizeof(h);
+	if ((size_t)n >= len)
+		n = (ssize_t)len - 1;
+	memcpy(buf, ans + sizeof(h), (size_t)n);
+	buf[n] = 0;
+	return 0;
+}
+
+static bool daemon_answers(const char *sock)
+{
+	int fd = emu_link_connect(sock);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
+ * until it answers on its socket. 0 or 1 after printing why. */
+static int daemon_start(const char *sock, const char *fabric, const char *pcap)
+{
+	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
+	pid_t pid;
+	int status;
+
+	daemon_bin(bin, sizeof(bin));
+	if (emu_link_runtime_dir(dir, sizeof(dir), true))
+		return 1;
+	snprintf(log, sizeof(log), "%s/rdmaemud.log", dir);
+	pid = fork();
+	if (pid < 0) {
+		perror("rdmaemu: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		char *args[10];
+		int n = 0, fd;
+
+		/* a grandchild, so that nobody has to reap the daemon */
+		if (setsid() < 0 || fork() != 0)
+			_exit(0);
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, 0);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		args[n++] = bin;
+		if (fabric) {
+			args[n++] = (char *)"--fabric";
+			args[n++] = (char *)fabric;
+		}
+		if (pcap) {
+			args[n++] = (char *)"--pcap";
+			args[n++] = (char *)pcap;
+		}
+		args[n++] = (char *)"--socket";
+		args[n++] = (char *)sock;
+		args[n] = NULL;
+		execv(bin, args);
+		fprintf(stderr, "rdmaemu: cannot run %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	/* generous: a loaded machine, a sanitizer build */
+	for (int i = 0; i < 600; i++) {
+		if (daemon_answers(sock))
+			return 0;
+		sleep_ms(50);
+	}
+	fprintf(stderr, "rdmaemu: rdmaemud did not come up on %s (see %s)\n", sock, log);
+	return 1;
+}
+
+static void run_usage(FILE *out)
+{
+	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]\n",
+	      out);
+}
+
+int rdmaemu_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "fabric", required_argument, NULL, 'f' }, { "node", required_argument, NULL, 'n' },
+		{ "pcap", required_argument, NULL, 'p' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
+	char sock[PATH_MAX], libs[3 * PATH_MAX], *path, real[PATH_MAX];
+	const char *old;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+f:n:p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': fabric = optarg; break;
+		case 'n': node = optarg; break;
+		case 'p': pcap = optarg; break;
+		case 'h': run_usage(stdout); return 0;
+		default: run_usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		run_usage(stderr);
+		return 2;
+	}
+	if (fabric && *fabric) {
+		if (!realpath(fabric, real)) {
+			fprintf(stderr, "rdmaemu: %s: %s\n", fabric, strerror(errno));
+			return 1;
+		}
+		fabric = real;
+	} else {
+		fabric = NULL;
+	}
+	if (emu_link_socket_path(sock, sizeof(sock), true))
+		return 1;
+	if (!daemon_answers(sock)) {
+		if (daemon_start(sock, fabric, pcap))
+			return 1;
+	} else if (pcap) {
+		fprintf(stderr, "rdmaemu: --pcap: rdmaemud already runs (its captures are fixed at "
+				"its start); `rdmaemu daemon stop` first\n");
+		return 1;
+	}
+	libdirs(libs, sizeof(libs));
+	old = getenv("LD_LIBRARY_PATH");
+	path = malloc(strlen(libs) + (old ? strlen(old) : 0) + 2);
+	if (!path)
+		return 1;
+	sprintf(path, "%s%s%s", libs, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_LIBRARY_PATH", path, 1);
+	free(path);
+	setenv("RDMAEMU_DAEMON", sock, 1);
+	if (fabric)
+		setenv("RDMAEMU_FABRIC", fabric, 1);
+	else
+		unsetenv("RDMAEMU_FABRIC");
+	if (node)
+		setenv("RDMAEMU_NODE", node, 1);
+	unsetenv("RDMAEMU_PCAP"); /* the daemon writes the captures */
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "rdmaemu: %s: %s\n", argv[optind], strerror(errno));
+	return 127;
+}
+
+int rdmaemu_daemon(int argc, char **argv)
+{
+	char sock[PATH_MAX], text[8192];
+
+	if (argc < 2) {
+		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n",
+		      stderr);
+		return 2;
+	}
+	if (emu_link_socket_path(sock, sizeof(sock), !strcmp(argv[1], "start")))
+		return 1;
+	if (!strcmp(argv[1], "status")) {
+		if (control(sock, EMU_DMSG_STATUS, text, sizeof(text))) {
+			printf("rdmaemud: not running (%s)\n", sock);
+			return 3; /* as LSB status: not running */
+		}
+		fputs(text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "stop")) {
+		if (control(sock, EMU_DMSG_STOP, text, sizeof(text))) {
+			printf("rdmaemud: not running (%s)\n", sock);
+			return 0;
+		}
+		for (int i = 0; i < 600 && daemon_answers(sock); i++)
+			sleep_ms(50);
+		return daemon_answers(sock) ? 1 : 0;
+	}
+	if (!strcmp(argv[1], "start")) {
+		static const struct option opts[] = {
+			{ "fabric", required_argument, NULL, 'f' },
+			{ "pcap", required_argument, NULL, 'p' },
+			{ NULL, 0, NULL, 0 },
+		};
+		const char *fabric = NULL, *pcap = NULL;
+		char real[PATH_MAX];
+		int opt;
+
+		optind = 2;
+		while ((opt = getopt_long(argc, argv, "f:p:", opts, NULL)) != -1) {
+			if (opt == 'f')
+				fabric = optarg;
+			else if (opt == 'p')
+				pcap = optarg;
+			else
+				return 2;
+		}
+		if (fabric && !realpath(fabric, real)) {
+			fprintf(stderr, "rdmaemu: %s: %s\n", fabric, strerror(errno));
+			return 1;
+		}
+		if (daemon_answers(sock)) {
+			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
+			return 1;
+		}
+		return daemon_start(sock, fabric ? real : NULL, pcap);
+	}
+	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
+	return 2;
+}
