@@ -130,6 +130,7 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
  * that ended RUNNING (and every waiter has looked), it applies rule (2) itself rather than
  * leave it to the progress thread, which a busy poller could starve of the mutex. Returns
  * true when it advanced time. */
+/* Engine lock held (between the poll's emu_engine_lock and emu_engine_unlock). */
 bool emu_engine_note_idle(struct emu_engine *e);
 
 /* Quiescence interval of the progress thread, real ns (0: never advance by quiescence).

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,11 +329,18 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		if (!emu_cq_pop(to_vcq(cq), &wc[i]))
 			break;
 	if (i == 0 && n > 0) {
-		/* an empty poll: a busy-poll loop lets virtual time move (docs/engine.md) */
+		/* an empty poll: a busy-poll loop lets virtual time move (docs/engine.md). The
+		 * report is made under the engine lock (it reads and moves the thread states and
+		 * may fire timers); in real time it only yields, which must not hold the lock. */
 		struct emu_engine *e = emu_dp_engine();
 
-		if (e)
+		if (e && emu_engine_is_realtime(e)) {
+			sched_yield();
+		} else if (e) {
+			emu_engine_lock(e);
 			emu_engine_note_idle(e);
+			emu_engine_unlock(e);
+		}
 	}
 	return i;
 }
