@@ -590,6 +590,8 @@ int main(int argc, char **argv)
 			} else if (fd >= 0) {
 				emu_engine_lock(d.e);
 				memset(&d.clients[i], 0, sizeof(d.clients[i]));
+				/* the zeroing took the empty queue's tail pointer too */
+				d.clients[i].outq_tail = &d.clients[i].outq;
 				d.clients[i].fd = fd;
 				client_set_state(&d.clients[i], CLIENT_CONNECTED);
 				emu_engine_unlock(d.e);
