@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/trace.h"
 #include "emu/cm_agent_priv.h"
 
 /* ---- tracing (RDMAEMU_TRACE=cm) ---- */
@@ -16,12 +17,7 @@ static bool cm_trace_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *t = getenv("RDMAEMU_TRACE");
-
-		on = t && strstr(t, "cm") ? 1 : 0;
-	}
-	return on;
+	return emu_trace_enabled(&on, "cm");
 }
 
 void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...)

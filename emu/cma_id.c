@@ -10,6 +10,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "emu/trace.h"
 #include "emu/engine.h"
 #include "emu/cma_conn.h"
 #include "emu/ucma.h"
@@ -37,12 +38,7 @@ bool emu_cma_trace_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *t = getenv("RDMAEMU_TRACE");
-
-		on = t && strstr(t, "cma") ? 1 : 0;
-	}
-	return on;
+	return emu_trace_enabled(&on, "cma");
 }
 
 void emu_cma_trace(const char *fmt, ...)
@@ -52,9 +48,7 @@ void emu_cma_trace(const char *fmt, ...)
 	if (!emu_cma_trace_on())
 		return;
 	va_start(ap, fmt);
-	fputs("rdmaemu: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	emu_trace_vprint("", fmt, ap);
 	va_end(ap);
 }
 

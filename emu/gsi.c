@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/trace.h"
 #include "emu/engine.h"
 #include "emu/engine_ext.h"
 #include "emu/engine_rx.h"
@@ -20,12 +21,7 @@ bool emu_gsi_trace_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *t = getenv("RDMAEMU_TRACE");
-
-		on = t && strstr(t, "mad") ? 1 : 0;
-	}
-	return on;
+	return emu_trace_enabled(&on, "mad");
 }
 
 void emu_gsi_trace(const char *fmt, ...)
@@ -35,9 +31,7 @@ void emu_gsi_trace(const char *fmt, ...)
 	if (!emu_gsi_trace_on())
 		return;
 	va_start(ap, fmt);
-	fputs("rdmaemu: mad: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	emu_trace_vprint("mad: ", fmt, ap);
 	va_end(ap);
 }
 

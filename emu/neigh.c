@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/trace.h"
 #include "emu/engine_ext.h"
 #include "emu/neigh_priv.h"
 
@@ -43,12 +44,7 @@ bool emu_neigh_trace_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *t = getenv("RDMAEMU_TRACE");
-
-		on = t && strstr(t, "neigh") ? 1 : 0;
-	}
-	return on;
+	return emu_trace_enabled(&on, "neigh");
 }
 
 void emu_neigh_trace(const char *fmt, ...)
@@ -58,9 +54,7 @@ void emu_neigh_trace(const char *fmt, ...)
 	if (!emu_neigh_trace_on())
 		return;
 	va_start(ap, fmt);
-	fputs("rdmaemu: neigh ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	emu_trace_vprint("neigh ", fmt, ap);
 	va_end(ap);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/trace.h"
 #include "emu/verbs/datapath.h"
 
 static const char *const wqe_state_names[] = {
@@ -29,12 +30,7 @@ bool emu_dp_trace_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *t = getenv("RDMAEMU_TRACE");
-
-		on = t && strstr(t, "qp") ? 1 : 0;
-	}
-	return on;
+	return emu_trace_enabled(&on, "qp");
 }
 
 void emu_dp_trace(const char *fmt, ...)
@@ -44,9 +40,7 @@ void emu_dp_trace(const char *fmt, ...)
 	if (!emu_dp_trace_on())
 		return;
 	va_start(ap, fmt);
-	fputs("rdmaemu: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	emu_trace_vprint("", fmt, ap);
 	va_end(ap);
 }
 

@@ -1,0 +1,20 @@
+/* RDMAEMU_TRACE: which protocol engines print a line per packet and per state transition on
+ * stderr. The variable holds keywords separated by commas or spaces ("qp,cm", "mad neigh");
+ * "all" turns every one on. Keywords: qp (data path), mad (MAD layer), cm (CM agents), cma
+ * (the emulated kernel rdma_cm), neigh (neighbours). A keyword matches whole, so "cma" does
+ * not turn on "cm". */
+#ifndef RDMAEMU_EMU_TRACE_H
+#define RDMAEMU_EMU_TRACE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+/* Whether `keyword` is on. *cache starts at -1; the environment is read once per cache (so
+ * a module's check costs one load on its hot paths). */
+bool emu_trace_enabled(int *cache, const char *keyword);
+/* Whether `keyword` is in the list `spec` (the parsing behind emu_trace_enabled). */
+bool emu_trace_spec_has(const char *spec, const char *keyword);
+/* "rdmaemu: <prefix><formatted line>\n" on stderr, in one write. */
+void emu_trace_vprint(const char *prefix, const char *fmt, va_list ap);
+
+#endif
