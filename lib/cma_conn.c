@@ -61,55 +61,10 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 
 /* ---- QP attributes and transitions ---- */
 
-static void copy_ah_from_kern(struct ibv_ah_attr *dst, const struct ib_uverbs_ah_attr *src)
-{
-	memcpy(dst->grh.dgid.raw, src->grh.dgid, sizeof dst->grh.dgid);
-	dst->grh.flow_label = src->grh.flow_label;
-	dst->grh.sgid_index = src->grh.sgid_index;
-	dst->grh.hop_limit = src->grh.hop_limit;
-	dst->grh.traffic_class = src->grh.traffic_class;
-	dst->dlid = src->dlid;
-	dst->sl = src->sl;
-	dst->src_path_bits = src->src_path_bits;
-	dst->static_rate = src->static_rate;
-	dst->is_global = src->is_global;
-	dst->port_num = src->port_num;
-}
-
-/* ibv_copy_qp_attr_from_kern */
-static void copy_qp_attr_from_kern(struct ibv_qp_attr *dst, const struct ib_uverbs_qp_attr *src)
-{
-	memset(dst, 0, sizeof *dst);
-	dst->cur_qp_state = src->cur_qp_state;
-	dst->path_mtu = src->path_mtu;
-	dst->path_mig_state = src->path_mig_state;
-	dst->qkey = src->qkey;
-	dst->rq_psn = src->rq_psn;
-	dst->sq_psn = src->sq_psn;
-	dst->dest_qp_num = src->dest_qp_num;
-	dst->qp_access_flags = (int)src->qp_access_flags;
-	dst->cap.max_send_wr = src->max_send_wr;
-	dst->cap.max_recv_wr = src->max_recv_wr;
-	dst->cap.max_send_sge = src->max_send_sge;
-	dst->cap.max_recv_sge = src->max_recv_sge;
-	dst->cap.max_inline_data = src->max_inline_data;
-	copy_ah_from_kern(&dst->ah_attr, &src->ah_attr);
-	copy_ah_from_kern(&dst->alt_ah_attr, &src->alt_ah_attr);
-	dst->pkey_index = src->pkey_index;
-	dst->alt_pkey_index = src->alt_pkey_index;
-	dst->en_sqd_async_notify = src->en_sqd_async_notify;
-	dst->sq_draining = src->sq_draining;
-	dst->max_rd_atomic = src->max_rd_atomic;
-	dst->max_dest_rd_atomic = src->max_dest_rd_atomic;
-	dst->min_rnr_timer = src->min_rnr_timer;
-	dst->port_num = src->port_num;
-	dst->timeout = src->timeout;
-	dst->retry_cnt = src->retry_cnt;
-	dst->rnr_retry = src->rnr_retry;
-	dst->alt_port_num = src->alt_port_num;
-	dst->alt_timeout = src->alt_timeout;
-	dst->qp_state = src->qp_state;
-}
+/* libibverbs' marshalling of the kernel's QP attributes (exported at IBVERBS_1.0, declared in
+ * rdma-core's infiniband/marshall.h, which Debian does not ship): librdmacm's
+ * rdma_init_qp_attr hands the INIT_QP_ATTR answer to it, so this one does too. */
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
 
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
 {
@@ -123,7 +78,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *q
 	cmd.qp_state = qp_attr->qp_state;
 	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
 		return -1;
-	copy_qp_attr_from_kern(qp_attr, &resp);
+	ibv_copy_qp_attr_from_kern(qp_attr, &resp);
 	*qp_attr_mask = (int)resp.qp_attr_mask;
 	return 0;
 }
