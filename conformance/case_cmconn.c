@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -296,10 +297,17 @@ static void conn_row(const struct conf_case *c)
 	case P_DESTROY:
 		ret = rdma_destroy_id(l.pas);
 		break;
-	case P_DESTROY_L:
+	case P_DESTROY_L: {
+		/* "unread", not "not yet arrived": rdma_connect returns before the kernel's REQ
+		 * reaches the listener, whose destruction would then leave no listener (REJ 8) */
+		struct pollfd pf = { .fd = l.lch->fd, .events = POLLIN };
+
+		if (poll(&pf, 1, 5000) != 1)
+			conf_fatal("no CONNECT_REQUEST queued on the listener within 5 s");
 		ret = rdma_destroy_id(l.listen);
 		l.listen = NULL;
 		break;
+	}
 	case P_NOLISTEN:
 		ret = 0;
 		break;
