@@ -104,6 +104,7 @@ static void gsi_free(struct emu_engine *e, void *obj)
 		while (!emu_list_empty(&p->agents))
 			emu_gsi_agent_unregister(
 				emu_list_entry(p->agents.next, struct emu_gsi_agent, link));
+		emu_gsi_loopback_flush(p);
 		if (p->is_switch)
 			emu_topology_set_switch_local_rx(emu_engine_topology(e), p->sw, NULL, NULL);
 		else
@@ -129,6 +130,7 @@ static struct emu_gsi_port *port_add(struct emu_gsi *g)
 		return NULL;
 	p->g = g;
 	emu_list_init(&p->agents);
+	emu_list_init(&p->loopback);
 	g->ports[g->nports++] = p;
 	return p;
 }

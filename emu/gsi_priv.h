@@ -31,7 +31,11 @@ struct emu_gsi_port {
 	struct emu_list agents;
 	uint32_t psn;
 	struct emu_gsi_port_counters cnt;
+	struct emu_list loopback; /* struct gsi_loop frames to this port itself, in flight */
 };
+
+/* Cancels and frees the port's looped-back frames still in flight (gsi_free). */
+void emu_gsi_loopback_flush(struct emu_gsi_port *p);
 
 struct emu_gsi_agent {
 	struct emu_list link;

@@ -69,8 +69,66 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 	return -EADDRNOTAVAIL;
 }
 
+/* rxe_net.c's loopback (prepare4/6 set RXE_LOOPBACK_MASK when the source and destination
+ * addresses are equal; rxe_loopback hands the skb to rxe_rcv): a MAD a RoCE port addresses to
+ * one of its own GIDs never reaches the wire and comes back into this port's QP1, at the same
+ * virtual instant but after the sender's call returns (the kernel's receive is a softirq). */
+struct gsi_loop {
+	struct emu_list node;
+	struct emu_timer t;
+	struct emu_gsi_port *p;
+	size_t len;
+	uint8_t frame[];
+};
+
+static bool roce_own_gid(const struct emu_gsi_port *p, const uint8_t dgid[16])
+{
+	for (size_t i = 0; p->port && i < p->port->ngids; i++)
+		if (!memcmp(p->port->gids[i].raw, dgid, 16))
+			return true;
+	return false;
+}
+
+static void loop_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	struct gsi_loop *l = arg;
+
+	(void)t;
+	emu_list_del(&l->node);
+	emu_gsi_trace("rx: looped-back frame, %zu bytes", l->len);
+	emu_gsi_port_rx(l->p, l->frame, l->len, emu_clock_now(clk));
+	free(l);
+}
+
+static int loop_send(struct emu_gsi_port *p, const uint8_t *frame, size_t len)
+{
+	struct gsi_loop *l = malloc(sizeof(*l) + len);
+
+	if (!l)
+		return -ENOMEM;
+	l->p = p;
+	l->len = len;
+	memcpy(l->frame, frame, len);
+	emu_list_add_tail(&p->loopback, &l->node);
+	emu_timer_init(&l->t, loop_fire, l);
+	emu_timer_arm_in(emu_engine_clock(p->g->e), &l->t, 0);
+	return 0;
+}
+
+void emu_gsi_loopback_flush(struct emu_gsi_port *p)
+{
+	while (!emu_list_empty(&p->loopback)) {
+		struct gsi_loop *l = emu_list_entry(p->loopback.next, struct gsi_loop, node);
+
+		emu_timer_cancel(emu_engine_clock(p->g->e), &l->t);
+		emu_list_del(&l->node);
+		free(l);
+	}
+}
+
 int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const uint8_t *mad)
 {
+	bool local = false;
 	struct emu_engine *e = p->g->e;
 	struct emu_pkt_addr a;
 	struct emu_bth bth = { .opcode = EMU_OP_UD | EMU_OP_SEND_ONLY,
@@ -91,7 +149,10 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	memcpy(a.dgid, to->gid, 16);
 	if (a.link_layer == EMU_LL_ETHERNET) {
 		rc = roce_source(p, to->gid, a.sgid, a.smac);
-		if (!rc)
+		local = !rc && roce_own_gid(p, to->gid);
+		if (local)
+			memcpy(a.dmac, a.smac, 6);
+		else if (!rc)
 			rc = p->g->mac(e, p, to->gid, a.dmac);
 		if (rc) {
 			emu_gsi_trace("xmit: no route to the destination GID: %d", rc);
@@ -108,7 +169,9 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	n = emu_pkt_build(buf, sizeof(buf), &a, &bth, &x, mad, EMU_MAD_LEN, NULL);
 	if (n < 0)
 		return (int)n;
-	if (p->is_switch)
+	if (local)
+		rc = loop_send(p, buf, (size_t)n);
+	else if (p->is_switch)
 		rc = emu_topology_switch_send(emu_engine_topology(e), p->sw, buf, (size_t)n);
 	else
 		rc = emu_engine_port_send(e, p->host, p->dev, p->num, buf, (size_t)n);
@@ -122,6 +185,8 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 			      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
 			      : "",
 		      to->lid);
+	if (local)
+		emu_gsi_trace("xmit: to the port's own GID: looped back");
 	return 0;
 }
 

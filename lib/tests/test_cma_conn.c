@@ -294,6 +294,54 @@ static void test_rc_no_listener(void **state)
 	side_done(&a);
 }
 
+/* ---- a connection to the host's own address: rxe loops its MADs back (rxe_net.c) ---- */
+
+static void test_rc_loopback(void **state)
+{
+	struct side l = { 0 }, a = { 0 };
+	struct rdma_conn_param cp = { .private_data = "self", .private_data_len = 5 };
+	struct sockaddr_in self;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *conn;
+	uint64_t t;
+
+	(void)state;
+	l.ch = rdma_create_event_channel();
+	assert_non_null(l.ch);
+	assert_int_equal(rdma_create_id(l.ch, &l.id, NULL, RDMA_PS_TCP), 0);
+	standin_dst(&self, "192.0.2.65", PORT + 7);
+	assert_int_equal(rdma_bind_addr(l.id, (struct sockaddr *)&self), 0);
+	assert_int_equal(rdma_listen(l.id, 8), 0);
+	a.ch = rdma_create_event_channel();
+	assert_non_null(a.ch);
+	assert_int_equal(rdma_create_id(a.ch, &a.id, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(a.id, NULL, (struct sockaddr *)&self, 2000), 0);
+	expect_ack(a.ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	assert_int_equal(standin_route(a.id), 0);
+	expect_ack(a.ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	create_qp(a.id, IBV_QPT_RC);
+	t = now_ns();
+	assert_int_equal(rdma_connect(a.id, &cp), 0);
+	ev = expect(l.ch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	conn = ev->id;
+	assert_int_equal(ev->param.conn.private_data_len, 56);
+	assert_string_equal(ev->param.conn.private_data, "self");
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	create_qp(conn, IBV_QPT_RC);
+	assert_int_equal(rdma_accept(conn, NULL), 0);
+	ev = expect(a.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	assert_int_equal(ev->param.conn.qp_num, conn->qp->qp_num);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	expect_ack(l.ch, RDMA_CM_EVENT_ESTABLISHED, 0);
+	/* never on the wire: REQ, REP and RTU all come back at the same virtual instant */
+	assert_int_equal(now_ns() - t, 0);
+	rdma_destroy_qp(conn);
+	assert_int_equal(rdma_destroy_id(conn), 0);
+	expect_ack(a.ch, RDMA_CM_EVENT_DISCONNECTED, 0);
+	side_done(&a);
+	side_done(&l);
+}
+
 /* ---- a full backlog drops the REQ without REJ; the sender's retry gets through ---- */
 
 static void test_rc_backlog_full(void **state)
@@ -649,6 +697,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rc_connect_send_disconnect),
 		cmocka_unit_test(test_rc_reject),
 		cmocka_unit_test(test_rc_no_listener),
+		cmocka_unit_test(test_rc_loopback),
 		cmocka_unit_test(test_rc_backlog_full),
 		cmocka_unit_test(test_rc_rep_dropped),
 		cmocka_unit_test(test_rc_no_qp_establish),
