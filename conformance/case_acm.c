@@ -1,8 +1,11 @@
 /* ACM (spec §4.5, §15 rows 78-89): rdma_getaddrinfo's ibacm client.
  *
- * Row 78 (ibacm absent) runs wherever a device is visible. Rows 79-88 need a fake ibacm that
- * speaks the acm.h protocol on /run/ibacm.sock (or a TCP port named in /run/ibacm.port) and
- * records the requests; that fixture does not exist yet, so they report Notrun. */
+ * Row 78 (ibacm absent) runs wherever a device is visible. Rows 79-88 observe the bytes of
+ * the acm.h protocol on /run/ibacm.sock (or a TCP port named in /run/ibacm.port): they need a
+ * fake ibacm that records the requests. The emulated ibacm (lib/acm.c: an acm=on host, paths
+ * from the fake SA, tested in lib/tests/test_gai_ib) answers by function call, not over that
+ * socket, so these rows stay Notrun on emu as on system. Row 89 needs an AF_IB-capable
+ * library (af_ib_support), which lib/ is not. */
 #include "config.h"
 
 #include <errno.h>

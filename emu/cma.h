@@ -40,6 +40,8 @@ enum emu_cma_state {
 	EMU_CMA_LISTEN,
 	EMU_CMA_DEVICE_REMOVAL,
 	EMU_CMA_DESTROYING,
+	EMU_CMA_ADDRINFO_QUERY,    /* RESOLVE_IB_SERVICE (kernels with the 2025 patches) */
+	EMU_CMA_ADDRINFO_RESOLVED,
 	EMU_CMA_NSTATES
 };
 
@@ -67,7 +69,18 @@ struct rdma_ucm_event_resp;
 
 /* Slots of per-id state owned by the network modules (id->net[]). */
 enum emu_cma_net_slot { EMU_CMA_NET_ADDR, EMU_CMA_NET_ROUTE, EMU_CMA_NET_CM, EMU_CMA_NET_MCAST,
-			EMU_CMA_NET_NSLOTS };
+			EMU_CMA_NET_SVC, EMU_CMA_NET_NSLOTS };
+
+/* struct sockaddr_ib, spelled out (the kernel header's is not in the UAPI set). */
+struct emu_sockaddr_ib {
+	uint16_t sib_family;
+	uint16_t sib_pkey;
+	uint32_t sib_flowinfo;
+	uint8_t sib_addr[16];
+	uint64_t sib_sid;
+	uint64_t sib_sid_mask;
+	uint64_t sib_scope_id;
+};
 
 /* A kernel CM id (struct rdma_id_private + struct ucma_context). */
 struct emu_cma_id {
@@ -107,6 +120,10 @@ struct emu_cma_id {
 	struct emu_list file_node;   /* in file->ids */
 	struct emu_list mcs;         /* struct emu_cma_mc */
 	bool has_cm;                 /* an IB CM id exists (connect/REQ): reject/notify/... allowed */
+	/* RESOLVE_IB_SERVICE's answer (route.service_recs): ServiceRecords in their 176-byte wire
+	 * form, which is also ib_user_service_rec's layout. */
+	uint8_t (*service_recs)[176];
+	unsigned nservice_recs;
 	void *net[EMU_CMA_NET_NSLOTS];
 };
 
@@ -219,6 +236,17 @@ static inline int emu_cma_ifindex(size_t netdev)
 {
 	return (int)netdev + 2;
 }
+
+/* RESOLVE_IB_SERVICE (emu/cma_svc.c, rdma_resolve_ib_service of the 2025 kernel patches):
+ * flags EMU_CMA_IB_SERVICE_FLAG_ID / _NAME select service_id / name (64 bytes). 0 (the
+ * outcome is ADDRINFO_RESOLVED or ADDRINFO_ERROR later), -EINVAL (no device, not ADDR_BOUND),
+ * -EOPNOTSUPP (not an IB port), or the SA client's start error. */
+#define EMU_CMA_IB_SERVICE_FLAG_ID 1u
+#define EMU_CMA_IB_SERVICE_FLAG_NAME 2u
+int emu_cma_resolve_ib_service(struct emu_cma_id *id, uint64_t service_id, const uint8_t name[64],
+			       uint32_t flags);
+/* The id goes away: cancel its ServiceRecord query, free its records. */
+void emu_cma_svc_destroy(struct emu_cma_id *id);
 
 /* Drops every per-host port space (tests; with emu_process_reset). */
 void emu_cma_reset(void);

@@ -7,6 +7,7 @@
  * whether a further id may join. */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,11 @@ bool emu_cma_any_addr(const struct sockaddr *sa)
 		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == htonl(INADDR_ANY);
 	case AF_INET6:
 		return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	case 27: { /* AF_IB: ib_addr_any */
+		static const uint8_t zero[16];
+
+		return !memcmp(((const struct emu_sockaddr_ib *)sa)->sib_addr, zero, 16);
+	}
 	default:
 		return false;
 	}
@@ -127,6 +133,8 @@ uint16_t emu_cma_port(const struct sockaddr *sa)
 		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
 	case AF_INET6:
 		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+	case 27: /* AF_IB: the port is the service ID's low 16 bits (cma_port) */
+		return (uint16_t)be64toh(((const struct emu_sockaddr_ib *)sa)->sib_sid);
 	default:
 		return 0;
 	}
@@ -134,10 +142,15 @@ uint16_t emu_cma_port(const struct sockaddr *sa)
 
 void emu_cma_set_port(struct sockaddr *sa, uint16_t port)
 {
-	if (sa->sa_family == AF_INET)
+	if (sa->sa_family == AF_INET) {
 		((struct sockaddr_in *)sa)->sin_port = htons(port);
-	else if (sa->sa_family == AF_INET6)
+	} else if (sa->sa_family == AF_INET6) {
 		((struct sockaddr_in6 *)sa)->sin6_port = htons(port);
+	} else if (sa->sa_family == 27) {
+		struct emu_sockaddr_ib *sib = (struct emu_sockaddr_ib *)sa;
+
+		sib->sib_sid = htobe64((be64toh(sib->sib_sid) & ~0xffffull) | port);
+	}
 }
 
 static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
@@ -150,6 +163,9 @@ static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 	if (a->sa_family == AF_INET6)
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
 			       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+	if (a->sa_family == 27)
+		return !memcmp(((const struct emu_sockaddr_ib *)a)->sib_addr,
+			       ((const struct emu_sockaddr_ib *)b)->sib_addr, 16);
 	return false;
 }
 
@@ -377,15 +393,60 @@ static int get_port(struct emu_cma_id *id)
 	return ret;
 }
 
+/* AF_IB (cma_translate_addr + cma_acquire_dev_by_src_ip): the port of h whose GID table holds
+ * the address; the P_Key comes from the address. The netdev is the port's IPoIB one, if any. */
+static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
+{
+	const struct emu_host *h = id->host;
+
+	for (size_t d = 0; d < h->ndevices; d++) {
+		const struct emu_device *dev = &h->devices[d];
+
+		for (size_t pi = 0; pi < dev->nports; pi++) {
+			const struct emu_port *p = &dev->ports[pi];
+
+			for (size_t g = 0; g < p->ngids; g++) {
+				if (memcmp(p->gids[g].raw, sib->sib_addr, 16))
+					continue;
+				id->dev = (int)d;
+				id->port = p->num;
+				id->gid_index = (int)g;
+				id->pkey = ntohs(sib->sib_pkey);
+				id->netdev = -1;
+				for (size_t n = 0; n < h->nnetdevs; n++)
+					if (h->netdevs[n].device == (int)d &&
+					    h->netdevs[n].port == p->num)
+						id->netdev = (int)n;
+				return 0;
+			}
+		}
+	}
+	return -ENODEV;
+}
+
 int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr)
 {
 	const struct emu_host *h = id->host;
 	int ret;
 
-	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6)
-		return -EAFNOSUPPORT; /* AF_IB: not emulated yet (docs/cma.md) */
+	if (addr->sa_family != AF_INET && addr->sa_family != AF_INET6 && addr->sa_family != 27)
+		return -EAFNOSUPPORT;
 	if (!emu_cma_comp_exch(id, EMU_CMA_IDLE, EMU_CMA_ADDR_BOUND))
 		return -EINVAL;
+	if (addr->sa_family == 27) {
+		memset(&id->src, 0, sizeof id->src);
+		memcpy(&id->src, addr, emu_cma_addr_size(addr));
+		ret = emu_cma_any_addr(addr) ? 0 :
+			bind_ib(id, (const struct emu_sockaddr_ib *)addr);
+		if (ret)
+			goto err;
+		memset(&id->dst, 0, sizeof id->dst);
+		id->dst.ss_family = 27;
+		ret = get_port(id);
+		if (ret)
+			goto err;
+		return 0;
+	}
 	/* cma_check_linklocal */
 	id->bound_dev_if = 0;
 	if (addr->sa_family == AF_INET6) {

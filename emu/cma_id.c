@@ -27,6 +27,8 @@ static const char *const state_names[EMU_CMA_NSTATES] = {
 	[EMU_CMA_LISTEN] = "LISTEN",
 	[EMU_CMA_DEVICE_REMOVAL] = "DEVICE_REMOVAL",
 	[EMU_CMA_DESTROYING] = "DESTROYING",
+	[EMU_CMA_ADDRINFO_QUERY] = "ADDRINFO_QUERY",
+	[EMU_CMA_ADDRINFO_RESOLVED] = "ADDRINFO_RESOLVED",
 };
 
 const char *emu_cma_state_name(enum emu_cma_state s)
@@ -157,6 +159,7 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 		addr_ops->cancel(id);
 	if (route_ops && route_ops->cancel)
 		route_ops->cancel(id);
+	emu_cma_svc_destroy(id);
 	if (cm_ops && cm_ops->destroy && (id->has_cm || id->net[EMU_CMA_NET_CM]))
 		cm_ops->destroy(id);
 	emu_list_for_each_safe(pos, tmp, &id->mcs) {

@@ -312,16 +312,6 @@ static void id_gid(const struct emu_cma_id *id, bool src, uint8_t gid[16])
 		memcpy(gid, p->gids[id->gid_index].raw, 16);
 }
 
-/* struct sockaddr_ib, spelled out (the kernel header's is not in the UAPI set). */
-struct emu_sockaddr_ib {
-	uint16_t sib_family;
-	uint16_t sib_pkey;
-	uint32_t sib_flowinfo;
-	uint8_t sib_addr[16];
-	uint64_t sib_sid;
-	uint64_t sib_sid_mask;
-	uint64_t sib_scope_id;
-};
 
 static void fill_dev(const struct emu_cma_id *id, struct rdma_ucm_query_addr_resp *resp)
 {
@@ -393,6 +383,27 @@ static int query_path(struct emu_cma_id *id, void *out, size_t out_len)
 	return 0;
 }
 
+/* ucma_query_ib_service: ENOSPC below the 4-byte header, ENODATA without records; a buffer
+ * with room for no record gets nothing written (the kernel skips the copy) and 0. */
+static int query_ib_service(struct emu_cma_id *id, void *out, size_t out_len)
+{
+	uint32_t num = id->nservice_recs;
+	size_t room;
+
+	if (out_len < sizeof num)
+		return -ENOSPC;
+	if (!id->service_recs)
+		return -ENODATA;
+	room = (out_len - sizeof num) / EMU_UCMA_SERVICE_REC_SIZE;
+	if (!room)
+		return 0;
+	if (room > num)
+		room = num;
+	memcpy(out, &num, sizeof num);
+	memcpy((char *)out + sizeof num, id->service_recs, room * EMU_UCMA_SERVICE_REC_SIZE);
+	return 0;
+}
+
 static int cmd_query(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
 {
 	struct rdma_ucm_query cmd;
@@ -410,6 +421,8 @@ static int cmd_query(struct emu_ucma_file *f, const void *in, size_t in_len, siz
 		return query_path(id, RESP(cmd.response), out_len);
 	case RDMA_USER_CM_QUERY_GID:
 		return query_gid(id, RESP(cmd.response), out_len);
+	case EMU_UCMA_QUERY_IB_SERVICE:
+		return query_ib_service(id, RESP(cmd.response), out_len);
 	default:
 		return -ENOSYS;
 	}
@@ -784,11 +797,28 @@ static int cmd_write_cm_event(struct emu_ucma_file *f, const void *in, size_t in
 	return emu_cma_event(id, NULL, cmd.event, (int32_t)cmd.status, &param);
 }
 
+static int cmd_resolve_ib_service(struct emu_ucma_file *f, const void *in, size_t in_len,
+				  size_t out_len)
+{
+	struct emu_ucma_resolve_ib_service cmd;
+	struct emu_cma_id *id;
+	int err;
+
+	(void)out_len;
+	memset(&cmd, 0, sizeof cmd);
+	/* the body follows the header in our struct, which includes the header */
+	memcpy((char *)&cmd + 8, in, in_len < sizeof cmd - 8 ? in_len : sizeof cmd - 8);
+	id = get_ctx(f, cmd.id, &err);
+	if (!id)
+		return err;
+	return emu_cma_resolve_ib_service(id, cmd.service_id, cmd.service_name, cmd.flags);
+}
+
 typedef int (*ucma_cmd_fn)(struct emu_ucma_file *f, const void *in, size_t in_len,
 			   size_t out_len);
 
-/* The kernel's ucma_cmd_table. NULL: the kernel has no handler (GET_OPTION; QUERY_ROUTE and
- * RESOLVE_IB_SERVICE are not emulated yet, see docs/cma.md) and answers ENOSYS. */
+/* The kernel's ucma_cmd_table (with the 2025 RESOLVE_IB_SERVICE). NULL: the kernel has no
+ * handler (GET_OPTION; QUERY_ROUTE is not emulated yet, see docs/cma.md) and answers ENOSYS. */
 static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
 	[RDMA_USER_CM_CMD_CREATE_ID] = cmd_create_id,
 	[RDMA_USER_CM_CMD_DESTROY_ID] = cmd_destroy_id,
@@ -813,7 +843,7 @@ static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
 	[RDMA_USER_CM_CMD_BIND] = cmd_bind,
 	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = cmd_resolve_addr,
 	[RDMA_USER_CM_CMD_JOIN_MCAST] = cmd_join_mcast,
-	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = NULL,
+	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = cmd_resolve_ib_service,
 	[EMU_UCMA_CMD_WRITE_CM_EVENT] = cmd_write_cm_event,
 };
 

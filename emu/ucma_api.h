@@ -57,6 +57,27 @@ struct emu_ucma_write_cm_event {
 	uint64_t arg;
 };
 
+/* The RESOLVE_IB_SERVICE command: the header, then the kernel's struct
+ * rdma_ucm_resolve_ib_service (u32 id, then struct rdma_ucm_ib_service at offset 8 of the
+ * body: u64 service_id, u8 service_name[64], u32 flags, u32 reserved; 88 bytes). */
+#define EMU_UCMA_IB_SERVICE_FLAG_ID 1u
+#define EMU_UCMA_IB_SERVICE_FLAG_NAME 2u
+#define EMU_UCMA_QUERY_IB_SERVICE 3 /* RDMA_USER_CM_QUERY_IB_SERVICE */
+struct emu_ucma_resolve_ib_service {
+	uint32_t cmd;
+	uint16_t in;
+	uint16_t out;
+	uint32_t id;
+	uint32_t reserved0; /* the u64's alignment */
+	uint64_t service_id;
+	uint8_t service_name[64];
+	uint32_t flags;
+	uint32_t reserved;
+};
+/* QUERY option IB_SERVICE's answer: u32 num_service_recs, then 176-byte records
+ * (ib_user_service_rec: the ServiceRecord's wire form) as many as fit. */
+#define EMU_UCMA_SERVICE_REC_SIZE 176
+
 /* open("/dev/infiniband/rdma_cm"): a new file (an event channel) of the host this process is
  * attached to. Returns its fd (an eventfd: readable iff >= 1 event is queued, blocking until
  * the application sets O_NONBLOCK), or -errno (ENODEV without a fabric, the eventfd's errno). */

@@ -7,6 +7,7 @@
 #include <rdma/rdma_verbs.h>
 
 #include "lib/cma.h"
+#include "lib/gai.h"
 
 static int passive_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ibv_pd *pd,
 		      struct ibv_qp_init_attr *qp_init_attr)
@@ -165,10 +166,13 @@ int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node, const char *s
 		goto fail;
 	}
 	if (hints && (hints->ai_flags & RAI_SA)) {
-		/* RESOLVE_IB_SERVICE: needs the SA client (not in this build: the kernel command
-		 * answers ENOSYS), and the quirk makes errno the inner return value -1 */
-		ret = -1;
-		goto fail;
+		/* resolve_ai_sa: RESOLVE_IB_SERVICE on the bound id; its failures (no service,
+		 * the kernel's refusal) leave -1, and the quirk makes errno that -1 */
+		if (!service || cma_resolve_ib_service(id_priv, service)) {
+			ret = -1;
+			goto fail;
+		}
+		return cma_complete(id);
 	}
 	ret = resolve_ai_dns(id_priv, node, service, hints);
 	if (ret)

@@ -9,6 +9,7 @@
 #include "emu/engine.h"
 #include "emu/ucma_api.h"
 #include "lib/cma.h"
+#include "lib/gai.h"
 
 int cma_write(int fd, void *cmd, size_t size)
 {
@@ -346,6 +347,15 @@ retry:
 		evt->event.event = RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED;
 		break;
 	}
+	case RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED:
+		/* RAI_SA: the kernel found ServiceRecords; fetch them now (ucma_query_ib_service).
+		 * Failing that, the event becomes ADDRINFO_ERROR with the positive errno. */
+		if (cma_query_ib_service(evt->id_priv, &evt->id_priv->resolved_ai)) {
+			evt->event.event = RDMAEMU_CM_EVENT_ADDRINFO_ERROR;
+			evt->event.status = errno;
+			evt->id_priv->resolving_ai = false;
+		}
+		break;
 	case RDMAEMU_CM_EVENT_ADDRINFO_ERROR:
 		evt->id_priv->resolving_ai = false;
 		break;

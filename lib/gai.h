@@ -10,6 +10,14 @@
 /* RAI_SA lookup of `service` (spec §4.6); node/RAI_DNS were already refused by the caller. */
 int cma_gai_sa(const struct emu_host *h, const char *service, struct rdma_addrinfo **res);
 
+struct cma_id_private;
+/* RESOLVE_IB_SERVICE for `service` (numeric: a ServiceID, else a ServiceName) on the bound id:
+ * 0 or -1 with errno (the kernel's answer to the command). */
+int cma_resolve_ib_service(struct cma_id_private *id_priv, const char *service);
+/* After ADDRINFO_RESOLVED: the kernel's records as an AF_IB list (no ai_src_addr). 0, or -1
+ * with errno (ENOENT: no records; the QUERY's error). */
+int cma_query_ib_service(struct cma_id_private *id_priv, struct rdma_addrinfo **res);
+
 /* ibacm's part of an active lookup (spec §4.5): nothing unless the host runs ibacm. */
 void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo *rai,
 		     const struct rdma_addrinfo *hints);

@@ -208,7 +208,7 @@ static void test_state_names(void **state)
 	static const char *const want[] = { "IDLE", "ADDR_QUERY", "ADDR_RESOLVED", "ROUTE_QUERY",
 					    "ROUTE_RESOLVED", "CONNECT", "DISCONNECT",
 					    "ADDR_BOUND", "LISTEN", "DEVICE_REMOVAL",
-					    "DESTROYING" };
+					    "DESTROYING", "ADDRINFO_QUERY", "ADDRINFO_RESOLVED" };
 
 	(void)state;
 	for (unsigned i = 0; i < EMU_CMA_NSTATES; i++)
