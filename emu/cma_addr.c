@@ -56,17 +56,6 @@ bool emu_cma_net_is_ib(const struct emu_cma_id *id)
 	return p && p->link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */;
 }
 
-void emu_cma_net_ip2gid(const struct sockaddr *sa, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	if (sa->sa_family == AF_INET) {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else if (sa->sa_family == AF_INET6) {
-		memcpy(gid, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	}
-}
-
 static struct addr_req *req_of(struct emu_cma_id *id)
 {
 	struct addr_req *r = id->net[EMU_CMA_NET_ADDR];

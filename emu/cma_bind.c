@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "emu/pkt.h"
 #include "emu/prng.h"
 #include "emu/ucma.h"
 
@@ -209,13 +210,7 @@ static int gid_of(const struct emu_port *p, int nd, const struct sockaddr *sa)
 
 	if (p->link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */)
 		return p->ngids ? 0 : -1;
-	memset(want, 0, sizeof want);
-	if (sa->sa_family == AF_INET) {
-		want[10] = want[11] = 0xff;
-		memcpy(want + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	} else {
-		memcpy(want, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	}
+	emu_gid_from_sockaddr(sa, want);
 	for (size_t g = 0; g < p->ngids; g++) {
 		if (p->gids[g].netdev != nd || memcmp(p->gids[g].raw, want, 16))
 			continue;

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_user_cm.h>
 
+#include "emu/pkt.h"
 #include "emu/clock.h"
 #include "emu/cma_net.h"
 #include "emu/sa_client.h"
@@ -100,7 +101,7 @@ static int join_iboe(struct emu_cma_id *id, struct emu_cma_mc *mc, struct mc_req
 		if (a->sa_family == AF_INET6)
 			memcpy(rec->mgid, &((const struct sockaddr_in6 *)a)->sin6_addr, 16);
 		else
-			emu_cma_net_ip2gid(a, rec->mgid);
+			emu_gid_from_sockaddr(a, rec->mgid);
 	}
 	rec->pkey = 0xffff;
 	if (id->netdev < 0 || (size_t)id->netdev >= h->nnetdevs)
@@ -117,7 +118,7 @@ static int join_iboe(struct emu_cma_id *id, struct emu_cma_mc *mc, struct mc_req
 	rec->qkey = default_qkey(id);
 	if (id->ps == EMU_CMA_PS_IPOIB)
 		rec->qkey = 0; /* no broadcast group to read it from on Ethernet */
-	emu_cma_net_ip2gid((const struct sockaddr *)&id->src, rec->port_gid);
+	emu_gid_from_sockaddr((const struct sockaddr *)&id->src, rec->port_gid);
 	fill_ah(id, rec, &r->ev);
 	emu_timer_init(&r->t, iboe_done, r);
 	emu_timer_arm_in(emu_engine_clock(emu_engine_get()), &r->t, 0);

@@ -22,8 +22,6 @@ size_t emu_cma_net_host(const struct emu_cma_id *id);
 const struct emu_port *emu_cma_net_port(const struct emu_cma_id *id);
 bool emu_cma_net_is_ib(const struct emu_cma_id *id);
 
-/* rdma_ip2gid (IPv4-mapped for AF_INET). */
-void emu_cma_net_ip2gid(const struct sockaddr *sa, uint8_t gid[16]);
 /* iboe_get_mtu: the IB MTU enum that fits a netdev MTU after RoCE v2's headers; 0 if none. */
 uint8_t emu_cma_net_iboe_mtu(uint32_t netdev_mtu);
 /* The index of a GID of the id's port equal to gid, of type RoCE v2 when there is one. */

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "emu/pkt.h"
 #include "emu/clock.h"
 #include "emu/cma_net.h"
 #include "emu/sa_client.h"
@@ -185,8 +186,8 @@ static int resolve_iboe(struct emu_cma_id *id, struct route_req *r)
 	if (id->netdev < 0 || (size_t)id->netdev >= h->nnetdevs)
 		return -ENODEV; /* cma_iboe_set_path_rec_l2_fields: no bound netdev */
 	memset(&rec, 0, sizeof(rec));
-	emu_cma_net_ip2gid(src, rec.sgid);
-	emu_cma_net_ip2gid(dst, rec.dgid);
+	emu_gid_from_sockaddr(src, rec.sgid);
+	emu_gid_from_sockaddr(dst, rec.dgid);
 	/* the roce union member as the ib one: route_resolved, then the destination MAC */
 	rec.dlid = (uint16_t)(0x0100 | id->dst_hw[0]);
 	rec.slid = (uint16_t)(id->dst_hw[1] << 8 | id->dst_hw[2]);

@@ -11,13 +11,6 @@
 #include "emu/pkt.h"
 #include "emu/topology.h"
 
-static bool gid_v4mapped(const uint8_t g[16])
-{
-	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(g, pfx, 12);
-}
-
 int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *from,
 			    const uint8_t dgid[16], uint8_t mac[6])
 {
@@ -54,12 +47,12 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 {
 	const struct emu_port *po = p->port;
 	const struct emu_host *h = po->dev->host;
-	bool v4 = gid_v4mapped(dgid);
+	bool v4 = emu_gid_is_v4mapped(dgid);
 
 	for (size_t i = 0; i < po->ngids; i++) {
 		const struct emu_gid *g = &po->gids[i];
 
-		if (g->type != EMU_GID_ROCE_V2 || gid_v4mapped(g->raw) != v4)
+		if (g->type != EMU_GID_ROCE_V2 || emu_gid_is_v4mapped(g->raw) != v4)
 			continue;
 		memcpy(sgid, g->raw, 16);
 		if (g->netdev >= 0 && (size_t)g->netdev < h->nnetdevs)

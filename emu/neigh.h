@@ -105,8 +105,6 @@ int emu_neigh_resolve_wait(struct emu_engine *e, size_t host, const struct socka
 /* rdma_addr_cancel(): the callback will not run (it has not yet). */
 void emu_neigh_cancel(struct emu_engine *e, struct emu_neigh_req *req);
 
-/* A GID as the sockaddr rdma_resolve_ip gets from rdma_gid2ip (IPv4-mapped -> AF_INET). */
-void emu_neigh_gid_to_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss);
 
 /* Route lookup only (no neighbour): fills r->netdev/device/port/src/loopback/gateway and
  * returns 0 or the synchronous error of emu_neigh_resolve. */

@@ -15,35 +15,7 @@
 #include <string.h>
 
 #include "emu/neigh_priv.h"
-
-void emu_neigh_gid_to_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss)
-{
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	memset(ss, 0, sizeof(*ss));
-	if (!memcmp(gid, v4mapped, 12)) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-
-		s->sin_family = AF_INET;
-		memcpy(&s->sin_addr, gid + 12, 4);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-
-		s->sin6_family = AF_INET6;
-		memcpy(&s->sin6_addr, gid, 16);
-	}
-}
-
-static void sa_to_gid(const struct sockaddr_storage *ss, uint8_t gid[16])
-{
-	memset(gid, 0, 16);
-	if (ss->ss_family == AF_INET) {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	} else {
-		memcpy(gid, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-	}
-}
+#include "emu/pkt.h"
 
 /* addr_resolve(): route, source, then the neighbour. 0, -ENODATA (resolving), or an error. */
 static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr *src,
@@ -85,8 +57,8 @@ static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr 
 		memcpy(r->sgid, d->gid, 16);
 		memcpy(r->dgid, r->dst_hw + 4, 16);
 	} else {
-		sa_to_gid(&r->src, r->sgid);
-		sa_to_gid(&r->dst, r->dgid);
+		emu_gid_from_sockaddr((const struct sockaddr *)&r->src, r->sgid);
+		emu_gid_from_sockaddr((const struct sockaddr *)&r->dst, r->dgid);
 	}
 	return 0;
 }

@@ -296,6 +296,16 @@ uint16_t emu_inet_csum_fold(uint32_t sum);
  * the dynamic range 0xc000..0xffff (rxe_qp.c); the IB core's flow-label rule
  * (rdma_get_udp_sport: a flow label from both QPNs when none is given) is the other one. */
 uint16_t emu_roce_sport_rxe(uint32_t qpn);
+
+/* RoCE GIDs and IP addresses (the kernel's rdma_ip2gid / rdma_gid2ip): an IPv4 address is the
+ * IPv4-mapped GID ::ffff:a.b.c.d, an IPv6 address the GID itself. */
+struct sockaddr;
+struct sockaddr_storage;
+bool emu_gid_is_v4mapped(const uint8_t gid[16]);
+/* AF_INET / AF_INET6 -> GID; any other family gives 16 zero bytes. */
+void emu_gid_from_sockaddr(const struct sockaddr *sa, uint8_t gid[16]);
+/* GID -> AF_INET (IPv4-mapped) or AF_INET6, port 0, everything else zero. */
+void emu_gid_to_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss);
 uint16_t emu_roce_sport_flow(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
 
 /* ---- CRCs (emu/pkt_icrc.c) ---- */

@@ -6,13 +6,6 @@
 
 #include "emu/pkt.h"
 
-static bool gid_is_v4mapped(const uint8_t *gid)
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return memcmp(gid, prefix, sizeof(prefix)) == 0;
-}
-
 /* Header offsets for a packet of this address and opcode, and the payload offset. */
 static int layout(const struct emu_pkt_addr *a, uint8_t opcode, struct emu_pkt_info *in)
 {
@@ -30,7 +23,7 @@ static int layout(const struct emu_pkt_addr *a, uint8_t opcode, struct emu_pkt_i
 		in->eth_off = 0;
 		in->ip_off = EMU_ETH_LEN;
 		/* rxe sends IPv4 when the GIDs are IPv4-mapped (rdma_gid2ip) */
-		if (gid_is_v4mapped(a->sgid) && gid_is_v4mapped(a->dgid)) {
+		if (emu_gid_is_v4mapped(a->sgid) && emu_gid_is_v4mapped(a->dgid)) {
 			in->net = EMU_PKT_NET_IPV4;
 			in->udp_off = in->ip_off + EMU_IPV4_LEN;
 		} else {

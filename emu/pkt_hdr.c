@@ -1,7 +1,9 @@
 /* Header encode/decode and whole-packet build and parse (IBTA vol. 1 7.7 LRH, 8.3 GRH, 9.2-9.3
  * BTH and extension headers; RoCEv2 annex A17; RFC 791, 8200, 768). Everything is written byte
  * by byte in network order, so no struct layout or host endianness is involved. */
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "emu/pkt.h"
 
@@ -345,5 +347,39 @@ const char *emu_pkt_strerror(int err)
 		return "invalid argument";
 	default:
 		return "unknown error";
+	}
+}
+
+bool emu_gid_is_v4mapped(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+void emu_gid_from_sockaddr(const struct sockaddr *sa, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		gid[10] = gid[11] = 0xff;
+		memcpy(gid + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa->sa_family == AF_INET6) {
+		memcpy(gid, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
+}
+
+void emu_gid_to_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (emu_gid_is_v4mapped(gid)) {
+		struct sockaddr_in *s = (struct sockaddr_in *)ss;
+
+		s->sin_family = AF_INET;
+		memcpy(&s->sin_addr, gid + 12, 4);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
+
+		s->sin6_family = AF_INET6;
+		memcpy(&s->sin6_addr, gid, 16);
 	}
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "emu/pkt.h"
 #include "emu/engine.h"
 #include "emu/process.h"
 #include "emu/ucma.h"
@@ -286,16 +287,6 @@ static int cmd_resolve_route(struct emu_ucma_file *f, const void *in, size_t in_
 /* The GIDs of the id as the kernel's rdma_read_gids sees them: RoCE ports report both addresses as GIDs (rdma_ip2gid, IPv4-mapped), so a
  * loopback-bound id shows ::ffff:127.0.0.1; IB ports the port GID and the GID resolved from
  * the destination's IPoIB hardware address. */
-static void ip2gid(const struct sockaddr_storage *ss, uint8_t gid[16])
-{
-	if (ss->ss_family == AF_INET) {
-		gid[10] = gid[11] = 0xff;
-		memcpy(gid + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	} else if (ss->ss_family == AF_INET6) {
-		memcpy(gid, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-	}
-}
-
 static void id_gid(const struct emu_cma_id *id, bool src, uint8_t gid[16])
 {
 	const struct emu_port *p;
@@ -305,7 +296,7 @@ static void id_gid(const struct emu_cma_id *id, bool src, uint8_t gid[16])
 		return;
 	p = &id->host->devices[id->dev].ports[id->port - 1];
 	if (p->link_layer != 1 /* IBV_LINK_LAYER_INFINIBAND */)
-		ip2gid(src ? &id->src : &id->dst, gid);
+		emu_gid_from_sockaddr((const struct sockaddr *)(src ? &id->src : &id->dst), gid);
 	else if (!src)
 		memcpy(gid, id->dgid, 16);
 	else if (id->gid_index >= 0 && (size_t)id->gid_index < p->ngids)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/tests/sa_test.h"
 #include "emu/engine.h"
 #include "emu/process.h"
 #include "emu/sa_client.h"
@@ -29,15 +30,6 @@ static void cb(struct emu_sa_query *q, int status, uint16_t mad_status, const vo
 static bool all_done(void *arg)
 {
 	return ndone == *(int *)arg;
-}
-
-static void gid_of(uint8_t gid[16], uint64_t guid)
-{
-	memset(gid, 0, 16);
-	gid[0] = 0xfe;
-	gid[1] = 0x80;
-	for (int i = 0; i < 8; i++)
-		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
 }
 
 int main(int argc, char **argv)

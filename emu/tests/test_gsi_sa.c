@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "emu/tests/sa_test.h"
 #include "emu/engine.h"
 #include "emu/gsi.h"
 #include "emu/process.h"
@@ -42,15 +43,6 @@ static void unlock(void)
 	emu_engine_unlock(eng);
 }
 static const struct emu_sa_client_port A = { 0, 0, 1 }; /* ib-a mlx5_0 port 1, LID 2 */
-
-static void gid_of(uint8_t gid[16], uint64_t guid)
-{
-	memset(gid, 0, 16);
-	gid[0] = 0xfe;
-	gid[1] = 0x80;
-	for (int i = 0; i < 8; i++)
-		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
-}
 
 #define A_GUID 0x0002c90300000a01ull
 #define B_GUID 0x0002c90300000b01ull

@@ -3,6 +3,7 @@
  * test packet), golden packets whose bytes were written out independently (headers by hand,
  * CRCs with zlib and a bitwise CRC-16), round trips of every opcode on every network layer,
  * truncation at every length, bit flips, and each parse error. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -1155,6 +1157,39 @@ static void test_header_fields(void **state)
 	assert_memory_equal(b, "\x80\x01\0\0\0\0\0\x01", 8);
 }
 
+/* rdma_ip2gid / rdma_gid2ip: IPv4-mapped GIDs for IPv4, the address itself for IPv6. */
+static void test_gid_sockaddr(void **state)
+{
+	static const uint8_t v4gid[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 65 };
+	struct sockaddr_storage ss;
+	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons(7471) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6 };
+	struct sockaddr unk = { .sa_family = AF_UNIX };
+	uint8_t gid[16];
+
+	(void)state;
+	inet_pton(AF_INET, "192.0.2.65", &in4.sin_addr);
+	emu_gid_from_sockaddr((struct sockaddr *)&in4, gid);
+	assert_memory_equal(gid, v4gid, 16);
+	assert_true(emu_gid_is_v4mapped(gid));
+	emu_gid_to_sockaddr(gid, &ss);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(((struct sockaddr_in *)&ss)->sin_port, 0);
+	assert_memory_equal(&((struct sockaddr_in *)&ss)->sin_addr, &in4.sin_addr, 4);
+
+	inet_pton(AF_INET6, "2001:db8::1", &in6.sin6_addr);
+	emu_gid_from_sockaddr((struct sockaddr *)&in6, gid);
+	assert_memory_equal(gid, &in6.sin6_addr, 16);
+	assert_false(emu_gid_is_v4mapped(gid));
+	emu_gid_to_sockaddr(gid, &ss);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_memory_equal(&((struct sockaddr_in6 *)&ss)->sin6_addr, &in6.sin6_addr, 16);
+
+	memset(gid, 0xaa, sizeof(gid));
+	emu_gid_from_sockaddr(&unk, gid);
+	assert_memory_equal(gid, (uint8_t[16]){ 0 }, 16);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1177,6 +1212,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_build_errors),
 		cmocka_unit_test(test_misc),
+		cmocka_unit_test(test_gid_sockaddr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

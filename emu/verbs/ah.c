@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/pkt.h"
 #include "emu/verbs/objects.h"
 
 int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av)
@@ -47,9 +48,7 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 	av->dgid = attr->grh.dgid;
 	memcpy(av->sgid.raw, g->raw, 16);
 	if (p->link_layer == IBV_LINK_LAYER_ETHERNET) {
-		static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
-
-		av->network = memcmp(av->dgid.raw, v4, 12) ? 6 : 4;
+		av->network = emu_gid_is_v4mapped(av->dgid.raw) ? 4 : 6;
 		/* ib_resolve_eth_dmac(): a multicast destination (ff00::/8, or an IPv4-mapped
 		 * 224.0.0.0/4 address) maps straight to its multicast MAC, before any family check
 		 * (measured: create_ah towards ff0e:: from the IPv4-mapped GID succeeds) */
@@ -71,7 +70,7 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 		}
 		/* source and destination of different IP families (the fe80:: GID towards an
 		 * IPv4-mapped one) is EINVAL, measured */
-		if (av->network != (memcmp(g->raw, v4, 12) ? 6 : 4))
+		if (av->network != (emu_gid_is_v4mapped(g->raw) ? 4 : 6))
 			return EINVAL;
 		/* The destination MAC is resolved when the data path sends (issue [4]'s neighbour
 		 * protocol); until then it stays zero. */

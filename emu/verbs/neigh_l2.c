@@ -25,7 +25,6 @@
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
 				uint8_t eth_mac[6], uint16_t *vid)
 {
-	static const uint8_t v4[12] = { [10] = 0xff, [11] = 0xff };
 	const struct emu_port *p;
 	const struct emu_gid *g = NULL;
 	struct emu_av av;
@@ -56,7 +55,7 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr 
 	}
 	memset(&av, 0, sizeof(av));
 	av.dgid = attr->grh.dgid;
-	av.network = memcmp(av.dgid.raw, v4, 12) ? 6 : 4;
+	av.network = emu_gid_is_v4mapped(av.dgid.raw) ? 4 : 6;
 	if (av.network == 6 && av.dgid.raw[0] == 0xff) {
 		av.dmac[0] = av.dmac[1] = 0x33;
 		memcpy(av.dmac + 2, av.dgid.raw + 12, 4);
