@@ -66,12 +66,14 @@ static void ack_want(struct rdma_event_channel *ch, const char *side,
 static void lb_addr(struct lb *l, int row)
 {
 	memset(l, 0, sizeof *l);
-	cm_local_ipv4(0, (uint16_t)(CONN_PORT + row), &l->addr, NULL);
+	cm_peer_ipv4((uint16_t)(CONN_PORT + row), &l->addr);
 }
 
 static void lb_listen(struct lb *l, enum rdma_port_space ps)
 {
+	cm_as_peer(true); /* two-node: the listener (and its requests) on the peer host */
 	l->lch = cm_channel();
+	cm_as_peer(false);
 	l->listen = cm_id(l->lch, ps);
 	if (rdma_bind_addr(l->listen, (struct sockaddr *)&l->addr))
 		conf_fatal("listener rdma_bind_addr: %s", conf_errno_name(errno));
@@ -112,6 +114,24 @@ static int qp_state(struct ibv_qp *qp)
 	if (ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia))
 		return -1;
 	return qa.qp_state;
+}
+
+static int link_layer(struct rdma_cm_id *id)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(id->verbs, id->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	return pa.link_layer;
+}
+
+static int port_lid(struct rdma_cm_id *id)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(id->verbs, id->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	return pa.lid;
 }
 
 /* Private data of length n: byte i is 0xa0 + i (mod 256), so every byte is checkable. */
@@ -333,7 +353,14 @@ static void conn_row(const struct conf_case *c)
 			/* row 177 */
 			EXPECT_HEX("ud.qp_num", ev->param.ud.qp_num, l.pas->qp->qp_num);
 			EXPECT_HEX("ud.qkey", ev->param.ud.qkey, RDMA_UDP_QKEY);
-			EXPECT_INT("ah_attr.is_global", ev->param.ud.ah_attr.is_global, 1);
+			/* RoCE addresses by GRH only; on IB the kernel builds the AH from the path
+			 * (ib_init_ah_attr_from_path: a GRH only for hop_limit > 0, i.e. off-subnet),
+			 * so there the AH must reach the passive port's LID */
+			if (link_layer(l.act) == IBV_LINK_LAYER_INFINIBAND)
+				EXPECT_INT("ah_attr.dlid (the passive port's LID)",
+					   ev->param.ud.ah_attr.dlid, port_lid(l.pas));
+			else
+				EXPECT_INT("ah_attr.is_global", ev->param.ud.ah_attr.is_global, 1);
 		}
 	} else {
 		EXPECT_INT("active private_data_len", ev->param.conn.private_data_len,

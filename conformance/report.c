@@ -33,7 +33,7 @@ struct tally {
 
 void conf_report_summary(FILE *out, const struct conf_result *res, size_t n)
 {
-	struct tally t[32] = { { 0 } }, total = { "total", { 0 } };
+	struct tally t[128] = { { 0 } }, total = { "total", { 0 } };
 	size_t nt = 0;
 
 	for (size_t i = 0; i < n; i++) {
