@@ -545,6 +545,135 @@ static void id_113(const struct conf_case *c)
 	conf_note("0; passive DISCONNECTED");
 }
 
+/* Row 149: a listener bound to the wildcard address hears connections to a local RDMA IP. */
+static void listen_149(const struct conf_case *c)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in any;
+	char buf[64];
+	struct lb l;
+
+	lb_addr(&l, c->row);
+	cm_ipv4("0.0.0.0", (uint16_t)(CONN_PORT + c->row), &any);
+	l.lch = cm_channel();
+	l.listen = cm_id(l.lch, RC);
+	if (rdma_bind_addr(l.listen, (struct sockaddr *)&any) || rdma_listen(l.listen, 8))
+		conf_fatal("wildcard bind/listen: %s", conf_errno_name(errno));
+	lb_active(&l, RC);
+	mk_qp(l.act, IBV_QPT_RC);
+	conf_stimulus("listener on 0.0.0.0:%d; connect to %s", CONN_PORT + c->row,
+		      conf_fmt_sockaddr(buf, sizeof buf, (struct sockaddr *)&l.addr, sizeof l.addr));
+	if (rdma_connect(l.act, NULL))
+		conf_fatal("rdma_connect: %s", conf_errno_name(errno));
+	ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	conf_expect(ev->listen_id == l.listen, "listen_id is not the wildcard listener");
+	/* the request's id carries the address the active side connected to */
+	EXPECT_HEX("request id's local address",
+		   ((struct sockaddr_in *)rdma_get_local_addr(ev->id))->sin_addr.s_addr,
+		   l.addr.sin_addr.s_addr);
+	conf_expect(ev->id->verbs != NULL, "request id without device");
+	rdma_reject(ev->id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	ack_want(l.ach, "active", RDMA_CM_EVENT_REJECTED, 28);
+	conf_note("CONNECT_REQUEST on the wildcard listener, local address %s",
+		  inet_ntoa(l.addr.sin_addr));
+}
+
+/* rdma_listen (CM ID Operations): "If the rdma_cm_id is bound to a specific IP address, the
+ * listen will be restricted to that address": a listener on the first local RDMA address,
+ * a connection to the second (another device of the same host) finds no listener. */
+static void listen_149b(const struct conf_case *c)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in other;
+	struct lb l;
+
+	lb_addr(&l, c->row);
+	if (!cm_local_ipv4_try(1, (uint16_t)(CONN_PORT + c->row), &other, NULL))
+		conf_notrun("needs 2 RDMA ports with an IPv4 address");
+	lb_listen(&l, RC);
+	l.ach = cm_channel();
+	l.act = cm_id(l.ach, RC);
+	char a1[32], a2[32];
+
+	inet_ntop(AF_INET, &l.addr.sin_addr, a1, sizeof a1);
+	inet_ntop(AF_INET, &other.sin_addr, a2, sizeof a2);
+	conf_stimulus("listener on %s:%d; connect to %s:%d", a1, CONN_PORT + c->row, a2,
+		      CONN_PORT + c->row);
+	if (rdma_resolve_addr(l.act, NULL, (struct sockaddr *)&other, 2000))
+		conf_fatal("rdma_resolve_addr: %s", conf_errno_name(errno));
+	ack_want(l.ach, "active", RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	if (rdma_resolve_route(l.act, 2000))
+		conf_fatal("rdma_resolve_route: %s", conf_errno_name(errno));
+	ack_want(l.ach, "active", RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	mk_qp(l.act, IBV_QPT_RC);
+	if (rdma_connect(l.act, NULL))
+		conf_fatal("rdma_connect: %s", conf_errno_name(errno));
+	ev = get_ev(l.ach);
+	EXPECT_INT("active event", ev->event, RDMA_CM_EVENT_REJECTED);
+	EXPECT_INT("active status (no listener)", ev->status, 8);
+	rdma_ack_cm_event(ev);
+	EXPECT_INT("listener channel readable (no request)", cm_readable(l.lch), 0);
+	conf_note("REJECTED 8; the listener heard nothing");
+}
+
+/* rdma_accept (CM ID Operations): "Unlike the socket accept routine, rdma_accept is not
+ * called on a listening rdma_cm_id": on the listener the kernel refuses (state LISTEN, not
+ * CONNECT: cma.c rdma_accept). */
+static void seed_accept_listener(const struct conf_case *c)
+{
+	struct rdma_conn_param cp;
+	struct lb l;
+	int ret, e;
+
+	lb_addr(&l, c->row);
+	lb_listen(&l, RC);
+	memset(&cp, 0, sizeof cp);
+	cp.responder_resources = cp.initiator_depth = 1;
+	conf_stimulus("rdma_accept(listening id, {resp/init 1/1})");
+	errno = 0;
+	ret = rdma_accept(l.listen, &cp);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_accept(listener)", ret, e, EINVAL);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+/* rdma_disconnect (CM ID Operations): "transitions any associated QP to the error state. This
+ * action will result in any posted work requests being flushed to the completion queue." */
+static void seed_disc_flush(const struct conf_case *c)
+{
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	void *ctx;
+	struct lb l;
+	int n;
+
+	established(&l, c->row);
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0x5eed;
+	conf_stimulus("post a receive on the established active QP; rdma_disconnect; poll its CQ");
+	if (ibv_post_recv(l.act->qp, &wr, &bad))
+		conf_fatal("ibv_post_recv: %s", conf_errno_name(errno));
+	if (ibv_req_notify_cq(l.act->recv_cq, 0))
+		conf_fatal("ibv_req_notify_cq");
+	EXPECT_INT("rdma_disconnect", rdma_disconnect(l.act), 0);
+	n = ibv_poll_cq(l.act->recv_cq, 1, &wc);
+	if (n == 0) {
+		/* the flush may complete after the call returns: wait for the CQ's event */
+		if (ibv_get_cq_event(l.act->recv_cq_channel, &cq, &ctx))
+			conf_fatal("ibv_get_cq_event: %s", conf_errno_name(errno));
+		ibv_ack_cq_events(cq, 1);
+		n = ibv_poll_cq(l.act->recv_cq, 1, &wc);
+	}
+	if (!conf_expect(n == 1, "ibv_poll_cq: %d, want 1", n))
+		return;
+	EXPECT_HEX("wr_id", wc.wr_id, 0x5eed);
+	EXPECT_INT("status", wc.status, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_INT("QP state", qp_state(l.act->qp), IBV_QPS_ERR);
+	conf_note("recv completed with %s; QP ERR", ibv_wc_status_str(wc.status));
+}
+
 /* ---- sync mode: rdma_create_ep both sides, passive in a thread ---- */
 
 struct ep_pass {
@@ -825,6 +954,20 @@ static const struct conf_case cases[] = {
 	  &id_114),
 	C("ID-172", "ID", 172, "listener destroyed with an unread CONNECT_REQUEST: active "
 	  "REJECTED 28", conn_row, &id_172),
+	C("LISTEN-149", "LISTEN", 149, "listener on 0.0.0.0:port: CONNECT_REQUEST for a "
+	  "connection to a local RDMA IP, the request id's local address is that IP", listen_149,
+	  NULL),
+	{ "LISTEN-149b", "LISTEN", 149, "listener on one local RDMA IP, connection to another "
+	  "local RDMA IP (second device): REJECTED 8, no request on the listener",
+	  "rdma_listen (CM ID Operations): 'If the rdma_cm_id is bound to a specific IP address, "
+	  "the listen will be restricted to that address'", PRE_CM, NULL, 0, listen_149b, NULL },
+	{ "SEED-30", "SEED", 175, "rdma_accept on the listening id: -1/EINVAL",
+	  "rdma_accept (CM ID Operations): 'Unlike the socket accept routine, rdma_accept is not "
+	  "called on a listening rdma_cm_id' (the error is unstated)", PRE_CM, NULL, 0,
+	  seed_accept_listener, NULL },
+	C("SEED-31", "SEED", 187, "rdma_disconnect (CM ID Operations): 'transitions any "
+	  "associated QP to the error state ... any posted work requests being flushed': a "
+	  "posted receive completes IBV_WC_WR_FLUSH_ERR, QP ERR", seed_disc_flush, NULL),
 };
 
 const struct conf_area conf_area_cmconn = { "CMCONN", cases, sizeof cases / sizeof cases[0] };

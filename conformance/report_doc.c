@@ -7,10 +7,13 @@
  * documented (the man page's statement where it differs, spec §16), observed. */
 #include "config.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "conformance/runner.h"
+#include "conformance/seed_map.h"
 
 /* The two output formats as an ops table: text escaping and the few structural pieces. */
 struct doc_ops {
@@ -212,6 +215,16 @@ static void summary(const struct doc_ops *o, FILE *f, const struct conf_result *
 	o->list_end(f);
 }
 
+/* Is res[i] the first result of its area (areas are reported in order of first appearance,
+ * each with all of its cases)? */
+static bool first_of_area(const struct conf_result *res, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(res[k].c->area, res[i].c->area))
+			return false;
+	return true;
+}
+
 static void per_area_counts(const struct doc_ops *o, FILE *f, const struct conf_result *res,
 			    size_t n)
 {
@@ -219,12 +232,14 @@ static void per_area_counts(const struct doc_ops *o, FILE *f, const struct conf_
 
 	o->heading(f, 2, "Results per area");
 	o->table_begin(f, cols, 5);
-	for (size_t i = 0; i < n;) {
+	for (size_t i = 0; i < n; i++) {
 		unsigned c[4] = { 0 };
-		size_t j;
 
-		for (j = i; j < n && !strcmp(res[j].c->area, res[i].c->area); j++)
-			c[res[j].state]++;
+		if (!first_of_area(res, i))
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!strcmp(res[j].c->area, res[i].c->area))
+				c[res[j].state]++;
 		o->row_begin(f);
 		o->text(f, res[i].c->area);
 		for (int k = 0; k < 4; k++) {
@@ -232,7 +247,6 @@ static void per_area_counts(const struct doc_ops *o, FILE *f, const struct conf_
 			fprintf(f, "%u", c[k]);
 		}
 		o->row_end(f);
-		i = j;
 	}
 	o->table_end(f);
 }
@@ -242,14 +256,16 @@ static void cases(const struct doc_ops *o, FILE *f, const struct conf_result *re
 	static const char *const cols[] = { "case", "row", "result", "expected (real stack)",
 					    "documented (man page)", "observed" };
 
-	for (size_t i = 0; i < n;) {
-		size_t j;
-
+	for (size_t i = 0; i < n; i++) {
+		if (!first_of_area(res, i))
+			continue;
 		o->heading(f, 2, res[i].c->area);
 		o->table_begin(f, cols, 6);
-		for (j = i; j < n && !strcmp(res[j].c->area, res[i].c->area); j++) {
+		for (size_t j = i; j < n; j++) {
 			const struct conf_result *r = &res[j];
 
+			if (strcmp(r->c->area, res[i].c->area))
+				continue;
 			o->row_begin(f);
 			o->text(f, r->c->id);
 			o->cell_sep(f);
@@ -269,8 +285,44 @@ static void cases(const struct doc_ops *o, FILE *f, const struct conf_result *re
 			o->row_end(f);
 		}
 		o->table_end(f);
-		i = j;
 	}
+}
+
+/* Each seed statement, the cases that check it and their results in this run. */
+static void seed_section(const struct doc_ops *o, FILE *f, const struct conf_result *res,
+			 size_t n)
+{
+	static const char *const cols[] = { "seed", "statement", "checked by (result)" };
+
+	o->heading(f, 2, "Seed statements");
+	o->table_begin(f, cols, 3);
+	for (const struct conf_seed *s = conf_seeds; s->seed; s++) {
+		o->row_begin(f);
+		o->text(f, s->seed);
+		o->cell_sep(f);
+		o->text(f, s->statement);
+		o->cell_sep(f);
+		if (!s->cases) {
+			fputs("not checkable: ", f);
+			o->text(f, s->unchecked);
+		}
+		for (const char *p = s->cases; p && *p;) {
+			size_t len = strcspn(p, " ");
+			char id[64];
+			const char *st = "not selected";
+
+			snprintf(id, sizeof id, "%.*s", (int)len, p);
+			for (size_t i = 0; i < n; i++)
+				if (!strcmp(res[i].c->id, id))
+					st = conf_state_name(res[i].state);
+			o->text(f, id);
+			fprintf(f, " (%s)%s", st, p[len] ? ", " : "");
+			p += len;
+			p += strspn(p, " ");
+		}
+		o->row_end(f);
+	}
+	o->table_end(f);
 }
 
 int conf_report_doc(const char *path, const struct conf_result *res, size_t n,
@@ -286,6 +338,7 @@ int conf_report_doc(const char *path, const struct conf_result *res, size_t n,
 	o->pre(f, header);
 	summary(o, f, res, n);
 	per_area_counts(o, f, res, n);
+	seed_section(o, f, res, n);
 	cases(o, f, res, n);
 	o->end(f);
 	return fclose(f);

@@ -30,6 +30,7 @@
 #include "conformance/emu_fabrics.h"
 #include "conformance/fakedev.h"
 #include "conformance/runner.h"
+#include "conformance/seed_map.h"
 
 #define DEFAULT_TIMEOUT 10
 
@@ -38,7 +39,7 @@ static const struct conf_area *const areas[] = {
 	&conf_area_gai, &conf_area_acm, &conf_area_cmid, &conf_area_cmbind, &conf_area_cmqp,
 	&conf_area_cmroute,
 	&conf_area_cmconn,
-	&conf_area_port, &conf_area_ex,
+	&conf_area_port, &conf_area_ex, &conf_area_seed,
 };
 
 /* ---- child side ------------------------------------------------------------------------- */
@@ -416,7 +417,7 @@ static void usage(FILE *f)
 		"usage: rdmaemu-conformance [--target emu|system] [--case ID]... [--area AREA]...\n"
 		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
 		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
-		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE]\n"
+		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE] [--seeds]\n"
 		"See rdmaemu-conformance(1).\n");
 }
 
@@ -535,6 +536,72 @@ static void free_variants(struct conf_case *v, size_t n)
 	free(v);
 }
 
+static const struct conf_case *find_case(const char *id, size_t len, const struct conf_case *var,
+					 size_t nvar)
+{
+	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+		for (size_t i = 0; i < areas[a]->count; i++)
+			if (strlen(areas[a]->cases[i].id) == len &&
+			    !strncmp(areas[a]->cases[i].id, id, len))
+				return &areas[a]->cases[i];
+	for (size_t i = 0; i < nvar; i++)
+		if (strlen(var[i].id) == len && !strncmp(var[i].id, id, len))
+			return &var[i];
+	return NULL;
+}
+
+static int seed_map_check(const struct conf_case *var, size_t nvar)
+{
+	int bad = 0;
+
+	for (const struct conf_seed *s = conf_seeds; s->seed; s++) {
+		if (!s->cases != !!s->unchecked) {
+			fprintf(stderr, "rdmaemu-conformance: seed map: '%s' needs cases or a reason\n",
+				s->statement);
+			bad = 1;
+		}
+		for (const char *p = s->cases; p && *p;) {
+			size_t len = strcspn(p, " ");
+
+			if (!find_case(p, len, var, nvar)) {
+				fprintf(stderr, "rdmaemu-conformance: seed map names an unknown case "
+					"'%.*s'\n", (int)len, p);
+				bad = 1;
+			}
+			p += len;
+			p += strspn(p, " ");
+		}
+	}
+	return bad;
+}
+
+/* --seeds: the seed statements with the cases that check them. */
+static void print_seeds(FILE *f)
+{
+	unsigned total = 0, mapped = 0;
+
+	for (const struct conf_seed *s = conf_seeds; s->seed; s++) {
+		total++;
+		mapped += s->cases != NULL;
+		fprintf(f, "%-4s \"%s\"\n", s->seed, s->statement);
+		if (!s->cases) {
+			fprintf(f, "       not checked: %s\n", s->unchecked);
+			continue;
+		}
+		fprintf(f, "       checked by:");
+		for (const char *p = s->cases; *p;) {
+			size_t len = strcspn(p, " ");
+
+			fprintf(f, " %.*s", (int)len, p);
+			p += len;
+			p += strspn(p, " ");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "seeds: %u statements, %u checked by cases, %u not checkable\n", total, mapped,
+		total - mapped);
+}
+
 /* The run's header, printed and repeated in the --report documents. */
 struct hdr {
 	char *buf;
@@ -612,6 +679,7 @@ int main(int argc, char **argv)
 		{ "local", required_argument, NULL, 'O' },
 		{ "peer", required_argument, NULL, 'E' },
 		{ "report", required_argument, NULL, 'R' },
+		{ "seeds", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -619,7 +687,7 @@ int main(int argc, char **argv)
 	struct strlist cases = { 0 }, areasel = { 0 };
 	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
 	const char *report = NULL;
-	bool list = false, verbose = false;
+	bool list = false, verbose = false, seeds = false;
 	int timeout = DEFAULT_TIMEOUT, opt;
 
 	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
@@ -668,6 +736,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'R': report = optarg; break;
+		case 'S': seeds = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -699,11 +768,18 @@ int main(int argc, char **argv)
 			selv[nsel] = varv[i];
 			sel[nsel++] = &var[i];
 		}
+	/* The seed map may only name cases that exist. */
+	if (seed_map_check(var, nvar))
+		return 2;
 	for (size_t i = 0; i < cases.n; i++)
 		if (!case_hit[i]) {
 			fprintf(stderr, "rdmaemu-conformance: no case matches '%s'\n", cases.v[i]);
 			return 2;
 		}
+	if (seeds) {
+		print_seeds(stdout);
+		return 0;
+	}
 	if (list) {
 		for (size_t i = 0; i < nsel; i++) {
 			printf("%-9s row %-3d %-18s %s\n", sel[i]->id, sel[i]->row, pre_text(sel[i]),
