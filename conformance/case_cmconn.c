@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -190,43 +191,76 @@ struct conn_row {
 	bool disconnect;      /* then rows 187-189 */
 };
 
-static void disconnect_pair(struct lb *l)
+static void disconnect_pair(struct lb *l, bool A, bool P)
 {
 	struct rdma_cm_event *ev;
 	int ret;
 
 	/* row 187: DISCONNECTED status 0 on both sides, the local QP in ERR */
-	ret = rdma_disconnect(l->act);
-	EXPECT_INT("rdma_disconnect (active)", ret, 0);
-	ev = want_ev(l->lch, "passive", RDMA_CM_EVENT_DISCONNECTED, 0);
-	EXPECT_INT("passive DISCONNECTED private_data_len", ev->param.conn.private_data_len, 0);
-	rdma_ack_cm_event(ev);
-	if (l->act->qp)
+	if (A) {
+		ret = rdma_disconnect(l->act);
+		EXPECT_INT("rdma_disconnect (active)", ret, 0);
+	}
+	if (P) {
+		ev = want_ev(l->lch, "passive", RDMA_CM_EVENT_DISCONNECTED, 0);
+		EXPECT_INT("passive DISCONNECTED private_data_len", ev->param.conn.private_data_len,
+			   0);
+		rdma_ack_cm_event(ev);
+	}
+	if (A && l->act->qp)
 		EXPECT_INT("active QP state after disconnect", qp_state(l->act->qp), IBV_QPS_ERR);
 	/* row 188: the responder's own disconnect after DISCONNECTED: 0, no second event */
-	ret = rdma_disconnect(l->pas);
-	EXPECT_INT("rdma_disconnect (passive, after DISCONNECTED)", ret, 0);
-	ack_want(l->ach, "active", RDMA_CM_EVENT_DISCONNECTED, 0);
+	if (P) {
+		ret = rdma_disconnect(l->pas);
+		EXPECT_INT("rdma_disconnect (passive, after DISCONNECTED)", ret, 0);
+	}
+	if (A)
+		ack_want(l->ach, "active", RDMA_CM_EVENT_DISCONNECTED, 0);
 	/* row 189: the ids kept, TIMEWAIT_EXIT ends both (the next event of either side) */
-	ack_want(l->ach, "active", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
-	ack_want(l->lch, "passive", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	if (A)
+		ack_want(l->ach, "active", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	if (P)
+		ack_want(l->lch, "passive", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+}
+
+/* A two-host run (system target): the active half may start before the peer's passive half
+ * listens. "Nobody listens" (REJ 8; UD: SIDR status 1) is then retried, for rows that expect
+ * a listener, every 100 ms for up to 20 s (a real host: wall time). */
+static bool no_listener(const struct rdma_cm_event *ev, enum rdma_port_space ps)
+{
+	if (ps == RDMA_PS_UDP)
+		return ev->event == RDMA_CM_EVENT_UNREACHABLE && ev->status == 1;
+	return ev->event == RDMA_CM_EVENT_REJECTED && ev->status == 8;
+}
+
+static void lb_drop_active(struct lb *l)
+{
+	if (l->act->qp)
+		rdma_destroy_qp(l->act);
+	rdma_destroy_id(l->act);
+	rdma_destroy_event_channel(l->ach);
+	l->act = NULL;
+	l->ach = NULL;
 }
 
 static void conn_row(const struct conf_case *c)
 {
 	const struct conn_row *r = c->data;
+	enum cm_role role = cm_role();
+	bool A = role != CM_PASSIVE, P = role != CM_ACTIVE; /* the halves run here */
+	struct rdma_cm_event *ev, *first = NULL;
 	struct rdma_conn_param cp, ap;
-	struct rdma_cm_event *ev;
 	struct ibv_device_attr da;
 	struct lb l;
-	int ret, e;
+	int ret = 0, e = 0;
 
+	if (!A && r->act == P_NOLISTEN)
+		conf_notrun("no passive half: nobody listens in this row");
+	if (!A && r->req_errno)
+		conf_notrun("no passive half: the active side's connect fails locally");
 	lb_addr(&l, c->row);
-	if (r->act != P_NOLISTEN)
+	if (P && r->act != P_NOLISTEN)
 		lb_listen(&l, r->ps);
-	lb_active(&l, r->ps);
-	if (r->act_qp)
-		mk_qp(l.act, IBV_QPT_RC);
 	memset(&cp, 0, sizeof cp);
 	if (r->req_pd >= 0) {
 		cp.private_data = pd_fill(r->req_pd);
@@ -236,21 +270,37 @@ static void conn_row(const struct conf_case *c)
 		cp.retry_count = 7;
 		cp.rnr_retry_count = 7;
 	}
-	conf_stimulus("loopback %s connect to %s:%d, private data %d, resp/init %d/%d", r->ps ==
-		      RDMA_PS_UDP ? "UD" : "RC", inet_ntoa(l.addr.sin_addr), CONN_PORT + c->row,
-		      r->req_pd, r->resp_res, r->init_depth);
-	errno = 0;
-	ret = rdma_connect(l.act, r->req_pd >= 0 ? &cp : NULL);
-	e = errno;
-	if (r->req_errno) {
+	conf_stimulus("%s%s connect to %s:%d, private data %d, resp/init %d/%d",
+		      role == CM_BOTH ? "loopback " : role == CM_ACTIVE ? "active half: " :
+		      "passive half: ", r->ps == RDMA_PS_UDP ? "UD" : "RC",
+		      inet_ntoa(l.addr.sin_addr), CONN_PORT + c->row, r->req_pd, r->resp_res,
+		      r->init_depth);
+	for (int attempt = 0; A; attempt++) {
+		lb_active(&l, r->ps);
+		if (r->act_qp)
+			mk_qp(l.act, IBV_QPT_RC);
+		errno = 0;
+		ret = rdma_connect(l.act, r->req_pd >= 0 ? &cp : NULL);
+		e = errno;
+		if (role == CM_BOTH || ret || r->act == P_NOLISTEN)
+			break;
+		first = get_ev(l.ach);
+		if (!no_listener(first, r->ps) || attempt == 200)
+			break;
+		rdma_ack_cm_event(first);
+		first = NULL;
+		lb_drop_active(&l);
+		usleep(100000);
+	}
+	if (A && r->req_errno) {
 		CM_EXPECT_FAIL("rdma_connect", ret, e, r->req_errno);
 		conf_note("rdma_connect -1 errno %s", conf_errno_name(e));
 		return;
 	}
-	if (!conf_expect(ret == 0, "rdma_connect: %d errno %s", ret, conf_errno_name(e)))
+	if (A && !conf_expect(ret == 0, "rdma_connect: %d errno %s", ret, conf_errno_name(e)))
 		return;
 
-	if (r->act != P_NOLISTEN && r->act != P_DESTROY_L) {
+	if (P && r->act != P_NOLISTEN && r->act != P_DESTROY_L) {
 		ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 		l.pas = ev->id;
 		/* row 166: the request's id is new, on the listener's channel and context */
@@ -261,7 +311,9 @@ static void conn_row(const struct conf_case *c)
 		conf_expect(l.pas->verbs && l.pas->pd && l.pas->port_num >= 1,
 			    "request id without verbs/pd/port");
 		EXPECT_INT("request src port", ntohs(rdma_get_src_port(l.pas)), CONN_PORT + c->row);
-		EXPECT_INT("request dst port", rdma_get_dst_port(l.pas), rdma_get_src_port(l.act));
+		if (A)
+			EXPECT_INT("request dst port", rdma_get_dst_port(l.pas),
+				   rdma_get_src_port(l.act));
 		if (r->ps == RDMA_PS_UDP) {
 			EXPECT_INT("CONNECT_REQUEST ud.private_data_len", ev->param.ud.private_data_len,
 				   r->want_req_pd);
@@ -287,7 +339,7 @@ static void conn_row(const struct conf_case *c)
 				EXPECT_INT("passive initiator_depth", ev->param.conn.initiator_depth,
 					   r->want_pas_init);
 			}
-			if (l.act->qp)
+			if (A && l.act->qp)
 				EXPECT_HEX("passive qp_num (the active's QPN)", ev->param.conn.qp_num,
 					   l.act->qp->qp_num);
 		}
@@ -304,6 +356,8 @@ static void conn_row(const struct conf_case *c)
 	ap.retry_count = 7;
 	ap.rnr_retry_count = 7;
 	errno = 0;
+	if (!P)
+		goto active_outcome;
 	switch (r->act) {
 	case P_ACCEPT:
 		ret = rdma_accept(l.pas, r->rep_pd >= 0 ? &ap : NULL);
@@ -340,8 +394,11 @@ static void conn_row(const struct conf_case *c)
 			rdma_destroy_id(l.pas);
 	} else
 		conf_expect(ret == 0, "passive action: %d errno %s", ret, conf_errno_name(e));
+	if (!A)
+		goto established;
 
-	ev = get_ev(l.ach);
+active_outcome:
+	ev = first ? first : get_ev(l.ach);
 	EXPECT_INT("active event", ev->event, r->want_event);
 	EXPECT_INT("active status", ev->status, r->want_status);
 	if (r->ps == RDMA_PS_UDP) {
@@ -369,7 +426,7 @@ static void conn_row(const struct conf_case *c)
 		pd_check("active data", ev->param.conn.private_data,
 			 ev->param.conn.private_data_len,
 			 r->rep_errno || r->rep_pd < 0 ? 0 : r->rep_pd);
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && l.pas->qp)
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && l.pas && l.pas->qp)
 			EXPECT_HEX("conn.qp_num (the passive's QPN)", ev->param.conn.qp_num,
 				   l.pas->qp->qp_num);
 	}
@@ -378,19 +435,23 @@ static void conn_row(const struct conf_case *c)
 		  ev->param.conn.private_data_len);
 	rdma_ack_cm_event(ev);
 
-	if (r->want_event == RDMA_CM_EVENT_REJECTED && l.act->qp) /* row 164 */
+	if (A && r->want_event == RDMA_CM_EVENT_REJECTED && l.act->qp) /* row 164 */
 		EXPECT_INT("active QP state after REJECTED", qp_state(l.act->qp), IBV_QPS_ERR);
+established:
 	if (r->want_event == RDMA_CM_EVENT_ESTABLISHED && r->ps != RDMA_PS_UDP && !r->rep_errno) {
 		/* rows 153/173: both QPs RTS; 211: passive ESTABLISHED without private data */
-		if (l.act->qp)
+		if (A && l.act->qp)
 			EXPECT_INT("active QP state", qp_state(l.act->qp), IBV_QPS_RTS);
-		ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_ESTABLISHED, 0);
-		EXPECT_INT("passive ESTABLISHED private_data_len", ev->param.conn.private_data_len, 0);
-		if (l.pas->qp)
-			EXPECT_INT("passive QP state", qp_state(l.pas->qp), IBV_QPS_RTS);
-		rdma_ack_cm_event(ev);
+		if (P) {
+			ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_ESTABLISHED, 0);
+			EXPECT_INT("passive ESTABLISHED private_data_len",
+				   ev->param.conn.private_data_len, 0);
+			if (l.pas->qp)
+				EXPECT_INT("passive QP state", qp_state(l.pas->qp), IBV_QPS_RTS);
+			rdma_ack_cm_event(ev);
+		}
 		if (r->disconnect)
-			disconnect_pair(&l);
+			disconnect_pair(&l, A, P);
 	}
 	if (l.lch && (r->act == P_REJECT || r->act == P_REJECT_ECE || r->ps == RDMA_PS_UDP))
 		/* rows 177/180: no event on the passive side (the active's answer came first) */
@@ -438,6 +499,7 @@ static void conn_154(const struct conf_case *c)
 	struct lb l;
 	int ret;
 
+	cm_need_both_roles();
 	lb_addr(&l, c->row);
 	lb_listen(&l, RC);
 	lb_active(&l, RC);
@@ -480,6 +542,7 @@ static void established(struct lb *l, int row)
 {
 	struct rdma_cm_event *ev;
 
+	cm_need_both_roles();
 	lb_addr(l, row);
 	lb_listen(l, RC);
 	lb_active(l, RC);
@@ -862,6 +925,7 @@ static void conn_163(const struct conf_case *c)
 	struct lb l;
 	int ret, e;
 
+	cm_need_both_roles();
 	lb_addr(&l, c->row);
 	l.lch = cm_channel();
 	l.listen = cm_id(l.lch, RC);

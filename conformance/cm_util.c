@@ -163,13 +163,14 @@ void cm_peer_ipv4(uint16_t port, struct sockaddr_in *sin)
 {
 	const struct conf_variant *v = conf_variant();
 
-	if (v && v->peer) {
-		if (conf_target() == TARGET_EMU)
-			cm_ipv4(v->peer, port, sin);
-		else if (conf_peer_addr())
-			cm_ipv4(conf_peer_addr(), port, sin);
-		else
-			conf_notrun("two-node case: needs --peer ADDR");
+	if (v && v->peer && conf_target() == TARGET_EMU) {
+		cm_ipv4(v->peer, port, sin); /* the variant's own fabric: B */
+		return;
+	}
+	/* the system target: the active half connects to --peer; the passive half (--passive)
+	 * listens on its own address */
+	if (cm_role() == CM_ACTIVE) {
+		cm_ipv4(conf_peer_addr(), port, sin);
 		return;
 	}
 	cm_local_ipv4(0, port, sin, NULL);
@@ -186,4 +187,20 @@ void cm_as_peer(bool on)
 	if (!cm_host || cm_host(on ? v->peer_node : NULL))
 		conf_fatal("rdmaemu_ctl_cm_host(%s): %s", on ? v->peer_node : "NULL",
 			   conf_errno_name(errno));
+}
+
+enum cm_role cm_role(void)
+{
+	const struct conf_variant *v = conf_variant();
+
+	if (!v || !v->peer_node || conf_target() == TARGET_EMU)
+		return CM_BOTH;
+	return conf_passive() ? CM_PASSIVE : CM_ACTIVE;
+}
+
+void cm_need_both_roles(void)
+{
+	if (cm_role() != CM_BOTH)
+		conf_notrun("this case runs both ends in one process (no split into active and "
+			    "passive halves yet)");
 }

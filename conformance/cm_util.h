@@ -30,6 +30,14 @@ void cm_peer_ipv4(uint16_t port, struct sockaddr_in *sin);
  * belong to the peer host (on) or to the own host again (off). No-op otherwise. */
 void cm_as_peer(bool on);
 
+/* Which halves of a connection case this process runs: both (one host, or the emulator
+ * playing both hosts), or one of them (a two-node case on the system target). */
+enum cm_role { CM_BOTH, CM_ACTIVE, CM_PASSIVE };
+enum cm_role cm_role(void);
+
+/* Ends the case with Notrun unless this process runs both halves. */
+void cm_need_both_roles(void);
+
 /* A sockaddr_in from text ("0.0.0.0"), port in host order. */
 void cm_ipv4(const char *text, uint16_t port, struct sockaddr_in *sin);
 

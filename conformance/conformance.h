@@ -113,6 +113,11 @@ const char *conf_local_addr(void);
 void conf_set_local_addr(const char *addr);
 const char *conf_peer_addr(void);
 void conf_set_peer_addr(const char *addr);
+/* --passive: this process is the peer of a two-node run (system target): the @2N cases run
+ * their passive half here, listening on --local, while another host runs their active half
+ * with --peer naming this one. */
+bool conf_passive(void);
+void conf_set_passive(bool on);
 /* The variant of the case this child runs (NULL: the plain case). */
 const struct conf_variant *conf_variant(void);
 /* Path of the librdmacm the process loaded (dladdr on rdma_getaddrinfo). */

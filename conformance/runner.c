@@ -418,6 +418,7 @@ static void usage(FILE *f)
 		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
 		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
 		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE] [--seeds]\n"
+		"         [--passive]\n"
 		"See rdmaemu-conformance(1).\n");
 }
 
@@ -516,6 +517,8 @@ static struct conf_case *make_variants(size_t *n, const struct conf_variant ***w
 				v[*n].area = xasprintf("%s@%s", c->area, (*vp)->name);
 				v[*n].desc = xasprintf("%s%s", (*vp)->what, c->desc);
 				w[*n] = *vp;
+				if ((*vp)->peer_node && v[*n].timeout < 30)
+					v[*n].timeout = 30;
 				if (!v[*n].id || !v[*n].area || !v[*n].desc) {
 					perror("asprintf");
 					exit(2);
@@ -680,6 +683,7 @@ int main(int argc, char **argv)
 		{ "peer", required_argument, NULL, 'E' },
 		{ "report", required_argument, NULL, 'R' },
 		{ "seeds", no_argument, NULL, 'S' },
+		{ "passive", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -737,6 +741,7 @@ int main(int argc, char **argv)
 		}
 		case 'R': report = optarg; break;
 		case 'S': seeds = true; break;
+		case 'p': conf_set_passive(true); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -792,8 +797,10 @@ int main(int argc, char **argv)
 
 	if (conf_target_setup(target, libdir, argv))
 		return 2;
-	if (conf_local_addr() && !conf_peer_addr())
-		conf_set_peer_addr(conf_local_addr()); /* no peer: loopback to --local */
+	if (conf_passive() && (target != TARGET_SYSTEM || !conf_local_addr())) {
+		fprintf(stderr, "rdmaemu-conformance: --passive needs --target system and --local\n");
+		return 2;
+	}
 
 	/* The deviation manifest of this target. */
 	char exclude_buf[8192], probe[4096];
@@ -843,9 +850,10 @@ int main(int argc, char **argv)
 	else if (conf_fabric_path())
 		hdr_printf(&hdr, "fabric: %s ignored (--target system runs on this machine's devices)\n",
 			   conf_fabric_path());
-	hdr_printf(&hdr, "local: %s; peer: %s\n",
+	hdr_printf(&hdr, "local: %s; peer: %s%s\n",
 		   conf_local_addr() ? conf_local_addr() : "(the devices' IPv4 addresses)",
-		   conf_peer_addr() ? conf_peer_addr() : "(loopback to local)");
+		   conf_peer_addr() ? conf_peer_addr() : "(loopback to local)",
+		   conf_passive() ? "; role: passive side of the two-node cases" : "");
 	hdr_printf(&hdr, "manifest: %s\n", exclude ? exclude : "(none)");
 	fputs(hdr.buf ? hdr.buf : "", stdout);
 	putchar('\n');

@@ -21,6 +21,7 @@ static enum conf_target target = TARGET_SYSTEM;
 static bool fake_device;
 static char libpath[4096];
 static const char *fabric_path, *local_addr, *peer_addr;
+static bool passive;
 static const struct conf_variant *variant;
 
 const char *conf_fabric_path(void)
@@ -51,6 +52,16 @@ const char *conf_peer_addr(void)
 void conf_set_peer_addr(const char *addr)
 {
 	peer_addr = addr;
+}
+
+bool conf_passive(void)
+{
+	return passive;
+}
+
+void conf_set_passive(bool on)
+{
+	passive = on;
 }
 
 const struct conf_variant *conf_variant(void)
