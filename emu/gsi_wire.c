@@ -64,7 +64,7 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 
 /* rxe_net.c's loopback (prepare4/6 set RXE_LOOPBACK_MASK when the source and destination
  * addresses are equal; rxe_loopback hands the skb to rxe_rcv): a MAD a RoCE port addresses to
- * one of its own GIDs never reaches the wire and comes back into this port's QP1, at the same
+ * one of its own GIDs (an IB port: to one of its own LIDs) never reaches the wire and comes back into this port's QP1, at the same
  * virtual instant but after the sender's call returns (the kernel's receive is a softirq). */
 struct gsi_loop {
 	struct emu_list node;
@@ -153,6 +153,11 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		}
 		a.sport = emu_roce_sport_rxe(1);
 	} else {
+		/* An IB CA loops a packet for one of its own LIDs (base LID .. + 2^LMC - 1) back
+		 * to itself instead of sending it into the subnet: the CM connects to the host's
+		 * own IPoIB address as on RoCE. A switch's management port never does. */
+		local = !p->is_switch && p->info.lid && to->lid >= p->info.lid &&
+			(unsigned)(to->lid - p->info.lid) < (1u << p->info.lmc);
 		a.slid = p->info.lid;
 		a.dlid = to->lid;
 		a.sl = to->sl;
