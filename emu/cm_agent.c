@@ -20,13 +20,18 @@ static bool cm_trace_on(void)
 	return emu_trace_enabled(&on, "cm");
 }
 
+bool emu_cm_tracing(const struct emu_cm_agent *a)
+{
+	return a->ops->trace || cm_trace_on();
+}
+
 void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...)
 {
 	char line[256];
 	int n;
 	va_list ap;
 
-	if (!cm_trace_on() && !a->ops->trace)
+	if (!emu_cm_tracing(a))
 		return;
 	n = snprintf(line, sizeof(line), "%s: ", a->name);
 	va_start(ap, fmt);
@@ -348,8 +353,10 @@ int emu_cm_step(struct emu_cm_id *id, unsigned ev, struct emu_cm_trans *t)
 
 	if (emu_cm_lookup(cur, ev, t))
 		return -EINVAL;
-	emu_cm_trace_fmt(line, sizeof(line), id->local_id, cur, ev);
-	emu_cm_trace(id->agent, "%s", line);
+	if (emu_cm_tracing(id->agent)) { /* the line costs a format: only when someone reads it */
+		emu_cm_trace_fmt(line, sizeof(line), id->local_id, cur, ev);
+		emu_cm_trace(id->agent, "%s", line);
+	}
 	if (t->disp == EMU_CM_ERR)
 		return -(int)t->err;
 	if (t->disp != EMU_CM_OK) {
@@ -965,8 +972,10 @@ void emu_cm_destroy_id(struct emu_cm_id *id)
 	if (emu_cm_lookup(state, EMU_CM_EV_DESTROY, &t) == 0 && t.disp == EMU_CM_OK) {
 		char line[160];
 
-		emu_cm_trace_fmt(line, sizeof(line), id->local_id, state, EMU_CM_EV_DESTROY);
-		emu_cm_trace(a, "%s", line);
+		if (emu_cm_tracing(a)) {
+			emu_cm_trace_fmt(line, sizeof(line), id->local_id, state, EMU_CM_EV_DESTROY);
+			emu_cm_trace(a, "%s", line);
+		}
 		if (t.actions & EMU_CM_A_CANCEL && !(t.actions & EMU_CM_A_SEND_DREQ))
 			emu_cm_cancel_out(id);
 		if (t.actions & EMU_CM_A_UNLISTEN)

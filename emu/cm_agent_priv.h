@@ -111,6 +111,8 @@ struct emu_cm_agent {
 };
 
 /* cm_agent.c */
+/* Whether trace lines go anywhere (RDMAEMU_TRACE=cm or the agent's trace op). */
+bool emu_cm_tracing(const struct emu_cm_agent *a);
 void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void emu_cm_agent_enter(struct emu_cm_agent *a);
 void emu_cm_agent_leave(struct emu_cm_agent *a);
