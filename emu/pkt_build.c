@@ -270,6 +270,7 @@ ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr
 		buf[in.vcrc_off] = (uint8_t)v;
 		buf[in.vcrc_off + 1] = (uint8_t)(v >> 8);
 	}
+	emu_pkt_known_note(buf, len);
 	if (info)
 		*info = in;
 	return (ssize_t)len;
