@@ -356,7 +356,8 @@ void emu_gsi_send_complete(struct emu_gsi_send *s, int status, const struct emu_
 						      : "error");
 	if (s->done)
 		s->done(s, status, resp, s->ctx);
-	free(s->msg);
+	if (s->msg != (uint8_t *)(s + 1))
+		free(s->msg);
 	free(s);
 }
 
@@ -417,8 +418,11 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 		rc = -EINVAL;
 		goto fail;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s || !(s->msg = calloc(1, len > EMU_MAD_LEN ? len : EMU_MAD_LEN))) {
+	/* a single MAD rides in the send's own allocation (one malloc a MAD, not two) */
+	s = calloc(1, sizeof(*s) + (len > EMU_MAD_LEN ? 0 : EMU_MAD_LEN));
+	if (s)
+		s->msg = len > EMU_MAD_LEN ? calloc(1, len) : (uint8_t *)(s + 1);
+	if (!s || !s->msg) {
 		free(s);
 		rc = -ENOMEM;
 		goto fail;
