@@ -380,6 +380,11 @@ static bool is_array(const struct emu_cm_field *f)
  * iteration per bit. */
 static void bits_put(uint8_t *d, unsigned pos, unsigned width, uint64_t v)
 {
+	if (!(pos % 8) && !(width % 8)) { /* whole bytes, most fields: big-endian store */
+		for (unsigned i = width / 8; i--; v >>= 8)
+			d[pos / 8 + i] = (uint8_t)v;
+		return;
+	}
 	while (width) {
 		unsigned off = pos % 8, n = 8 - off < width ? 8 - off : width;
 		unsigned sh = 8 - off - n, ones = (1u << n) - 1;
@@ -396,6 +401,11 @@ static uint64_t bits_get(const uint8_t *d, unsigned pos, unsigned width)
 {
 	uint64_t v = 0;
 
+	if (!(pos % 8) && !(width % 8)) {
+		for (unsigned i = 0; i < width / 8; i++)
+			v = v << 8 | d[pos / 8 + i];
+		return v;
+	}
 	while (width) {
 		unsigned off = pos % 8, n = 8 - off < width ? 8 - off : width;
 		unsigned sh = 8 - off - n, ones = (1u << n) - 1;
