@@ -444,10 +444,11 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 	emu_timer_init(&s->timer, send_timer, s);
 	emu_list_add_tail(&a->sends, &s->link);
 	s->rmpp = rmpp;
-	emu_gsi_trace("send tid 0x%016llx: class 0x%02x %s attr 0x%04x, %zu bytes to LID %u QP %u, "
-		      "timeout %u ms, %u retries",
-		      (unsigned long long)s->tid, s->mgmt_class, emu_mad_method_name(mad[3]),
-		      emu_be16_get(mad + 16), len, to->lid, s->to.qpn, timeout_ms, retries);
+	if (emu_gsi_trace_on()) /* its arguments cost lookups: only when traced */
+		emu_gsi_trace("send tid 0x%016llx: class 0x%02x %s attr 0x%04x, %zu bytes to "
+			      "LID %u QP %u, timeout %u ms, %u retries",
+			      (unsigned long long)s->tid, s->mgmt_class, emu_mad_method_name(mad[3]),
+			      emu_be16_get(mad + 16), len, to->lid, s->to.qpn, timeout_ms, retries);
 	if (s->rmpp) {
 		s->nsegs = emu_gsi_rmpp_nsegs(s->mgmt_class, len);
 		s->newwin = 1;
