@@ -32,7 +32,7 @@ int emu_engine_fd_signal(int fd)
 
 /* Kernels without RWF_NOWAIT on eventfds (before 5.9's read_iter conversion) answer
  * EOPNOTSUPP: those look with poll() first, two syscalls instead of one. */
-static bool fd_nowait_unsupported;
+static bool fd_nowait_unsupported; /* only ever set; atomic: any thread may clear an fd */
 
 static int fd_clear_poll(int fd)
 {
@@ -64,13 +64,13 @@ int emu_engine_fd_clear(int fd)
 	/* One non-blocking read whatever O_NONBLOCK the application set on the fd: the counter
 	 * is drained, or EAGAIN says it already was (nobody else should read it, but a read
 	 * must never block the engine). */
-	while (!fd_nowait_unsupported) {
+	while (!__atomic_load_n(&fd_nowait_unsupported, __ATOMIC_RELAXED)) {
 		if (preadv2(fd, &io, 1, -1, RWF_NOWAIT) == (ssize_t)sizeof(v))
 			return 0;
 		if (errno == EAGAIN)
 			return 0;
 		if (errno == EOPNOTSUPP || errno == EINVAL)
-			fd_nowait_unsupported = true;
+			__atomic_store_n(&fd_nowait_unsupported, true, __ATOMIC_RELAXED);
 		else if (errno != EINTR)
 			return -errno;
 	}
