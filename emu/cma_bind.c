@@ -25,13 +25,18 @@ struct emu_cma_bind {
 	uint16_t ps;
 	uint16_t port;
 	struct emu_list owners; /* struct emu_cma_id.bind_node */
-	struct emu_cma_bind *next;
+	struct emu_cma_ports *tbl; /* the table holding it */
+	struct emu_cma_bind *next; /* hash chain */
 };
 
 /* Port tables of one host. */
 struct emu_cma_ports {
 	const struct emu_host *host;
-	struct emu_cma_bind *binds;
+	/* bind lists hashed by (port space, port): the kernel's per-space IDR lookup is O(1),
+	 * and a scan here made ephemeral binds O(bound ports) */
+	struct emu_cma_bind **bucket;
+	size_t nbuckets; /* a power of two, or 0 before the first bind */
+	size_t nbinds;
 	struct emu_prng prng;   /* the random first port of cma_alloc_any_port */
 	bool seeded;
 	struct emu_cma_ports *next;
@@ -45,12 +50,15 @@ void emu_cma_reset(void)
 		struct emu_cma_ports *p = all_ports;
 
 		all_ports = p->next;
-		while (p->binds) {
-			struct emu_cma_bind *b = p->binds;
+		for (size_t i = 0; i < p->nbuckets; i++) {
+			while (p->bucket[i]) {
+				struct emu_cma_bind *b = p->bucket[i];
 
-			p->binds = b->next;
-			free(b);
+				p->bucket[i] = b->next;
+				free(b);
+			}
 		}
+		free(p->bucket);
 		free(p);
 	}
 }
@@ -281,12 +289,45 @@ static int check_port(struct emu_cma_bind *b, struct emu_cma_id *id, bool reusea
 	return 0;
 }
 
+static size_t bind_hash(const struct emu_cma_ports *p, uint16_t ps, uint16_t port)
+{
+	uint32_t key = (uint32_t)ps << 16 | port;
+
+	return (size_t)((key * 2654435761u) >> 8) & (p->nbuckets - 1);
+}
+
 static struct emu_cma_bind *find_bind(struct emu_cma_ports *p, uint16_t ps, uint16_t port)
 {
-	for (struct emu_cma_bind *b = p->binds; b; b = b->next)
+	if (!p->nbuckets)
+		return NULL;
+	for (struct emu_cma_bind *b = p->bucket[bind_hash(p, ps, port)]; b; b = b->next)
 		if (b->ps == ps && b->port == port)
 			return b;
 	return NULL;
+}
+
+/* Doubles the buckets once there are as many binds as buckets (chains of ~1). */
+static int grow_binds(struct emu_cma_ports *p)
+{
+	size_t old = p->nbuckets, n = old ? old * 2 : 64;
+	struct emu_cma_bind **nb = calloc(n, sizeof *nb), **ob = p->bucket;
+
+	if (!nb)
+		return -ENOMEM;
+	p->bucket = nb;
+	p->nbuckets = n;
+	for (size_t i = 0; i < old; i++) {
+		while (ob[i]) {
+			struct emu_cma_bind *b = ob[i];
+			size_t h = bind_hash(p, b->ps, b->port);
+
+			ob[i] = b->next;
+			b->next = nb[h];
+			nb[h] = b;
+		}
+	}
+	free(ob);
+	return 0;
 }
 
 static void bind_port(struct emu_cma_bind *b, struct emu_cma_id *id)
@@ -298,15 +339,22 @@ static void bind_port(struct emu_cma_bind *b, struct emu_cma_id *id)
 
 static int alloc_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t port)
 {
-	struct emu_cma_bind *b = calloc(1, sizeof *b);
+	struct emu_cma_bind *b;
+	size_t h;
 
+	if (p->nbinds >= p->nbuckets && grow_binds(p))
+		return -ENOMEM;
+	b = calloc(1, sizeof *b);
 	if (!b)
 		return -ENOMEM;
 	b->ps = id->ps;
 	b->port = port;
+	b->tbl = p;
 	emu_list_init(&b->owners);
-	b->next = p->binds;
-	p->binds = b;
+	h = bind_hash(p, b->ps, port);
+	b->next = p->bucket[h];
+	p->bucket[h] = b;
+	p->nbinds++;
 	bind_port(b, id);
 	return 0;
 }
@@ -322,10 +370,12 @@ void emu_cma_release_port(struct emu_cma_id *id)
 	id->bind = NULL;
 	if (!emu_list_empty(&b->owners))
 		return;
-	p = ports_of(id->host);
-	for (struct emu_cma_bind **pp = &p->binds; *pp; pp = &(*pp)->next) {
+	p = b->tbl;
+	for (struct emu_cma_bind **pp = &p->bucket[bind_hash(p, b->ps, b->port)]; *pp;
+	     pp = &(*pp)->next) {
 		if (*pp == b) {
 			*pp = b->next;
+			p->nbinds--;
 			break;
 		}
 	}

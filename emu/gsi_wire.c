@@ -176,13 +176,14 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	if (rc)
 		return rc;
 	p->cnt.sent++;
-	emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",
-		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
-		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
-		      emu_gsi_class_is_rmpp(mad[1]) && (mad[26] & EMU_RMPP_FLAG_ACTIVE)
-			      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
-			      : "",
-		      to->lid);
+	if (emu_gsi_trace_on())
+		emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",
+			      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+			      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+			      emu_gsi_class_is_rmpp(mad[1]) && (mad[26] & EMU_RMPP_FLAG_ACTIVE)
+				      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
+				      : "",
+			      to->lid);
 	if (local)
 		emu_gsi_trace("xmit: to the port's own GID: looped back");
 	return 0;
@@ -299,10 +300,11 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 			memcpy(r.from.gid, frame + pi.ip_off + 8, 16);
 		}
 	}
-	emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
-		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
-		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
-		      r.from.lid);
+	if (emu_gsi_trace_on())
+		emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
+			      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+			      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+			      r.from.lid);
 	a = find_agent(p, mad);
 	if (!a) {
 		p->cnt.dropped_no_agent++;

@@ -845,21 +845,26 @@ ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
 	struct emu_ucma_file *f;
 	int ret;
 
-	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+	if (fd < 0)
 		return -EBADF;
 	e = emu_engine_get();
-	if (!e)
-		return -EINVAL;
-	if (len < sizeof hdr)
-		return -EINVAL;
-	memcpy(&hdr, buf, sizeof hdr);
-	if (hdr.cmd >= EMU_UCMA_NCMDS)
-		return -EINVAL;
-	if (hdr.in + sizeof hdr > len)
-		return -EINVAL;
-	emu_engine_lock(e);
-	f = file_of(fd);
+	/* An fd of ours is open (closing it goes through emu_ucma_close): only another fd needs
+	 * the fcntl that tells a closed one (EBADF) from a file that is no rdma_cm (EINVAL). */
+	if (e) {
+		emu_engine_lock(e);
+		f = file_of(fd);
+		if (!f)
+			emu_engine_unlock(e);
+	} else {
+		f = NULL;
+	}
 	if (!f)
+		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+	if (len < sizeof hdr)
+		ret = -EINVAL;
+	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
+		ret = -EINVAL;
+	else if (hdr.in + sizeof hdr > len)
 		ret = -EINVAL;
 	else if (!cmd_table[hdr.cmd])
 		ret = -ENOSYS;
