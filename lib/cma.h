@@ -22,6 +22,11 @@ static inline int cma_err(int e)
  * real library reports without hardware, spec §3.1) or the fabric could not be loaded. */
 int cma_init(const struct emu_host **host);
 
+/* ucma_set_af_ib_support (lib/cma_id.c): once per process, from cma_init once devices exist;
+ * cma_af_ib_support() is its answer (rdma-core's af_ib_support). */
+void cma_set_af_ib_support(void);
+bool cma_af_ib_support(void);
+
 /* ---- CM ids, channels and devices (lib/cma_*.c) --------------------------------------- */
 
 #include <pthread.h>
