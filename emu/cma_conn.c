@@ -17,6 +17,7 @@
  * parameters: cma_rep_recv), exactly as with the real kernel. docs/cma.md, "Connections". */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,22 @@ static int format_hdr(const struct emu_cma_id *id, uint8_t *p)
 	return emu_cma_hdr_pack(p, &h);
 }
 
+/* rdma_get_service_id: an AF_IB address carries its service ID, an IP one gives
+ * (port space << 16) + port. */
+static uint64_t service_id_of(const struct emu_cma_id *id, const struct sockaddr_storage *a)
+{
+	if (a->ss_family == 27 /* AF_IB */)
+		return be64toh(((const struct emu_sockaddr_ib *)a)->sib_sid);
+	return emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)a));
+}
+
+/* cma_user_data_offset: an AF_IB id sends no CMA header (its user may: ai_connect), so all of
+ * the REQ's 92 / SIDR_REQ's 216 bytes are the user's. */
+static size_t hdr_len_of(const struct emu_cma_id *id)
+{
+	return id->src.ss_family == 27 ? 0 : EMU_CMA_HDR_LEN;
+}
+
 static void cm_dst(const struct emu_cma_id *id, const struct emu_cm_path_rec *path,
 		   struct emu_cm_addr *dst)
 {
@@ -310,21 +327,23 @@ static int connect_ud(struct emu_cma_id *id, struct cma_conn *c,
 	uint8_t pd[EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE];
 	struct emu_cm_sidr_req_param r;
 
+	size_t off = hdr_len_of(id);
+
 	/* cma_resolve_ib_udp: header + user data, at most 216 bytes (-EINVAL) */
-	if (EMU_CMA_HDR_LEN + p->private_data_len > EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE)
+	if (off + p->private_data_len > EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	memset(pd, 0, sizeof pd);
-	if (format_hdr(id, pd))
+	if (off && format_hdr(id, pd))
 		return -EINVAL;
-	memcpy(pd + EMU_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	memcpy(pd + off, p->private_data, p->private_data_len);
 	memset(&r, 0, sizeof r);
 	r.path = &c->path;
 	cm_dst(id, &c->path, &r.dst);
-	r.service_id = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->dst));
+	r.service_id = service_id_of(id, &id->dst);
 	r.timeout_ms = 1u << (EMU_CMA_CM_RESPONSE_TIMEOUT - 8);
 	r.max_cm_retries = EMU_CMA_MAX_CM_RETRIES;
 	r.private_data = pd;
-	r.private_data_len = (uint8_t)(EMU_CMA_HDR_LEN + p->private_data_len);
+	r.private_data_len = (uint8_t)(off + p->private_data_len);
 	return emu_cm_send_sidr_req(c->cm, &r);
 }
 
@@ -334,17 +353,19 @@ static int connect_rc(struct emu_cma_id *id, struct cma_conn *c,
 	uint8_t pd[EMU_CM_REQ_PRIVATE_DATA_SIZE];
 	struct emu_cm_req_param r;
 
+	size_t off = hdr_len_of(id);
+
 	/* cma_connect_ib: header + user data, ib_send_cm_req refuses more than 92 bytes */
-	if (EMU_CMA_HDR_LEN + p->private_data_len > EMU_CM_REQ_PRIVATE_DATA_SIZE)
+	if (off + p->private_data_len > EMU_CM_REQ_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	memset(pd, 0, sizeof pd);
-	if (format_hdr(id, pd))
+	if (off && format_hdr(id, pd))
 		return -EINVAL;
-	memcpy(pd + EMU_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	memcpy(pd + off, p->private_data, p->private_data_len);
 	memset(&r, 0, sizeof r);
 	r.primary_path = &c->path;
 	cm_dst(id, &c->path, &r.dst);
-	r.service_id = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->dst));
+	r.service_id = service_id_of(id, &id->dst);
 	r.qp_num = p->qp_num;
 	r.qp_type = EMU_CM_TRANSPORT_RC;
 	r.starting_psn = id->seq_num;
@@ -360,7 +381,7 @@ static int connect_rc(struct emu_cma_id *id, struct cma_conn *c,
 	r.ece_vendor_id = ece ? ece->vendor_id : 0;
 	r.ece_attr_mod = ece ? ece->attr_mod : 0;
 	r.private_data = pd;
-	r.private_data_len = (uint8_t)(EMU_CMA_HDR_LEN + p->private_data_len);
+	r.private_data_len = (uint8_t)(off + p->private_data_len);
 	/* what ib_cm remembers from its own REQ */
 	c->sq_psn = 0;
 	c->initiator_depth = r.initiator_depth;
@@ -404,8 +425,7 @@ static int op_connect(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p
 	else
 		emu_cma_trace("cma %u: %s sent (service 0x%llx)", id->handle,
 			      id->qp_type == QPT_UD ? "SIDR_REQ" : "REQ",
-			      (unsigned long long)emu_cma_service_id(
-				      id->ps, emu_cma_port((const struct sockaddr *)&id->dst)));
+			      (unsigned long long)service_id_of(id, &id->dst));
 	return ret;
 }
 
@@ -951,7 +971,7 @@ static void listen_put(struct cm_listen *l)
 static int op_listen(struct emu_cma_id *id)
 {
 	struct cma_cm *cc = cma_cm_get();
-	uint64_t sid = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->src));
+	uint64_t sid = service_id_of(id, &id->src);
 	struct cma_listen_ids *ls;
 	size_t first, last;
 	int ret;
