@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "emu/engine.h"
+#include "emu/neigh.h"
 #include "emu/pkt.h"
 #include "emu/prng.h"
 #include "emu/ucma.h"
@@ -181,28 +183,41 @@ static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 
 /* ---- device association ---- */
 
+/* Addresses looked at per netdev (more is not a configuration anyone tests). */
+#define EMU_CMA_MAX_NETDEV_ADDRS 32
+
 /* The netdev of h that carries address sa (rdma_translate_ip): its index, -2 for a loopback
  * address (the implicit "lo"), -1 when no netdev has it. An IPv6 link-local address must be on
  * the netdev its scope names. */
 static int netdev_of_addr(const struct emu_host *h, const struct sockaddr *sa, int bound_if)
 {
+	struct emu_engine *e = emu_engine_get();
+	size_t host = (size_t)(h - h->fabric->hosts);
+
 	if (emu_cma_loopback_addr(sa))
 		return -2;
+	/* the netdevs' addresses as they are now (rdmaemu_ctl_addr_add/del change them) */
 	for (size_t i = 0; i < h->nnetdevs; i++) {
-		const struct emu_netdev *nd = &h->netdevs[i];
+		struct sockaddr_storage addrs[EMU_CMA_MAX_NETDEV_ADDRS];
+		int n;
 
 		if (bound_if && emu_cma_ifindex(i) != bound_if)
 			continue;
-		for (size_t j = 0; j < nd->naddrs; j++) {
-			const struct emu_ifaddr *a = &nd->addrs[j];
+		n = e ? emu_neigh_addrs(e, host, (int)i, addrs, NULL, EMU_CMA_MAX_NETDEV_ADDRS) : -1;
+		if (n > EMU_CMA_MAX_NETDEV_ADDRS)
+			n = EMU_CMA_MAX_NETDEV_ADDRS;
+		for (int j = 0; j < n; j++) {
+			const struct sockaddr *a = (const struct sockaddr *)&addrs[j];
 
-			if (a->family != sa->sa_family)
+			if (a->sa_family != sa->sa_family)
 				continue;
-			if (a->family == AF_INET &&
-			    a->addr.v4.s_addr == ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			if (a->sa_family == AF_INET &&
+			    ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+				    ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
 				return (int)i;
-			if (a->family == AF_INET6 &&
-			    !memcmp(&a->addr.v6, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16))
+			if (a->sa_family == AF_INET6 &&
+			    !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				    &((const struct sockaddr_in6 *)sa)->sin6_addr, 16))
 				return (int)i;
 		}
 	}
