@@ -15,9 +15,10 @@
  * ENODATA for ibv_query_gid_ex, which the verbs layer already does for zero GIDs.
  *
  * The fabric model is the one table the whole process reads (verbs, rdma_cm, GSI), so the
- * entries are changed in place under the engine lock; each table is given its full length
- * (gid_tbl_len) once, so it is never reallocated under a reader. Processes attached to
- * rdmaemud keep their own copy of the table: they do not see changes made in the daemon. */
+ * entries are changed in place under the engine lock; the loader gives every RoCE table its
+ * full length (gid_tbl_len, emu/fabric_finish.c), so it is never reallocated under a reader.
+ * Processes attached to rdmaemud keep their own copy of the table: they do not see changes
+ * made in the daemon. */
 #include "config.h"
 
 #include <errno.h>
@@ -181,31 +182,6 @@ static void on_event(void *ctx, const struct emu_neigh_event *ev)
 		gid_del(p, &f->hosts[ev->host].netdevs[ev->netdev], raw, ev->netdev);
 }
 
-/* Every RoCE port's table at its full length, so that entries stay where readers find them. */
-static int reserve(const struct emu_fabric *f)
-{
-	for (size_t h = 0; h < f->nhosts; h++) {
-		struct emu_host *host = (struct emu_host *)&f->hosts[h];
-
-		for (size_t d = 0; d < host->ndevices; d++)
-			for (unsigned i = 0; i < host->devices[d].nports; i++) {
-				struct emu_port *p = &host->devices[d].ports[i];
-				struct emu_gid *g;
-
-				if (p->link_layer != 2 || p->gid_tbl_len <= p->ngids)
-					continue;
-				g = calloc(p->gid_tbl_len, sizeof(*g));
-				if (!g)
-					return -ENOMEM;
-				if (p->ngids)
-					memcpy(g, p->gids, p->ngids * sizeof(*g));
-				free(p->gids);
-				p->gids = g;
-			}
-	}
-	return 0;
-}
-
 int emu_roce_gid_attach(struct emu_engine *e)
 {
 	struct roce_gid *r;
@@ -213,9 +189,6 @@ int emu_roce_gid_attach(struct emu_engine *e)
 
 	if (emu_engine_ext_get(e, &roce_gid_ext))
 		return 0;
-	ret = reserve(emu_engine_fabric(e));
-	if (ret)
-		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;

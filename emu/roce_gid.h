@@ -8,8 +8,8 @@
 struct emu_engine;
 
 /* Registers the listener (once per engine; the neighbour layer calls it when it starts, as
- * ib_core registers roce_gid_mgmt with the netdev notifiers). Also gives every RoCE port's GID
- * table its full length up front, so that entries never move while the data path reads them.
+ * ib_core registers roce_gid_mgmt with the netdev notifiers). The loader gave every RoCE
+ * port's GID table its full length, so entries never move while the data path reads them.
  * 0 or -errno. */
 int emu_roce_gid_attach(struct emu_engine *e);
 
