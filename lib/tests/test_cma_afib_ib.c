@@ -120,11 +120,41 @@ static void test_resolve_peer_gid(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* An AF_IB group address is the MGID itself (cma_set_mgid): no IP mapping, no RDMA CM
+ * signature for a UDP id. */
+static void test_join_af_ib_group(void **state)
+{
+	static const uint8_t MGID[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, [15] = 0x42 };
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_ib s = sib_of(GID_A, 0xffff, RDMA_IB_IP_PS_UDP | 7200, ~0ull);
+	struct sockaddr_ib grp = sib_of(MGID, 0xffff, 0, 0);
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	int ctx;
+
+	(void)state;
+	assert_non_null(ch);
+	assert_int_equal(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP), 0);
+	assert_int_equal(rdma_bind_addr(id, (struct sockaddr *)&s), 0);
+	assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&grp, &ctx), 0);
+	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
+	assert_int_equal(ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
+	assert_int_equal(ev->status, 0);
+	assert_ptr_equal(ev->param.ud.private_data, &ctx);
+	assert_memory_equal(ev->param.ud.ah_attr.grh.dgid.raw, MGID, 16);
+	assert_int_equal(ev->param.ud.qp_num, 0xffffff);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_leave_multicast(id, (struct sockaddr *)&grp), 0);
+	assert_int_equal(rdma_destroy_id(id), 0);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bind_own_gid),
 		cmocka_unit_test(test_resolve_peer_gid),
+		cmocka_unit_test(test_join_af_ib_group),
 	};
 
 	(void)argc;
