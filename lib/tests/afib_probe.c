@@ -189,6 +189,35 @@ int main(void)
 	resolve_case("resolve src 192.0.2.1 dst AF_IB gid1", (struct sockaddr *)&sin,
 		     (struct sockaddr *)&sib);
 	resolve_case("resolve dst 192.0.2.1 (IP id after probe)", NULL, (struct sockaddr *)&sin);
+	/* an AF_IB multicast group on a RoCE port (the id resolved to its own GID 1) */
+	{
+		struct rdma_event_channel *ch = rdma_create_event_channel();
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *id;
+		struct sockaddr_ib grp;
+		int ret;
+
+		sib = mk_sib(&g1, RDMA_IB_IP_PS_UDP | 7030, ~0ULL);
+		sib.sib_pkey = htons(0xffff);
+		if (ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) &&
+		    !rdma_resolve_addr(id, NULL, (struct sockaddr *)&sib, 2000) &&
+		    !rdma_get_cm_event(ch, &ev)) {
+			rdma_ack_cm_event(ev);
+			memset(&grp, 0, sizeof grp);
+			grp.sib_family = AF_IB;
+			grp.sib_pkey = htons(0xffff);
+			grp.sib_addr.sib_raw[0] = 0xff;
+			grp.sib_addr.sib_raw[1] = 0x12;
+			grp.sib_addr.sib_raw[15] = 0x42;
+			errno = 0;
+			ret = rdma_join_multicast(id, (struct sockaddr *)&grp, NULL);
+			printf("join AF_IB group on RoCE: ret %d errno %d\n", ret, ret ? errno : 0);
+			if (!ret && !rdma_get_cm_event(ch, &ev)) {
+				printf("  event %s status %d\n", rdma_event_str(ev->event), ev->status);
+				rdma_ack_cm_event(ev);
+			}
+		}
+	}
 	rdma_free_devices(devs);
 	return 0;
 }
