@@ -216,6 +216,15 @@ static void test_resolve_on_roce(void **state)
 	d.sib_addr.sib_raw[15] ^= 0x55;
 	assert_int_equal(resolve(ch, &id, NULL, d), 0);
 	assert_memory_equal(local(id)->sib_addr.sib_raw, GID0, 16);
+	/* an AF_IB group: no netdev behind the id, ENODEV as on rxe */
+	{
+		static const uint8_t MGID[16] = { 0xff, 0x12, [15] = 0x42 };
+		struct sockaddr_ib grp = sib_of(MGID, 0xffff, 0, 0);
+
+		errno = 0;
+		assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&grp, NULL), -1);
+		assert_int_equal(errno, ENODEV);
+	}
 	assert_int_equal(rdma_destroy_id(id), 0);
 
 	/* P_Key 0 is in no table: ENODEV at once; the library asked nothing back */
