@@ -469,6 +469,13 @@ static int get_port(struct emu_cma_id *id)
  * one, if any. An AF_IB address is an IB device address (ARPHRD_INFINIBAND), which
  * cma_validate_port refuses on a RoCE port: binding rxe's own GID 0 or 1 as AF_IB fails with
  * ENODEV on Linux 6.1 (lib/tests/afib_probe.c in scripts/rxe-vm, docs/cma.md "AF_IB"). */
+static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib);
+
+int emu_cma_bind_ib_dev(struct emu_cma_id *id)
+{
+	return bind_ib(id, (const struct emu_sockaddr_ib *)&id->src);
+}
+
 static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 {
 	const struct emu_host *h = id->host;
@@ -615,8 +622,10 @@ struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, 
 		if (cur->state != EMU_CMA_LISTEN)
 			continue;
 		if (emu_cma_any_addr(a)) {
-			/* An AF_INET6 wildcard that is not AF_ONLY takes IPv4 requests too. */
-			if (a->sa_family == dst->sa_family || (!cur->afonly && a->sa_family == AF_INET6))
+			/* An AF_INET6 wildcard that is not AF_ONLY takes IPv4 requests too; an
+			 * AF_IB request only an AF_IB listener (cma_match_net_dev) */
+			if (a->sa_family == dst->sa_family ||
+			    (!cur->afonly && a->sa_family == AF_INET6 && dst->sa_family == AF_INET))
 				wild = wild ? wild : cur;
 			continue;
 		}

@@ -635,6 +635,26 @@ static void store_req_path(struct emu_cma_id *id, struct cma_conn *c, const stru
 
 /* cma_req_handler for a REQ or SIDR_REQ that reached one of our ib_cm listens. Non-zero: the
  * agent destroys the new cm id (REJ 28 / SIDR_REP REJECT, as ib_cm after a failed handler). */
+/* cma_save_ib_info from a REQ's primary path: the new id's own address is the GID the
+ * requester addressed (the path's remote GID), with the P_Key, the flow label and the service
+ * ID under a full mask; the peer's is the requester's GID. */
+static void afib_addrs(const struct emu_cm_msg *m, struct sockaddr_storage *own,
+		       struct sockaddr_storage *peer)
+{
+	struct emu_sockaddr_ib *o = (struct emu_sockaddr_ib *)own;
+	struct emu_sockaddr_ib *p = (struct emu_sockaddr_ib *)peer;
+
+	memset(own, 0, sizeof *own);
+	memset(peer, 0, sizeof *peer);
+	o->sib_family = p->sib_family = 27; /* AF_IB */
+	o->sib_pkey = p->sib_pkey = htons(m->pkey);
+	o->sib_flowinfo = p->sib_flowinfo = htonl(m->primary.flow_label);
+	memcpy(o->sib_addr, m->primary.remote_gid, 16);
+	memcpy(p->sib_addr, m->primary.local_gid, 16);
+	o->sib_sid = htobe64(m->service_id);
+	o->sib_sid_mask = ~0ull;
+}
+
 static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 {
 	struct cm_listen *l = emu_cm_id_context(ev->listen_id);
@@ -650,6 +670,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	struct cma_conn *c;
 	uint16_t ps = emu_cma_service_id_ps(m->service_id);
 	uint16_t port = emu_cma_service_id_port(m->service_id);
+	size_t off = EMU_CMA_HDR_LEN;
+	bool afib;
 	int nd;
 
 	(void)l;
@@ -660,11 +682,21 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 				h = &f->hosts[i];
 				break;
 			}
-	if (!h || !ev->private_data ||
-	    emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr))
+	if (!h || !ev->private_data)
 		return -EINVAL;
-	hdr_addr(&dst, &hdr, hdr.dst, port);
-	hdr_addr(&src, &hdr, hdr.src, hdr.port);
+	/* cma_get_net_dev: private data without an IP CMA header is an AF_IB request, which only
+	 * an AF_IB listener takes (cma_match_net_dev); its addresses come from the REQ's path
+	 * (cma_save_ib_info). A SIDR_REQ carries no path: not modelled, refused as before. */
+	afib = emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr) != 0;
+	if (afib && sidr)
+		return -EINVAL;
+	if (afib) {
+		afib_addrs(m, &dst, &src);
+		off = 0;
+	} else {
+		hdr_addr(&dst, &hdr, hdr.dst, port);
+		hdr_addr(&src, &hdr, hdr.src, hdr.port);
+	}
 	listen = emu_cma_find_listener(h, ps, port, (const struct sockaddr *)&dst);
 	if (!listen || listen->state != EMU_CMA_LISTEN) {
 		emu_cma_trace("cma: %s for port %u: no listener for the address", sidr ? "SIDR_REQ" :
@@ -679,8 +711,12 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		return -ENOMEM;
 	memcpy(&id->src, &dst, sizeof dst);
 	memcpy(&id->dst, &src, sizeof src);
-	nd = netdev_of(h, (const struct sockaddr *)&dst);
-	c = emu_cma_acquire_dev(id, nd) ? NULL : conn_new(id, a);
+	if (afib) {
+		c = emu_cma_bind_ib_dev(id) ? NULL : conn_new(id, a);
+	} else {
+		nd = netdev_of(h, (const struct sockaddr *)&dst);
+		c = emu_cma_acquire_dev(id, nd) ? NULL : conn_new(id, a);
+	}
 	if (!c) {
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
@@ -697,8 +733,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		memcpy(c->path.dgid, ev->src->gid, 16);
 		c->path.dlid = ev->src->lid;
 		c->path.hop_limit = 64;
-		r.param.ud.private_data_len = EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE - EMU_CMA_HDR_LEN;
-		memcpy(r.param.ud.private_data, ev->private_data + EMU_CMA_HDR_LEN,
+		r.param.ud.private_data_len = (uint8_t)(EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE - off);
+		memcpy(r.param.ud.private_data, ev->private_data + off,
 		       r.param.ud.private_data_len);
 	} else {
 		store_req_path(id, c, m);
@@ -709,9 +745,9 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		c->retry_count = m->retry_count;
 		c->rnr_retry_count = m->rnr_retry_count;
 		/* cma_set_req_event_data */
-		r.param.conn.private_data_len = EMU_CMA_REQ_USER_PRIVATE_DATA;
-		memcpy(r.param.conn.private_data, ev->private_data + EMU_CMA_HDR_LEN,
-		       EMU_CMA_REQ_USER_PRIVATE_DATA);
+		r.param.conn.private_data_len = (uint8_t)(EMU_CM_REQ_PRIVATE_DATA_SIZE - off);
+		memcpy(r.param.conn.private_data, ev->private_data + off,
+		       r.param.conn.private_data_len);
 		r.param.conn.responder_resources = m->initiator_depth;
 		r.param.conn.initiator_depth = m->responder_resources;
 		r.param.conn.flow_control = m->end_to_end_flow_control;

@@ -4,7 +4,8 @@
  * rdma_connect puts in front of the user's private data. ib-b's IP listener reads that
  * header as the CMA header: a CONNECT_REQUEST from 192.0.2.131 port 0 (the header's port,
  * left 0 by the library). Without ai_connect an AF_IB REQ carries no header at all: the IP
- * listener does not match it and the requester gets REJECTED 28 (cm_destroy_id's REJ).
+ * listener does not match it and the requester gets REJECTED 28 (cm_destroy_id's REJ); an
+ * AF_IB listener takes it, with all 92 bytes and addresses from the REQ's path.
  * The real-stack VM has no InfiniBand; this follows the 6.1 and rdma-core 44 sources.
  * Re-executes itself on the emulated libibverbs (verbs_test.h). */
 #include "config.h"
@@ -177,11 +178,86 @@ static void test_no_header_rejected(void **state)
 	rdma_destroy_event_channel(ach);
 }
 
+/* An AF_IB connection to an AF_IB listener: no CMA header, all 92 bytes are the user's, and
+ * the new id's addresses come from the REQ's path (cma_save_ib_info). */
+static void test_af_ib_listener(void **state)
+{
+	static const uint8_t GID_B[16] = { 0xfe, 0x80, [8] = 0x00, 0x02, 0xc9, 0x03, 0x00, 0x00,
+					   0x0b, 0x01 };
+	static const uint8_t GID_C[16] = { 0xfe, 0x80, [8] = 0x00, 0x02, 0xc9, 0x03, 0x00, 0x00,
+					   0x0c, 0x01 };
+	struct rdma_event_channel *bch, *ach = rdma_create_event_channel();
+	struct rdma_conn_param p = { .responder_resources = 1, .initiator_depth = 1,
+				     .retry_count = 7, .rnr_retry_count = 7 };
+	const uint64_t sid = 0x01060000ull | 7472;
+	const struct sockaddr_ib *sib;
+	struct sockaddr_ib addr;
+	struct rdma_cm_id *l, *a, *b;
+	struct rdma_cm_event *ev;
+	uint8_t pd[92];
+
+	(void)state;
+	assert_int_equal(rdmaemu_ctl_cm_host("ib-b"), 0);
+	bch = rdma_create_event_channel();
+	assert_int_equal(rdmaemu_ctl_cm_host(NULL), 0);
+	assert_int_equal(rdma_create_id(bch, &l, NULL, RDMA_PS_TCP), 0);
+	memset(&addr, 0, sizeof(addr));
+	addr.sib_family = AF_IB;
+	addr.sib_pkey = htons(0xffff);
+	memcpy(addr.sib_addr.sib_raw, GID_B, 16);
+	addr.sib_sid = htobe64(sid);
+	addr.sib_sid_mask = htobe64(~0ull);
+	assert_int_equal(rdma_bind_addr(l, (struct sockaddr *)&addr), 0);
+	assert_int_equal(rdma_listen(l, 4), 0);
+
+	assert_int_equal(rdma_create_id(ach, &a, NULL, RDMA_PS_TCP), 0);
+	assert_int_equal(rdma_resolve_addr(a, NULL, (struct sockaddr *)&addr, 2000), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(ach, RDMA_CM_EVENT_ADDR_RESOLVED, 0)), 0);
+	assert_int_equal(rdma_resolve_route(a, 2000), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(ach, RDMA_CM_EVENT_ROUTE_RESOLVED, 0)), 0);
+	create_qp(a);
+	for (size_t i = 0; i < sizeof(pd); i++)
+		pd[i] = (uint8_t)(i + 1);
+	p.private_data = pd;
+	p.private_data_len = sizeof(pd);
+	assert_int_equal(rdma_connect(a, &p), 0);
+
+	ev = expect(bch, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	b = ev->id;
+	assert_int_equal(ev->param.conn.private_data_len, 92);
+	assert_memory_equal(ev->param.conn.private_data, pd, 92);
+	sib = (const struct sockaddr_ib *)rdma_get_local_addr(b);
+	assert_int_equal(sib->sib_family, AF_IB);
+	assert_memory_equal(sib->sib_addr.sib_raw, GID_B, 16);
+	assert_int_equal(be64toh(sib->sib_sid), sid);
+	assert_int_equal(ntohs(sib->sib_pkey), 0xffff);
+	sib = (const struct sockaddr_ib *)rdma_get_peer_addr(b);
+	assert_int_equal(sib->sib_family, AF_IB);
+	assert_memory_equal(sib->sib_addr.sib_raw, GID_C, 16);
+	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	create_qp(b);
+	p.private_data = NULL;
+	p.private_data_len = 0;
+	assert_int_equal(rdma_accept(b, &p), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(ach, RDMA_CM_EVENT_ESTABLISHED, 0)), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(bch, RDMA_CM_EVENT_ESTABLISHED, 0)), 0);
+	assert_int_equal(rdma_disconnect(a), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(bch, RDMA_CM_EVENT_DISCONNECTED, 0)), 0);
+	assert_int_equal(rdma_disconnect(b), 0);
+	assert_int_equal(rdma_ack_cm_event(expect(ach, RDMA_CM_EVENT_DISCONNECTED, 0)), 0);
+	destroy(b);
+	destroy(a);
+	assert_int_equal(rdma_destroy_id(l), 0);
+	rdma_destroy_event_channel(bch);
+	rdma_destroy_event_channel(ach);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ai_connect_to_ip_listener),
 		cmocka_unit_test(test_no_header_rejected),
+		cmocka_unit_test(test_af_ib_listener),
 	};
 
 	(void)argc;
