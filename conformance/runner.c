@@ -38,7 +38,7 @@ static const struct conf_area *const areas[] = {
 	&conf_area_sym, &conf_area_abi, &conf_area_str, &conf_area_init,
 	&conf_area_gai, &conf_area_acm, &conf_area_cmid, &conf_area_cmbind, &conf_area_cmqp,
 	&conf_area_cmroute,
-	&conf_area_cmconn,
+	&conf_area_cmconn, &conf_area_fab,
 	&conf_area_port, &conf_area_ex, &conf_area_seed,
 };
 

@@ -293,6 +293,9 @@ int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
 		if (dst->sa_family == AF_INET6)
 			((struct sockaddr_in6 *)&zero)->sin6_scope_id =
 				((const struct sockaddr_in6 *)dst)->sin6_scope_id;
+		else if (dst->sa_family == 27) /* AF_IB: the wildcard takes dst's P_Key */
+			((struct emu_sockaddr_ib *)&zero)->sib_pkey =
+				((const struct emu_sockaddr_ib *)dst)->sib_pkey;
 		src = (const struct sockaddr *)&zero;
 	}
 	if (id->state == EMU_CMA_IDLE) {

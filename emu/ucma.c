@@ -343,6 +343,10 @@ static int query_gid(struct emu_cma_id *id, void *out, size_t out_len)
 	for (int side = 0; side < 2; side++) {
 		const struct sockaddr *a = (const struct sockaddr *)(side ? &id->dst : &id->src);
 
+		if (a->sa_family == 27) { /* AF_IB: the address itself (ucma_query_gid) */
+			memcpy(side ? (void *)&resp.dst_addr : (void *)&resp.src_addr, a, sizeof sib);
+			continue;
+		}
 		memset(&sib, 0, sizeof sib);
 		sib.sib_family = 27; /* AF_IB */
 		sib.sib_pkey = htons(id->dev >= 0 ? id->pkey : 0);
