@@ -71,13 +71,27 @@ pair() {
 		kill $spid 2>/dev/null
 		wait $spid 2>/dev/null
 	else
-		i=0
-		while kill -0 $spid 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		# a server whose client failed may wait for it forever: 2 s then
+		i=0 n=600
+		[ $crc -ne 0 ] && n=20
+		while kill -0 $spid 2>/dev/null && [ $i -lt $n ]; do sleep 0.1; i=$((i + 1)); done
 		kill -KILL $spid 2>/dev/null
 		wait $spid
 		src=$?
 	fi
 	lpids=
+	# perftest -R connects twice: the server destroys its listener after the first
+	# connection and listens again; a client whose second REQ comes first is rejected
+	# (REJ reason 8, no listener), perftest's own race (it does not retry), lost more
+	# often on a loaded machine: the pair runs again then, twice at most
+	if [ $crc -ne 0 ] && grep -q "RDMA_CM_EVENT_REJECTED; error: 8" "$t/cli.out" &&
+	   [ "${retry:-0}" -lt 2 ]; then
+		retry=$((${retry:-0} + 1))
+		echo "# $name: the client's second REQ beat the server's second listen: again"
+		pair "$@"
+		return
+	fi
+	retry=0
 	if [ "$src" != 0 ] || [ $crc -ne 0 ] ||
 	   { [ "$sre" != RUNS ] && ! grep -Eq "$sre" "$t/srv.out"; } ||
 	   { [ "$cre" != - ] && ! grep -Eq "$cre" "$t/cli.out"; }; then
@@ -124,7 +138,8 @@ more() {
 	# cmtime's server (rdmacm-utils 44) serves until it is killed
 	pair "cmtime-$tag" $snode $cnode "$L" "cmtime -b $a -p {P} -c 4" \
 		"cmtime -s $a -p {P} -c 4" RUNS '^connect +:'
-	[ $have_perftest = 1 ] || return 0
+	# perftest once, over the wire (test_daemon_perftest.sh runs it on one host)
+	[ $have_perftest = 1 ] && [ "$tag" = two-hosts ] || return 0
 	for p in ib_send_bw ib_write_bw ib_read_bw; do
 		pair "$p-$tag" $snode $cnode "$L" "$p -d $dev -R -F -n 100 -s 16384 -p {P}" \
 			"$p -d $dev -R -F -n 100 -s 16384 -p {P} $a" '^ 16384 +100 ' '^ 16384 +100 '
@@ -161,6 +176,7 @@ more 192.0.2.65 two-hosts
 # An rping server killed (SIGKILL) in the middle of a long run: the daemon closes its
 # rdma_cm file as the kernel's ucma_close does (the established id sends a DREQ), so the
 # client gets DISCONNECTED: rping (rdmacm-utils 44) prints "client DISCONNECT EVENT...",
+# (on stderr: in the middle of a line of its buffered -v output, so not anchored)
 # gives up waiting for its next state ("wait for RDMA_..." with state 10, ERROR) and ends
 # (its exit status is 0 then: that is rping's own choice). The daemon then serves a new pair.
 port=$((port + 1))
@@ -184,12 +200,14 @@ wait $cpid
 crc=$?
 lpids=
 if [ $crc -eq 124 ] || ! grep -q "^ping data: rdma-ping-" "$t/cli.out" ||
-   ! grep -q "^client DISCONNECT EVENT" "$t/cli.out" ||
-   ! grep -Eq "^wait for RDMA_[A-Z_]+ state 10$" "$t/cli.out"; then
+   ! grep -q "client DISCONNECT EVENT" "$t/cli.out" ||
+   ! grep -Eq "wait for RDMA_[A-Z_]+ state 10$" "$t/cli.out"; then
 	echo "FAIL killed rping server: client exit $crc:"; grep -v '^ping data' "$t/cli.out"
 	fail=1
 else
 	echo "ok killed rping server: client exit $crc: $(grep -v '^ping data' "$t/cli.out" | tr '\n' ' ')"
 fi
-basic 192.0.2.65 after-kill
+pair rping-after-kill A B "$L" "rping -s -a 192.0.2.65 -p {P} -C 5 -v" \
+	"rping -c -a 192.0.2.65 -p {P} -C 5 -v" '^server ping data: rdma-ping-4: ' \
+	'^ping data: rdma-ping-4: '
 exit $fail
