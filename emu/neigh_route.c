@@ -231,6 +231,14 @@ int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockad
 		best_gw = rt->has_gateway ? (const uint8_t *)&rt->gateway : NULL;
 		best_src = NULL;
 	}
+	if (!best_dev && sa && emu_neigh_is_mcast(family, da) &&
+	    emu_neigh_is_local(nh, family, sa, &ld)) {
+		/* ip_route_output_key with a multicast destination and a local source (rdma_cm's
+		 * bound id, whose bound_dev_if is the source's netdev): no route needed, out of
+		 * the source's netdev (__ip_dev_find, or fib_lookup's "assume on link" with an
+		 * oif) */
+		best_dev = ld;
+	}
 	if (!best_dev)
 		return -ENETUNREACH;
 
