@@ -5,7 +5,8 @@
  *  - otherwise the longest matching prefix among the connected subnets of the up netdevs (their
  *    addresses) and the host's `route` lines whose netdev is up; on a tie the connected route
  *    wins, then fabric order; nothing matches => -ENETUNREACH (there is no default route unless
- *    the fabric gives one);
+ *    the fabric gives one), except for a multicast destination with a local source, which
+ *    leaves the source's netdev;
  *  - IPv6 link-local destinations (fe80::/10) go out of the netdev of the scope id
  *    (sin6_scope_id = netdev index + 2, lo being 1) or, without one, of the first up netdev
  *    with an IPv6 link-local address (the kernel would pick among several devices' fe80::/64
