@@ -265,7 +265,8 @@ static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct 
 	slots = emu_hca_obj_slots_locked(hca, EMU_OBJ_QP);
 	for (uint32_t i = 0; i < slots && n < DP_MCAST_MAX_QPS; i++) {
 		struct emu_obj *obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, i);
-		struct emu_vqp *q = obj ? container_of(obj, struct emu_vqp, obj) : NULL;
+		/* no context: a slot the kernel's own QP1 holds (hca_reserve_kernel_objects) */
+		struct emu_vqp *q = obj && obj->ctx ? container_of(obj, struct emu_vqp, obj) : NULL;
 
 		if (q && q->qp.qp_type == IBV_QPT_UD)
 			qs[n++] = q;
