@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #include "emu/daemon/proto.h"
+#include "emu/daemon/stacks.h"
+#include "emu/daemon/ucma_srv.h"
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
 #include "emu/link.h"
@@ -46,9 +48,10 @@
  * as a congested receiver drops them. */
 #define OUTQ_MAX 4096
 
-enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED };
+enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED, CLIENT_UCMA };
 static const char *const client_state_name[] = {
 	[CLIENT_FREE] = "FREE", [CLIENT_CONNECTED] = "CONNECTED", [CLIENT_ATTACHED] = "ATTACHED",
+	[CLIENT_UCMA] = "UCMA",
 };
 
 struct outmsg {
@@ -63,6 +66,7 @@ struct client {
 	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
 	size_t noutq;
 	int fd;
+	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
 	int pid;
 	size_t host;
 	unsigned slot; /* its slice of the host's QP numbers */
@@ -200,15 +204,32 @@ static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 	}
 }
 
+static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
+		       size_t len);
+
 static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
 {
 	uint32_t dqpn = 0;
 	bool transport = emu_rx_classify(p->link_layer, frame, len, &dqpn) ==
 			 EMU_RX_KIND_TRANSPORT;
-	struct client *c = owner(p->host, transport, dqpn);
+	struct client *c;
 
+	if (transport && dqpn == EMU_DSTACKS_MCAST_QPN) {
+		/* multicast: every process of the host, whose HCA keeps what its QPs joined */
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == p->host)
+				deliver_to(&d.clients[i], p, frame, len);
+		return;
+	}
+	c = owner(p->host, transport, dqpn);
 	if (!c)
 		return; /* nobody runs on that host: as a host that is switched off */
+	deliver_to(c, p, frame, len);
+}
+
+static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
+		       size_t len)
+{
 	/* Never block with the engine lock held: a full socket queues the frame (one copy),
 	 * and the main loop sends it when the client has read; behind a queue, in order. */
 	if (!c->outq && !send_msg(c->fd, EMU_DMSG_FRAME, (uint32_t)p->ep, frame, len,
@@ -246,15 +267,22 @@ static int install_ports(void)
 			.link_layer = port->link_layer == EMU_LL_ETHERNET ? EMU_LL_ETHERNET
 									  : EMU_LL_INFINIBAND,
 		};
-		emu_topology_set_rx(t, (int)ep, port_rx, &d.ports[ep]);
+		/* the daemon's own stacks (neighbours, QP1) keep what the engine's demultiplexer
+		 * gives them; what would reach the host's HCA goes to its processes */
+		if (emu_engine_port_set_rx_class(d.e, info.node, info.device, info.port,
+						 EMU_RX_HCA, port_rx, &d.ports[ep]))
+			return -1;
 	}
-	return 0;
+	return emu_dstacks_start(d.e);
 }
 
 /* ---------- client messages ---------- */
 
 static void client_close(struct client *c)
 {
+	/* kernel ucma_close of the file the connection served (takes the engine lock) */
+	emu_ucma_srv_close(c->ucma_dfd);
+	c->ucma_dfd = -1;
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
@@ -341,9 +369,11 @@ static void on_status(struct client *c)
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		nattached += d.clients[i].state == CLIENT_ATTACHED;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
-			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n",
+			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n"
+			      "rdma_cm files %u\n",
 			      PACKAGE_VERSION, (int)getpid(),
-			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached);
+			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached,
+			      emu_ucma_srv_count());
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
 		const struct client *k = &d.clients[i];
 
@@ -357,6 +387,11 @@ static void on_status(struct client *c)
 				      (unsigned long long)k->drops);
 	}
 	emu_engine_unlock(d.e);
+	/* the main thread alone changes the table: read without the lock, which the ucma takes */
+	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
+		if (d.clients[i].state == CLIENT_UCMA)
+			n += emu_ucma_srv_status(d.clients[i].ucma_dfd, d.clients[i].pid, buf + n,
+						 sizeof(buf) - n);
 	send_msg(c->fd, EMU_DMSG_STATUS, 0, buf, n, 0);
 }
 
@@ -390,6 +425,27 @@ static bool client_read(struct client *c, uint8_t *buf)
 	case EMU_DMSG_STATUS:
 		on_status(c);
 		break;
+	case EMU_DMSG_UCMA_OPEN:
+		if (c->state != CLIENT_CONNECTED)
+			return false;
+		c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len, &c->pid);
+		if (c->ucma_dfd < 0)
+			return false;
+		emu_engine_lock(d.e);
+		client_set_state(c, CLIENT_UCMA);
+		emu_engine_unlock(d.e);
+		break;
+	case EMU_DMSG_UCMA_WRITE:
+		if (c->state != CLIENT_UCMA || emu_ucma_srv_write(c->fd, c->ucma_dfd, c->pid, buf, len))
+			return false;
+		break;
+	case EMU_DMSG_UCMA_CLOSE:
+		if (c->state != CLIENT_UCMA)
+			return false;
+		emu_ucma_srv_close(c->ucma_dfd); /* before the answer: close() returns after it */
+		c->ucma_dfd = -1;
+		send_msg(c->fd, EMU_DMSG_UCMA_CLOSE, 0, NULL, 0, MSG_DONTWAIT);
+		return false;
 	case EMU_DMSG_STOP:
 		send_msg(c->fd, EMU_DMSG_STOP, 0, NULL, 0, 0);
 		stop_requested = 1;
@@ -489,6 +545,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmaemud: cannot build the fabric: %s\n", strerror(errno));
 		return 1;
 	}
+	emu_ucma_srv_init();
 	emu_engine_lock(d.e);
 	emu_engine_set_realtime(d.e, NULL, NULL);
 	if (install_ports()) {
@@ -515,6 +572,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < MAX_CLIENTS; i++) {
 		d.clients[i].fd = -1;
+		d.clients[i].ucma_dfd = -1;
 		d.clients[i].outq_tail = &d.clients[i].outq;
 	}
 	if (pipe2(d.wake, O_CLOEXEC | O_NONBLOCK)) {
@@ -593,6 +651,7 @@ int main(int argc, char **argv)
 				/* the zeroing took the empty queue's tail pointer too */
 				d.clients[i].outq_tail = &d.clients[i].outq;
 				d.clients[i].fd = fd;
+				d.clients[i].ucma_dfd = -1;
 				client_set_state(&d.clients[i], CLIENT_CONNECTED);
 				emu_engine_unlock(d.e);
 			}
