@@ -24,18 +24,38 @@
 #include "emu/link.h"
 #include "emu/ucma_link.h"
 
+/* A file lives while the application's fd is open or a command is running on it: as in the
+ * kernel, where a blocked read() holds the struct file, close() from another thread does not
+ * end a GET_EVENT in progress (that reader goes on waiting for an event) and ucma_close runs
+ * when the last user lets go. */
 struct lfile {
 	struct lfile *next;
 	int fd;   /* the application's: the daemon's eventfd */
+	int evfd; /* our own duplicate of it, valid after the application closes fd */
 	int sock; /* this file's connection */
 	int dfd;  /* the daemon's number for it */
+	unsigned refs; /* the files list's (until close) + one per command running on it */
 	pthread_mutex_t lock;
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lfile *files;
 
-static struct lfile *find(int fd)
+/* The file of fd with a reference taken (put() it), or NULL. */
+static struct lfile *get(int fd)
+{
+	struct lfile *f;
+
+	pthread_mutex_lock(&files_lock);
+	for (f = files; f && f->fd != fd; f = f->next)
+		;
+	if (f)
+		f->refs++;
+	pthread_mutex_unlock(&files_lock);
+	return f;
+}
+
+static bool is_file(int fd)
 {
 	struct lfile *f;
 
@@ -43,7 +63,20 @@ static struct lfile *find(int fd)
 	for (f = files; f && f->fd != fd; f = f->next)
 		;
 	pthread_mutex_unlock(&files_lock);
-	return f;
+	return f != NULL;
+}
+
+static void release(struct lfile *f);
+
+static void put(struct lfile *f)
+{
+	unsigned left;
+
+	pthread_mutex_lock(&files_lock);
+	left = --f->refs;
+	pthread_mutex_unlock(&files_lock);
+	if (!left)
+		release(f);
 }
 
 static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
@@ -141,9 +174,18 @@ int emu_ucma_link_open(const struct emu_host *h)
 		free(f);
 		return err;
 	}
+	f->evfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (f->evfd < 0) {
+		err = -errno;
+		close(fd);
+		close(sock);
+		free(f);
+		return err;
+	}
 	f->fd = fd;
 	f->sock = sock;
 	f->dfd = ans.dfd;
+	f->refs = 1;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_lock(&files_lock);
 	f->next = files;
@@ -154,14 +196,30 @@ int emu_ucma_link_open(const struct emu_host *h)
 
 bool emu_ucma_link_is_file(int fd)
 {
-	return find(fd) != NULL;
+	return is_file(fd);
+}
+
+/* ucma_close: the daemon destroys the file's ids before this returns, so the DREQs of its
+ * connections are on their way when the application goes on. */
+static void release(struct lfile *f)
+{
+	struct iovec iov[1];
+	int32_t arg;
+
+	pthread_mutex_lock(&f->lock);
+	if (!send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
+		(void)recv_answer(f->sock, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL);
+	pthread_mutex_unlock(&f->lock);
+	close(f->sock);
+	close(f->evfd);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
 }
 
 int emu_ucma_link_close(int fd)
 {
 	struct lfile *f, **pp;
-	struct iovec iov[1];
-	int32_t arg;
+	int ret;
 
 	pthread_mutex_lock(&files_lock);
 	for (pp = &files; *pp && (*pp)->fd != fd; pp = &(*pp)->next)
@@ -170,18 +228,10 @@ int emu_ucma_link_close(int fd)
 	if (f)
 		*pp = f->next;
 	pthread_mutex_unlock(&files_lock);
-	if (f) {
-		/* ucma_close: the daemon destroys the file's ids before close() returns, so the
-		 * DREQs of its connections are on their way when the application goes on */
-		pthread_mutex_lock(&f->lock);
-		if (!send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
-			(void)recv_answer(f->sock, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL);
-		pthread_mutex_unlock(&f->lock);
-		close(f->sock);
-		pthread_mutex_destroy(&f->lock);
-		free(f);
-	}
-	return close(fd) ? -errno : 0;
+	ret = close(fd) ? -errno : 0;
+	if (f)
+		put(f); /* the list's reference: the file goes now, or with its last command */
+	return ret;
 }
 
 static uint64_t get_u64(const uint8_t *p)
@@ -238,7 +288,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	memcpy(&hdr, buf, sizeof(hdr));
 	if (hdr.cmd >= EMU_UCMA_NCMDS || hdr.in + sizeof(hdr) > len)
 		return -EINVAL;
-	f = find(fd);
+	f = get(fd);
 	if (!f)
 		return -EINVAL;
 	/* the kernel reads at most its own struct of the command: the rest never matters */
@@ -273,28 +323,35 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		struct lfile *s;
 
 		memcpy(&src, p, sizeof(src));
-		s = find(src);
+		s = get(src);
 		dfd = s ? s->dfd : fcntl(src, F_GETFD) < 0 ? -1 : -2;
+		if (s)
+			put(s);
 		memcpy(p, &dfd, sizeof(dfd));
 	}
 	for (;;) {
 		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret);
-		if (err)
+		if (err) {
+			put(f);
 			return err;
+		}
 		if (ret == -EAGAIN && hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
 			/* blocking fd: sleep until the daemon signals an event, then ask again
-			 * (another thread may have taken it) */
-			int fl = fcntl(fd, F_GETFL);
-			struct pollfd p = { .fd = fd, .events = POLLIN };
+			 * (another thread may have taken it). Our own duplicate of the eventfd,
+			 * since another thread may close the application's meanwhile; the file
+			 * status flags (O_NONBLOCK) are the shared open file's. */
+			int fl = fcntl(f->evfd, F_GETFL);
+			struct pollfd p = { .fd = f->evfd, .events = POLLIN };
 
 			if (fl < 0 || (fl & O_NONBLOCK))
-				return ret;
+				break;
 			while (poll(&p, 1, -1) < 0 && errno == EINTR)
 				;
 			continue;
 		}
 		break;
 	}
+	put(f);
 	if (ret < 0)
 		return ret;
 	if (resp_addr)
