@@ -18,6 +18,7 @@
 #define RDMAEMU_EMU_CMA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <rdma/ib_user_sa.h>
@@ -94,6 +95,12 @@ struct emu_cma_id {
 	struct sockaddr_storage src, dst;
 	/* Device association (cma_acquire_dev): indices into host->devices / netdevs. */
 	int dev, netdev;
+	/* Position on the device's id list (cma_attach_to_dev appends): device removal walks
+	 * the ids in this order. */
+	uint64_t attach_seq;
+	/* ucma's close_work ran after DEVICE_REMOVAL: the kernel state is gone, commands fail
+	 * with ENXIO, only DESTROY_ID still works. */
+	bool closed;
 	uint8_t port;
 	int gid_index;
 	uint16_t pkey;
@@ -182,6 +189,9 @@ struct emu_cma_cm_ops {
 	/* rdma_listen moved the id to LISTEN (cma_ib_listen): listen for its service ID. A
 	 * negative errno fails the call (the id goes back to ADDR_BOUND). */
 	int (*listen)(struct emu_cma_id *id);
+	/* Device `dev` of a wildcard listener's host is unregistered: let go of the listen
+	 * there (the kernel destroys the per-device child listen id silently). May be NULL. */
+	void (*drop_dev)(struct emu_cma_id *id, size_t dev);
 };
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);
@@ -206,6 +216,10 @@ void emu_cma_addr_resolved(struct emu_cma_id *id, int status);
 /* Route resolution finished: paths copied into the id, ROUTE_RESOLVED / ROUTE_ERROR. */
 void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,
 			    unsigned npaths, int status);
+
+/* Records that the id just got its device (cma_attach_to_dev): every place that sets
+ * id->dev calls it, so that device removal reaches the ids in attach order. */
+void emu_cma_attach_dev(struct emu_cma_id *id);
 
 /* Associates the id with the RDMA device behind netdev nd of its host (cma_acquire_dev):
  * 0, or -ENODEV when the netdev has none or its port has no GID for the id's source address.

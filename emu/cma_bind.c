@@ -268,13 +268,15 @@ int emu_cma_acquire_dev(struct emu_cma_id *id, int nd)
 	if (n->device < 0 || (size_t)n->device >= h->ndevices)
 		return -ENODEV;
 	d = &h->devices[n->device];
-	if (n->port < 1 || n->port > d->nports)
+	/* an unregistered device: the netdev stays, without RDMA device */
+	if (d->removed || n->port < 1 || n->port > d->nports)
 		return -ENODEV;
 	p = &d->ports[n->port - 1];
 	g = gid_of(p, nd, (const struct sockaddr *)&id->src);
 	if (g < 0)
 		return -ENODEV;
 	id->dev = n->device;
+	emu_cma_attach_dev(id);
 	id->netdev = nd;
 	id->port = n->port;
 	id->gid_index = g;
@@ -533,7 +535,7 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 	for (size_t d = 0; d < h->ndevices; d++) {
 		const struct emu_device *dev = &h->devices[d];
 
-		for (size_t pi = 0; pi < dev->nports; pi++) {
+		for (size_t pi = 0; !dev->removed && pi < dev->nports; pi++) {
 			const struct emu_port *p = &dev->ports[pi];
 
 			if (p->link_layer != 1 /* IBV_LINK_LAYER_INFINIBAND */)
@@ -542,6 +544,7 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 				if (memcmp(p->gids[g].raw, sib->sib_addr, 16))
 					continue;
 				id->dev = (int)d;
+				emu_cma_attach_dev(id);
 				id->port = p->num;
 				id->gid_index = (int)g;
 				id->pkey = ntohs(sib->sib_pkey);

@@ -1024,8 +1024,14 @@ static int op_listen(struct emu_cma_id *id)
 		return -ENOMEM;
 	ls->kind = CTX_LISTEN;
 	for (size_t d = first; d < last; d++) {
-		struct emu_cm_agent *a = emu_cm_host_agent(cc->e, host_index(id->host), d);
-		struct cm_listen *l = a ? listen_get(cc, a, sid) : NULL;
+		struct emu_cm_agent *a;
+		struct cm_listen *l;
+
+		/* cma_listen_on_all walks the registered devices only */
+		if (id->host->devices[d].removed)
+			continue;
+		a = emu_cm_host_agent(cc->e, host_index(id->host), d);
+		l = a ? listen_get(cc, a, sid) : NULL;
 
 		if (!l) {
 			while (ls->n)
@@ -1060,6 +1066,27 @@ static void op_destroy(struct emu_cma_id *id)
 	conn_free(id);
 }
 
+void emu_cma_conn_listen_drop_dev(struct emu_cma_id *id, size_t dev)
+{
+	int *kind = id->net[EMU_CMA_NET_CM];
+	struct cma_listen_ids *ls;
+	struct emu_cm_agent *a;
+
+	if (!kind || *kind != CTX_LISTEN)
+		return;
+	ls = (struct cma_listen_ids *)kind;
+	a = emu_cm_host_agent(emu_engine_get(), host_index(id->host), dev);
+	for (unsigned i = 0; a && i < ls->n; i++) {
+		if (ls->l[i]->agent != a)
+			continue;
+		listen_put(ls->l[i]);
+		ls->l[i] = ls->l[--ls->n];
+		emu_cma_trace("cma %u: listen on device %zu dropped (device removed), %u left",
+			      id->handle, dev, ls->n);
+		return;
+	}
+}
+
 const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.connect = op_connect,
 	.accept = op_accept,
@@ -1069,6 +1096,7 @@ const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.init_qp_attr = op_init_qp_attr,
 	.destroy = op_destroy,
 	.listen = op_listen,
+	.drop_dev = emu_cma_conn_listen_drop_dev,
 };
 
 struct emu_cm_agent *emu_cma_conn_agent(const struct emu_cma_id *id)
