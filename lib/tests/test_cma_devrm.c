@@ -2,8 +2,9 @@
  * on fixtures/rxe-ref.fabric, the sequence lib/tests/devrm_probe.c measured on Linux 6.1 +
  * rdma-core 44 + rxe (`rdma link delete rxe0`): a listener bound to 192.0.2.1 and an id
  * resolved to it get one DEVICE_REMOVAL each, status 0, in that order and at the instant of
- * the removal; the id bound on rxe1, an idle id and a wildcard listener get nothing; later
- * commands on the removed ids fail with ENXIO while rdma_destroy_id returns 0; the open rxe0
+ * the removal (and so does an id bound there whose resolution is then cancelled); the id bound
+ * on rxe1, an idle id and a wildcard listener get nothing; later commands on the removed ids
+ * (rdma_leave_multicast included) fail with ENXIO while rdma_destroy_id returns 0; the open rxe0
  * context gets no async event and still works; rxe0 leaves ibv_get_device_list and
  * rdma_get_devices; a new bind to 192.0.2.1 fails with ENODEV; the wildcard listener still
  * takes requests through rxe1. Re-executes itself on the emulated libibverbs (verbs_test.h). */
@@ -74,14 +75,14 @@ static const char *dev_name(struct rdma_cm_id *id)
 static void test_remove_rxe0(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *lis, *other, *res, *idle, *wild, *after, *cli;
+	struct rdma_cm_id *lis, *other, *res, *idle, *wild, *after, *cli, *slow;
 	struct ibv_device **dl;
 	struct ibv_context *own, **cl;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	struct rdma_cm_event *ev;
 	struct rdma_conn_param cp;
-	struct sockaddr_in a;
+	struct sockaddr_in a, mc;
 	struct pollfd p;
 	uint64_t t0;
 	int n;
@@ -103,6 +104,16 @@ static void test_remove_rxe0(void **state)
 	expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0, res);
 	assert_string_equal(dev_name(res), "rxe0");
 	assert_int_equal(rdma_create_id(ch, &idle, "idle", RDMA_PS_TCP), 0);
+	/* beyond the probe: a multicast membership of the resolved id, an id bound to
+	 * 192.0.2.1 resolving towards 192.0.2.30 (nobody answers: ADDR_ERROR after 2 s) */
+	mc = sin4("239.1.1.1", 0);
+	assert_int_equal(rdma_join_multicast(res, (struct sockaddr *)&mc, NULL), 0);
+	expect_ack(ch, RDMA_CM_EVENT_MULTICAST_JOIN, 0, res);
+	assert_int_equal(rdma_create_id(ch, &slow, "resolving", RDMA_PS_TCP), 0);
+	a = sin4("192.0.2.1", 7003);
+	assert_int_equal(rdma_bind_addr(slow, (struct sockaddr *)&a), 0);
+	a = sin4("192.0.2.30", 7003);
+	assert_int_equal(rdma_resolve_addr(slow, NULL, (struct sockaddr *)&a, 2000), 0);
 	/* and a wildcard listener, which spans both devices */
 	assert_int_equal(rdma_create_id(ch, &wild, "wildcard", RDMA_PS_TCP), 0);
 	a = sin4("0.0.0.0", 7100);
@@ -120,7 +131,12 @@ static void test_remove_rxe0(void **state)
 	/* attach order, status 0, at the instant of the removal */
 	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, lis);
 	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, res);
+	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, slow);
 	assert_int_equal(now_ns(), t0);
+	expect_none(ch);
+	/* no ADDR_ERROR when the resolution's timeout passes (close_work cancelled it, and
+	 * addr_handler ignores an id no longer in ADDR_QUERY) */
+	assert_int_equal(rdmaemu_ctl_advance_ns(3000000000ull), 0);
 	expect_none(ch);
 	/* gone: a second removal finds no rxe0 */
 	assert_int_equal(rdmaemu_ctl_device_remove(NULL, "rxe0"), -1);
@@ -145,6 +161,14 @@ static void test_remove_rxe0(void **state)
 	assert_int_equal(errno, ENXIO);
 	assert_int_equal(rdma_listen(lis, 4), -1);
 	assert_int_equal(errno, ENXIO);
+	assert_int_equal(rdma_leave_multicast(res, (struct sockaddr *)&mc), -1);
+	assert_int_equal(errno, ENXIO);
+	/* close_work released the port of the still existing id: the wildcard may take it */
+	assert_int_equal(rdma_create_id(ch, &after, "port", RDMA_PS_TCP), 0);
+	a = sin4("0.0.0.0", 7003);
+	assert_int_equal(rdma_bind_addr(after, (struct sockaddr *)&a), 0);
+	assert_int_equal(rdma_destroy_id(after), 0);
+	assert_int_equal(rdma_destroy_id(slow), 0);
 	/* the others are untouched */
 	assert_int_equal(rdma_listen(idle, 4), 0);
 	assert_string_equal(dev_name(other), "rxe1");
