@@ -233,6 +233,15 @@ int emu_cma_bind_ib_dev(struct emu_cma_id *id);
  * a specific-address listener first, then a wildcard one. NULL if none. */
 struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, uint16_t port,
 					 const struct sockaddr *dst);
+/* cma_find_listener for a request that arrived on port pnum of device dev of host h:
+ * an IP request (dst: the CMA header's destination) goes to the listener bound to that
+ * address, else to a wildcard that takes its family, else to an AF_IB listener on that device
+ * (cma_match_private_data lets an AF_IB listener take any request); an AF_IB request (dst
+ * NULL: no CMA header) only to an AF_IB listener on that device and, if bound, that port
+ * (cma_match_net_dev). NULL if none. */
+struct emu_cma_id *emu_cma_find_req_listener(const struct emu_host *h, int dev, uint8_t pnum,
+					     uint16_t ps, uint16_t port,
+					     const struct sockaddr *dst);
 /* A new id for an incoming request on `listen` (state CONNECT, same file, ps and qp_type);
  * NULL when the backlog is exhausted (the caller drops the request, as the kernel does) or on
  * ENOMEM. */

@@ -687,3 +687,44 @@ struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, 
 	}
 	return wild;
 }
+
+struct emu_cma_id *emu_cma_find_req_listener(const struct emu_host *h, int dev, uint8_t pnum,
+					     uint16_t ps, uint16_t port,
+					     const struct sockaddr *dst)
+{
+	struct emu_cma_ports *p = ports_of(h);
+	struct emu_cma_bind *b = p ? find_bind(p, ps, port) : NULL;
+	struct emu_cma_id *wild = NULL, *afib = NULL;
+	struct emu_list *pos, *tmp;
+
+	if (!b)
+		return NULL;
+	emu_list_for_each_safe(pos, tmp, &b->owners) {
+		struct emu_cma_id *cur = emu_list_entry(pos, struct emu_cma_id, bind_node);
+		const struct sockaddr *a = (const struct sockaddr *)&cur->src;
+		/* the listener itself is on the device, or a wildcard's child listen is */
+		bool on_dev = cur->dev < 0 || cur->dev == dev;
+
+		if (cur->state != EMU_CMA_LISTEN)
+			continue;
+		if (a->sa_family == 27) {
+			/* cma_match_private_data: an AF_IB listener takes any request;
+			 * cma_match_net_dev: an IP one on any port, an AF_IB one on its port */
+			if (!afib && on_dev && (dst || !cur->port || cur->port == pnum))
+				afib = cur;
+			continue;
+		}
+		/* an AF_IB request (no net_dev) matches AF_IB listeners only */
+		if (!dst)
+			continue;
+		if (emu_cma_any_addr(a)) {
+			if (a->sa_family == dst->sa_family ||
+			    (!cur->afonly && a->sa_family == AF_INET6 && dst->sa_family == AF_INET))
+				wild = wild ? wild : cur;
+			continue;
+		}
+		if (addr_equal(a, dst))
+			return cur;
+	}
+	return wild ? wild : afib;
+}
