@@ -549,6 +549,10 @@ int emu_cma_join(struct emu_cma_id *id, struct emu_cma_mc *mc)
 		return -EINVAL;
 	if (id->state != EMU_CMA_ADDR_BOUND && id->state != EMU_CMA_ADDR_RESOLVED)
 		return -EINVAL;
+	/* UD ids only (6.1 stable, "RDMA/cma: Refactor the inbound/outbound path records"
+	 * series; measured: a join on an RDMA_PS_TCP id is EINVAL, devrm_probe2) */
+	if (id->qp_type != 4 /* IB_QPT_UD */)
+		return -EINVAL;
 	return route_ops && route_ops->join ? route_ops->join(id, mc) :
 		not_yet("rdma_join_multicast", "SA client (emu/sa_client)");
 }

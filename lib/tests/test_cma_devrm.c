@@ -75,7 +75,7 @@ static const char *dev_name(struct rdma_cm_id *id)
 static void test_remove_rxe0(void **state)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
-	struct rdma_cm_id *lis, *other, *res, *idle, *wild, *after, *cli, *slow;
+	struct rdma_cm_id *lis, *other, *res, *idle, *wild, *after, *cli, *slow, *ud;
 	struct ibv_device **dl;
 	struct ibv_context *own, **cl;
 	struct ibv_pd *pd;
@@ -107,8 +107,14 @@ static void test_remove_rxe0(void **state)
 	/* beyond the probe: a multicast membership of the resolved id, an id bound to
 	 * 192.0.2.1 resolving towards 192.0.2.30 (nobody answers: ADDR_ERROR after 2 s) */
 	mc = sin4("239.1.1.1", 0);
-	assert_int_equal(rdma_join_multicast(res, (struct sockaddr *)&mc, NULL), 0);
-	expect_ack(ch, RDMA_CM_EVENT_MULTICAST_JOIN, 0, res);
+	assert_int_equal(rdma_join_multicast(res, (struct sockaddr *)&mc, NULL), -1);
+	assert_int_equal(errno, EINVAL); /* not a UD id (measured, devrm_probe2) */
+	assert_int_equal(rdma_create_id(ch, &ud, "udp", RDMA_PS_UDP), 0);
+	a = sin4("192.0.2.1", 7002);
+	assert_int_equal(rdma_resolve_addr(ud, NULL, (struct sockaddr *)&a, 2000), 0);
+	expect_ack(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 0, ud);
+	assert_int_equal(rdma_join_multicast(ud, (struct sockaddr *)&mc, NULL), 0);
+	expect_ack(ch, RDMA_CM_EVENT_MULTICAST_JOIN, 0, ud);
 	assert_int_equal(rdma_create_id(ch, &slow, "resolving", RDMA_PS_TCP), 0);
 	a = sin4("192.0.2.1", 7003);
 	assert_int_equal(rdma_bind_addr(slow, (struct sockaddr *)&a), 0);
@@ -131,6 +137,7 @@ static void test_remove_rxe0(void **state)
 	/* attach order, status 0, at the instant of the removal */
 	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, lis);
 	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, res);
+	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, ud);
 	expect_ack(ch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, slow);
 	assert_int_equal(now_ns(), t0);
 	expect_none(ch);
@@ -161,8 +168,9 @@ static void test_remove_rxe0(void **state)
 	assert_int_equal(errno, ENXIO);
 	assert_int_equal(rdma_listen(lis, 4), -1);
 	assert_int_equal(errno, ENXIO);
-	assert_int_equal(rdma_leave_multicast(res, (struct sockaddr *)&mc), -1);
+	assert_int_equal(rdma_leave_multicast(ud, (struct sockaddr *)&mc), -1);
 	assert_int_equal(errno, ENXIO);
+	assert_int_equal(rdma_destroy_id(ud), 0);
 	/* close_work released the port of the still existing id: the wildcard may take it */
 	assert_int_equal(rdma_create_id(ch, &after, "port", RDMA_PS_TCP), 0);
 	a = sin4("0.0.0.0", 7003);
