@@ -202,7 +202,8 @@ static int two(const char *node, const char *peer)
 			rdma_resolve_route(c, 2000);
 			drain(ch, 2000);
 			cp.qp_num = 0x200 + i;
-			printf("connect %d\n", rdma_connect(c, &cp));
+			printf("t+%.3f connect", now());
+			printf(" %d\n", rdma_connect(c, &cp));
 			ev = next(ch, 10000);
 			/* the other connection's events come in between: pass them */
 			while (ev && ev->id != c) {
@@ -222,7 +223,8 @@ static int two(const char *node, const char *peer)
 			sleep(1);
 		}
 	}
-	drain(ch, 20000);
+	/* long enough for a REQ sent after the removal to run out of retries */
+	drain(ch, 120000);
 	return 0;
 }
 
