@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <infiniband/ib.h>
 #include <infiniband/verbs.h>
@@ -282,6 +283,71 @@ static void fab_gid_table(const struct conf_case *c)
 	conf_note("GID %d appears (RoCE v2) and empties again (ENODATA)", free_idx);
 }
 
+/* ---- device removal (emulator: rdmaemu_ctl_device_remove = `rdma link delete`) ---- */
+
+static int count_devices(const char *without)
+{
+	int n = 0, left = 0;
+	struct ibv_context **l = rdma_get_devices(&n);
+
+	for (int i = 0; l && i < n; i++)
+		left += !without || strcmp(ibv_get_device_name(l[i]->device), without);
+	if (l)
+		rdma_free_devices(l);
+	return without ? left : n;
+}
+
+static void fab_devrm(const struct conf_case *c)
+{
+	int (*rm)(const char *, const char *) =
+		(int (*)(const char *, const char *))conf_ctl_sym("rdmaemu_ctl_device_remove");
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id, *idle, *after;
+	struct ibv_context *verbs;
+	struct rdma_cm_event *ev;
+	struct sockaddr_in sin;
+	char name[IBV_SYSFS_NAME_MAX];
+	int before, ret;
+
+	(void)c;
+	if (!rm)
+		conf_notrun("removes an RDMA device: emulator only");
+	cm_local_ipv4(0, FAB_PORT + 1, &sin, &verbs);
+	snprintf(name, sizeof name, "%s", ibv_get_device_name(verbs->device));
+	before = count_devices(NULL);
+	ch = cm_channel();
+	id = cm_id(ch, RDMA_PS_TCP);
+	idle = cm_id(ch, RDMA_PS_TCP);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sin);
+	EXPECT_INT("bind", ret, 0);
+	conf_stimulus("rdma link delete %s with an id bound to one of its addresses", name);
+	if (rm(NULL, name))
+		conf_fatal("rdmaemu_ctl_device_remove: %s", conf_errno_name(errno));
+	ret = rdma_get_cm_event(ch, &ev);
+	EXPECT_INT("rdma_get_cm_event", ret, 0);
+	if (ret)
+		return;
+	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_DEVICE_REMOVAL);
+	EXPECT_INT("status", ev->status, 0);
+	conf_expect(ev->id == id, "the event is the bound id's");
+	rdma_ack_cm_event(ev);
+	EXPECT_INT("another event queued (the idle id)", cm_readable(ch), 0);
+	ret = rdma_listen(id, 1);
+	CM_EXPECT_FAIL("listen on the removed id", ret, errno, ENXIO);
+	ret = rdma_destroy_id(id);
+	EXPECT_INT("destroy the removed id", ret, 0);
+	after = cm_id(ch, RDMA_PS_TCP);
+	ret = rdma_bind_addr(after, (struct sockaddr *)&sin);
+	CM_EXPECT_FAIL("bind to the address again", ret, errno, ENODEV);
+	EXPECT_INT("rdma_get_devices count", count_devices(NULL), before - 1);
+	EXPECT_INT("rdma_get_devices without the removed one", count_devices(name), before - 1);
+	rdma_destroy_id(after);
+	rdma_destroy_id(idle);
+	rdma_destroy_event_channel(ch);
+	conf_note("DEVICE_REMOVAL status 0 on the bound id only; ENXIO after, ENODEV for a new "
+		  "bind; %s left rdma_get_devices", name);
+}
+
 #define DEV (PRE_DEVICE | PRE_CM)
 #define C(id_, desc_, pre_, fn_, data_) { id_, "FAB", 0, desc_, NULL, pre_, NULL, 0, fn_, data_ }
 
@@ -308,6 +374,11 @@ static const struct conf_case cases[] = {
 	  &resolve_ipsrc),
 	C("FAB-9", "an address added to the RoCE netdev becomes a RoCE v2 GID in the first empty "
 	  "entry, its removal empties it", DEV | PRE_EMU_ONLY, fab_gid_table, NULL),
+	{ "FAB-10", "FAB", 263, "spec §7.3 event 11 RDMA_CM_EVENT_DEVICE_REMOVAL (row 263): the "
+	  "device of a bound id is unregistered: one DEVICE_REMOVAL status 0 on that id, nothing "
+	  "on an idle id, then ENXIO for its commands, 0 for rdma_destroy_id, ENODEV for a new "
+	  "bind, the device gone from rdma_get_devices", NULL, DEV | PRE_EMU_ONLY, NULL, 0,
+	  fab_devrm, NULL },
 };
 
 const struct conf_area conf_area_fab = { "FAB", cases, sizeof cases / sizeof cases[0] };

@@ -18,6 +18,7 @@ struct cm_dev {
 	struct emu_cm_agent *agent;
 	struct emu_gsi_agent *qp1[CM_HOST_MAX_PORTS + 1]; /* by port number */
 	char name[2 * EMU_NAME_MAX + 2];
+	const struct emu_device *edev;
 };
 
 struct cm_host {
@@ -83,6 +84,10 @@ static void cm_recv(struct emu_gsi_agent *a, const struct emu_gsi_recv *r, void 
 	struct emu_cm_addr src;
 	unsigned port;
 
+	/* an unregistered device (rdmaemu_ctl_device_remove): cm_remove_one took its CM away,
+	 * MADs for it find no agent */
+	if (cd->edev && cd->edev->removed)
+		return;
 	for (port = 1; port <= CM_HOST_MAX_PORTS && cd->qp1[port] != a; port++)
 		;
 	if (port > CM_HOST_MAX_PORTS)
@@ -111,6 +116,7 @@ static int cm_dev_open(struct emu_engine *e, struct cm_dev *cd, size_t host, siz
 	if (!g)
 		return -ENOMEM;
 	snprintf(cd->name, sizeof(cd->name), "%s/%s", f->hosts[host].name, d->name);
+	cd->edev = d;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.name = cd->name;
 	cfg.ca_guid = d->node_guid;

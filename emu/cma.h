@@ -18,6 +18,7 @@
 #define RDMAEMU_EMU_CMA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <rdma/ib_user_sa.h>
@@ -94,6 +95,12 @@ struct emu_cma_id {
 	struct sockaddr_storage src, dst;
 	/* Device association (cma_acquire_dev): indices into host->devices / netdevs. */
 	int dev, netdev;
+	/* Position on the device's id list (cma_attach_to_dev appends): device removal walks
+	 * the ids in this order. */
+	uint64_t attach_seq;
+	/* ucma's close_work ran after DEVICE_REMOVAL: the kernel state is gone, commands fail
+	 * with ENXIO, only DESTROY_ID still works. */
+	bool closed;
 	uint8_t port;
 	int gid_index;
 	uint16_t pkey;
@@ -182,6 +189,9 @@ struct emu_cma_cm_ops {
 	/* rdma_listen moved the id to LISTEN (cma_ib_listen): listen for its service ID. A
 	 * negative errno fails the call (the id goes back to ADDR_BOUND). */
 	int (*listen)(struct emu_cma_id *id);
+	/* Device `dev` of a wildcard listener's host is unregistered: let go of the listen
+	 * there (the kernel destroys the per-device child listen id silently). May be NULL. */
+	void (*drop_dev)(struct emu_cma_id *id, size_t dev);
 };
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);
@@ -207,6 +217,10 @@ void emu_cma_addr_resolved(struct emu_cma_id *id, int status);
 void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,
 			    unsigned npaths, int status);
 
+/* Records that the id just got its device (cma_attach_to_dev): every place that sets
+ * id->dev calls it, so that device removal reaches the ids in attach order. */
+void emu_cma_attach_dev(struct emu_cma_id *id);
+
 /* Associates the id with the RDMA device behind netdev nd of its host (cma_acquire_dev):
  * 0, or -ENODEV when the netdev has none or its port has no GID for the id's source address.
  * The address module sets id->src's address (not its port) to the routed source first. */
@@ -219,6 +233,15 @@ int emu_cma_bind_ib_dev(struct emu_cma_id *id);
  * a specific-address listener first, then a wildcard one. NULL if none. */
 struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, uint16_t port,
 					 const struct sockaddr *dst);
+/* cma_find_listener for a request that arrived on port pnum of device dev of host h:
+ * an IP request (dst: the CMA header's destination) goes to the listener bound to that
+ * address, else to a wildcard that takes its family, else to an AF_IB listener on that device
+ * (cma_match_private_data lets an AF_IB listener take any request); an AF_IB request (dst
+ * NULL: no CMA header) only to an AF_IB listener on that device and, if bound, that port
+ * (cma_match_net_dev). NULL if none. */
+struct emu_cma_id *emu_cma_find_req_listener(const struct emu_host *h, int dev, uint8_t pnum,
+					     uint16_t ps, uint16_t port,
+					     const struct sockaddr *dst);
 /* A new id for an incoming request on `listen` (state CONNECT, same file, ps and qp_type);
  * NULL when the backlog is exhausted (the caller drops the request, as the kernel does) or on
  * ENOMEM. */

@@ -94,21 +94,24 @@ static int bind_loopback(struct emu_cma_id *id)
 	unsigned port = 1;
 	const struct emu_port *p;
 
-	if (!h->ndevices)
-		return -ENODEV;
+	/* cma_bind_loopback walks the registered devices (dev_list): removed ones are not */
 	for (size_t d = 0; d < h->ndevices && dev < 0; d++)
-		for (unsigned i = 0; i < h->devices[d].nports; i++)
+		for (unsigned i = 0; !h->devices[d].removed && i < h->devices[d].nports; i++)
 			if (h->devices[d].ports[i].state == 4 /* IBV_PORT_ACTIVE */) {
 				dev = (int)d;
 				port = i + 1;
 				break;
 			}
+	for (size_t d = 0; d < h->ndevices && dev < 0; d++)
+		if (!h->devices[d].removed)
+			dev = (int)d;
 	if (dev < 0)
-		dev = 0;
+		return -ENODEV;
 	if (port > h->devices[dev].nports)
 		return -ENODEV;
 	p = &h->devices[dev].ports[port - 1];
 	id->dev = dev;
+	emu_cma_attach_dev(id);
 	id->port = (uint8_t)port;
 	id->netdev = -1; /* no bound netdev: RoCE route resolution then says ENODEV */
 	id->gid_index = 0;
@@ -188,7 +191,7 @@ static int resolve_ib_dev(struct emu_cma_id *id)
 	const struct emu_host *h = id->host;
 
 	for (size_t d = 0; d < h->ndevices; d++) {
-		for (unsigned pi = 0; pi < h->devices[d].nports; pi++) {
+		for (unsigned pi = 0; !h->devices[d].removed && pi < h->devices[d].nports; pi++) {
 			const struct emu_port *p = &h->devices[d].ports[pi];
 
 			if (!port_has_pkey(p, ntohs(dst->sib_pkey)))
@@ -201,6 +204,7 @@ static int resolve_ib_dev(struct emu_cma_id *id)
 				     p->state != 4 /* IBV_PORT_ACTIVE */))
 					continue;
 				id->dev = (int)d;
+				emu_cma_attach_dev(id);
 				id->port = (uint8_t)(pi + 1);
 				id->gid_index = (int)g;
 				id->pkey = ntohs(src->sib_pkey);

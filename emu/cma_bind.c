@@ -268,13 +268,15 @@ int emu_cma_acquire_dev(struct emu_cma_id *id, int nd)
 	if (n->device < 0 || (size_t)n->device >= h->ndevices)
 		return -ENODEV;
 	d = &h->devices[n->device];
-	if (n->port < 1 || n->port > d->nports)
+	/* an unregistered device: the netdev stays, without RDMA device */
+	if (d->removed || n->port < 1 || n->port > d->nports)
 		return -ENODEV;
 	p = &d->ports[n->port - 1];
 	g = gid_of(p, nd, (const struct sockaddr *)&id->src);
 	if (g < 0)
 		return -ENODEV;
 	id->dev = n->device;
+	emu_cma_attach_dev(id);
 	id->netdev = nd;
 	id->port = n->port;
 	id->gid_index = g;
@@ -533,7 +535,7 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 	for (size_t d = 0; d < h->ndevices; d++) {
 		const struct emu_device *dev = &h->devices[d];
 
-		for (size_t pi = 0; pi < dev->nports; pi++) {
+		for (size_t pi = 0; !dev->removed && pi < dev->nports; pi++) {
 			const struct emu_port *p = &dev->ports[pi];
 
 			if (p->link_layer != 1 /* IBV_LINK_LAYER_INFINIBAND */)
@@ -542,6 +544,7 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 				if (memcmp(p->gids[g].raw, sib->sib_addr, 16))
 					continue;
 				id->dev = (int)d;
+				emu_cma_attach_dev(id);
 				id->port = p->num;
 				id->gid_index = (int)g;
 				id->pkey = ntohs(sib->sib_pkey);
@@ -683,4 +686,45 @@ struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, 
 			return cur;
 	}
 	return wild;
+}
+
+struct emu_cma_id *emu_cma_find_req_listener(const struct emu_host *h, int dev, uint8_t pnum,
+					     uint16_t ps, uint16_t port,
+					     const struct sockaddr *dst)
+{
+	struct emu_cma_ports *p = ports_of(h);
+	struct emu_cma_bind *b = p ? find_bind(p, ps, port) : NULL;
+	struct emu_cma_id *wild = NULL, *afib = NULL;
+	struct emu_list *pos, *tmp;
+
+	if (!b)
+		return NULL;
+	emu_list_for_each_safe(pos, tmp, &b->owners) {
+		struct emu_cma_id *cur = emu_list_entry(pos, struct emu_cma_id, bind_node);
+		const struct sockaddr *a = (const struct sockaddr *)&cur->src;
+		/* the listener itself is on the device, or a wildcard's child listen is */
+		bool on_dev = cur->dev < 0 || cur->dev == dev;
+
+		if (cur->state != EMU_CMA_LISTEN)
+			continue;
+		if (a->sa_family == 27) {
+			/* cma_match_private_data: an AF_IB listener takes any request;
+			 * cma_match_net_dev: an IP one on any port, an AF_IB one on its port */
+			if (!afib && on_dev && (dst || !cur->port || cur->port == pnum))
+				afib = cur;
+			continue;
+		}
+		/* an AF_IB request (no net_dev) matches AF_IB listeners only */
+		if (!dst)
+			continue;
+		if (emu_cma_any_addr(a)) {
+			if (a->sa_family == dst->sa_family ||
+			    (!cur->afonly && a->sa_family == AF_INET6 && dst->sa_family == AF_INET))
+				wild = wild ? wild : cur;
+			continue;
+		}
+		if (addr_equal(a, dst))
+			return cur;
+	}
+	return wild ? wild : afib;
 }

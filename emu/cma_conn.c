@@ -655,9 +655,45 @@ static void afib_addrs(const struct emu_cm_msg *m, struct sockaddr_storage *own,
 	o->sib_sid_mask = ~0ull;
 }
 
+/* cma_save_ib_info without a path (a SIDR_REQ): the new id's own address is the listener's,
+ * with a full service ID mask; of the peer's only the family is set. */
+static void afib_addrs_of_listener(const struct emu_cma_id *listen, struct sockaddr_storage *own,
+				   struct sockaddr_storage *peer)
+{
+	struct emu_sockaddr_ib *o = (struct emu_sockaddr_ib *)own;
+
+	memset(own, 0, sizeof *own);
+	memset(peer, 0, sizeof *peer);
+	memcpy(o, &listen->src, sizeof *o);
+	o->sib_sid_mask = ~0ull;
+	((struct emu_sockaddr_ib *)peer)->sib_family = 27; /* AF_IB */
+}
+
+/* cma_ib_acquire_dev for an IP request on an AF_IB listener: the GID comes from the receiving
+ * netdev's hardware address (rdma_copy_src_l2_addr: IPoIB, the port's GID 0). On RoCE it would
+ * come from rdma_ip2gid of the new id's AF_IB address, which has none: -ENODEV. */
+static int attach_recv_port(struct emu_cma_id *id, const struct emu_host *h, size_t d,
+			    uint8_t pnum, uint16_t pkey)
+{
+	const struct emu_device *dev = &h->devices[d];
+
+	if (pnum < 1 || pnum > dev->nports || dev->ports[pnum - 1].link_layer != 1 ||
+	    !dev->ports[pnum - 1].ngids)
+		return -ENODEV;
+	id->dev = (int)d;
+	emu_cma_attach_dev(id);
+	id->port = pnum;
+	id->gid_index = 0;
+	id->pkey = pkey;
+	id->netdev = -1;
+	for (size_t n = 0; n < h->nnetdevs; n++)
+		if (h->netdevs[n].device == (int)d && h->netdevs[n].port == pnum)
+			id->netdev = (int)n;
+	return 0;
+}
+
 static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 {
-	struct cm_listen *l = emu_cm_id_context(ev->listen_id);
 	const struct emu_cm_msg *m = ev->msg;
 	struct emu_cm_agent *a = emu_cm_id_agent(cm);
 	const struct emu_host *h = NULL;
@@ -670,35 +706,34 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	struct cma_conn *c;
 	uint16_t ps = emu_cma_service_id_ps(m->service_id);
 	uint16_t port = emu_cma_service_id_port(m->service_id);
-	size_t off = EMU_CMA_HDR_LEN;
-	bool afib;
-	int nd;
+	size_t off, d = 0;
+	bool afib_req, afib_listen;
+	int ret;
 
-	(void)l;
 	/* the host and device whose agent this is */
 	for (size_t i = 0; i < f->nhosts && !h; i++)
-		for (size_t d = 0; d < f->hosts[i].ndevices; d++)
+		for (d = 0; d < f->hosts[i].ndevices; d++)
 			if (emu_cm_host_agent(emu_engine_get(), i, d) == a) {
 				h = &f->hosts[i];
 				break;
 			}
 	if (!h || !ev->private_data)
 		return -EINVAL;
-	/* cma_get_net_dev: private data without an IP CMA header is an AF_IB request, which only
-	 * an AF_IB listener takes (cma_match_net_dev); its addresses come from the REQ's path
-	 * (cma_save_ib_info). A SIDR_REQ carries no path: not modelled, refused as before. */
-	afib = emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr) != 0;
-	if (afib && sidr)
+	/* cma_get_net_dev -> cma_save_ip_info: a CMA version other than 0 fails the request
+	 * (-EINVAL, so REJ 28 / SIDR_REP REJECT); an IP version other than 4 or 6 makes it an
+	 * AF_IB request (-EAFNOSUPPORT: no net_dev), which only AF_IB listeners take */
+	ret = emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr);
+	if (ret && ret != -EAFNOSUPPORT) {
+		emu_cma_trace("cma: %s with CMA version %u: refused", sidr ? "SIDR_REQ" : "REQ",
+			      ev->private_data_len ? ev->private_data[0] : 0);
 		return -EINVAL;
-	if (afib) {
-		afib_addrs(m, &dst, &src);
-		off = 0;
-	} else {
-		hdr_addr(&dst, &hdr, hdr.dst, port);
-		hdr_addr(&src, &hdr, hdr.src, hdr.port);
 	}
-	listen = emu_cma_find_listener(h, ps, port, (const struct sockaddr *)&dst);
-	if (!listen || listen->state != EMU_CMA_LISTEN) {
+	afib_req = ret != 0;
+	if (!afib_req)
+		hdr_addr(&dst, &hdr, hdr.dst, port);
+	listen = emu_cma_find_req_listener(h, (int)d, ev->src->port, ps, port,
+					   afib_req ? NULL : (const struct sockaddr *)&dst);
+	if (!listen) {
 		emu_cma_trace("cma: %s for port %u: no listener for the address", sidr ? "SIDR_REQ" :
 			      "REQ", port);
 		return -EINVAL;
@@ -706,17 +741,32 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	/* cma_ib_check_req_qp_type */
 	if ((listen->qp_type == QPT_UD) != sidr)
 		return -EINVAL;
+	/* cma_save_net_info and cma_user_data_offset go by the listener's family: an AF_IB
+	 * listener's ids get AF_IB addresses (from the REQ's path, or the listener's own for a
+	 * SIDR_REQ) and all the private data, a CMA header included */
+	afib_listen = listen->src.ss_family == 27;
+	off = afib_listen ? 0 : EMU_CMA_HDR_LEN;
+	if (afib_listen && !sidr) {
+		afib_addrs(m, &dst, &src);
+	} else if (afib_listen) {
+		afib_addrs_of_listener(listen, &dst, &src);
+	} else {
+		hdr_addr(&dst, &hdr, hdr.dst, port);
+		hdr_addr(&src, &hdr, hdr.src, hdr.port);
+	}
 	id = emu_cma_conn_id_new(listen);
 	if (!id)
 		return -ENOMEM;
 	memcpy(&id->src, &dst, sizeof dst);
 	memcpy(&id->dst, &src, sizeof src);
-	if (afib) {
-		c = emu_cma_bind_ib_dev(id) ? NULL : conn_new(id, a);
-	} else {
-		nd = netdev_of(h, (const struct sockaddr *)&dst);
-		c = emu_cma_acquire_dev(id, nd) ? NULL : conn_new(id, a);
-	}
+	if (afib_listen && sidr && !afib_req)
+		ret = attach_recv_port(id, h, d, ev->src->port, m->pkey);
+	else if (afib_listen)
+		/* cma_translate_ib / the path's SGID: the IB port with the own address's GID */
+		ret = emu_cma_bind_ib_dev(id);
+	else
+		ret = emu_cma_acquire_dev(id, netdev_of(h, (const struct sockaddr *)&dst));
+	c = ret ? NULL : conn_new(id, a);
 	if (!c) {
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
@@ -1024,8 +1074,14 @@ static int op_listen(struct emu_cma_id *id)
 		return -ENOMEM;
 	ls->kind = CTX_LISTEN;
 	for (size_t d = first; d < last; d++) {
-		struct emu_cm_agent *a = emu_cm_host_agent(cc->e, host_index(id->host), d);
-		struct cm_listen *l = a ? listen_get(cc, a, sid) : NULL;
+		struct emu_cm_agent *a;
+		struct cm_listen *l;
+
+		/* cma_listen_on_all walks the registered devices only */
+		if (id->host->devices[d].removed)
+			continue;
+		a = emu_cm_host_agent(cc->e, host_index(id->host), d);
+		l = a ? listen_get(cc, a, sid) : NULL;
 
 		if (!l) {
 			while (ls->n)
@@ -1060,6 +1116,27 @@ static void op_destroy(struct emu_cma_id *id)
 	conn_free(id);
 }
 
+void emu_cma_conn_listen_drop_dev(struct emu_cma_id *id, size_t dev)
+{
+	int *kind = id->net[EMU_CMA_NET_CM];
+	struct cma_listen_ids *ls;
+	struct emu_cm_agent *a;
+
+	if (!kind || *kind != CTX_LISTEN)
+		return;
+	ls = (struct cma_listen_ids *)kind;
+	a = emu_cm_host_agent(emu_engine_get(), host_index(id->host), dev);
+	for (unsigned i = 0; a && i < ls->n; i++) {
+		if (ls->l[i]->agent != a)
+			continue;
+		listen_put(ls->l[i]);
+		ls->l[i] = ls->l[--ls->n];
+		emu_cma_trace("cma %u: listen on device %zu dropped (device removed), %u left",
+			      id->handle, dev, ls->n);
+		return;
+	}
+}
+
 const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.connect = op_connect,
 	.accept = op_accept,
@@ -1069,6 +1146,7 @@ const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.init_qp_attr = op_init_qp_attr,
 	.destroy = op_destroy,
 	.listen = op_listen,
+	.drop_dev = emu_cma_conn_listen_drop_dev,
 };
 
 struct emu_cm_agent *emu_cma_conn_agent(const struct emu_cma_id *id)

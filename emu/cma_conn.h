@@ -13,4 +13,9 @@ extern const struct emu_cma_cm_ops emu_cma_ib_cm_ops;
  * none (never connected, or a listener). */
 struct emu_cm_agent *emu_cma_conn_agent(const struct emu_cma_id *id);
 
+/* Device `dev` of the listener's host goes away (cma_process_remove): a wildcard listener lets
+ * go of its ib_cm listen there, as the kernel silently destroys the per-device child listen id
+ * (cma_listen_handler returns non-zero on DEVICE_REMOVAL); the listener itself sees nothing. */
+void emu_cma_conn_listen_drop_dev(struct emu_cma_id *id, size_t dev);
+
 #endif

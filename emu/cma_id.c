@@ -108,6 +108,11 @@ struct emu_cma_id *emu_cma_id_lookup(uint32_t handle)
 	return handle < table_len ? table[handle] : NULL;
 }
 
+uint32_t emu_cma_id_limit(void)
+{
+	return table_len;
+}
+
 struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
 				  uint8_t qp_type)
 {
@@ -149,12 +154,10 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 
 static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id);
 
-void emu_cma_id_destroy(struct emu_cma_id *id)
+void emu_cma_id_teardown(struct emu_cma_id *id)
 {
-	struct emu_list *pos, *tmp;
-	bool listener = id->state == EMU_CMA_LISTEN;
+	struct emu_list *pos;
 
-	emu_cma_set_state(id, EMU_CMA_DESTROYING);
 	if (addr_ops && addr_ops->cancel)
 		addr_ops->cancel(id);
 	if (route_ops && route_ops->cancel)
@@ -162,10 +165,25 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	emu_cma_svc_destroy(id);
 	if (cm_ops && cm_ops->destroy && (id->has_cm || id->net[EMU_CMA_NET_CM]))
 		cm_ops->destroy(id);
+	id->has_cm = false;
+	/* the memberships stay until ucma frees them (destroy or LEAVE_MCAST) */
+	for (pos = id->mcs.next; pos != &id->mcs; pos = pos->next)
+		emu_cma_leave(id, emu_list_entry(pos, struct emu_cma_mc, node));
+	emu_cma_release_port(id);
+}
+
+void emu_cma_id_destroy(struct emu_cma_id *id)
+{
+	struct emu_list *pos, *tmp;
+	/* a listener closed by device removal still has its unread requests' ids pointing at it */
+	bool listener = id->state == EMU_CMA_LISTEN || id->closed;
+
+	emu_cma_set_state(id, EMU_CMA_DESTROYING);
+	if (!id->closed)
+		emu_cma_id_teardown(id);
 	emu_list_for_each_safe(pos, tmp, &id->mcs) {
 		struct emu_cma_mc *mc = emu_list_entry(pos, struct emu_cma_mc, node);
 
-		emu_cma_leave(id, mc);
 		emu_list_del(&mc->node);
 		free(mc);
 	}
@@ -175,7 +193,6 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	for (uint32_t h = 0; listener && h < table_len; h++)
 		if (table[h] && table[h]->listen == id)
 			table[h]->listen = NULL;
-	emu_cma_release_port(id);
 	emu_list_del(&id->file_node);
 	table[id->handle] = NULL;
 	if (id->handle < table_free)
@@ -518,6 +535,12 @@ int emu_cma_cm_listen(struct emu_cma_id *id)
 	return cm_ops && cm_ops->listen ? cm_ops->listen(id) : 0;
 }
 
+void emu_cma_cm_drop_dev(struct emu_cma_id *id, size_t dev)
+{
+	if (cm_ops && cm_ops->drop_dev)
+		cm_ops->drop_dev(id, dev);
+}
+
 /* ---- multicast ---- */
 
 int emu_cma_join(struct emu_cma_id *id, struct emu_cma_mc *mc)
@@ -525,6 +548,10 @@ int emu_cma_join(struct emu_cma_id *id, struct emu_cma_mc *mc)
 	if (id->dev < 0)
 		return -EINVAL;
 	if (id->state != EMU_CMA_ADDR_BOUND && id->state != EMU_CMA_ADDR_RESOLVED)
+		return -EINVAL;
+	/* UD ids only (6.1 stable, "RDMA/cma: Refactor the inbound/outbound path records"
+	 * series; measured: a join on an RDMA_PS_TCP id is EINVAL, devrm_probe2) */
+	if (id->qp_type != 4 /* IB_QPT_UD */)
 		return -EINVAL;
 	return route_ops && route_ops->join ? route_ops->join(id, mc) :
 		not_yet("rdma_join_multicast", "SA client (emu/sa_client)");

@@ -81,6 +81,10 @@ struct emu_device {
 	struct emu_port *ports;
 	size_t nports;
 	struct emu_host *host;
+	/* Unregistered by rdmaemu_ctl_device_remove (`rdma link delete`): gone from new device
+	 * lists and from the rdma_cm, while contexts opened before keep working (rxe has no
+	 * disassociate). Written with the engine lock held. */
+	bool removed;
 };
 
 struct emu_ifaddr {

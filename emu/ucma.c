@@ -131,8 +131,8 @@ int emu_ucma_close(int fd)
 
 #define RESP(ptr) ((void *)(uintptr_t)(ptr))
 
-/* ucma_get_ctx: the id of this file with that handle. */
-static struct emu_cma_id *get_ctx(struct emu_ucma_file *f, uint32_t handle, int *err)
+/* _ucma_find_context: the id of this file with that handle. */
+static struct emu_cma_id *find_ctx(struct emu_ucma_file *f, uint32_t handle, int *err)
 {
 	struct emu_cma_id *id = emu_cma_id_lookup(handle);
 
@@ -142,6 +142,19 @@ static struct emu_cma_id *get_ctx(struct emu_ucma_file *f, uint32_t handle, int 
 	}
 	if (id->file != f) {
 		*err = -EINVAL;
+		return NULL;
+	}
+	return id;
+}
+
+/* ucma_get_ctx: the same, and the context must still hold its reference, which close_work
+ * dropped after a DEVICE_REMOVAL (refcount_inc_not_zero fails: ENXIO). */
+static struct emu_cma_id *get_ctx(struct emu_ucma_file *f, uint32_t handle, int *err)
+{
+	struct emu_cma_id *id = find_ctx(f, handle, err);
+
+	if (id && id->closed) {
+		*err = -ENXIO;
 		return NULL;
 	}
 	return id;
@@ -215,7 +228,9 @@ static int cmd_destroy_id(struct emu_ucma_file *f, const void *in, size_t in_len
 	GET_CMD(cmd, in, in_len);
 	if (out_len < sizeof resp)
 		return -ENOSPC;
-	id = get_ctx(f, cmd.id, &err);
+	/* ucma_destroy_id looks the context up without taking a reference: a context closed by
+	 * device removal is destroyed like any other */
+	id = find_ctx(f, cmd.id, &err);
 	if (!id)
 		return err;
 	resp.events_reported = id->events_reported;
@@ -780,6 +795,8 @@ static int cmd_leave_mcast(struct emu_ucma_file *f, const void *in, size_t in_le
 					continue;
 				if (id->file != f)
 					return -EINVAL;
+				if (id->closed) /* ucma_leave_multicast's refcount_inc_not_zero */
+					return -ENXIO;
 				leave_one(f, id, mc, &resp);
 				memcpy(RESP(cmd.response), &resp, sizeof resp);
 				return 0;

@@ -44,11 +44,24 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
  * drops its queued events and the ids of unread CONNECT_REQUESTs, releases its port. */
 void emu_cma_id_destroy(struct emu_cma_id *id);
 struct emu_cma_id *emu_cma_id_lookup(uint32_t handle);
+/* Handles are below this bound (for walks over every id). */
+uint32_t emu_cma_id_limit(void);
+/* What rdma_destroy_id does to the kernel state (_destroy_id): cancels address, route and
+ * service resolution, destroys the IB CM id (REJ, DREQ, ... as its state demands), leaves the
+ * multicast groups (the memberships stay allocated) and releases the port. The ucma context,
+ * its queued events and memberships stay: emu_cma_id_destroy frees them. */
+void emu_cma_id_teardown(struct emu_cma_id *id);
+/* RDMA device `dev` of host h is being unregistered (emu/cma_devrm.c, cma_remove_one): one
+ * DEVICE_REMOVAL per attached id, in attach order, then ucma's close_work on each. 0 or
+ * -ENOMEM (nothing done). */
+int emu_cma_device_remove(const struct emu_host *h, size_t dev);
 
 int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr);
 int emu_cma_listen(struct emu_cma_id *id, int backlog);
 /* The CM module's listen (emu_cma_cm_ops.listen), 0 without one. */
 int emu_cma_cm_listen(struct emu_cma_id *id);
+/* The CM module's drop_dev (emu_cma_cm_ops.drop_dev), nothing without one. */
+void emu_cma_cm_drop_dev(struct emu_cma_id *id, size_t dev);
 int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
 			 const struct sockaddr *dst, uint32_t timeout_ms);
 int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);

@@ -72,6 +72,7 @@ static int devices_init_locked(void)
 struct ibv_device **ibv_get_device_list(int *num)
 {
 	struct ibv_device **l = NULL;
+	size_t n = 0;
 	int err;
 
 	if (num)
@@ -87,10 +88,13 @@ struct ibv_device **ibv_get_device_list(int *num)
 		errno = ENOMEM;
 		goto out;
 	}
+	/* an unregistered device (rdmaemu_ctl_device_remove) is no longer listed; its object
+	 * stays, as do the contexts opened on it */
 	for (size_t i = 0; i < ndevices; i++)
-		l[i] = &devices[i].dev;
+		if (!__atomic_load_n(&devices[i].edev->removed, __ATOMIC_ACQUIRE))
+			l[n++] = &devices[i].dev;
 	if (num)
-		*num = (int)ndevices;
+		*num = (int)n;
 out:
 	pthread_mutex_unlock(&devices_lock);
 	return l;

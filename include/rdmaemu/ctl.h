@@ -130,6 +130,21 @@ int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up);
  * dropped, or -1 with errno ENOENT. */
 int rdmaemu_ctl_neigh_flush(const char *node, const char *netdev);
 
+/* `rdma link delete DEV`: unregisters RDMA device `dev` of host `node` (NULL: the attached
+ * node) as Linux 6.1 does with an rxe device. Every rdma_cm id attached to it (bound to one of
+ * its addresses, resolved onto it, listening on it, or a connection through it) gets one
+ * RDMA_CM_EVENT_DEVICE_REMOVAL, status 0, in the order the ids took the device; the kernel then
+ * destroys their CM state itself (an established connection sends a DREQ, so the peer sees
+ * DISCONNECTED), later calls on those ids fail with ENXIO and rdma_destroy_id still returns 0.
+ * Wildcard listeners, idle ids and ids on other devices see nothing. The device leaves
+ * ibv_get_device_list() (and librdmacm's list at its next resync, e.g. rdma_get_devices);
+ * binds to the netdev's addresses then fail with ENODEV (the netdev stays, without RDMA
+ * device). Verbs contexts opened before get no async event and keep working (rxe has no
+ * disassociate). There is no way back. In-process hosting only. 0, or -1 with errno: ENOENT
+ * (no such node, or no such device left on it), EINVAL (dev NULL), EOPNOTSUPP (the process
+ * runs under rdmaemud), ENOMEM, or the attach error. */
+int rdmaemu_ctl_device_remove(const char *node, const char *dev);
+
 #ifdef __cplusplus
 }
 #endif

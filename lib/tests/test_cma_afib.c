@@ -216,14 +216,27 @@ static void test_resolve_on_roce(void **state)
 	d.sib_addr.sib_raw[15] ^= 0x55;
 	assert_int_equal(resolve(ch, &id, NULL, d), 0);
 	assert_memory_equal(local(id)->sib_addr.sib_raw, GID0, 16);
-	/* an AF_IB group: no netdev behind the id, ENODEV as on rxe */
+	/* an AF_IB group: this RC id may join nothing (6.1 refuses non-UD ids: EINVAL, measured
+	 * with devrm_probe2); a UD id has no netdev behind it: ENODEV as on rxe (afib_probe) */
 	{
 		static const uint8_t MGID[16] = { 0xff, 0x12, [15] = 0x42 };
 		struct sockaddr_ib grp = sib_of(MGID, 0xffff, 0, 0);
+		struct rdma_cm_event *ev;
+		struct rdma_cm_id *ud;
 
 		errno = 0;
 		assert_int_equal(rdma_join_multicast(id, (struct sockaddr *)&grp, NULL), -1);
+		assert_int_equal(errno, EINVAL);
+		d = sib_of(GID1, 0xffff, RDMA_IB_IP_PS_UDP | 7030, ~0ull);
+		assert_int_equal(rdma_create_id(ch, &ud, NULL, RDMA_PS_UDP), 0);
+		assert_int_equal(rdma_resolve_addr(ud, NULL, (struct sockaddr *)&d, 2000), 0);
+		assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
+		assert_int_equal(ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+		assert_int_equal(rdma_ack_cm_event(ev), 0);
+		errno = 0;
+		assert_int_equal(rdma_join_multicast(ud, (struct sockaddr *)&grp, NULL), -1);
 		assert_int_equal(errno, ENODEV);
+		assert_int_equal(rdma_destroy_id(ud), 0);
 	}
 	assert_int_equal(rdma_destroy_id(id), 0);
 
