@@ -164,17 +164,20 @@ static void host_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	e->rx(e->ctx, frame, len, now);
 }
 
-/* A described frame counts as received only when the receiver takes it; a declined one comes
- * back as bytes through host_rx, which counts it. */
+/* A described frame is counted before the receiver runs, as host_rx counts a frame; a
+ * declined one is uncounted and comes back as bytes through host_rx, which counts it. */
 static bool host_rx_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *obj,
 			 uint64_t now)
 {
 	struct topo_ep *e = ctx;
 
-	if (!e->rx || !e->rx_lazy || !e->rx_lazy(e->ctx, ops, obj, now))
+	if (!e->rx || !e->rx_lazy)
 		return false;
 	e->ctr.received++;
-	return true;
+	if (e->rx_lazy(e->ctx, ops, obj, now))
+		return true;
+	e->ctr.received--;
+	return false;
 }
 
 int emu_topology_set_rx(struct emu_topology *t, int ep, emu_wire_rx_fn *rx, void *ctx)
