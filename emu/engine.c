@@ -735,6 +735,29 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
 	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
 }
 
+int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			      const struct emu_wire_lazy *ops, const void *obj, size_t objlen,
+			      size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+	uint8_t *frame;
+	int rc;
+
+	if (ep < 0)
+		return ep;
+	if (!e->tx)
+		return emu_wire_send_lazy(emu_topology_wire(e->topo), ep, ops, obj, objlen, len);
+	if (!ops || !obj || !len || len > EMU_WIRE_MAX_FRAME)
+		return -EINVAL;
+	frame = malloc(len);
+	if (!frame)
+		return -ENOMEM;
+	ops->build(obj, frame, len);
+	rc = e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+	free(frame);
+	return rc;
+}
+
 /* ---------- waiting ---------- */
 
 static void timeout_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)

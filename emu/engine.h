@@ -112,6 +112,11 @@ int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsign
  * emu_wire_send (-ENOTCONN, -EMSGSIZE, -EINVAL, -ENOMEM). */
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			 const void *frame, size_t len);
+/* The same with a frame described, not built (emu_wire_send_lazy): frames to another process
+ * (real-time mode) are built here. */
+int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			      const struct emu_wire_lazy *ops, const void *obj, size_t objlen,
+			      size_t len);
 
 /* Blocks until done(arg) holds, evaluating it with the lock held (the lock is released while
  * sleeping). `what` names the wait in diagnostics ("rdma_get_cm_event", ...). timeout_ns is

@@ -17,6 +17,7 @@ struct rx_fn {
 struct rx_claim {
 	uint32_t qpn;
 	struct rx_fn to;
+	emu_wire_rx_lazy_fn *lazy;
 };
 
 struct rx_port {
@@ -148,6 +149,20 @@ static void demux(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	to->fn(to->ctx, frame, len, now);
 }
 
+/* A described frame (emu_wire_send_lazy) goes to the lazy function of its DestQP's claim;
+ * anything else is declined and comes back as bytes through demux(). */
+static bool demux_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *obj, uint64_t now)
+{
+	struct rx_port *p = ctx;
+	uint32_t dqpn = ops->dqpn(obj);
+
+	for (unsigned i = 0; i < p->nclaims; i++)
+		if (p->claims[i].qpn == dqpn)
+			return p->claims[i].lazy &&
+			       p->claims[i].lazy(p->claims[i].to.ctx, ops, obj, now);
+	return false;
+}
+
 struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t)
 {
 	const struct emu_fabric *f = emu_topology_fabric(t);
@@ -172,6 +187,7 @@ struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t)
 		rx->ports[ep].link_layer = port->link_layer == EMU_LL_ETHERNET ? EMU_LL_ETHERNET
 										: EMU_LL_INFINIBAND;
 		emu_topology_set_rx(t, (int)ep, demux, &rx->ports[ep]);
+		emu_topology_set_rx_lazy(t, (int)ep, demux_lazy);
 	}
 	return rx;
 }
@@ -244,4 +260,17 @@ int emu_engine_port_set_rx_qpn(struct emu_engine *e, size_t host, size_t dev, un
 	}
 	p->claims[i] = (struct rx_claim){.qpn = qpn, .to = {fn, ctx}};
 	return 0;
+}
+
+int emu_engine_port_set_rx_qpn_lazy(struct emu_engine *e, size_t host, size_t dev,
+				    unsigned port, uint32_t qpn, emu_wire_rx_lazy_fn *lazy)
+{
+	struct rx_port *p = port_of(e, host, dev, port);
+
+	for (unsigned i = 0; p && i < p->nclaims; i++)
+		if (p->claims[i].qpn == qpn) {
+			p->claims[i].lazy = lazy;
+			return 0;
+		}
+	return -ENOENT;
 }

@@ -55,6 +55,11 @@ int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, 
  * 24 bits). A second claim of the same QPN replaces the first. */
 int emu_engine_port_set_rx_qpn(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			       uint32_t qpn, emu_wire_rx_fn *fn, void *ctx);
+/* Adds a lazy receive function (emu/wire.h) to the claim of `qpn` on that port, called with
+ * the claim's ctx for described frames to that DestQP; declined ones come through fn as
+ * bytes. 0, -ENOENT (no such port or no such claim). */
+int emu_engine_port_set_rx_qpn_lazy(struct emu_engine *e, size_t host, size_t dev,
+				    unsigned port, uint32_t qpn, emu_wire_rx_lazy_fn *lazy);
 
 /* ---- internal to the engine (engine.c) ---- */
 struct emu_topology;

@@ -171,6 +171,8 @@ struct emu_gsi_port *emu_gsi_port_get(struct emu_gsi *g, size_t host, size_t dev
 		memcpy(p->info.gid, po->gids[0].raw, 16);
 	p->info.pkey = po->npkeys ? po->pkeys[0] : EMU_PKEY_DEFAULT;
 	rc = emu_engine_port_set_rx_qpn(g->e, host, dev, port, 1, emu_gsi_port_rx, p);
+	if (!rc)
+		rc = emu_engine_port_set_rx_qpn_lazy(g->e, host, dev, port, 1, emu_gsi_port_rx_lazy);
 	if (rc) {
 		g->nports--;
 		free(p);

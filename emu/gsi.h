@@ -111,6 +111,10 @@ struct emu_gsi_port_counters {
 	uint64_t dropped_no_agent;   /* no server for the class, no agent for the hi_tid */
 	uint64_t dropped_unmatched;  /* a response matching no send */
 	uint64_t rmpp_acks_sent, rmpp_acks_received;
+	/* MADs that arrived from a port of this process as a description, no frame built (the
+	 * fast path, emu_gsi_xmit), whatever QP1's checks then did with them; the only counter
+	 * the fast path changes */
+	uint64_t received_described;
 };
 void emu_gsi_port_counters(const struct emu_gsi_port *p, struct emu_gsi_port_counters *out);
 
@@ -168,6 +172,12 @@ int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *fro
  * classes 0x30-0x4f. */
 bool emu_gsi_class_is_rmpp(uint8_t mgmt_class);
 bool emu_gsi_mad_is_response(const uint8_t *mad);
+
+/* The fast path: a MAD from a RoCE port of this process to another goes on the wire as its
+ * description; the frame is built only for a capture or a receiver that reads bytes (emu/wire.h
+ * emu_wire_send_lazy). Nothing observable changes. On unless RDMAEMU_CM_FASTPATH=0; tests
+ * switch it to compare the two paths. */
+void emu_gsi_set_fastpath(bool on);
 
 /* RDMAEMU_TRACE contains "mad". */
 bool emu_gsi_trace_on(void);

@@ -6,6 +6,7 @@
 #include "emu/fabric.h"
 #include "emu/gsi.h"
 #include "emu/list.h"
+#include "emu/wire.h"
 
 #define EMU_GSI_RMPP_WINDOW 64        /* mad_rmpp.c window_size: 512 receive WRs >> 3 */
 #define EMU_GSI_RMPP_ACK_WAIT_MS 2000 /* mad_rmpp.c send_next_seg: ACK wait cap */
@@ -77,6 +78,8 @@ struct emu_gsi_send *emu_gsi_find_send(struct emu_gsi_agent *a, const uint8_t *m
 /* gsi_wire.c: one 256-byte MAD on the wire from p. 0 or -errno. */
 int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const uint8_t *mad);
 void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now);
+/* Its taker of MADs described by ports of this process (emu/wire.h, emu_gsi_xmit). */
+extern emu_wire_rx_lazy_fn *const emu_gsi_port_rx_lazy;
 /* gsi_rmpp.c */
 size_t emu_gsi_data_offset(uint8_t mgmt_class);
 unsigned emu_gsi_rmpp_nsegs(uint8_t mgmt_class, size_t len);

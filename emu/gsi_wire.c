@@ -119,6 +119,49 @@ void emu_gsi_loopback_flush(struct emu_gsi_port *p)
 	}
 }
 
+/* A MAD to another port of this process goes on the wire as its description (emu/wire.h): the
+ * frame is built only if a capture records it or the receiver is not QP1 of a RoCE port here
+ * (then its bytes take the usual path); QP1 takes the MAD straight from the description, with
+ * what it would read from the headers. Same counters, delivery instants, order and traces. */
+struct gsi_frame {
+	struct emu_pkt_addr a;
+	struct emu_bth bth;
+	struct emu_pkt_ext x;
+	uint8_t mad[EMU_MAD_LEN];
+};
+
+static void frame_build(const void *obj, uint8_t *buf, size_t len)
+{
+	const struct gsi_frame *g = obj;
+
+	emu_pkt_build(buf, len, &g->a, &g->bth, &g->x, g->mad, EMU_MAD_LEN, NULL);
+}
+
+static uint32_t frame_dqpn(const void *obj)
+{
+	return ((const struct gsi_frame *)obj)->bth.dqpn & EMU_QPN_MASK;
+}
+
+static const struct emu_wire_lazy frame_ops = { .build = frame_build, .dqpn = frame_dqpn };
+
+/* RDMAEMU_CM_FASTPATH=0 sends every MAD as bytes (to measure or compare the two paths). */
+static int lazy = -1;
+
+static bool lazy_on(void)
+{
+	if (lazy < 0) {
+		const char *v = getenv("RDMAEMU_CM_FASTPATH");
+
+		lazy = !(v && !strcmp(v, "0"));
+	}
+	return lazy;
+}
+
+void emu_gsi_set_fastpath(bool on)
+{
+	lazy = on;
+}
+
 int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const uint8_t *mad)
 {
 	bool local = false;
@@ -164,6 +207,17 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		a.grh = to->grh;
 		memcpy(a.sgid, p->info.gid, 16);
 	}
+	if (!local && !p->is_switch && a.link_layer == EMU_LL_ETHERNET && lazy_on()) {
+		struct gsi_frame g = { .a = a, .bth = bth, .x = x };
+
+		n = emu_pkt_frame_len(&a, bth.opcode, EMU_MAD_LEN);
+		if (n < 0)
+			return (int)n;
+		memcpy(g.mad, mad, EMU_MAD_LEN);
+		rc = emu_engine_port_send_lazy(e, p->host, p->dev, p->num, &frame_ops, &g,
+					       sizeof(g), (size_t)n);
+		goto sent;
+	}
 	n = emu_pkt_build(buf, sizeof(buf), &a, &bth, &x, mad, EMU_MAD_LEN, NULL);
 	if (n < 0)
 		return (int)n;
@@ -173,6 +227,7 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		rc = emu_topology_switch_send(emu_engine_topology(e), p->sw, buf, (size_t)n);
 	else
 		rc = emu_engine_port_send(e, p->host, p->dev, p->num, buf, (size_t)n);
+sent:
 	if (rc)
 		return rc;
 	p->cnt.sent++;
@@ -221,47 +276,37 @@ static struct emu_gsi_agent *find_agent(struct emu_gsi_port *p, const uint8_t *m
 	return NULL;
 }
 
-void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+/* QP1's receive after the packet checks: the DETH and BTH fields and the MAD of a UD SEND_ONLY
+ * (emu_gsi_port_rx reads them from a frame, gsi_rx_lazy from a description); `from` has the
+ * sender's address from the LRH/GRH or Ethernet/IP headers. */
+static void rx_mad(struct emu_gsi_port *p, uint32_t dqpn, uint8_t opcode, const struct emu_deth *d,
+		   uint16_t pkey, const uint8_t *mad, size_t paylen, struct emu_gsi_addr *from)
 {
-	struct emu_gsi_port *p = ctx;
-	struct emu_pkt_info pi;
 	struct emu_gsi_recv r;
 	struct emu_gsi_agent *a;
-	struct emu_deth d;
-	const uint8_t *mad;
 	uint8_t *owned = NULL;
-	int rc;
 
-	(void)now;
-	rc = emu_pkt_parse(frame, len, p->info.link_layer, &pi);
-	if (rc) {
-		p->cnt.dropped_parse++;
-		emu_gsi_trace("rx: dropped: %s", emu_pkt_strerror(-rc));
-		return;
-	}
 	/* a switch's port 0 receives everything for its LIDs: QP1 only here */
-	if (pi.dqpn != 1 || pi.opcode != (EMU_OP_UD | EMU_OP_SEND_ONLY)) {
+	if (dqpn != 1 || opcode != (EMU_OP_UD | EMU_OP_SEND_ONLY)) {
 		p->cnt.dropped_bad_mad++;
 		return;
 	}
-	emu_deth_get(frame + pi.hdr_off[EMU_PKT_H_DETH], &d);
-	if (d.qkey != EMU_QP1_QKEY) {
+	if (d->qkey != EMU_QP1_QKEY) {
 		p->cnt.dropped_qkey++;
-		emu_gsi_trace("rx: Q_Key 0x%08x is not QP1's: dropped", d.qkey);
+		emu_gsi_trace("rx: Q_Key 0x%08x is not QP1's: dropped", d->qkey);
 		return;
 	}
-	if (!pkey_ok(p, pi.bth.pkey)) {
+	if (!pkey_ok(p, pkey)) {
 		p->cnt.dropped_pkey++;
-		emu_gsi_trace("rx: P_Key 0x%04x not in the port's table: dropped", pi.bth.pkey);
+		emu_gsi_trace("rx: P_Key 0x%04x not in the port's table: dropped", pkey);
 		return;
 	}
-	mad = frame + pi.hdr_off[EMU_PKT_H_PAYLOAD];
 	/* ib_mad's validate_mad: a whole MAD, base version 1, no SMP class on QP1 */
-	if (pi.paylen < EMU_MAD_LEN || mad[0] != EMU_MAD_BASE_VERSION || !mad[1] ||
+	if (paylen < EMU_MAD_LEN || mad[0] != EMU_MAD_BASE_VERSION || !mad[1] ||
 	    mad[1] == 0x01 || mad[1] == 0x81) {
 		p->cnt.dropped_bad_mad++;
-		emu_gsi_trace("rx: not a GSI MAD (%u bytes, version %u, class 0x%02x): dropped",
-			      pi.paylen, pi.paylen ? mad[0] : 0, pi.paylen > 1 ? mad[1] : 0);
+		emu_gsi_trace("rx: not a GSI MAD (%zu bytes, version %u, class 0x%02x): dropped",
+			      paylen, paylen ? mad[0] : 0, paylen > 1 ? mad[1] : 0);
 		return;
 	}
 	p->cnt.received++;
@@ -269,37 +314,10 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	r.mad = mad;
 	r.len = EMU_MAD_LEN;
 	r.port = p;
-	r.from.qpn = d.sqpn;
-	r.from.qkey = d.qkey;
-	r.from.pkey = pi.bth.pkey;
-	if (pi.link_layer == EMU_LL_INFINIBAND) {
-		struct emu_lrh l;
-
-		emu_lrh_get(frame + pi.lrh_off, &l);
-		r.from.lid = l.slid;
-		r.from.sl = l.sl;
-		if (pi.grh_off != EMU_PKT_NO_HDR) {
-			struct emu_grh g;
-
-			emu_grh_get(frame + pi.grh_off, &g);
-			r.from.grh = true;
-			memcpy(r.from.gid, g.sgid, 16);
-			r.from.tclass = g.tclass;
-			r.from.flow_label = g.flow_label;
-			r.from.hop_limit = g.hoplmt;
-		}
-	} else {
-		r.from.grh = true;
-		memcpy(r.from.mac, frame + 6, 6);
-		if (pi.net == EMU_PKT_NET_IPV4) {
-			static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-			memcpy(r.from.gid, pfx, 12);
-			memcpy(r.from.gid + 12, frame + pi.ip_off + 12, 4);
-		} else {
-			memcpy(r.from.gid, frame + pi.ip_off + 8, 16);
-		}
-	}
+	r.from = *from;
+	r.from.qpn = d->sqpn;
+	r.from.qkey = d->qkey;
+	r.from.pkey = pkey;
 	if (emu_gsi_trace_on())
 		emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
 			      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
@@ -320,3 +338,82 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	emu_gsi_deliver(a, &r);
 	free(owned);
 }
+
+void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	struct emu_gsi_port *p = ctx;
+	struct emu_gsi_addr from;
+	struct emu_pkt_info pi;
+	struct emu_deth d;
+	int rc;
+
+	(void)now;
+	rc = emu_pkt_parse(frame, len, p->info.link_layer, &pi);
+	if (rc) {
+		p->cnt.dropped_parse++;
+		emu_gsi_trace("rx: dropped: %s", emu_pkt_strerror(-rc));
+		return;
+	}
+	if (pi.dqpn != 1 || pi.opcode != (EMU_OP_UD | EMU_OP_SEND_ONLY)) {
+		p->cnt.dropped_bad_mad++;
+		return;
+	}
+	emu_deth_get(frame + pi.hdr_off[EMU_PKT_H_DETH], &d);
+	memset(&from, 0, sizeof(from));
+	if (pi.link_layer == EMU_LL_INFINIBAND) {
+		struct emu_lrh l;
+
+		emu_lrh_get(frame + pi.lrh_off, &l);
+		from.lid = l.slid;
+		from.sl = l.sl;
+		if (pi.grh_off != EMU_PKT_NO_HDR) {
+			struct emu_grh g;
+
+			emu_grh_get(frame + pi.grh_off, &g);
+			from.grh = true;
+			memcpy(from.gid, g.sgid, 16);
+			from.tclass = g.tclass;
+			from.flow_label = g.flow_label;
+			from.hop_limit = g.hoplmt;
+		}
+	} else {
+		from.grh = true;
+		memcpy(from.mac, frame + 6, 6);
+		if (pi.net == EMU_PKT_NET_IPV4) {
+			static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+			memcpy(from.gid, pfx, 12);
+			memcpy(from.gid + 12, frame + pi.ip_off + 12, 4);
+		} else {
+			memcpy(from.gid, frame + pi.ip_off + 8, 16);
+		}
+	}
+	rx_mad(p, pi.dqpn, pi.opcode, &d, pi.bth.pkey, frame + pi.hdr_off[EMU_PKT_H_PAYLOAD],
+	       pi.paylen, &from);
+}
+
+/* A MAD described by a port of this process (emu_gsi_xmit): what emu_gsi_port_rx would read
+ * from its RoCE frame (source MAC; source IP, which for RoCEv2 is the source GID, IPv4-mapped
+ * or not) without building and parsing it. IB frames (LRH, GRH) come as bytes. */
+static bool gsi_rx_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *obj,
+			uint64_t now)
+{
+	struct emu_gsi_port *p = ctx;
+	const struct gsi_frame *g = obj;
+	struct emu_gsi_addr from;
+
+	(void)now;
+	if (ops != &frame_ops || g->a.link_layer != EMU_LL_ETHERNET ||
+	    p->info.link_layer != EMU_LL_ETHERNET)
+		return false;
+	memset(&from, 0, sizeof(from));
+	from.grh = true;
+	memcpy(from.mac, g->a.smac, 6);
+	memcpy(from.gid, g->a.sgid, 16);
+	p->cnt.received_described++;
+	rx_mad(p, g->bth.dqpn & EMU_QPN_MASK, g->bth.opcode, &g->x.deth, g->bth.pkey, g->mad,
+	       EMU_MAD_LEN, &from);
+	return true;
+}
+
+emu_wire_rx_lazy_fn *const emu_gsi_port_rx_lazy = gsi_rx_lazy;

@@ -169,6 +169,12 @@ uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 
 	if (!bits)
 		return 0;
+	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
+		/* whole bytes, most record fields: a big-endian load, no masks */
+		for (unsigned i = first; i <= last; i++)
+			v = v << 8 | rec[i];
+		return v;
+	}
 	if (last - first < 8) {
 		for (unsigned i = first; i <= last; i++)
 			v = v << 8 | rec[i];
@@ -188,6 +194,12 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 
 	if (!bits)
 		return;
+	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
+		/* whole bytes: a big-endian store, no read-modify-write */
+		for (unsigned i = last + 1; i-- > first; v >>= 8)
+			rec[i] = (uint8_t)v;
+		return;
+	}
 	if (last - first < 8) {
 		unsigned tail = 7 - (bit_off + bits - 1) % 8;
 		uint64_t w = 0, m = field_mask(bits) << tail;

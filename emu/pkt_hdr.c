@@ -7,52 +7,7 @@
 
 #include "emu/pkt.h"
 
-/* ---- byte order ---- */
-
-void emu_be16_put(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-uint16_t emu_be16_get(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-void emu_be24_put(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)v;
-}
-
-uint32_t emu_be24_get(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-void emu_be32_put(uint8_t *p, uint32_t v)
-{
-	emu_be16_put(p, (uint16_t)(v >> 16));
-	emu_be16_put(p + 2, (uint16_t)v);
-}
-
-uint32_t emu_be32_get(const uint8_t *p)
-{
-	return (uint32_t)emu_be16_get(p) << 16 | emu_be16_get(p + 2);
-}
-
-void emu_be64_put(uint8_t *p, uint64_t v)
-{
-	emu_be32_put(p, (uint32_t)(v >> 32));
-	emu_be32_put(p + 4, (uint32_t)v);
-}
-
-uint64_t emu_be64_get(const uint8_t *p)
-{
-	return (uint64_t)emu_be32_get(p) << 32 | emu_be32_get(p + 4);
-}
+/* The byte-order helpers are inline in emu/pkt.h. */
 
 /* ---- link and network headers ---- */
 

@@ -19,6 +19,7 @@ struct topo_ep {
 	struct emu_topology *t;
 	struct emu_endpoint what;
 	emu_wire_rx_fn *rx; /* host ports: the receiver set by the caller */
+	emu_wire_rx_lazy_fn *rx_lazy; /* and its taker of described frames (emu/wire.h) */
 	void *ctx;
 	struct emu_topology_port_counters ctr;
 };
@@ -163,12 +164,37 @@ static void host_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	e->rx(e->ctx, frame, len, now);
 }
 
+/* A described frame is counted before the receiver runs, as host_rx counts a frame; a
+ * declined one is uncounted and comes back as bytes through host_rx, which counts it. */
+static bool host_rx_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *obj,
+			 uint64_t now)
+{
+	struct topo_ep *e = ctx;
+
+	if (!e->rx || !e->rx_lazy)
+		return false;
+	e->ctr.received++;
+	if (e->rx_lazy(e->ctx, ops, obj, now))
+		return true;
+	e->ctr.received--;
+	return false;
+}
+
 int emu_topology_set_rx(struct emu_topology *t, int ep, emu_wire_rx_fn *rx, void *ctx)
 {
 	if (!ep_ok(t, ep) || t->eps[ep].what.kind != EMU_EP_HOST_PORT)
 		return -EINVAL;
 	t->eps[ep].rx = rx;
+	t->eps[ep].rx_lazy = NULL;
 	t->eps[ep].ctx = ctx;
+	return 0;
+}
+
+int emu_topology_set_rx_lazy(struct emu_topology *t, int ep, emu_wire_rx_lazy_fn *fn)
+{
+	if (!ep_ok(t, ep) || t->eps[ep].what.kind != EMU_EP_HOST_PORT)
+		return -EINVAL;
+	t->eps[ep].rx_lazy = fn;
 	return 0;
 }
 
@@ -625,6 +651,8 @@ static int add_ep(struct emu_topology *t, const struct emu_endpoint *what, emu_w
 		set_err(err, t->f, ret < 0 ? -ret : EIO, "cannot add wire endpoint %zu", t->neps);
 		return -1;
 	}
+	if (rx == host_rx)
+		emu_wire_set_rx_lazy(t->w, ret, host_rx_lazy);
 	t->neps++;
 	return 0;
 }

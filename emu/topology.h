@@ -111,6 +111,9 @@ int emu_topology_endpoint_info(const struct emu_topology *t, int ep, struct emu_
 
 /* Receiver of a host port endpoint (NULL: unclaimed). -EINVAL for a bad or switch endpoint. */
 int emu_topology_set_rx(struct emu_topology *t, int ep, emu_wire_rx_fn *rx, void *ctx);
+/* Its taker of described frames (emu_wire_rx_lazy_fn, same ctx); emu_topology_set_rx clears
+ * it. -EINVAL for a bad or switch endpoint. */
+int emu_topology_set_rx_lazy(struct emu_topology *t, int ep, emu_wire_rx_lazy_fn *fn);
 int emu_topology_port_counters(const struct emu_topology *t, int ep,
 			       struct emu_topology_port_counters *out);
 

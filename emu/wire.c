@@ -19,7 +19,8 @@ struct wire_pkt {
 	uint8_t dir;
 	uint8_t copies;
 	uint8_t cls;
-	uint32_t len;
+	uint32_t len;			 /* the frame's length */
+	const struct emu_wire_lazy *lazy; /* data holds the frame's description, not its bytes */
 	uint8_t data[];
 };
 
@@ -53,6 +54,7 @@ struct wire_link {
 struct wire_ep {
 	uint64_t id;
 	emu_wire_rx_fn *rx;
+	emu_wire_rx_lazy_fn *rx_lazy;
 	void *ctx;
 	int link;
 	uint8_t side; /* which end of its link: the direction it sends on */
@@ -219,7 +221,16 @@ int emu_wire_set_rx(struct emu_wire *w, int ep, emu_wire_rx_fn *rx, void *ctx)
 	if (!ep_valid(w, ep))
 		return -EINVAL;
 	w->eps[ep].rx = rx;
+	w->eps[ep].rx_lazy = NULL;
 	w->eps[ep].ctx = ctx;
+	return 0;
+}
+
+int emu_wire_set_rx_lazy(struct emu_wire *w, int ep, emu_wire_rx_lazy_fn *fn)
+{
+	if (!ep_valid(w, ep))
+		return -EINVAL;
+	w->eps[ep].rx_lazy = fn;
 	return 0;
 }
 
@@ -315,6 +326,25 @@ void emu_wire_set_reorder_hold(struct emu_wire *w, uint64_t hold_ns)
 	w->reorder_hold = hold_ns;
 }
 
+/* A described frame: to the receiver's lazy function if it takes it, else built here, at the
+ * instant its bytes would have arrived. */
+static void deliver_lazy(struct emu_wire *w, const struct wire_ep *e, const struct wire_pkt *p,
+			 uint64_t now)
+{
+	struct wire_pkt *b;
+
+	if (e->rx_lazy && e->rx_lazy(e->ctx, p->lazy, p->data, now))
+		return;
+	if (!e->rx)
+		return;
+	b = pkt_alloc(w, p->len);
+	if (!b) /* as a frame the receiver could not take in: lost */
+		return;
+	p->lazy->build(p->data, b->data, p->len);
+	e->rx(e->ctx, b->data, p->len, now);
+	pkt_free(w, b);
+}
+
 static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	struct wire_pkt *p = arg;
@@ -339,7 +369,9 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 			dd->ctr.delivered++;
 			if (i)
 				dd->ctr.duplicated++;
-			if (e->rx)
+			if (p->lazy)
+				deliver_lazy(w, e, p, emu_clock_now(clk));
+			else if (e->rx)
 				e->rx(e->ctx, p->data, p->len, emu_clock_now(clk));
 		}
 	}
@@ -353,7 +385,10 @@ static uint64_t draw_jitter(struct emu_prng *prng, uint64_t jitter_ns)
 	return emu_prng_below(prng, jitter_ns + 1);
 }
 
-int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
+/* emu_wire_send, of a frame (lazy NULL: data is its len bytes) or of a description (datalen
+ * bytes; no capture is recording its link). */
+static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datalen, size_t len,
+		     const struct emu_wire_lazy *lazy)
 {
 	struct wire_link *l;
 	struct wire_dir *d;
@@ -362,19 +397,13 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 	bool lost, dup, reorder;
 	uint64_t now, jitter, due;
 
-	if (!w || !ep_valid(w, ep) || !frame || len == 0)
-		return -EINVAL;
-	if (len > EMU_WIRE_MAX_FRAME)
-		return -EMSGSIZE;
-	if (w->eps[ep].link < 0)
-		return -ENOTCONN;
 	l = &w->links[w->eps[ep].link];
 	d = &l->dir[w->eps[ep].side];
 	now = emu_clock_now(w->clk);
 
 	/* Allocate before any state changes, so that -ENOMEM leaves the wire (and its random
 	 * streams) exactly as it was. */
-	p = pkt_alloc(w, len);
+	p = pkt_alloc(w, datalen);
 	if (!p)
 		return -ENOMEM;
 
@@ -385,8 +414,8 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 		return 0;
 	}
 	tap = l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib;
-	if (tap)
-		emu_pcap_write(tap, now, frame, len);
+	if (tap && !lazy)
+		emu_pcap_write(tap, now, data, len);
 
 	lost = emu_prng_chance(&d->prng, l->faults.loss);
 	dup = emu_prng_chance(&d->prng, l->faults.duplicate);
@@ -408,7 +437,8 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 	p->dir = w->eps[ep].side;
 	p->copies = dup ? 2 : 1;
 	p->len = (uint32_t)len;
-	memcpy(p->data, frame, len);
+	p->lazy = lazy;
+	memcpy(p->data, data, datalen);
 	emu_timer_init(&p->timer, pkt_deliver, p);
 	emu_list_add_tail(&w->in_flight, &p->node);
 	w->nin_flight++;
@@ -428,4 +458,44 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 		emu_timer_arm_at(w->clk, &p->timer, due);
 	}
 	return 0;
+}
+
+static int send_check(const struct emu_wire *w, int ep, size_t len)
+{
+	if (!w || !ep_valid(w, ep) || len == 0)
+		return -EINVAL;
+	if (len > EMU_WIRE_MAX_FRAME)
+		return -EMSGSIZE;
+	if (w->eps[ep].link < 0)
+		return -ENOTCONN;
+	return 0;
+}
+
+int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
+{
+	int rc = frame ? send_check(w, ep, len) : -EINVAL;
+
+	return rc ? rc : wire_send(w, ep, frame, len, len, NULL);
+}
+
+int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *ops,
+		       const void *obj, size_t objlen, size_t len)
+{
+	int rc = ops && obj && objlen ? send_check(w, ep, len) : -EINVAL;
+	const struct wire_link *l;
+	uint8_t *frame;
+
+	if (rc)
+		return rc;
+	l = &w->links[w->eps[ep].link];
+	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib))
+		return wire_send(w, ep, obj, objlen, len, ops);
+	/* a capture records the bytes at send time */
+	frame = malloc(len);
+	if (!frame)
+		return -ENOMEM;
+	ops->build(obj, frame, len);
+	rc = wire_send(w, ep, frame, len, len, NULL);
+	free(frame);
+	return rc;
 }

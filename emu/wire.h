@@ -47,6 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include "emu/clock.h"
 #include "emu/fabric.h"
 #include "emu/pcap.h"
@@ -114,5 +116,30 @@ void emu_wire_set_reorder_hold(struct emu_wire *w, uint64_t hold_ns);
  * wire (even if a fault then drops it), -EINVAL (bad endpoint, NULL frame, empty frame),
  * -EMSGSIZE (len > EMU_WIRE_MAX_FRAME), -ENOTCONN (endpoint not connected), -ENOMEM. */
 int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len);
+
+/* ---- frames made only when somebody reads their bytes ----
+ * A sender that can describe a frame (e.g. addresses, headers and a MAD) more cheaply than it
+ * builds one hands the description instead. The wire treats it exactly as emu_wire_send
+ * treats the frame it stands for (same counters, faults, random draws, delivery instant and
+ * order) and builds the bytes only for a capture (at send, as emu_wire_send would write them)
+ * or for a receiver without a lazy receive function, or whose lazy function declines it (at
+ * delivery). Nothing a capture or a receiver can observe changes. */
+struct emu_wire_lazy {
+	/* Writes the frame, exactly the `len` bytes given to emu_wire_send_lazy, into buf. */
+	void (*build)(const void *obj, uint8_t *buf, size_t len);
+	/* BTH DestQP of the frame, for receive demultiplexers. */
+	uint32_t (*dqpn)(const void *obj);
+};
+/* Returns true when it took the frame, false to receive its bytes through the endpoint's rx
+ * instead (then it must have changed nothing). */
+typedef bool emu_wire_rx_lazy_fn(void *ctx, const struct emu_wire_lazy *ops, const void *obj,
+				 uint64_t now);
+/* Sets the lazy receive function of endpoint ep, called with the ctx of its rx;
+ * emu_wire_set_rx clears it. 0 or -EINVAL. */
+int emu_wire_set_rx_lazy(struct emu_wire *w, int ep, emu_wire_rx_lazy_fn *fn);
+/* emu_wire_send of the frame `ops->build(obj)` makes, `len` bytes; obj (objlen bytes) is
+ * copied. Same returns as emu_wire_send. */
+int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *ops,
+		       const void *obj, size_t objlen, size_t len);
 
 #endif
