@@ -23,6 +23,7 @@
 #include "emu/engine.h"
 #include "emu/hca.h"
 #include "emu/link.h"
+#include "emu/link_shm.h"
 
 static struct {
 	int fd;
@@ -174,6 +175,11 @@ int emu_link_attach(const struct emu_host *h, const char *fabric_path)
 	lk.active = true;
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
+	/* the rings to the other processes of this host; without them the daemon carries it all */
+	err = emu_link_shm_start(fd);
+	if (err)
+		fprintf(stderr, "rdmaemu: no shared-memory rings (%s): loopback frames to other "
+				"processes go through rdmaemud\n", strerror(err));
 	return 0;
 }
 
@@ -203,15 +209,44 @@ static int link_tx(void *ctx, int ep, size_t host, size_t dev, unsigned port, co
 }
 
 int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   const void *frame, size_t len)
+			   uint32_t dqpn, const void *frame, size_t len)
 {
 	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+	int err;
 
 	if (ep < 0)
 		return ep;
 	if (len > EMU_WIRE_MAX_FRAME)
 		return -EMSGSIZE;
+	/* straight into the ring of the process owning dqpn, when the daemon paired us */
+	err = emu_link_shm_send(ep, dqpn, frame, len);
+	if (err != -ENOENT)
+		return err;
 	return send_msg(lk.fd, EMU_DMSG_LOOPBACK, (uint32_t)ep, frame, len) ? -ENOTCONN : 0;
+}
+
+/* The descriptors a message carried (SCM_RIGHTS): up to max into fds; the count. */
+static int rx_fds(struct msghdr *m, int *fds, int max)
+{
+	int n = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (n < max)
+				fds[n++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
 
 static void *rx_main(void *arg)
@@ -222,7 +257,13 @@ static void *rx_main(void *arg)
 		struct emu_dmsg h;
 		uint8_t *buf = malloc(EMU_WIRE_MAX_FRAME);
 		struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_WIRE_MAX_FRAME } };
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(4 * sizeof(int))];
+		} cm;
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.b,
+				    .msg_controllen = sizeof(cm.b) };
+		int fds[4], nfds;
 		ssize_t n;
 
 		if (!buf) {
@@ -230,7 +271,7 @@ static void *rx_main(void *arg)
 			continue;
 		}
 		do
-			n = recvmsg(lk.fd, &m, 0);
+			n = recvmsg(lk.fd, &m, MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
 		if (n <= 0) {
 			free(buf);
@@ -239,6 +280,15 @@ static void *rx_main(void *arg)
 				n < 0 ? strerror(errno) : "");
 			return NULL;
 		}
+		nfds = rx_fds(&m, fds, 4);
+		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
+		    h.type >= EMU_DMSG_SHM_HELLO && !(m.msg_flags & MSG_TRUNC)) {
+			emu_link_shm_msg(e, &h, buf, (size_t)n - sizeof(h), fds, nfds);
+			free(buf);
+			continue;
+		}
+		while (nfds > 0)
+			close(fds[--nfds]);
 		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
 		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC)) {
 			free(buf);
@@ -272,6 +322,7 @@ void emu_link_reset(void)
 	shutdown(lk.fd, SHUT_RDWR);
 	if (lk.rx_started)
 		pthread_join(lk.rx, NULL);
+	emu_link_shm_reset();
 	close(lk.fd);
 	lk.fd = -1;
 	lk.active = false;

@@ -27,11 +27,12 @@ void emu_link_engine_created(struct emu_engine *e);
 /* true when attached and qpn is not in this process's slice of the host's QP numbers: a
  * loopback frame for it belongs to another process of the same host. */
 bool emu_link_qpn_elsewhere(uint32_t qpn);
-/* Sends a loopback frame (one the HCA would hand to itself, never on the wire) through the
- * daemon to the process of the same host that owns its DestQP. 0 or a negative errno. Engine
- * lock held. */
+/* Sends a loopback frame (one the HCA would hand to itself, never on the wire) for DestQP
+ * dqpn to the process of the same host that owns it: through the shared-memory ring the
+ * daemon set up between the two (emu/link_shm.h), else through the daemon. 0 or a negative
+ * errno. Engine lock held. */
 int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   const void *frame, size_t len);
+			   uint32_t dqpn, const void *frame, size_t len);
 /* For tests (emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

@@ -30,6 +30,14 @@ enum emu_dmsg_type {
 	EMU_DMSG_LOOPBACK = 6, /* client -> daemon, arg = endpoint, body: a frame the HCA sends to
 				* itself (never on the wire), for the process of the same host
 				* owning its DestQP; arrives there as a FRAME */
+	/* 7..15: CM commands (another change). 16 and up: the shared-memory loopback path
+	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
+	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
+				  * that wakes the client's ring reader. Not answered. */
+	EMU_DMSG_SHM_PEER = 17,  /* daemon -> client, arg = the peer's slot, body
+				  * emu_dmsg_shm_peer, SCM_RIGHTS: the pair's memfd, then the
+				  * peer's eventfd */
+	EMU_DMSG_SHM_GONE = 18,  /* daemon -> client, arg = the slot of a peer that went away */
 };
 
 struct emu_dmsg {
@@ -49,6 +57,21 @@ struct emu_dmsg_hello {
 struct emu_dmsg_welcome {
 	uint32_t host;              /* index of the host in the fabric */
 	uint32_t qpn_min, qpn_max;  /* the QP numbers this process allocates */
+};
+
+/* A pair of processes of one host shares one memfd (created by the daemon, zero-filled) holding
+ * two single-producer rings: ring k (at k * EMU_SHM_RING_SPAN) is written by the process told
+ * tx_ring = k and read by the other. Each ring: a 4 KiB header, then EMU_SHM_RING_DATA bytes
+ * of records (emu/link_shm.c). Pages are touched only as the rings fill. */
+#define EMU_SHM_RING_HDR 4096u
+#define EMU_SHM_RING_DATA (16u << 20)
+#define EMU_SHM_RING_SPAN (EMU_SHM_RING_HDR + EMU_SHM_RING_DATA)
+#define EMU_SHM_PAIR_BYTES (2u * EMU_SHM_RING_SPAN)
+
+struct emu_dmsg_shm_peer {
+	uint32_t qpn_min, qpn_max; /* the peer's slice: loopback frames for these DestQPs */
+	int32_t pid;
+	uint32_t tx_ring; /* 0 or 1: the ring of the pair this process writes */
 };
 
 #endif

@@ -155,7 +155,7 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		const struct emu_host *h = p->dev->host;
 		int err = emu_link_send_loopback(e, (size_t)(h - emu_engine_fabric(e)->hosts),
 						 (size_t)(p->dev - h->devices), av->port_num,
-						 f->data, f->len);
+						 bth->dqpn, f->data, f->len);
 
 		if (err)
 			emu_dp_trace("qp %u xmit: the daemon refused the frame: %d", q->qp.qp_num,
