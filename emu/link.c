@@ -30,10 +30,16 @@ static struct {
 	bool active;
 	size_t host;
 	uint32_t qpn_min, qpn_max;
+	/* the engine, once it exists: the receive thread runs from the attach on (it answers
+	 * the daemon's SHM_PEER even in a process that never creates an engine, which a new
+	 * process of the host waits for), and drops frames until then (no HCA exists yet) */
+	pthread_mutex_t m;
 	struct emu_engine *e;
 	pthread_t rx;
 	bool rx_started;
-} lk = { .fd = -1 };
+} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER };
+
+static void rx_start(void);
 
 int emu_link_runtime_dir(char *buf, size_t len, bool create)
 {
@@ -180,6 +186,7 @@ int emu_link_attach(const struct emu_host *h, const char *fabric_path)
 	if (err)
 		fprintf(stderr, "rdmaemu: no shared-memory rings (%s): loopback frames to other "
 				"processes go through rdmaemud\n", strerror(err));
+	rx_start();
 	return 0;
 }
 
@@ -251,9 +258,9 @@ static int rx_fds(struct msghdr *m, int *fds, int max)
 
 static void *rx_main(void *arg)
 {
-	struct emu_engine *e = arg;
-
+	(void)arg;
 	for (;;) {
+		struct emu_engine *e;
 		struct emu_dmsg h;
 		uint8_t *buf = malloc(EMU_WIRE_MAX_FRAME);
 		struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_WIRE_MAX_FRAME } };
@@ -281,16 +288,24 @@ static void *rx_main(void *arg)
 			return NULL;
 		}
 		nfds = rx_fds(&m, fds, 4);
+		pthread_mutex_lock(&lk.m);
+		e = lk.e;
 		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
 		    h.type >= EMU_DMSG_SHM_HELLO && !(m.msg_flags & MSG_TRUNC)) {
-			emu_link_shm_msg(e, &h, buf, (size_t)n - sizeof(h), fds, nfds);
+			/* no engine yet: handled under lk.m, which its creation waits for */
+			if (!e)
+				emu_link_shm_msg(NULL, &h, buf, (size_t)n - sizeof(h), fds, nfds);
+			pthread_mutex_unlock(&lk.m);
+			if (e)
+				emu_link_shm_msg(e, &h, buf, (size_t)n - sizeof(h), fds, nfds);
 			free(buf);
 			continue;
 		}
+		pthread_mutex_unlock(&lk.m);
 		while (nfds > 0)
 			close(fds[--nfds]);
 		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
-		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC)) {
+		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC) || !e) {
 			free(buf);
 			continue;
 		}
@@ -298,21 +313,28 @@ static void *rx_main(void *arg)
 	}
 }
 
-void emu_link_engine_created(struct emu_engine *e)
+static void rx_start(void)
 {
 	sigset_t all, old;
 
-	if (!lk.active)
-		return;
-	lk.e = e;
-	emu_engine_set_realtime(e, link_tx, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&lk.rx, NULL, rx_main, e) == 0)
+	if (pthread_create(&lk.rx, NULL, rx_main, NULL) == 0)
 		lk.rx_started = true;
 	else
 		fprintf(stderr, "rdmaemu: cannot start the receive thread: no frame will arrive\n");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void emu_link_engine_created(struct emu_engine *e)
+{
+	if (!lk.active)
+		return;
+	emu_engine_set_realtime(e, link_tx, NULL);
+	pthread_mutex_lock(&lk.m);
+	lk.e = e;
+	emu_link_shm_engine_created(e);
+	pthread_mutex_unlock(&lk.m);
 }
 
 void emu_link_reset(void)
@@ -325,6 +347,7 @@ void emu_link_reset(void)
 	emu_link_shm_reset();
 	close(lk.fd);
 	lk.fd = -1;
+	lk.e = NULL;
 	lk.active = false;
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);

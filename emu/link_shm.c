@@ -98,12 +98,13 @@ struct peer {
 
 static struct {
 	int efd; /* ours: peers wake our ring thread with it */
+	int sock; /* the daemon's socket (SHM_MAPPED) */
 	struct emu_engine *e;
 	struct peer peers[EMU_DPROTO_MAX_SLOTS];
 	pthread_t thr;
 	bool thr_started, stop;
 	struct emu_link_shm_stats st;
-} sh = { .efd = -1 };
+} sh = { .efd = -1, .sock = -1 };
 
 static bool shm_trace_on(void)
 {
@@ -389,6 +390,40 @@ static void peer_unmap(struct peer *p)
 	p->efd = -1;
 }
 
+static void send_mapped(unsigned slot)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_SHM_MAPPED, slot, 0 };
+
+	if (send(sh.sock, &h, sizeof(h), MSG_NOSIGNAL) < 0)
+		shm_trace("cannot tell the daemon about slot %u: %s", slot, strerror(errno));
+}
+
+/* Starts the ring thread (engine lock held, or before the engine exists, single-threaded). */
+static void thread_start(struct emu_engine *e)
+{
+	sigset_t all, old;
+
+	if (sh.thr_started)
+		return;
+	sh.e = e;
+	sh.stop = false;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&sh.thr, NULL, ring_main, e) == 0)
+		sh.thr_started = true;
+	else
+		fprintf(stderr, "rdmaemu: cannot start the shared-memory ring thread\n");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!sh.thr_started) /* nobody would read the rings: use the daemon */
+		for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+			if (sh.peers[i].state == PEER_MAPPED) {
+				sh.st.peers--;
+				peer_unmap(&sh.peers[i]);
+			}
+}
+
+/* SHM_PEER: maps the pair's rings. e is NULL while attaching (no engine yet, one thread);
+ * otherwise the engine lock is taken. Answers SHM_MAPPED either way. */
 static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_shm_peer *b,
 		    const int *fds)
 {
@@ -396,16 +431,17 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	uint8_t *map = mmap(NULL, EMU_SHM_PAIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
 			    0);
 	unsigned tx = b->tx_ring & 1;
-	sigset_t all, old;
 
 	close(fds[0]);
 	if (map == MAP_FAILED) {
 		fprintf(stderr, "rdmaemu: cannot map the ring of pid %d: %s: its frames go "
 				"through the daemon\n", b->pid, strerror(errno));
 		close(fds[1]);
+		send_mapped(slot);
 		return;
 	}
-	emu_engine_lock(e);
+	if (e)
+		emu_engine_lock(e);
 	if (p->state != PEER_FREE)
 		peer_unmap(p); /* the daemon said GONE before; a lost GONE is harmless too */
 	p->slot = slot;
@@ -423,21 +459,12 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	p->nbl = 0;
 	peer_set_state(p, PEER_MAPPED);
 	sh.st.peers++;
-	if (!sh.thr_started) {
-		sh.e = e;
-		sh.stop = false;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&sh.thr, NULL, ring_main, e) == 0)
-			sh.thr_started = true;
-		else
-			fprintf(stderr, "rdmaemu: cannot start the shared-memory ring thread\n");
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!sh.thr_started) /* nobody would read the ring: use the daemon */
-			peer_unmap(p);
+	if (e) {
+		thread_start(e);
+		emu_engine_unlock(e);
+		kick(sh.efd); /* frames may already wait in the new ring */
 	}
-	emu_engine_unlock(e);
-	kick(sh.efd); /* frames may already wait in the new ring */
+	send_mapped(slot);
 }
 
 void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void *body,
@@ -453,12 +480,14 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
 		on_peer(e, h->arg, &b, fds);
 		used = 2;
 	} else if (h->type == EMU_DMSG_SHM_GONE && h->arg < EMU_DPROTO_MAX_SLOTS) {
-		emu_engine_lock(e);
+		if (e)
+			emu_engine_lock(e);
 		if (sh.peers[h->arg].state == PEER_MAPPED) {
 			sh.st.peers--;
 			peer_unmap(&sh.peers[h->arg]);
 		}
-		emu_engine_unlock(e);
+		if (e)
+			emu_engine_unlock(e);
 	}
 	for (int i = used; i < nfds; i++)
 		close(fds[i]);
@@ -497,7 +526,63 @@ int emu_link_shm_start(int fd)
 		sh.efd = -1;
 		return err;
 	}
-	return 0;
+	sh.sock = fd;
+	/* SHM_PEER for every process already on the host, then SHM_READY: once this returns,
+	 * every pair's both ends have their rings */
+	for (;;) {
+		uint8_t body[64];
+		struct emu_dmsg rh;
+		struct iovec riov[2] = { { &rh, sizeof(rh) }, { body, sizeof(body) } };
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(4 * sizeof(int))];
+		} rcm;
+		struct msghdr rm = { .msg_iov = riov, .msg_iovlen = 2, .msg_control = rcm.b,
+				     .msg_controllen = sizeof(rcm.b) };
+		int fds[4], nfds = 0;
+		ssize_t n;
+
+		do
+			n = recvmsg(fd, &rm, MSG_CMSG_CLOEXEC);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return n < 0 ? errno : ECONNRESET;
+		for (struct cmsghdr *cc = CMSG_FIRSTHDR(&rm); cc; cc = CMSG_NXTHDR(&rm, cc))
+			for (size_t i = 0; cc->cmsg_level == SOL_SOCKET &&
+					   cc->cmsg_type == SCM_RIGHTS &&
+					   i < (cc->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int k;
+
+				memcpy(&k, CMSG_DATA(cc) + i * sizeof(int), sizeof(int));
+				if (nfds < 4)
+					fds[nfds++] = k;
+				else
+					close(k);
+			}
+		if ((size_t)n < sizeof(rh) || rh.magic != EMU_DPROTO_MAGIC) {
+			while (nfds > 0)
+				close(fds[--nfds]);
+			return EPROTO;
+		}
+		if (rh.type == EMU_DMSG_SHM_READY)
+			return 0;
+		/* a FRAME now finds no engine to take it (no HCA exists yet): dropped */
+		if (rh.type >= EMU_DMSG_SHM_HELLO)
+			emu_link_shm_msg(NULL, &rh, body, (size_t)n - sizeof(rh), fds, nfds);
+		else
+			while (nfds > 0)
+				close(fds[--nfds]);
+	}
+}
+
+void emu_link_shm_engine_created(struct emu_engine *e)
+{
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED) {
+			thread_start(e);
+			kick(sh.efd);
+			return;
+		}
 }
 
 void emu_link_shm_stats(struct emu_link_shm_stats *out)
@@ -521,5 +606,6 @@ void emu_link_shm_reset(void)
 	if (sh.efd >= 0)
 		close(sh.efd);
 	sh.efd = -1;
+	sh.sock = -1;
 	memset(&sh.st, 0, sizeof(sh.st));
 }

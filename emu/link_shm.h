@@ -21,10 +21,16 @@ struct emu_engine;
 struct emu_dmsg;
 
 /* After the daemon's WELCOME on socket fd: creates this process's eventfd and offers it
- * (SHM_HELLO), unless $RDMAEMU_SHM is "0". 0 or an errno (the daemon path still works). */
+ * (SHM_HELLO), unless $RDMAEMU_SHM is "0"; then maps the rings to every process of the host
+ * (SHM_PEER), answering each (SHM_MAPPED), until the daemon's SHM_READY. 0 or an errno (the
+ * daemon path still works). */
 int emu_link_shm_start(int fd);
+/* The engine exists (emu_link_engine_created; the receive thread handles no message
+ * meanwhile): starts the ring thread when rings are mapped. */
+void emu_link_shm_engine_created(struct emu_engine *e);
 /* The link's receive thread got a message of type >= 16 with nfds descriptors (owned by
- * this call: used or closed). Takes the engine lock itself. */
+ * this call: used or closed). Takes the engine lock itself; e is NULL before the engine
+ * exists (then nothing else touches the rings). */
 void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void *body,
 		      size_t len, const int *fds, int nfds);
 /* Engine lock held. Hands a loopback frame for DestQP dqpn, arriving at topology endpoint ep,

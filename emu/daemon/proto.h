@@ -38,6 +38,13 @@ enum emu_dmsg_type {
 				  * emu_dmsg_shm_peer, SCM_RIGHTS: the pair's memfd, then the
 				  * peer's eventfd */
 	EMU_DMSG_SHM_GONE = 18,  /* daemon -> client, arg = the slot of a peer that went away */
+	EMU_DMSG_SHM_MAPPED = 19, /* client -> daemon, arg = the slot of a peer whose SHM_PEER it
+				   * has acted on (mapped, or given up on) */
+	EMU_DMSG_SHM_READY = 20,  /* daemon -> client, arg 0: every process of the host that
+				   * was told about this one has acted on it. The client's attach
+				   * waits for it, so no loopback frame between the two can be sent
+				   * before both ends have their rings (no frame takes the daemon
+				   * path first and is overtaken on the rings). */
 };
 
 struct emu_dmsg {

@@ -447,6 +447,9 @@ static bool client_read(struct client *c, uint8_t *buf)
 		on_shm_hello(c, fd);
 		fd = -1;
 		break;
+	case EMU_DMSG_SHM_MAPPED:
+		emu_dshm_mapped((unsigned)(c - d.clients), h.arg);
+		break;
 	case EMU_DMSG_STOP:
 		send_msg(c->fd, EMU_DMSG_STOP, 0, NULL, 0, 0);
 		stop_requested = 1;

@@ -36,6 +36,7 @@ static struct dshm_client {
 	size_t host;
 	unsigned slot, npeers;
 	uint32_t qpn_min, qpn_max;
+	uint64_t awaiting[EMU_DSHM_MAX_CLIENTS / 64]; /* clients yet to say SHM_MAPPED for it */
 	struct pend *q, **qtail;
 } cl[EMU_DSHM_MAX_CLIENTS];
 
@@ -64,8 +65,9 @@ static void pend_free(struct pend *p)
 	free(p);
 }
 
-/* Queues a message for client c (taking the descriptors), then tries to send. */
-static void enqueue(struct dshm_client *c, uint16_t type, uint32_t arg,
+/* Queues a message for client c (taking the descriptors), then tries to send. false when
+ * out of memory (the message is lost). */
+static bool enqueue(struct dshm_client *c, uint16_t type, uint32_t arg,
 		    const struct emu_dmsg_shm_peer *body, const int *fds, int nfds)
 {
 	struct pend *p = calloc(1, sizeof(*p));
@@ -73,7 +75,7 @@ static void enqueue(struct dshm_client *c, uint16_t type, uint32_t arg,
 	if (!p) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
-		return; /* that peer stays on the daemon path for this pair */
+		return false;
 	}
 	p->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, 0 };
 	if (body)
@@ -85,6 +87,7 @@ static void enqueue(struct dshm_client *c, uint16_t type, uint32_t arg,
 	*c->qtail = p;
 	c->qtail = &p->next;
 	emu_dshm_flush((unsigned)(c - cl));
+	return true;
 }
 
 void emu_dshm_flush(unsigned ci)
@@ -134,8 +137,9 @@ unsigned emu_dshm_npeers(unsigned ci)
 	return ci < EMU_DSHM_MAX_CLIENTS ? cl[ci].npeers : 0;
 }
 
-/* SHM_PEER to a about b: the pair's memfd (a dup) and b's eventfd (a dup). */
-static void tell_peer(struct dshm_client *a, const struct dshm_client *b, int memfd,
+/* SHM_PEER to a about b: the pair's memfd (a dup) and b's eventfd (a dup). false when a
+ * will not hear it (no descriptor, no memory): the pair then stays on the daemon path. */
+static bool tell_peer(struct dshm_client *a, const struct dshm_client *b, int memfd,
 		      unsigned tx_ring)
 {
 	struct emu_dmsg_shm_peer body = { b->qpn_min, b->qpn_max, b->pid, tx_ring };
@@ -146,10 +150,42 @@ static void tell_peer(struct dshm_client *a, const struct dshm_client *b, int me
 			close(fds[0]);
 		if (fds[1] >= 0)
 			close(fds[1]);
-		return;
+		return false;
 	}
+	if (!enqueue(a, EMU_DMSG_SHM_PEER, b->slot, &body, fds, 2))
+		return false;
 	a->npeers++;
-	enqueue(a, EMU_DMSG_SHM_PEER, b->slot, &body, fds, 2);
+	return true;
+}
+
+static bool awaits_none(const struct dshm_client *c)
+{
+	for (size_t i = 0; i < EMU_DSHM_MAX_CLIENTS / 64; i++)
+		if (c->awaiting[i])
+			return false;
+	return true;
+}
+
+/* Client ci no longer waits for client who: SHM_READY when it was the last one. */
+static void await_done(unsigned ci, unsigned who)
+{
+	struct dshm_client *c = &cl[ci];
+
+	if (!(c->awaiting[who / 64] >> (who % 64) & 1))
+		return;
+	c->awaiting[who / 64] &= ~(1ull << (who % 64));
+	if (awaits_none(c))
+		enqueue(c, EMU_DMSG_SHM_READY, 0, NULL, NULL, 0);
+}
+
+void emu_dshm_mapped(unsigned ci, uint32_t slot)
+{
+	if (ci >= EMU_DSHM_MAX_CLIENTS || cl[ci].state != OFFER_OFFERED)
+		return;
+	for (unsigned i = 0; i < EMU_DSHM_MAX_CLIENTS; i++)
+		if (cl[i].state == OFFER_OFFERED && cl[i].host == cl[ci].host &&
+		    cl[i].slot == slot)
+			await_done(i, ci);
 }
 
 int emu_dshm_hello(unsigned ci, int fd, int efd, size_t host, unsigned slot, uint32_t qpn_min,
@@ -182,10 +218,14 @@ int emu_dshm_hello(unsigned ci, int fd, int efd, size_t host, unsigned slot, uin
 				close(memfd);
 			continue;
 		}
-		tell_peer(o, c, memfd, 0); /* the older process writes ring 0 */
+		/* the older process writes ring 0; c waits for o's SHM_MAPPED */
+		if (tell_peer(o, c, memfd, 0))
+			c->awaiting[i / 64] |= 1ull << (i % 64);
 		tell_peer(c, o, memfd, 1);
 		close(memfd);
 	}
+	if (awaits_none(c))
+		enqueue(c, EMU_DMSG_SHM_READY, 0, NULL, NULL, 0);
 	return 0;
 }
 
@@ -212,6 +252,7 @@ void emu_dshm_close(unsigned ci)
 		if (o->npeers)
 			o->npeers--;
 		enqueue(o, EMU_DMSG_SHM_GONE, c->slot, NULL, NULL, 0);
+		await_done(i, ci); /* it will never answer */
 	}
 	*c = (struct dshm_client){ .state = OFFER_NONE, .fd = -1, .efd = -1 };
 }

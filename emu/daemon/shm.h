@@ -22,7 +22,10 @@
  * host. 0, or an errno when no ring could be made (the client keeps using the daemon). */
 int emu_dshm_hello(unsigned ci, int fd, int efd, size_t host, unsigned slot, uint32_t qpn_min,
 		   uint32_t qpn_max, int pid);
-/* Client ci's socket closed: its peers hear SHM_GONE, its state goes. */
+/* Client ci said SHM_MAPPED for the peer in slot `slot` of its host: the peer may hear
+ * SHM_READY. */
+void emu_dshm_mapped(unsigned ci, uint32_t slot);
+/* Client ci's socket closed: its peers hear SHM_GONE, its state goes, nobody waits for it. */
 void emu_dshm_close(unsigned ci);
 /* Whether messages wait for client ci's socket to have room. */
 bool emu_dshm_pending(unsigned ci);

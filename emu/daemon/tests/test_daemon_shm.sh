@@ -5,8 +5,8 @@
 #   - shm_xfer (emu/daemon/tests/shm_xfer.c) as server and client on host rxe-ref: RDMA READ,
 #     WRITE and SEND of patterned messages (64 KiB, i.e. 64 packets of MTU 1024, and 5000
 #     bytes, a short last packet), every byte compared on the side that receives it; the
-#     daemon must have forwarded (status "loopback-frames") at most a few loopback frames:
-#     the rest went through the rings.
+#     daemon must have forwarded no loopback frame (status "loopback-frames"): they all went
+#     through the rings.
 #   - the same with RDMAEMU_SHM=0 (the daemon path): the same output, and loopback frames
 #     counted by the daemon; and with the daemon capturing (--pcap): the same output.
 #   - two pairs at once on one host (four processes, QPN slots 0-3): each frame reaches the
@@ -82,12 +82,10 @@ expect_loopback() {
 	fi
 	lf0=$lf
 }
-# Through the rings the daemon forwards no loopback frame but in two windows of real time
-# (docs/daemon.md): a frame sent before the process has read the SHM_PEER message naming its
-# destination, and one sent to a peer after SHM_GONE (a retransmission or an ACK to a process
-# that just exited). On a loaded machine these happen, rarely: at most 8 is allowed, against
-# the thousands the daemon path forwards for the same run.
-rings_max=8
+# Through the rings the daemon forwards no loopback frame of shm_xfer: an attach returns only
+# once every process of the host has mapped the new pair (SHM_READY), and shm_xfer's server
+# lives until the client has seen its last completion, so nothing is sent to a process gone.
+rings_max=0
 
 "$rdmaemu" daemon start --fabric "$ref" || { echo "daemon start failed"; cat "$t/rdmaemud.log"; exit 1; }
 xfer "rings 64 KiB" big 65536 20
