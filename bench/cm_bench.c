@@ -1,26 +1,37 @@
 /* cm_bench: cmtime's connection steps in one process, host A connecting to host B of
  * fixtures/rxe-ref2.fabric through the emulated kernel CM, the CM agents and the RoCE wire.
- * Like rdma-core's cmtime, each step runs for all N connections before the next: create id,
- * resolve address, resolve route, connect (REQ; B: CONNECT_REQUEST + accept; A:
- * CONNECT_RESPONSE + rdma_establish; B: ESTABLISHED), disconnect (both sides'
- * DISCONNECTED), destroy. Ids have no QP (cmtime's default moves external QPs; here none).
- * The address step uses a stand-in module and the route is set with RDMA_OPTION_IB_PATH until
- * the address and route modules land (lib/tests/cma_conn_test.h). Wall-clock µs per
- * connection per step and in total.
+ * Like rdma-core's cmtime, each step runs for all N connections before the next:
+ *   create id      rdma_create_id
+ *   resolve addr   rdma_resolve_addr + ADDR_RESOLVED (the neighbour module: ARP once, then
+ *                  the neighbour cache)
+ *   resolve route  rdma_resolve_route + ROUTE_RESOLVED (the RoCE path the kernel builds)
+ *   connect        rdma_connect (REQ); B: CONNECT_REQUEST, rdma_accept (REP); A:
+ *                  CONNECT_RESPONSE
+ *   established    A: rdma_establish (RTU); B: ESTABLISHED
+ *   disconnect     A: rdma_disconnect (DREQ); B: DISCONNECTED, rdma_disconnect; A:
+ *                  DISCONNECTED (DREP)
+ *   destroy        rdma_destroy_id on both sides
+ * Ids have no QP (cmtime's default moves external QPs; here none). Wall-clock µs per
+ * connection per step and in total. --standin resolves the address with the stand-in module
+ * and sets the route with RDMA_OPTION_IB_PATH (lib/tests/cma_conn_test.h), as the first
+ * version of this benchmark did.
  *
- *   LD_LIBRARY_PATH=emu/verbs/.libs:emu/.libs bench/cm_bench [N...]   (default 1000 10000) */
+ *   LD_LIBRARY_PATH=emu/verbs/.libs:emu/.libs bench/cm_bench [--standin] [N...]
+ *   (default N: 1000 10000) */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "lib/tests/cma_conn_test.h"
 #include "rdmaemu/ctl.h"
 
-enum { S_CREATE, S_ADDR, S_ROUTE, S_CONNECT, S_DISCONNECT, S_DESTROY, S_N };
+enum { S_CREATE, S_ADDR, S_ROUTE, S_CONNECT, S_ESTABLISHED, S_DISCONNECT, S_DESTROY, S_N };
 static const char *const step_name[S_N] = { "create id", "resolve addr", "resolve route",
-					    "connect", "disconnect", "destroy" };
+					    "connect", "established", "disconnect", "destroy" };
+static int standin;
 
 static double now_us(void)
 {
@@ -77,8 +88,8 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	}
 	t[2] = now_us();
 	for (int i = 0; i < n; i++) {
-		if (standin_route(a[i]))
-			die("rdma_set_option");
+		if (standin ? standin_route(a[i]) : rdma_resolve_route(a[i], 2000))
+			die(standin ? "rdma_set_option" : "rdma_resolve_route");
 		rdma_ack_cm_event(next(ca, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	}
 	t[3] = now_us();
@@ -96,11 +107,14 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 		if (rdma_accept(b[i], &cp))
 			die("rdma_accept");
 		rdma_ack_cm_event(next(ca, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	}
+	t[4] = now_us();
+	for (int i = 0; i < n; i++) {
 		if (rdma_establish(a[i]))
 			die("rdma_establish");
 		rdma_ack_cm_event(next(cb, RDMA_CM_EVENT_ESTABLISHED));
 	}
-	t[4] = now_us();
+	t[5] = now_us();
 	for (int i = 0; i < n; i++) {
 		if (rdma_disconnect(a[i]))
 			die("rdma_disconnect");
@@ -109,13 +123,13 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 			die("rdma_disconnect");
 		rdma_ack_cm_event(next(ca, RDMA_CM_EVENT_DISCONNECTED));
 	}
-	t[5] = now_us();
+	t[6] = now_us();
 	for (int i = 0; i < n; i++) {
 		rdma_destroy_id(a[i]);
 		rdma_destroy_id(b[i]);
 	}
-	t[6] = now_us();
-	printf("cm_bench n=%d total_us_per_conn=%.2f", n, (t[6] - t[0]) / n);
+	t[7] = now_us();
+	printf("cm_bench n=%d total_us_per_conn=%.2f", n, (t[S_N] - t[0]) / n);
 	for (int s = 0; s < S_N; s++)
 		printf(" \"%s\"=%.2f", step_name[s], (t[s + 1] - t[s]) / n);
 	printf("\n");
@@ -135,7 +149,13 @@ int main(int argc, char **argv)
 	    rdmaemu_ctl_attach(fabric, "A") || rdmaemu_ctl_open_host_devices("B"))
 		die("attach");
 	free(fabric);
-	emu_cma_set_addr_ops(&standin_addr_ops);
+	if (argc > 1 && !strcmp(argv[1], "--standin")) {
+		standin = 1;
+		argv++;
+		argc--;
+	}
+	if (standin)
+		emu_cma_set_addr_ops(&standin_addr_ops);
 	ca = rdma_create_event_channel();
 	rdmaemu_ctl_cm_host("B");
 	cb = rdma_create_event_channel();

@@ -4,8 +4,8 @@
  * the acm.h protocol on /run/ibacm.sock (or a TCP port named in /run/ibacm.port): they need a
  * fake ibacm that records the requests. The emulated ibacm (lib/acm.c: an acm=on host, paths
  * from the fake SA, tested in lib/tests/test_gai_ib) answers by function call, not over that
- * socket, so these rows stay Notrun on emu as on system. Row 89 needs an AF_IB-capable
- * library (af_ib_support), which lib/ is not. */
+ * socket, so these rows stay Notrun on emu as on system. Row 89 also needs the AF_IB entry
+ * rdma_getaddrinfo prepends (ucma_resolve_af_ib), which lib/ does not build yet. */
 #include "config.h"
 
 #include <errno.h>

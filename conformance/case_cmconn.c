@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -66,12 +67,14 @@ static void ack_want(struct rdma_event_channel *ch, const char *side,
 static void lb_addr(struct lb *l, int row)
 {
 	memset(l, 0, sizeof *l);
-	cm_local_ipv4(0, (uint16_t)(CONN_PORT + row), &l->addr, NULL);
+	cm_peer_ipv4((uint16_t)(CONN_PORT + row), &l->addr);
 }
 
 static void lb_listen(struct lb *l, enum rdma_port_space ps)
 {
+	cm_as_peer(true); /* two-node: the listener (and its requests) on the peer host */
 	l->lch = cm_channel();
+	cm_as_peer(false);
 	l->listen = cm_id(l->lch, ps);
 	if (rdma_bind_addr(l->listen, (struct sockaddr *)&l->addr))
 		conf_fatal("listener rdma_bind_addr: %s", conf_errno_name(errno));
@@ -112,6 +115,24 @@ static int qp_state(struct ibv_qp *qp)
 	if (ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia))
 		return -1;
 	return qa.qp_state;
+}
+
+static int link_layer(struct rdma_cm_id *id)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(id->verbs, id->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	return pa.link_layer;
+}
+
+static int port_lid(struct rdma_cm_id *id)
+{
+	struct ibv_port_attr pa;
+
+	if (ibv_query_port(id->verbs, id->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	return pa.lid;
 }
 
 /* Private data of length n: byte i is 0xa0 + i (mod 256), so every byte is checkable. */
@@ -170,43 +191,76 @@ struct conn_row {
 	bool disconnect;      /* then rows 187-189 */
 };
 
-static void disconnect_pair(struct lb *l)
+static void disconnect_pair(struct lb *l, bool A, bool P)
 {
 	struct rdma_cm_event *ev;
 	int ret;
 
 	/* row 187: DISCONNECTED status 0 on both sides, the local QP in ERR */
-	ret = rdma_disconnect(l->act);
-	EXPECT_INT("rdma_disconnect (active)", ret, 0);
-	ev = want_ev(l->lch, "passive", RDMA_CM_EVENT_DISCONNECTED, 0);
-	EXPECT_INT("passive DISCONNECTED private_data_len", ev->param.conn.private_data_len, 0);
-	rdma_ack_cm_event(ev);
-	if (l->act->qp)
+	if (A) {
+		ret = rdma_disconnect(l->act);
+		EXPECT_INT("rdma_disconnect (active)", ret, 0);
+	}
+	if (P) {
+		ev = want_ev(l->lch, "passive", RDMA_CM_EVENT_DISCONNECTED, 0);
+		EXPECT_INT("passive DISCONNECTED private_data_len", ev->param.conn.private_data_len,
+			   0);
+		rdma_ack_cm_event(ev);
+	}
+	if (A && l->act->qp)
 		EXPECT_INT("active QP state after disconnect", qp_state(l->act->qp), IBV_QPS_ERR);
 	/* row 188: the responder's own disconnect after DISCONNECTED: 0, no second event */
-	ret = rdma_disconnect(l->pas);
-	EXPECT_INT("rdma_disconnect (passive, after DISCONNECTED)", ret, 0);
-	ack_want(l->ach, "active", RDMA_CM_EVENT_DISCONNECTED, 0);
+	if (P) {
+		ret = rdma_disconnect(l->pas);
+		EXPECT_INT("rdma_disconnect (passive, after DISCONNECTED)", ret, 0);
+	}
+	if (A)
+		ack_want(l->ach, "active", RDMA_CM_EVENT_DISCONNECTED, 0);
 	/* row 189: the ids kept, TIMEWAIT_EXIT ends both (the next event of either side) */
-	ack_want(l->ach, "active", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
-	ack_want(l->lch, "passive", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	if (A)
+		ack_want(l->ach, "active", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+	if (P)
+		ack_want(l->lch, "passive", RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+}
+
+/* A two-host run (system target): the active half may start before the peer's passive half
+ * listens. "Nobody listens" (REJ 8; UD: SIDR status 1) is then retried, for rows that expect
+ * a listener, every 100 ms for up to 20 s (a real host: wall time). */
+static bool no_listener(const struct rdma_cm_event *ev, enum rdma_port_space ps)
+{
+	if (ps == RDMA_PS_UDP)
+		return ev->event == RDMA_CM_EVENT_UNREACHABLE && ev->status == 1;
+	return ev->event == RDMA_CM_EVENT_REJECTED && ev->status == 8;
+}
+
+static void lb_drop_active(struct lb *l)
+{
+	if (l->act->qp)
+		rdma_destroy_qp(l->act);
+	rdma_destroy_id(l->act);
+	rdma_destroy_event_channel(l->ach);
+	l->act = NULL;
+	l->ach = NULL;
 }
 
 static void conn_row(const struct conf_case *c)
 {
 	const struct conn_row *r = c->data;
+	enum cm_role role = cm_role();
+	bool A = role != CM_PASSIVE, P = role != CM_ACTIVE; /* the halves run here */
+	struct rdma_cm_event *ev, *first = NULL;
 	struct rdma_conn_param cp, ap;
-	struct rdma_cm_event *ev;
 	struct ibv_device_attr da;
 	struct lb l;
-	int ret, e;
+	int ret = 0, e = 0;
 
+	if (!A && r->act == P_NOLISTEN)
+		conf_notrun("no passive half: nobody listens in this row");
+	if (!A && r->req_errno)
+		conf_notrun("no passive half: the active side's connect fails locally");
 	lb_addr(&l, c->row);
-	if (r->act != P_NOLISTEN)
+	if (P && r->act != P_NOLISTEN)
 		lb_listen(&l, r->ps);
-	lb_active(&l, r->ps);
-	if (r->act_qp)
-		mk_qp(l.act, IBV_QPT_RC);
 	memset(&cp, 0, sizeof cp);
 	if (r->req_pd >= 0) {
 		cp.private_data = pd_fill(r->req_pd);
@@ -216,21 +270,37 @@ static void conn_row(const struct conf_case *c)
 		cp.retry_count = 7;
 		cp.rnr_retry_count = 7;
 	}
-	conf_stimulus("loopback %s connect to %s:%d, private data %d, resp/init %d/%d", r->ps ==
-		      RDMA_PS_UDP ? "UD" : "RC", inet_ntoa(l.addr.sin_addr), CONN_PORT + c->row,
-		      r->req_pd, r->resp_res, r->init_depth);
-	errno = 0;
-	ret = rdma_connect(l.act, r->req_pd >= 0 ? &cp : NULL);
-	e = errno;
-	if (r->req_errno) {
+	conf_stimulus("%s%s connect to %s:%d, private data %d, resp/init %d/%d",
+		      role == CM_BOTH ? "loopback " : role == CM_ACTIVE ? "active half: " :
+		      "passive half: ", r->ps == RDMA_PS_UDP ? "UD" : "RC",
+		      inet_ntoa(l.addr.sin_addr), CONN_PORT + c->row, r->req_pd, r->resp_res,
+		      r->init_depth);
+	for (int attempt = 0; A; attempt++) {
+		lb_active(&l, r->ps);
+		if (r->act_qp)
+			mk_qp(l.act, IBV_QPT_RC);
+		errno = 0;
+		ret = rdma_connect(l.act, r->req_pd >= 0 ? &cp : NULL);
+		e = errno;
+		if (role == CM_BOTH || ret || r->act == P_NOLISTEN)
+			break;
+		first = get_ev(l.ach);
+		if (!no_listener(first, r->ps) || attempt == 200)
+			break;
+		rdma_ack_cm_event(first);
+		first = NULL;
+		lb_drop_active(&l);
+		usleep(100000);
+	}
+	if (A && r->req_errno) {
 		CM_EXPECT_FAIL("rdma_connect", ret, e, r->req_errno);
 		conf_note("rdma_connect -1 errno %s", conf_errno_name(e));
 		return;
 	}
-	if (!conf_expect(ret == 0, "rdma_connect: %d errno %s", ret, conf_errno_name(e)))
+	if (A && !conf_expect(ret == 0, "rdma_connect: %d errno %s", ret, conf_errno_name(e)))
 		return;
 
-	if (r->act != P_NOLISTEN && r->act != P_DESTROY_L) {
+	if (P && r->act != P_NOLISTEN && r->act != P_DESTROY_L) {
 		ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 		l.pas = ev->id;
 		/* row 166: the request's id is new, on the listener's channel and context */
@@ -241,7 +311,9 @@ static void conn_row(const struct conf_case *c)
 		conf_expect(l.pas->verbs && l.pas->pd && l.pas->port_num >= 1,
 			    "request id without verbs/pd/port");
 		EXPECT_INT("request src port", ntohs(rdma_get_src_port(l.pas)), CONN_PORT + c->row);
-		EXPECT_INT("request dst port", rdma_get_dst_port(l.pas), rdma_get_src_port(l.act));
+		if (A)
+			EXPECT_INT("request dst port", rdma_get_dst_port(l.pas),
+				   rdma_get_src_port(l.act));
 		if (r->ps == RDMA_PS_UDP) {
 			EXPECT_INT("CONNECT_REQUEST ud.private_data_len", ev->param.ud.private_data_len,
 				   r->want_req_pd);
@@ -267,7 +339,7 @@ static void conn_row(const struct conf_case *c)
 				EXPECT_INT("passive initiator_depth", ev->param.conn.initiator_depth,
 					   r->want_pas_init);
 			}
-			if (l.act->qp)
+			if (A && l.act->qp)
 				EXPECT_HEX("passive qp_num (the active's QPN)", ev->param.conn.qp_num,
 					   l.act->qp->qp_num);
 		}
@@ -284,6 +356,8 @@ static void conn_row(const struct conf_case *c)
 	ap.retry_count = 7;
 	ap.rnr_retry_count = 7;
 	errno = 0;
+	if (!P)
+		goto active_outcome;
 	switch (r->act) {
 	case P_ACCEPT:
 		ret = rdma_accept(l.pas, r->rep_pd >= 0 ? &ap : NULL);
@@ -320,8 +394,11 @@ static void conn_row(const struct conf_case *c)
 			rdma_destroy_id(l.pas);
 	} else
 		conf_expect(ret == 0, "passive action: %d errno %s", ret, conf_errno_name(e));
+	if (!A)
+		goto established;
 
-	ev = get_ev(l.ach);
+active_outcome:
+	ev = first ? first : get_ev(l.ach);
 	EXPECT_INT("active event", ev->event, r->want_event);
 	EXPECT_INT("active status", ev->status, r->want_status);
 	if (r->ps == RDMA_PS_UDP) {
@@ -333,7 +410,14 @@ static void conn_row(const struct conf_case *c)
 			/* row 177 */
 			EXPECT_HEX("ud.qp_num", ev->param.ud.qp_num, l.pas->qp->qp_num);
 			EXPECT_HEX("ud.qkey", ev->param.ud.qkey, RDMA_UDP_QKEY);
-			EXPECT_INT("ah_attr.is_global", ev->param.ud.ah_attr.is_global, 1);
+			/* RoCE addresses by GRH only; on IB the kernel builds the AH from the path
+			 * (ib_init_ah_attr_from_path: a GRH only for hop_limit > 0, i.e. off-subnet),
+			 * so there the AH must reach the passive port's LID */
+			if (link_layer(l.act) == IBV_LINK_LAYER_INFINIBAND)
+				EXPECT_INT("ah_attr.dlid (the passive port's LID)",
+					   ev->param.ud.ah_attr.dlid, port_lid(l.pas));
+			else
+				EXPECT_INT("ah_attr.is_global", ev->param.ud.ah_attr.is_global, 1);
 		}
 	} else {
 		EXPECT_INT("active private_data_len", ev->param.conn.private_data_len,
@@ -342,7 +426,7 @@ static void conn_row(const struct conf_case *c)
 		pd_check("active data", ev->param.conn.private_data,
 			 ev->param.conn.private_data_len,
 			 r->rep_errno || r->rep_pd < 0 ? 0 : r->rep_pd);
-		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && l.pas->qp)
+		if (ev->event == RDMA_CM_EVENT_ESTABLISHED && l.pas && l.pas->qp)
 			EXPECT_HEX("conn.qp_num (the passive's QPN)", ev->param.conn.qp_num,
 				   l.pas->qp->qp_num);
 	}
@@ -351,19 +435,23 @@ static void conn_row(const struct conf_case *c)
 		  ev->param.conn.private_data_len);
 	rdma_ack_cm_event(ev);
 
-	if (r->want_event == RDMA_CM_EVENT_REJECTED && l.act->qp) /* row 164 */
+	if (A && r->want_event == RDMA_CM_EVENT_REJECTED && l.act->qp) /* row 164 */
 		EXPECT_INT("active QP state after REJECTED", qp_state(l.act->qp), IBV_QPS_ERR);
+established:
 	if (r->want_event == RDMA_CM_EVENT_ESTABLISHED && r->ps != RDMA_PS_UDP && !r->rep_errno) {
 		/* rows 153/173: both QPs RTS; 211: passive ESTABLISHED without private data */
-		if (l.act->qp)
+		if (A && l.act->qp)
 			EXPECT_INT("active QP state", qp_state(l.act->qp), IBV_QPS_RTS);
-		ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_ESTABLISHED, 0);
-		EXPECT_INT("passive ESTABLISHED private_data_len", ev->param.conn.private_data_len, 0);
-		if (l.pas->qp)
-			EXPECT_INT("passive QP state", qp_state(l.pas->qp), IBV_QPS_RTS);
-		rdma_ack_cm_event(ev);
+		if (P) {
+			ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_ESTABLISHED, 0);
+			EXPECT_INT("passive ESTABLISHED private_data_len",
+				   ev->param.conn.private_data_len, 0);
+			if (l.pas->qp)
+				EXPECT_INT("passive QP state", qp_state(l.pas->qp), IBV_QPS_RTS);
+			rdma_ack_cm_event(ev);
+		}
 		if (r->disconnect)
-			disconnect_pair(&l);
+			disconnect_pair(&l, A, P);
 	}
 	if (l.lch && (r->act == P_REJECT || r->act == P_REJECT_ECE || r->ps == RDMA_PS_UDP))
 		/* rows 177/180: no event on the passive side (the active's answer came first) */
@@ -411,6 +499,7 @@ static void conn_154(const struct conf_case *c)
 	struct lb l;
 	int ret;
 
+	cm_need_both_roles();
 	lb_addr(&l, c->row);
 	lb_listen(&l, RC);
 	lb_active(&l, RC);
@@ -453,6 +542,7 @@ static void established(struct lb *l, int row)
 {
 	struct rdma_cm_event *ev;
 
+	cm_need_both_roles();
 	lb_addr(l, row);
 	lb_listen(l, RC);
 	lb_active(l, RC);
@@ -516,6 +606,135 @@ static void id_113(const struct conf_case *c)
 	EXPECT_INT("rdma_destroy_id", ret, 0);
 	ack_want(l.lch, "passive", RDMA_CM_EVENT_DISCONNECTED, 0);
 	conf_note("0; passive DISCONNECTED");
+}
+
+/* Row 149: a listener bound to the wildcard address hears connections to a local RDMA IP. */
+static void listen_149(const struct conf_case *c)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in any;
+	char buf[64];
+	struct lb l;
+
+	lb_addr(&l, c->row);
+	cm_ipv4("0.0.0.0", (uint16_t)(CONN_PORT + c->row), &any);
+	l.lch = cm_channel();
+	l.listen = cm_id(l.lch, RC);
+	if (rdma_bind_addr(l.listen, (struct sockaddr *)&any) || rdma_listen(l.listen, 8))
+		conf_fatal("wildcard bind/listen: %s", conf_errno_name(errno));
+	lb_active(&l, RC);
+	mk_qp(l.act, IBV_QPT_RC);
+	conf_stimulus("listener on 0.0.0.0:%d; connect to %s", CONN_PORT + c->row,
+		      conf_fmt_sockaddr(buf, sizeof buf, (struct sockaddr *)&l.addr, sizeof l.addr));
+	if (rdma_connect(l.act, NULL))
+		conf_fatal("rdma_connect: %s", conf_errno_name(errno));
+	ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	conf_expect(ev->listen_id == l.listen, "listen_id is not the wildcard listener");
+	/* the request's id carries the address the active side connected to */
+	EXPECT_HEX("request id's local address",
+		   ((struct sockaddr_in *)rdma_get_local_addr(ev->id))->sin_addr.s_addr,
+		   l.addr.sin_addr.s_addr);
+	conf_expect(ev->id->verbs != NULL, "request id without device");
+	rdma_reject(ev->id, NULL, 0);
+	rdma_ack_cm_event(ev);
+	ack_want(l.ach, "active", RDMA_CM_EVENT_REJECTED, 28);
+	conf_note("CONNECT_REQUEST on the wildcard listener, local address %s",
+		  inet_ntoa(l.addr.sin_addr));
+}
+
+/* rdma_listen (CM ID Operations): "If the rdma_cm_id is bound to a specific IP address, the
+ * listen will be restricted to that address": a listener on the first local RDMA address,
+ * a connection to the second (another device of the same host) finds no listener. */
+static void listen_149b(const struct conf_case *c)
+{
+	struct rdma_cm_event *ev;
+	struct sockaddr_in other;
+	struct lb l;
+
+	lb_addr(&l, c->row);
+	if (!cm_local_ipv4_try(1, (uint16_t)(CONN_PORT + c->row), &other, NULL))
+		conf_notrun("needs 2 RDMA ports with an IPv4 address");
+	lb_listen(&l, RC);
+	l.ach = cm_channel();
+	l.act = cm_id(l.ach, RC);
+	char a1[32], a2[32];
+
+	inet_ntop(AF_INET, &l.addr.sin_addr, a1, sizeof a1);
+	inet_ntop(AF_INET, &other.sin_addr, a2, sizeof a2);
+	conf_stimulus("listener on %s:%d; connect to %s:%d", a1, CONN_PORT + c->row, a2,
+		      CONN_PORT + c->row);
+	if (rdma_resolve_addr(l.act, NULL, (struct sockaddr *)&other, 2000))
+		conf_fatal("rdma_resolve_addr: %s", conf_errno_name(errno));
+	ack_want(l.ach, "active", RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	if (rdma_resolve_route(l.act, 2000))
+		conf_fatal("rdma_resolve_route: %s", conf_errno_name(errno));
+	ack_want(l.ach, "active", RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
+	mk_qp(l.act, IBV_QPT_RC);
+	if (rdma_connect(l.act, NULL))
+		conf_fatal("rdma_connect: %s", conf_errno_name(errno));
+	ev = get_ev(l.ach);
+	EXPECT_INT("active event", ev->event, RDMA_CM_EVENT_REJECTED);
+	EXPECT_INT("active status (no listener)", ev->status, 8);
+	rdma_ack_cm_event(ev);
+	EXPECT_INT("listener channel readable (no request)", cm_readable(l.lch), 0);
+	conf_note("REJECTED 8; the listener heard nothing");
+}
+
+/* rdma_accept (CM ID Operations): "Unlike the socket accept routine, rdma_accept is not
+ * called on a listening rdma_cm_id": on the listener the kernel refuses (state LISTEN, not
+ * CONNECT: cma.c rdma_accept). */
+static void seed_accept_listener(const struct conf_case *c)
+{
+	struct rdma_conn_param cp;
+	struct lb l;
+	int ret, e;
+
+	lb_addr(&l, c->row);
+	lb_listen(&l, RC);
+	memset(&cp, 0, sizeof cp);
+	cp.responder_resources = cp.initiator_depth = 1;
+	conf_stimulus("rdma_accept(listening id, {resp/init 1/1})");
+	errno = 0;
+	ret = rdma_accept(l.listen, &cp);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_accept(listener)", ret, e, EINVAL);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+/* rdma_disconnect (CM ID Operations): "transitions any associated QP to the error state. This
+ * action will result in any posted work requests being flushed to the completion queue." */
+static void seed_disc_flush(const struct conf_case *c)
+{
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	void *ctx;
+	struct lb l;
+	int n;
+
+	established(&l, c->row);
+	memset(&wr, 0, sizeof wr);
+	wr.wr_id = 0x5eed;
+	conf_stimulus("post a receive on the established active QP; rdma_disconnect; poll its CQ");
+	if (ibv_post_recv(l.act->qp, &wr, &bad))
+		conf_fatal("ibv_post_recv: %s", conf_errno_name(errno));
+	if (ibv_req_notify_cq(l.act->recv_cq, 0))
+		conf_fatal("ibv_req_notify_cq");
+	EXPECT_INT("rdma_disconnect", rdma_disconnect(l.act), 0);
+	n = ibv_poll_cq(l.act->recv_cq, 1, &wc);
+	if (n == 0) {
+		/* the flush may complete after the call returns: wait for the CQ's event */
+		if (ibv_get_cq_event(l.act->recv_cq_channel, &cq, &ctx))
+			conf_fatal("ibv_get_cq_event: %s", conf_errno_name(errno));
+		ibv_ack_cq_events(cq, 1);
+		n = ibv_poll_cq(l.act->recv_cq, 1, &wc);
+	}
+	if (!conf_expect(n == 1, "ibv_poll_cq: %d, want 1", n))
+		return;
+	EXPECT_HEX("wr_id", wc.wr_id, 0x5eed);
+	EXPECT_INT("status", wc.status, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_INT("QP state", qp_state(l.act->qp), IBV_QPS_ERR);
+	conf_note("recv completed with %s; QP ERR", ibv_wc_status_str(wc.status));
 }
 
 /* ---- sync mode: rdma_create_ep both sides, passive in a thread ---- */
@@ -706,6 +925,7 @@ static void conn_163(const struct conf_case *c)
 	struct lb l;
 	int ret, e;
 
+	cm_need_both_roles();
 	lb_addr(&l, c->row);
 	l.lch = cm_channel();
 	l.listen = cm_id(l.lch, RC);
@@ -798,6 +1018,20 @@ static const struct conf_case cases[] = {
 	  &id_114),
 	C("ID-172", "ID", 172, "listener destroyed with an unread CONNECT_REQUEST: active "
 	  "REJECTED 28", conn_row, &id_172),
+	C("LISTEN-149", "LISTEN", 149, "listener on 0.0.0.0:port: CONNECT_REQUEST for a "
+	  "connection to a local RDMA IP, the request id's local address is that IP", listen_149,
+	  NULL),
+	{ "LISTEN-149b", "LISTEN", 149, "listener on one local RDMA IP, connection to another "
+	  "local RDMA IP (second device): REJECTED 8, no request on the listener",
+	  "rdma_listen (CM ID Operations): 'If the rdma_cm_id is bound to a specific IP address, "
+	  "the listen will be restricted to that address'", PRE_CM, NULL, 0, listen_149b, NULL },
+	{ "SEED-30", "SEED", 175, "rdma_accept on the listening id: -1/EINVAL",
+	  "rdma_accept (CM ID Operations): 'Unlike the socket accept routine, rdma_accept is not "
+	  "called on a listening rdma_cm_id' (the error is unstated)", PRE_CM, NULL, 0,
+	  seed_accept_listener, NULL },
+	C("SEED-31", "SEED", 187, "rdma_disconnect (CM ID Operations): 'transitions any "
+	  "associated QP to the error state ... any posted work requests being flushed': a "
+	  "posted receive completes IBV_WC_WR_FLUSH_ERR, QP ERR", seed_disc_flush, NULL),
 };
 
 const struct conf_area conf_area_cmconn = { "CMCONN", cases, sizeof cases / sizeof cases[0] };

@@ -41,6 +41,33 @@ void cm_local_ipv4(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		conf_notrun("needs %u RDMA port(s) with an IPv4 address", idx + 1);
 }
 
+/* The context of the device that owns `sin`: an id bound to it, kept for the rest of the case
+ * (whether a library keeps a context open without ids is its own business). NULL if none. */
+static struct ibv_context *addr_device(const struct sockaddr_in *sin)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr_in a = *sin;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		return NULL;
+	a.sin_port = 0;
+	if (rdma_bind_addr(id, (struct sockaddr *)&a)) {
+		rdma_destroy_id(id);
+		return NULL;
+	}
+	return id->verbs;
+}
+
+/* The address a variant or --local names instead of the GID-table scan (idx 0 only). */
+static const char *local_override(void)
+{
+	const struct conf_variant *v = conf_variant();
+
+	if (v && v->local && conf_target() == TARGET_EMU)
+		return v->local;
+	return conf_local_addr();
+}
+
 bool cm_local_ipv4_try(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		       struct ibv_context **verbs)
 {
@@ -49,6 +76,15 @@ bool cm_local_ipv4_try(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 	uint8_t seen[16][4];
 	unsigned found = 0;
 	int n = 0;
+
+	if (local_override()) {
+		if (idx)
+			return false;
+		cm_ipv4(local_override(), port, sin);
+		if (verbs && !(*verbs = addr_device(sin)))
+			return false;
+		return true;
+	}
 
 	list = rdma_get_devices(&n);
 	if (!list)
@@ -121,4 +157,50 @@ cm_write_event_fn cm_write_event(void)
 	if (!fn)
 		conf_notrun("needs rdma_write_cm_event (rdma-core >= v60)");
 	return fn;
+}
+
+void cm_peer_ipv4(uint16_t port, struct sockaddr_in *sin)
+{
+	const struct conf_variant *v = conf_variant();
+
+	if (v && v->peer && conf_target() == TARGET_EMU) {
+		cm_ipv4(v->peer, port, sin); /* the variant's own fabric: B */
+		return;
+	}
+	/* the system target: the active half connects to --peer; the passive half (--passive)
+	 * listens on its own address */
+	if (cm_role() == CM_ACTIVE) {
+		cm_ipv4(conf_peer_addr(), port, sin);
+		return;
+	}
+	cm_local_ipv4(0, port, sin, NULL);
+}
+
+void cm_as_peer(bool on)
+{
+	const struct conf_variant *v = conf_variant();
+	int (*cm_host)(const char *);
+
+	if (!v || !v->peer_node || conf_target() != TARGET_EMU)
+		return;
+	cm_host = (int (*)(const char *))conf_ctl_sym("rdmaemu_ctl_cm_host");
+	if (!cm_host || cm_host(on ? v->peer_node : NULL))
+		conf_fatal("rdmaemu_ctl_cm_host(%s): %s", on ? v->peer_node : "NULL",
+			   conf_errno_name(errno));
+}
+
+enum cm_role cm_role(void)
+{
+	const struct conf_variant *v = conf_variant();
+
+	if (!v || !v->peer_node || conf_target() == TARGET_EMU)
+		return CM_BOTH;
+	return conf_passive() ? CM_PASSIVE : CM_ACTIVE;
+}
+
+void cm_need_both_roles(void)
+{
+	if (cm_role() != CM_BOTH)
+		conf_notrun("this case runs both ends in one process (no split into active and "
+			    "passive halves yet)");
 }

@@ -13,13 +13,30 @@
 struct rdma_cm_id *cm_dummy_id(int fd);
 
 /* The idx-th local IPv4 address of an RDMA port (a ::ffff:a.b.c.d GID), with `port`; its
- * device context in *verbs if non-NULL. Ends the case with Notrun when there is none. */
+ * device context in *verbs if non-NULL. A variant's local address or --local replaces the
+ * scan (idx 0 only). Ends the case with Notrun when there is none. */
 void cm_local_ipv4(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		   struct ibv_context **verbs);
 
 /* The same without ending the case: false when there is no idx-th address. */
 bool cm_local_ipv4_try(unsigned idx, uint16_t port, struct sockaddr_in *sin,
 		       struct ibv_context **verbs);
+
+/* The address the passive side of a connection row listens on: in a two-node variant the
+ * peer host's (emu: the variant's; system: --peer), else the local one (loopback). */
+void cm_peer_ipv4(uint16_t port, struct sockaddr_in *sin);
+
+/* Two-node variant on the emulator: the event channels this thread creates from now on
+ * belong to the peer host (on) or to the own host again (off). No-op otherwise. */
+void cm_as_peer(bool on);
+
+/* Which halves of a connection case this process runs: both (one host, or the emulator
+ * playing both hosts), or one of them (a two-node case on the system target). */
+enum cm_role { CM_BOTH, CM_ACTIVE, CM_PASSIVE };
+enum cm_role cm_role(void);
+
+/* Ends the case with Notrun unless this process runs both halves. */
+void cm_need_both_roles(void);
 
 /* A sockaddr_in from text ("0.0.0.0"), port in host order. */
 void cm_ipv4(const char *text, uint16_t port, struct sockaddr_in *sin);

@@ -46,6 +46,22 @@ struct conf_case {
 	const void *data;       /* the table row of a table-driven case */
 };
 
+/* A second setting a set of cases also runs in (variant.c; the runner keeps which copy runs
+ * in which variant): on the emulator a fabric to attach
+ * (and a second host whose devices the case opens), on the system target the link layer the
+ * first device must have. Copies get the id "<ID>@<name>" and the area "<AREA>@<name>". */
+struct conf_variant {
+	const char *name;        /* "IB", "2N" */
+	const char *what;        /* prefix of the copies' descriptions */
+	const char *fabric;      /* emu: fabric text to attach (rdmaemu-fabric(5)) */
+	const char *node;        /* emu: the node this process is */
+	const char *peer_node;   /* emu, two-node: the host whose devices are opened too */
+	const char *local;       /* the IPv4 address CM cases use as the local one */
+	const char *peer;        /* two-node: the listener's IPv4 address (on peer_node) */
+	int link_layer;          /* system: IBV_LINK_LAYER_* port 1 of the first device needs; 0 */
+	const char *const *cases;/* id globs of the cases that run in this setting */
+};
+
 /* Case tables, one per area (case_*.c). */
 struct conf_area {
 	const char *name;
@@ -54,7 +70,8 @@ struct conf_area {
 };
 extern const struct conf_area conf_area_sym, conf_area_abi, conf_area_str, conf_area_init,
 	conf_area_gai, conf_area_acm, conf_area_port, conf_area_ex, conf_area_cmid,
-	conf_area_cmbind, conf_area_cmqp, conf_area_cmroute, conf_area_cmconn;
+	conf_area_cmbind, conf_area_cmqp, conf_area_cmroute, conf_area_cmconn, conf_area_seed;
+extern const struct conf_area conf_area_fab; /* case_fab.c */
 
 /* --- helpers for case bodies (child side, runner.c) ------------------------------------- */
 
@@ -89,6 +106,21 @@ void conf_set_fake_device(bool on);
 /* rdma-core release whose behaviour the loaded librdmacm has: the emulator's
  * rdmaemu_ctl_rdmacm_level(); on a real stack 60 if RDMACM_1.4 exists, else 44. */
 int conf_rdmacm_level(void);
+/* --fabric FILE (emu: the fabric to attach; NULL: the built-in default), --local ADDR and
+ * --peer ADDR (the IPv4 addresses CM cases use; NULL: the fabric's / the device's). */
+const char *conf_fabric_path(void);
+void conf_set_fabric_path(const char *path);
+const char *conf_local_addr(void);
+void conf_set_local_addr(const char *addr);
+const char *conf_peer_addr(void);
+void conf_set_peer_addr(const char *addr);
+/* --passive: this process is the peer of a two-node run (system target): the @2N cases run
+ * their passive half here, listening on --local, while another host runs their active half
+ * with --peer naming this one. */
+bool conf_passive(void);
+void conf_set_passive(bool on);
+/* The variant of the case this child runs (NULL: the plain case). */
+const struct conf_variant *conf_variant(void);
 /* Path of the librdmacm the process loaded (dladdr on rdma_getaddrinfo). */
 const char *conf_librdmacm_path(void);
 const char *conf_libibverbs_path(void);

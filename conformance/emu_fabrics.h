@@ -41,4 +41,47 @@
 	"  netdev e1 mac=02:00:00:00:07:02 mtu=1500\n"                 \
 	"    addr " EMU_FABRIC_PLAIN_ADDR "/24\n"
 
+/* IB: an InfiniBand subnet, the link-layer variant of the CM rows (variant.c): two hosts with
+ * one single-port CA each behind one switch that also hosts the SM/SA (as fixtures/ib.fabric,
+ * without its topology and ibacm files, which an embedded text cannot name). IPoIB ib0 in
+ * 192.0.2.128/26; the cases run on ib-a (192.0.2.129). */
+#define EMU_FABRIC_IB_NODE "ib-a"
+#define EMU_FABRIC_IB_PEER_NODE "ib-b"
+#define EMU_FABRIC_IB_ADDR "192.0.2.129"
+#define EMU_FABRIC_IB_PEER_ADDR "192.0.2.130"
+#define EMU_FABRIC_IB                                                  \
+	"seed 1\n"                                                     \
+	"resolver files\n"                                             \
+	"host ib-a\n"                                                  \
+	"  device mlx5_0 link=ib\n"                                    \
+	"  netdev ib0 rdma=mlx5_0/1\n"                                 \
+	"    addr " EMU_FABRIC_IB_ADDR "/26\n"                         \
+	"host ib-b\n"                                                  \
+	"  device mlx5_0 link=ib\n"                                    \
+	"  netdev ib0 rdma=mlx5_0/1\n"                                 \
+	"    addr " EMU_FABRIC_IB_PEER_ADDR "/26\n"                    \
+	"switch sw ports=8 lid=1\n"                                    \
+	"link ib-a/mlx5_0/1 sw/1\n"                                    \
+	"link ib-b/mlx5_0/1 sw/2\n"                                    \
+	"sm lid=1 sl=0 packet-lifetime=18 response-delay=50us\n"
+
+/* REF2: fixtures/rxe-ref2.fabric, the two-VM reference (hosts A and B, rxe0 on eth0, wired to
+ * each other), for the two-node variant: the active side on A, the listener on B. */
+#define EMU_FABRIC_REF2_NODE "A"
+#define EMU_FABRIC_REF2_PEER_NODE "B"
+#define EMU_FABRIC_REF2_ADDR "192.0.2.65"
+#define EMU_FABRIC_REF2_PEER_ADDR "192.0.2.66"
+#define EMU_FABRIC_REF2                                                \
+	"seed 1\n"                                                     \
+	"resolver files\n"                                             \
+	"host A\n"                                                     \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"   \
+	"    addr " EMU_FABRIC_REF2_ADDR "/28\n"                       \
+	"host B\n"                                                     \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"   \
+	"    addr " EMU_FABRIC_REF2_PEER_ADDR "/28\n"                  \
+	"link A/rxe0/1 B/rxe0/1\n"
+
 #endif

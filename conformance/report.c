@@ -1,6 +1,7 @@
 /* Output: per-case lines, the summary table per area, TAP13 and JUnit XML. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "conformance/runner.h"
@@ -33,7 +34,7 @@ struct tally {
 
 void conf_report_summary(FILE *out, const struct conf_result *res, size_t n)
 {
-	struct tally t[32] = { { 0 } }, total = { "total", { 0 } };
+	struct tally t[128] = { { 0 } }, total = { "total", { 0 } };
 	size_t nt = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -128,14 +129,22 @@ int conf_report_junit(const char *path, const struct conf_result *res, size_t n)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	fprintf(f, "<testsuites name=\"rdmaemu-conformance\" tests=\"%zu\" failures=\"%u\" "
 		   "errors=\"0\" skipped=\"%u\" time=\"%.3f\">\n", n, fails, skips, secs);
-	for (size_t i = 0; i < n;) {
+	for (size_t i = 0; i < n; i++) {
 		const char *area = res[i].c->area;
-		size_t j, tests = 0;
+		size_t tests = 0;
 		unsigned af = 0, as = 0;
 		double at = 0;
+		bool seen = false;
 
-		/* Cases are grouped by area in run order; an area is one <testsuite>. */
-		for (j = i; j < n && !strcmp(res[j].c->area, area); j++) {
+		/* One <testsuite> per area, in order of first appearance (the variant copies and
+		 * some case files interleave areas). */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !strcmp(res[k].c->area, area);
+		if (seen)
+			continue;
+		for (size_t j = i; j < n; j++) {
+			if (strcmp(res[j].c->area, area))
+				continue;
 			tests++;
 			af += res[j].state == CONF_FAIL;
 			as += res[j].state == CONF_NOTRUN || res[j].state == CONF_EXCLUDED;
@@ -144,9 +153,11 @@ int conf_report_junit(const char *path, const struct conf_result *res, size_t n)
 		fprintf(f, "  <testsuite name=\"%s\" tests=\"%zu\" failures=\"%u\" errors=\"0\" "
 			   "skipped=\"%u\" time=\"%.3f\" hostname=\"%s\">\n", area, tests, af, as, at,
 			conf_target_name());
-		for (; i < j; i++) {
-			const struct conf_result *r = &res[i];
+		for (size_t j = i; j < n; j++) {
+			const struct conf_result *r = &res[j];
 
+			if (strcmp(r->c->area, area))
+				continue;
 			fprintf(f, "    <testcase classname=\"conformance.%s.%s\" name=\"", area,
 				conf_target_name());
 			put_xml(f, r->c->id);

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -29,6 +30,7 @@
 #include "conformance/emu_fabrics.h"
 #include "conformance/fakedev.h"
 #include "conformance/runner.h"
+#include "conformance/seed_map.h"
 
 #define DEFAULT_TIMEOUT 10
 
@@ -36,8 +38,8 @@ static const struct conf_area *const areas[] = {
 	&conf_area_sym, &conf_area_abi, &conf_area_str, &conf_area_init,
 	&conf_area_gai, &conf_area_acm, &conf_area_cmid, &conf_area_cmbind, &conf_area_cmqp,
 	&conf_area_cmroute,
-	&conf_area_cmconn,
-	&conf_area_port, &conf_area_ex,
+	&conf_area_cmconn, &conf_area_fab,
+	&conf_area_port, &conf_area_ex, &conf_area_seed,
 };
 
 /* ---- child side ------------------------------------------------------------------------- */
@@ -179,10 +181,13 @@ static int device_count_isolated(void)
 	return WEXITSTATUS(st);
 }
 
-static void check_preconditions(const struct conf_case *c)
+static void check_preconditions(const struct conf_case *c, const struct conf_variant *v)
 {
 	bool emu = conf_target() == TARGET_EMU;
 	int level = conf_rdmacm_level();
+
+	if (v)
+		conf_variant_enter(v);
 
 	if ((c->pre & PRE_EMU_ONLY) && !emu)
 		conf_notrun("emulator-only case");
@@ -247,12 +252,13 @@ static void check_preconditions(const struct conf_case *c)
 		conf_notrun("%s", c->notrun);
 }
 
-static _Noreturn void child_main(const struct conf_case *c, int fd)
+static _Noreturn void child_main(const struct conf_case *c, const struct conf_variant *v, int fd)
 {
 	result_fd = fd;
+	conf_set_variant(v);
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_IGN);
-	check_preconditions(c);
+	check_preconditions(c, v);
 	c->fn(c);
 	finish(fails[0] ? CONF_FAIL : CONF_PASS, NULL);
 }
@@ -292,7 +298,8 @@ static const char *signame(int sig)
 	return buf;
 }
 
-static void run_case(const struct conf_case *c, int timeout, struct conf_result *r)
+static void run_case(const struct conf_case *c, const struct conf_variant *v, int timeout,
+		     struct conf_result *r)
 {
 	int fds[2], st = 0;
 	char buf[16384];
@@ -320,7 +327,7 @@ static void run_case(const struct conf_case *c, int timeout, struct conf_result 
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(c, fds[1]);
+		child_main(c, v, fds[1]);
 	}
 	close(fds[1]);
 	setpgid(pid, pid);
@@ -410,6 +417,8 @@ static void usage(FILE *f)
 		"usage: rdmaemu-conformance [--target emu|system] [--case ID]... [--area AREA]...\n"
 		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
 		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
+		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE] [--seeds]\n"
+		"         [--passive]\n"
 		"See rdmaemu-conformance(1).\n");
 }
 
@@ -475,6 +484,185 @@ static const char *pre_text(const struct conf_case *c)
 	return buf;
 }
 
+/* The variant copies of every case a variant names (variant.c), in table order. */
+static struct conf_case *make_variants(size_t *n, const struct conf_variant ***which)
+{
+	struct conf_case *v = NULL;
+	const struct conf_variant **w = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (const struct conf_variant *const *vp = conf_variants; *vp; vp++)
+		for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+			for (size_t i = 0; i < areas[a]->count; i++) {
+				const struct conf_case *c = &areas[a]->cases[i];
+
+				if (!conf_variant_has(*vp, c->id))
+					continue;
+				if (*n == cap) {
+					struct conf_case *nv;
+
+					cap = cap ? 2 * cap : 64;
+					nv = realloc(v, cap * sizeof *v);
+					const struct conf_variant **nw = realloc(w, cap * sizeof *w);
+					if (!nv || !nw) {
+						perror("realloc");
+						exit(2);
+					}
+					v = nv;
+					w = nw;
+				}
+				v[*n] = *c;
+				v[*n].id = xasprintf("%s@%s", c->id, (*vp)->name);
+				v[*n].area = xasprintf("%s@%s", c->area, (*vp)->name);
+				v[*n].desc = xasprintf("%s%s", (*vp)->what, c->desc);
+				w[*n] = *vp;
+				if ((*vp)->peer_node && v[*n].timeout < 30)
+					v[*n].timeout = 30;
+				if (!v[*n].id || !v[*n].area || !v[*n].desc) {
+					perror("asprintf");
+					exit(2);
+				}
+				(*n)++;
+			}
+	*which = w;
+	return v;
+}
+
+static void free_variants(struct conf_case *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)v[i].id);
+		free((char *)v[i].area);
+		free((char *)v[i].desc);
+	}
+	free(v);
+}
+
+static const struct conf_case *find_case(const char *id, size_t len, const struct conf_case *var,
+					 size_t nvar)
+{
+	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
+		for (size_t i = 0; i < areas[a]->count; i++)
+			if (strlen(areas[a]->cases[i].id) == len &&
+			    !strncmp(areas[a]->cases[i].id, id, len))
+				return &areas[a]->cases[i];
+	for (size_t i = 0; i < nvar; i++)
+		if (strlen(var[i].id) == len && !strncmp(var[i].id, id, len))
+			return &var[i];
+	return NULL;
+}
+
+static int seed_map_check(const struct conf_case *var, size_t nvar)
+{
+	int bad = 0;
+
+	for (const struct conf_seed *s = conf_seeds; s->seed; s++) {
+		if (!s->cases != !!s->unchecked) {
+			fprintf(stderr, "rdmaemu-conformance: seed map: '%s' needs cases or a reason\n",
+				s->statement);
+			bad = 1;
+		}
+		for (const char *p = s->cases; p && *p;) {
+			size_t len = strcspn(p, " ");
+
+			if (!find_case(p, len, var, nvar)) {
+				fprintf(stderr, "rdmaemu-conformance: seed map names an unknown case "
+					"'%.*s'\n", (int)len, p);
+				bad = 1;
+			}
+			p += len;
+			p += strspn(p, " ");
+		}
+	}
+	return bad;
+}
+
+/* --seeds: the seed statements with the cases that check them. */
+static void print_seeds(FILE *f)
+{
+	unsigned total = 0, mapped = 0;
+
+	for (const struct conf_seed *s = conf_seeds; s->seed; s++) {
+		total++;
+		mapped += s->cases != NULL;
+		fprintf(f, "%-4s \"%s\"\n", s->seed, s->statement);
+		if (!s->cases) {
+			fprintf(f, "       not checked: %s\n", s->unchecked);
+			continue;
+		}
+		fprintf(f, "       checked by:");
+		for (const char *p = s->cases; *p;) {
+			size_t len = strcspn(p, " ");
+
+			fprintf(f, " %.*s", (int)len, p);
+			p += len;
+			p += strspn(p, " ");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "seeds: %u statements, %u checked by cases, %u not checkable\n", total, mapped,
+		total - mapped);
+}
+
+/* The run's header, printed and repeated in the --report documents. */
+struct hdr {
+	char *buf;
+	size_t len;
+};
+
+static void hdr_printf(struct hdr *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void hdr_printf(struct hdr *h, const char *fmt, ...)
+{
+	char *line = NULL, *nb;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	nb = realloc(h->buf, h->len + (size_t)n + 1);
+	if (nb) {
+		memcpy(nb + h->len, line, (size_t)n + 1);
+		h->buf = nb;
+		h->len += (size_t)n;
+	}
+	free(line);
+}
+
+/* --report FILE: FILE.md and FILE.html, or only the one its extension names. */
+static int write_reports(const char *report, const struct conf_result *res, size_t n,
+			 const char *header)
+{
+	const char *dot = strrchr(report, '.');
+	const char *slash = strrchr(report, '/');
+	int rc = 0;
+
+	if (dot && (!slash || dot > slash) &&
+	    (!strcmp(dot, ".md") || !strcmp(dot, ".html") || !strcmp(dot, ".htm"))) {
+		if (conf_report_doc(report, res, n, header)) {
+			fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", report,
+				strerror(errno));
+			rc = -1;
+		}
+		return rc;
+	}
+	static const char *const ext[] = { ".md", ".html" };
+	for (size_t i = 0; i < 2; i++) {
+		char *path = xasprintf("%s%s", report, ext[i]);
+
+		if (!path || conf_report_doc(path, res, n, header)) {
+			fprintf(stderr, "rdmaemu-conformance: cannot write %s%s: %s\n", report, ext[i],
+				strerror(errno));
+			rc = -1;
+		}
+		free(path);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -490,13 +678,20 @@ int main(int argc, char **argv)
 		{ "fixtures", required_argument, NULL, 'f' },
 		{ "libdir", required_argument, NULL, 'L' },
 		{ "fake-device", no_argument, NULL, 'F' },
+		{ "fabric", required_argument, NULL, 'B' },
+		{ "local", required_argument, NULL, 'O' },
+		{ "peer", required_argument, NULL, 'E' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "seeds", no_argument, NULL, 'S' },
+		{ "passive", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum conf_target target = TARGET_EMU;
 	struct strlist cases = { 0 }, areasel = { 0 };
 	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
-	bool list = false, verbose = false;
+	const char *report = NULL;
+	bool list = false, verbose = false, seeds = false;
 	int timeout = DEFAULT_TIMEOUT, opt;
 
 	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
@@ -528,6 +723,25 @@ int main(int argc, char **argv)
 		case 'f': fixtures = optarg; break;
 		case 'L': libdir = optarg; break;
 		case 'F': conf_set_fake_device(true); break;
+		case 'B': conf_set_fabric_path(optarg); break;
+		case 'O':
+		case 'E': {
+			struct in_addr a;
+
+			if (inet_pton(AF_INET, optarg, &a) != 1) {
+				fprintf(stderr, "rdmaemu-conformance: --%s needs an IPv4 address, not '%s'\n",
+					opt == 'O' ? "local" : "peer", optarg);
+				return 2;
+			}
+			if (opt == 'O')
+				conf_set_local_addr(optarg);
+			else
+				conf_set_peer_addr(optarg);
+			break;
+		}
+		case 'R': report = optarg; break;
+		case 'S': seeds = true; break;
+		case 'p': conf_set_passive(true); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -538,23 +752,39 @@ int main(int argc, char **argv)
 	}
 
 	/* Selection (also for --list, which needs no target). */
-	size_t total = 0;
+	size_t total = 0, nvar = 0;
 	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
 		total += areas[a]->count;
+	const struct conf_variant **varv = NULL;
+	struct conf_case *var = make_variants(&nvar, &varv);
+	total += nvar;
 	const struct conf_case **sel = calloc(total ? total : 1, sizeof *sel);
+	const struct conf_variant **selv = calloc(total ? total : 1, sizeof *selv);
 	bool *case_hit = calloc(cases.n ? cases.n : 1, sizeof *case_hit);
 	size_t nsel = 0;
-	if (!sel || !case_hit)
+	if (!sel || !selv || !case_hit)
 		return 2;
 	for (size_t a = 0; a < sizeof areas / sizeof areas[0]; a++)
 		for (size_t i = 0; i < areas[a]->count; i++)
 			if (selected(&areas[a]->cases[i], &cases, &areasel, case_hit))
 				sel[nsel++] = &areas[a]->cases[i];
+	for (size_t i = 0; i < nvar; i++)
+		if (selected(&var[i], &cases, &areasel, case_hit)) {
+			selv[nsel] = varv[i];
+			sel[nsel++] = &var[i];
+		}
+	/* The seed map may only name cases that exist. */
+	if (seed_map_check(var, nvar))
+		return 2;
 	for (size_t i = 0; i < cases.n; i++)
 		if (!case_hit[i]) {
 			fprintf(stderr, "rdmaemu-conformance: no case matches '%s'\n", cases.v[i]);
 			return 2;
 		}
+	if (seeds) {
+		print_seeds(stdout);
+		return 0;
+	}
 	if (list) {
 		for (size_t i = 0; i < nsel; i++) {
 			printf("%-9s row %-3d %-18s %s\n", sel[i]->id, sel[i]->row, pre_text(sel[i]),
@@ -567,6 +797,10 @@ int main(int argc, char **argv)
 
 	if (conf_target_setup(target, libdir, argv))
 		return 2;
+	if (conf_passive() && (target != TARGET_SYSTEM || !conf_local_addr())) {
+		fprintf(stderr, "rdmaemu-conformance: --passive needs --target system and --local\n");
+		return 2;
+	}
 
 	/* The deviation manifest of this target. */
 	char exclude_buf[8192], probe[4096];
@@ -595,20 +829,35 @@ int main(int argc, char **argv)
 		exclude = NULL;
 	}
 
-	printf("rdmaemu-conformance: target %s\n", conf_target_name());
-	printf("librdmacm: %s (rdma-core level %d%s)\n", conf_librdmacm_path(),
+	struct hdr hdr = { NULL, 0 };
+
+	hdr_printf(&hdr, "rdmaemu-conformance: target %s\n", conf_target_name());
+	hdr_printf(&hdr, "librdmacm: %s (rdma-core level %d%s)\n", conf_librdmacm_path(),
 	       conf_rdmacm_level(),
 	       target == TARGET_SYSTEM ? (conf_rdmacm_level() >= 60 ? ", RDMACM_1.4 present"
 								      : ", RDMACM_1.4 absent")
 				       : ", from rdmaemu_ctl_rdmacm_level");
-	printf("libibverbs: %s\n", conf_libibverbs_path());
+	hdr_printf(&hdr, "libibverbs: %s\n", conf_libibverbs_path());
 	if (target == TARGET_EMU) {
 		const char *(*ver)(void) = (const char *(*)(void))conf_ctl_sym("rdmaemu_ctl_version");
-		printf("emulator: %s\n", ver ? ver() : "?");
+		hdr_printf(&hdr, "emulator: %s\n", ver ? ver() : "?");
 	}
 	if (conf_fake_device() && target == TARGET_SYSTEM)
-		printf("device: a fake rxe0 per case (--fake-device; no kernel CM)\n");
-	printf("manifest: %s\n\n", exclude ? exclude : "(none)");
+		hdr_printf(&hdr, "device: a fake rxe0 per case (--fake-device; no kernel CM)\n");
+	if (target == TARGET_EMU)
+		hdr_printf(&hdr, "fabric: %s\n", conf_fabric_path() ? conf_fabric_path()
+								   : "(built-in default: rxe-ref)");
+	else if (conf_fabric_path())
+		hdr_printf(&hdr, "fabric: %s ignored (--target system runs on this machine's devices)\n",
+			   conf_fabric_path());
+	hdr_printf(&hdr, "local: %s; peer: %s%s\n",
+		   conf_local_addr() ? conf_local_addr() : "(the devices' IPv4 addresses)",
+		   conf_peer_addr() ? conf_peer_addr() : "(loopback to local)",
+		   conf_passive() ? "; role: passive side of the two-node cases" : "");
+	hdr_printf(&hdr, "manifest: %s\n", exclude ? exclude : "(none)");
+	fputs(hdr.buf ? hdr.buf : "", stdout);
+	putchar('\n');
+
 
 	struct conf_result *res = calloc(nsel ? nsel : 1, sizeof *res);
 	if (!res)
@@ -621,7 +870,7 @@ int main(int argc, char **argv)
 			res[i].state = CONF_EXCLUDED;
 			res[i].msg = strdup(reason);
 		} else {
-			run_case(sel[i], timeout, &res[i]);
+			run_case(sel[i], selv[i], timeout, &res[i]);
 		}
 		conf_report_line(stdout, &res[i], verbose);
 	}
@@ -638,6 +887,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", junit, strerror(errno));
 		rc = 2;
 	}
+	if (report && write_reports(report, res, nsel, hdr.buf ? hdr.buf : ""))
+		rc = 2;
+	free(hdr.buf);
 
 	unsigned passed = 0, failed = 0, skipped = 0;
 	for (size_t i = 0; i < nsel; i++) {
@@ -650,6 +902,9 @@ int main(int argc, char **argv)
 	free(res);
 	free(sel);
 	free(case_hit);
+	free_variants(var, nvar);
+	free(varv);
+	free(selv);
 	free(cases.v);
 	free(areasel.v);
 	conf_manifest_free(manifest);

@@ -20,6 +20,59 @@
 static enum conf_target target = TARGET_SYSTEM;
 static bool fake_device;
 static char libpath[4096];
+static const char *fabric_path, *local_addr, *peer_addr;
+static bool passive;
+static const struct conf_variant *variant;
+
+const char *conf_fabric_path(void)
+{
+	return fabric_path;
+}
+
+void conf_set_fabric_path(const char *path)
+{
+	fabric_path = path;
+}
+
+const char *conf_local_addr(void)
+{
+	return local_addr;
+}
+
+void conf_set_local_addr(const char *addr)
+{
+	local_addr = addr;
+}
+
+const char *conf_peer_addr(void)
+{
+	return peer_addr;
+}
+
+void conf_set_peer_addr(const char *addr)
+{
+	peer_addr = addr;
+}
+
+bool conf_passive(void)
+{
+	return passive;
+}
+
+void conf_set_passive(bool on)
+{
+	passive = on;
+}
+
+const struct conf_variant *conf_variant(void)
+{
+	return variant;
+}
+
+void conf_set_variant(const struct conf_variant *v)
+{
+	variant = v;
+}
 
 enum conf_target conf_target(void)
 {
@@ -117,6 +170,22 @@ int conf_target_setup(enum conf_target t, const char *libdirs, char **argv)
 			return -1;
 		}
 		return 0;
+	}
+	/* The emulator attaches each case's process to $RDMAEMU_FABRIC on its first call (a
+	 * case may attach another fabric before that: variants, the no-device rows). */
+	if (fabric_path) {
+		char *abs = realpath(fabric_path, NULL);
+
+		if (!abs) {
+			fprintf(stderr, "rdmaemu-conformance: --fabric %s: %s\n", fabric_path,
+				strerror(errno));
+			return -1;
+		}
+		if (setenv("RDMAEMU_FABRIC", abs, 1)) {
+			free(abs);
+			return -1;
+		}
+		free(abs);
 	}
 	if (emu_loaded) {
 		unsetenv(REEXEC_ENV);

@@ -4,6 +4,7 @@
  * faults in cm_agent_out.c. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,18 @@ static bool cm_trace_on(void)
 	return emu_trace_enabled(&on, "cm");
 }
 
+bool emu_cm_tracing(const struct emu_cm_agent *a)
+{
+	return a->ops->trace || cm_trace_on();
+}
+
 void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...)
 {
 	char line[256];
 	int n;
 	va_list ap;
 
-	if (!cm_trace_on() && !a->ops->trace)
+	if (!emu_cm_tracing(a))
 		return;
 	n = snprintf(line, sizeof(line), "%s: ", a->name);
 	va_start(ap, fmt);
@@ -83,6 +89,59 @@ void emu_cm_agent_rx(struct emu_cm_agent *a, const struct emu_cm_addr *src, cons
 
 /* ---- the agent ---- */
 
+/* Moves every chain of `old` (2^old_bits buckets) into `nb`, keeping each chain's order, so
+ * that equal keys are found in the order they were inserted, as before. */
+static void cm_hash_move(struct emu_cm_agent *a, struct emu_list *old, unsigned old_bits,
+			 struct emu_list *nb, size_t off, size_t key_off)
+{
+	for (size_t i = 0; old && i < (size_t)1 << old_bits; i++) {
+		while (!emu_list_empty(&old[i])) {
+			struct emu_list *n = old[i].next;
+			uint32_t key;
+
+			memcpy(&key, (const char *)n - off + key_off, sizeof(key));
+			emu_list_del(n);
+			emu_list_add_tail(&nb[emu_cm_bucket(a, key)], n);
+		}
+	}
+}
+
+/* First call: the tables at their minimum size; later: 4x the buckets. */
+static int cm_hash_grow(struct emu_cm_agent *a)
+{
+	unsigned old_bits = a->hash_bits, bits = old_bits ? old_bits + 2 : EMU_CM_HASH_BITS_MIN;
+	size_t n = (size_t)1 << bits;
+	struct emu_list *l = malloc(n * sizeof(*l)), *r = malloc(n * sizeof(*r)),
+			*q = malloc(n * sizeof(*q));
+	struct emu_list *ol = a->lid_hash, *orr = a->rid_hash, *oq = a->rqpn_hash;
+
+	if (!l || !r || !q) {
+		free(l);
+		free(r);
+		free(q);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		emu_list_init(&l[i]);
+		emu_list_init(&r[i]);
+		emu_list_init(&q[i]);
+	}
+	a->hash_bits = bits;
+	cm_hash_move(a, ol, old_bits, l, offsetof(struct emu_cm_id, lid_node),
+		     offsetof(struct emu_cm_id, local_id));
+	cm_hash_move(a, orr, old_bits, r, offsetof(struct emu_cm_id, rid_node),
+		     offsetof(struct emu_cm_id, rid_key));
+	cm_hash_move(a, oq, old_bits, q, offsetof(struct emu_cm_id, rqpn_node),
+		     offsetof(struct emu_cm_id, rqpn_key));
+	a->lid_hash = l;
+	a->rid_hash = r;
+	a->rqpn_hash = q;
+	free(ol);
+	free(orr);
+	free(oq);
+	return 0;
+}
+
 int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops *ops, void *ctx,
 			const struct emu_cm_agent_cfg *cfg, struct emu_cm_agent **out)
 {
@@ -102,10 +161,9 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 	a->ack_delay = cfg->ack_delay;
 	a->hi_tid = cfg->hi_tid;
 	emu_list_init(&a->ids);
-	for (unsigned i = 0; i < EMU_CM_LID_BUCKETS; i++) {
-		emu_list_init(&a->lid_hash[i]);
-		emu_list_init(&a->rid_hash[i]);
-		emu_list_init(&a->rqpn_hash[i]);
+	if (cm_hash_grow(a)) {
+		free(a);
+		return -ENOMEM;
 	}
 	emu_list_init(&a->delayed);
 	emu_list_init(&a->rxq);
@@ -136,6 +194,9 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 		emu_list_del(pos);
 		free(emu_list_entry(pos, struct cm_rxq, node));
 	}
+	free(a->lid_hash);
+	free(a->rid_hash);
+	free(a->rqpn_hash);
 	free(a);
 }
 
@@ -160,7 +221,7 @@ static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 {
 	struct emu_list *pos, *tmp;
 
-	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(id)])
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_bucket(a, id)])
 		if (emu_list_entry(pos, struct emu_cm_id, lid_node)->local_id == id)
 			return true;
 	return false;
@@ -186,8 +247,10 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_timer_init(&id->establish, cm_establish_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
-	emu_list_add_tail(&a->lid_hash[emu_cm_lid_bucket(id->local_id)], &id->lid_node);
+	emu_list_add_tail(&a->lid_hash[emu_cm_bucket(a, id->local_id)], &id->lid_node);
 	a->nids++;
+	if (a->nids > (size_t)2 << a->hash_bits)
+		cm_hash_grow(a); /* without memory the chains just stay longer */
 	return id;
 }
 
@@ -222,7 +285,7 @@ struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint
 	struct emu_list *pos, *tmp;
 
 	/* local IDs are unique among live ids: the bucket holds at most one match */
-	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_lid_bucket(local_id)]) {
+	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_bucket(a, local_id)]) {
 		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, lid_node);
 
 		if (id->local_id == local_id && !id->in_listen && !id->in_sidr)
@@ -244,7 +307,7 @@ struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, u
 {
 	struct emu_list *pos, *tmp;
 
-	emu_list_for_each_safe(pos, tmp, &a->rid_hash[emu_cm_lid_bucket(remote_id)]) {
+	emu_list_for_each_safe(pos, tmp, &a->rid_hash[emu_cm_bucket(a, remote_id)]) {
 		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rid_node);
 
 		if (id->remote_id == remote_id && id->remote_ca_guid == guid)
@@ -257,7 +320,7 @@ struct emu_cm_id *emu_cm_find_remote_qpn(struct emu_cm_agent *a, uint64_t guid, 
 {
 	struct emu_list *pos, *tmp;
 
-	emu_list_for_each_safe(pos, tmp, &a->rqpn_hash[emu_cm_lid_bucket(qpn)]) {
+	emu_list_for_each_safe(pos, tmp, &a->rqpn_hash[emu_cm_bucket(a, qpn)]) {
 		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, rqpn_node);
 
 		if (id->remote_qpn == qpn && id->remote_ca_guid == guid)
@@ -324,8 +387,10 @@ void emu_cm_insert_remote(struct emu_cm_id *id)
 	struct emu_cm_agent *a = id->agent;
 
 	cm_remove_remote(id);
-	emu_list_add_tail(&a->rid_hash[emu_cm_lid_bucket(id->remote_id)], &id->rid_node);
-	emu_list_add_tail(&a->rqpn_hash[emu_cm_lid_bucket(id->remote_qpn)], &id->rqpn_node);
+	id->rid_key = id->remote_id;
+	id->rqpn_key = id->remote_qpn;
+	emu_list_add_tail(&a->rid_hash[emu_cm_bucket(a, id->rid_key)], &id->rid_node);
+	emu_list_add_tail(&a->rqpn_hash[emu_cm_bucket(a, id->rqpn_key)], &id->rqpn_node);
 	id->in_remote_id = true;
 	id->in_remote_qpn = true;
 }
@@ -348,8 +413,10 @@ int emu_cm_step(struct emu_cm_id *id, unsigned ev, struct emu_cm_trans *t)
 
 	if (emu_cm_lookup(cur, ev, t))
 		return -EINVAL;
-	emu_cm_trace_fmt(line, sizeof(line), id->local_id, cur, ev);
-	emu_cm_trace(id->agent, "%s", line);
+	if (emu_cm_tracing(id->agent)) { /* the line costs a format: only when someone reads it */
+		emu_cm_trace_fmt(line, sizeof(line), id->local_id, cur, ev);
+		emu_cm_trace(id->agent, "%s", line);
+	}
 	if (t->disp == EMU_CM_ERR)
 		return -(int)t->err;
 	if (t->disp != EMU_CM_OK) {
@@ -965,8 +1032,10 @@ void emu_cm_destroy_id(struct emu_cm_id *id)
 	if (emu_cm_lookup(state, EMU_CM_EV_DESTROY, &t) == 0 && t.disp == EMU_CM_OK) {
 		char line[160];
 
-		emu_cm_trace_fmt(line, sizeof(line), id->local_id, state, EMU_CM_EV_DESTROY);
-		emu_cm_trace(a, "%s", line);
+		if (emu_cm_tracing(a)) {
+			emu_cm_trace_fmt(line, sizeof(line), id->local_id, state, EMU_CM_EV_DESTROY);
+			emu_cm_trace(a, "%s", line);
+		}
 		if (t.actions & EMU_CM_A_CANCEL && !(t.actions & EMU_CM_A_SEND_DREQ))
 			emu_cm_cancel_out(id);
 		if (t.actions & EMU_CM_A_UNLISTEN)

@@ -22,8 +22,9 @@ struct cm_out {
 struct emu_cm_id {
 	struct emu_cm_agent *agent;
 	struct emu_list node; /* agent->ids */
-	struct emu_list lid_node; /* agent->lid_hash[emu_cm_lid_bucket(local_id)] */
+	struct emu_list lid_node; /* agent->lid_hash[emu_cm_bucket(agent, local_id)] */
 	struct emu_list rid_node, rqpn_node; /* rid_hash / rqpn_hash while in_remote_id/_qpn */
+	uint32_t rid_key, rqpn_key; /* remote_id / remote_qpn when inserted (their buckets) */
 	emu_cm_handler *handler;
 	void *context;
 
@@ -75,11 +76,10 @@ struct cm_rxq {
 	uint8_t mad[EMU_MAD_LEN];
 };
 
-#define EMU_CM_LID_BUCKETS 1024
-static inline unsigned emu_cm_lid_bucket(uint32_t local_id)
-{
-	return (local_id * 2654435761u) >> 22; /* Fibonacci hashing to 10 bits */
-}
+/* The id tables start with 2^10 buckets and grow 4x whenever the ids outnumber twice the
+ * buckets: a fixed 1024 left chains of ~20 at 10,000 connections (and more with the ids in
+ * timewait), walked by every MAD's lookup. */
+#define EMU_CM_HASH_BITS_MIN 10
 
 struct emu_cm_agent {
 	struct emu_clock *clk;
@@ -94,9 +94,10 @@ struct emu_cm_agent {
 	size_t nids;
 	/* ids by local comm ID (the kernel's xarray): cm_acquire_id and the allocator's
 	 * uniqueness check without walking every id (cm_bench holds 10,000 connections) */
-	struct emu_list lid_hash[EMU_CM_LID_BUCKETS];
+	struct emu_list *lid_hash;
 	/* the remote-ID and remote-QPN tables (cm.c's rb-trees), by remote comm ID / QPN */
-	struct emu_list rid_hash[EMU_CM_LID_BUCKETS], rqpn_hash[EMU_CM_LID_BUCKETS];
+	struct emu_list *rid_hash, *rqpn_hash;
+	unsigned hash_bits; /* each table has 2^hash_bits buckets */
 	uint32_t local_id_next;
 	uint32_t random_id_operand;
 
@@ -110,7 +111,14 @@ struct emu_cm_agent {
 	struct emu_cm_counters cnt;
 };
 
+static inline unsigned emu_cm_bucket(const struct emu_cm_agent *a, uint32_t key)
+{
+	return (key * 2654435761u) >> (32 - a->hash_bits); /* Fibonacci hashing */
+}
+
 /* cm_agent.c */
+/* Whether trace lines go anywhere (RDMAEMU_TRACE=cm or the agent's trace op). */
+bool emu_cm_tracing(const struct emu_cm_agent *a);
 void emu_cm_trace(struct emu_cm_agent *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void emu_cm_agent_enter(struct emu_cm_agent *a);
 void emu_cm_agent_leave(struct emu_cm_agent *a);

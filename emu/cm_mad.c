@@ -306,14 +306,21 @@ static const struct layout *find(uint16_t attr_id)
  * the single source. */
 static struct emu_cm_layout pub_layouts[NLAYOUTS];
 static pthread_once_t pub_once = PTHREAD_ONCE_INIT;
+/* covered() of each row's member, computed with the public view: packing asked it per row,
+ * a scan of the whole layout each time */
+static uint64_t cover_mask[11][64];
+
+static uint64_t covered(const struct field *fields, uint16_t member);
 
 static void build_pub_layouts(void)
 {
 	for (size_t i = 0; i < NLAYOUTS; i++) {
 		size_t n;
 
-		for (n = 0; layouts[i].fields[n].f.name; n++)
+		for (n = 0; layouts[i].fields[n].f.name; n++) {
 			pub_fields[i][n] = layouts[i].fields[n].f;
+			cover_mask[i][n] = covered(layouts[i].fields, layouts[i].fields[n].f.member);
+		}
 		pub_fields[i][n] = (struct emu_cm_field){ 0 };
 		pub_layouts[i] = layouts[i].pub;
 		pub_layouts[i].fields = pub_fields[i];
@@ -369,13 +376,24 @@ static bool is_array(const struct emu_cm_field *f)
 }
 
 /* Bit string of `width` bits at bit position `pos` of `d` (0 = MSB of d[0]). */
+/* A byte (or the part of one the field covers) at a time: pack and unpack ran a loop
+ * iteration per bit. */
 static void bits_put(uint8_t *d, unsigned pos, unsigned width, uint64_t v)
 {
-	for (unsigned i = 0; i < width; i++) {
-		unsigned b = pos + i, bit = (unsigned)(v >> (width - 1 - i)) & 1;
-		uint8_t mask = (uint8_t)(0x80u >> (b % 8));
+	if (!(pos % 8) && !(width % 8)) { /* whole bytes, most fields: big-endian store */
+		for (unsigned i = width / 8; i--; v >>= 8)
+			d[pos / 8 + i] = (uint8_t)v;
+		return;
+	}
+	while (width) {
+		unsigned off = pos % 8, n = 8 - off < width ? 8 - off : width;
+		unsigned sh = 8 - off - n, ones = (1u << n) - 1;
+		unsigned chunk = (unsigned)(v >> (width - n)) & ones;
+		uint8_t *b = &d[pos / 8];
 
-		d[b / 8] = (uint8_t)(bit ? d[b / 8] | mask : d[b / 8] & ~mask);
+		*b = (uint8_t)((*b & ~(ones << sh)) | chunk << sh);
+		pos += n;
+		width -= n;
 	}
 }
 
@@ -383,9 +401,18 @@ static uint64_t bits_get(const uint8_t *d, unsigned pos, unsigned width)
 {
 	uint64_t v = 0;
 
-	for (unsigned i = 0; i < width; i++) {
-		unsigned b = pos + i;
-		v = v << 1 | ((d[b / 8] >> (7 - b % 8)) & 1);
+	if (!(pos % 8) && !(width % 8)) {
+		for (unsigned i = 0; i < width / 8; i++)
+			v = v << 8 | d[pos / 8 + i];
+		return v;
+	}
+	while (width) {
+		unsigned off = pos % 8, n = 8 - off < width ? 8 - off : width;
+		unsigned sh = 8 - off - n, ones = (1u << n) - 1;
+
+		v = v << n | ((d[pos / 8] >> sh) & ones);
+		pos += n;
+		width -= n;
 	}
 	return v;
 }
@@ -445,6 +472,7 @@ int emu_cm_pack_ex(uint16_t attr_id, const struct emu_cm_msg *m, uint8_t mad[EMU
 		return -EMU_CM_EATTR;
 	if (m->private_data_len > l->pub.private_size)
 		return fail(bad_field, "PrivateData", -EMU_CM_EPRIVLEN);
+	pthread_once(&pub_once, build_pub_layouts);
 
 	memset(mad, 0, EMU_MAD_LEN);
 	emu_mad_hdr_put(mad, &(struct emu_mad_hdr){
@@ -472,7 +500,7 @@ int emu_cm_pack_ex(uint16_t attr_id, const struct emu_cm_msg *m, uint8_t mad[EMU
 			continue;
 		}
 		uint64_t v = member_get(m, f);
-		if ((v & ~covered(l->fields, f->member)) || (r->max && v > r->max))
+		if ((v & ~cover_mask[l - layouts][r - l->fields]) || (r->max && v > r->max))
 			return fail(bad_field, f->name, -EMU_CM_ERANGE);
 		bits_put(data + f->byte, f->bit, f->width, (v >> f->shift) & width_mask(f->width));
 	}

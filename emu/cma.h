@@ -211,6 +211,9 @@ void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data
  * 0, or -ENODEV when the netdev has none or its port has no GID for the id's source address.
  * The address module sets id->src's address (not its port) to the routed source first. */
 int emu_cma_acquire_dev(struct emu_cma_id *id, int nd);
+/* The same for an id whose source is an AF_IB address: the InfiniBand port that has its GID
+ * (its P_Key from the address). 0 or -ENODEV. */
+int emu_cma_bind_ib_dev(struct emu_cma_id *id);
 
 /* The listener of host h for (ps, port) that accepts a request to local address `dst`:
  * a specific-address listener first, then a wildcard one. NULL if none. */

@@ -11,7 +11,11 @@
  *     ADDR_ERROR -ETIMEDOUT at exactly the caller's timeout, and on success addr_handler
  *     stores the routed source address (keeping the bound port) and, for an id without device,
  *     associates the device behind the source netdev (cma_acquire_dev_by_src_ip; -ENODEV
- *     when there is none). On failure the old source address comes back, as in addr_handler.
+ *     when there is none). On failure the old source address comes back, as in addr_handler;
+ *   - an AF_IB destination (cma_resolve_ib_addr) needs no neighbour: the id is attached to the
+ *     port that has the destination's P_Key and its GID or subnet prefix (cma_resolve_ib_dev,
+ *     on IB and RoCE ports alike), the destination GID is the address, and ADDR_RESOLVED
+ *     follows from the work queue like the loopback's. ::1 is a loopback address here too.
  *
  * The netdev notifier of cma.c (cma_netdev_callback) only reacts to NETDEV_BONDING_FAILOVER
  * on a bond master, which emulated fabrics have no way to express: address removal, address
@@ -112,9 +116,14 @@ static int bind_loopback(struct emu_cma_id *id)
 	/* cma_set_loopback: the source becomes 127.0.0.1 / ::1, the port stays */
 	if (id->src.ss_family == AF_INET) {
 		((struct sockaddr_in *)&id->src)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	} else {
+	} else if (id->src.ss_family == AF_INET6) {
 		memset(&((struct sockaddr_in6 *)&id->src)->sin6_addr, 0, 16);
 		((struct sockaddr_in6 *)&id->src)->sin6_addr.s6_addr[15] = 1;
+	} else { /* AF_IB: ::1 as well (ib_addr_set(0, 0, 0, htonl(1))) */
+		struct emu_sockaddr_ib *sib = (struct emu_sockaddr_ib *)&id->src;
+
+		memset(sib->sib_addr, 0, 16);
+		sib->sib_addr[15] = 1;
 	}
 	return 0;
 }
@@ -151,6 +160,92 @@ static int resolve_loopback(struct emu_cma_id *id, struct addr_req *r)
 	if (emu_timer_pending(&r->t))
 		emu_timer_cancel(emu_engine_clock(emu_engine_get()), &r->t);
 	emu_timer_init(&r->t, loopback_done, r);
+	emu_timer_arm_in(emu_engine_clock(emu_engine_get()), &r->t, 0);
+	return 0;
+}
+
+/* ---- cma_resolve_ib_addr (an AF_IB destination) ---- */
+
+/* ib_find_cached_pkey: the P_Key is in the port's table (membership bit ignored). */
+static bool port_has_pkey(const struct emu_port *p, uint16_t pkey)
+{
+	for (size_t i = 0; i < p->npkeys; i++)
+		if ((p->pkeys[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+/* cma_resolve_ib_dev: the first port (RoCE ports have the AF_IB capability too) holding the
+ * destination's P_Key whose GID table has the destination GID itself, or, on an ACTIVE port,
+ * a GID of the same subnet prefix. The source address takes that GID (cma_translate_ib keeps
+ * its P_Key). Measured on rxe (docs/cma.md "AF_IB"): P_Key 0 finds nothing (ENODEV), 0x7fff
+ * and 0xffff find rxe's 0xffff; ::ffff:192.0.2.84 takes GID 1 by its zero prefix. The id has
+ * no bound netdev, so a RoCE route resolution then fails with ENODEV, as on rxe. */
+static int resolve_ib_dev(struct emu_cma_id *id)
+{
+	const struct emu_sockaddr_ib *dst = (const struct emu_sockaddr_ib *)&id->dst;
+	struct emu_sockaddr_ib *src = (struct emu_sockaddr_ib *)&id->src;
+	const struct emu_host *h = id->host;
+
+	for (size_t d = 0; d < h->ndevices; d++) {
+		for (unsigned pi = 0; pi < h->devices[d].nports; pi++) {
+			const struct emu_port *p = &h->devices[d].ports[pi];
+
+			if (!port_has_pkey(p, ntohs(dst->sib_pkey)))
+				continue;
+			for (size_t g = 0; g < p->ngids; g++) {
+				const uint8_t *gid = p->gids[g].raw;
+
+				if (memcmp(gid, dst->sib_addr, 16) &&
+				    (memcmp(gid, dst->sib_addr, 8) ||
+				     p->state != 4 /* IBV_PORT_ACTIVE */))
+					continue;
+				id->dev = (int)d;
+				id->port = (uint8_t)(pi + 1);
+				id->gid_index = (int)g;
+				id->pkey = ntohs(src->sib_pkey);
+				/* IB: the port's IPoIB netdev, as an AF_IB bind takes it */
+				id->netdev = -1;
+				for (size_t n = 0; p->link_layer == 1 && n < h->nnetdevs; n++)
+					if (h->netdevs[n].device == (int)d &&
+					    h->netdevs[n].port == pi + 1)
+						id->netdev = (int)n;
+				memcpy(src->sib_addr, gid, 16);
+				return 0;
+			}
+		}
+	}
+	return -ENODEV;
+}
+
+static void ib_done(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	struct addr_req *r = arg;
+
+	(void)clk;
+	(void)t;
+	if (r->id->state != EMU_CMA_ADDR_QUERY)
+		return;
+	emu_cma_trace("cma %u: AF_IB resolution done", r->id->handle);
+	emu_cma_addr_resolved(r->id, 0);
+}
+
+/* No neighbour lookup: the destination GID is the address, set at once; ADDR_RESOLVED comes
+ * from the work queue (a zero-delay timer, as for the loopback). */
+static int resolve_ib_addr(struct emu_cma_id *id, struct addr_req *r)
+{
+	if (id->dev < 0) {
+		int ret = resolve_ib_dev(id);
+
+		if (ret)
+			return ret;
+	}
+	memcpy(id->dgid, ((const struct emu_sockaddr_ib *)&id->dst)->sib_addr, 16);
+	id->dst_hw_len = 0;
+	id->hop_limit = 0;
+	if (emu_timer_pending(&r->t))
+		emu_timer_cancel(emu_engine_clock(emu_engine_get()), &r->t);
+	emu_timer_init(&r->t, ib_done, r);
 	emu_timer_arm_in(emu_engine_clock(emu_engine_get()), &r->t, 0);
 	return 0;
 }
@@ -203,6 +298,8 @@ static int resolve_addr(struct emu_cma_id *id, uint32_t timeout_ms)
 		return -ENOMEM;
 	if (emu_cma_any_addr(dst) || emu_cma_loopback_addr(dst))
 		return resolve_loopback(id, r);
+	if (dst->sa_family == 27 /* AF_IB */)
+		return resolve_ib_addr(id, r);
 	/* rdma_addr_cancel of an earlier request that ended through an error path */
 	if (r->neigh) {
 		emu_neigh_cancel(emu_engine_get(), r->neigh);

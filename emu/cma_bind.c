@@ -17,6 +17,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "emu/engine.h"
+#include "emu/neigh.h"
 #include "emu/pkt.h"
 #include "emu/prng.h"
 #include "emu/ucma.h"
@@ -25,13 +27,18 @@ struct emu_cma_bind {
 	uint16_t ps;
 	uint16_t port;
 	struct emu_list owners; /* struct emu_cma_id.bind_node */
-	struct emu_cma_bind *next;
+	struct emu_cma_ports *tbl; /* the table holding it */
+	struct emu_cma_bind *next; /* hash chain */
 };
 
 /* Port tables of one host. */
 struct emu_cma_ports {
 	const struct emu_host *host;
-	struct emu_cma_bind *binds;
+	/* bind lists hashed by (port space, port): the kernel's per-space IDR lookup is O(1),
+	 * and a scan here made ephemeral binds O(bound ports) */
+	struct emu_cma_bind **bucket;
+	size_t nbuckets; /* a power of two, or 0 before the first bind */
+	size_t nbinds;
 	struct emu_prng prng;   /* the random first port of cma_alloc_any_port */
 	bool seeded;
 	struct emu_cma_ports *next;
@@ -45,12 +52,15 @@ void emu_cma_reset(void)
 		struct emu_cma_ports *p = all_ports;
 
 		all_ports = p->next;
-		while (p->binds) {
-			struct emu_cma_bind *b = p->binds;
+		for (size_t i = 0; i < p->nbuckets; i++) {
+			while (p->bucket[i]) {
+				struct emu_cma_bind *b = p->bucket[i];
 
-			p->binds = b->next;
-			free(b);
+				p->bucket[i] = b->next;
+				free(b);
+			}
 		}
+		free(p->bucket);
 		free(p);
 	}
 }
@@ -108,6 +118,11 @@ bool emu_cma_loopback_addr(const struct sockaddr *sa)
 		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
 	case AF_INET6:
 		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	case 27: { /* AF_IB: ib_addr_loopback, ::1 */
+		static const uint8_t one[16] = { [15] = 1 };
+
+		return !memcmp(((const struct emu_sockaddr_ib *)sa)->sib_addr, one, 16);
+	}
 	default:
 		return false;
 	}
@@ -134,8 +149,12 @@ uint16_t emu_cma_port(const struct sockaddr *sa)
 		return ntohs(((const struct sockaddr_in *)sa)->sin_port);
 	case AF_INET6:
 		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
-	case 27: /* AF_IB: the port is the service ID's low 16 bits (cma_port) */
-		return (uint16_t)be64toh(((const struct emu_sockaddr_ib *)sa)->sib_sid);
+	case 27: { /* AF_IB: the low 16 bits of the service ID under its mask (cma_port), so a
+		    * mask without port bits means port 0: any port (measured on Linux 6.1) */
+		const struct emu_sockaddr_ib *sib = (const struct emu_sockaddr_ib *)sa;
+
+		return (uint16_t)(be64toh(sib->sib_sid) & be64toh(sib->sib_sid_mask));
+	}
 	default:
 		return 0;
 	}
@@ -172,28 +191,41 @@ static bool addr_equal(const struct sockaddr *a, const struct sockaddr *b)
 
 /* ---- device association ---- */
 
+/* Addresses looked at per netdev (more is not a configuration anyone tests). */
+#define EMU_CMA_MAX_NETDEV_ADDRS 32
+
 /* The netdev of h that carries address sa (rdma_translate_ip): its index, -2 for a loopback
  * address (the implicit "lo"), -1 when no netdev has it. An IPv6 link-local address must be on
  * the netdev its scope names. */
 static int netdev_of_addr(const struct emu_host *h, const struct sockaddr *sa, int bound_if)
 {
+	struct emu_engine *e = emu_engine_get();
+	size_t host = (size_t)(h - h->fabric->hosts);
+
 	if (emu_cma_loopback_addr(sa))
 		return -2;
+	/* the netdevs' addresses as they are now (rdmaemu_ctl_addr_add/del change them) */
 	for (size_t i = 0; i < h->nnetdevs; i++) {
-		const struct emu_netdev *nd = &h->netdevs[i];
+		struct sockaddr_storage addrs[EMU_CMA_MAX_NETDEV_ADDRS];
+		int n;
 
 		if (bound_if && emu_cma_ifindex(i) != bound_if)
 			continue;
-		for (size_t j = 0; j < nd->naddrs; j++) {
-			const struct emu_ifaddr *a = &nd->addrs[j];
+		n = e ? emu_neigh_addrs(e, host, (int)i, addrs, NULL, EMU_CMA_MAX_NETDEV_ADDRS) : -1;
+		if (n > EMU_CMA_MAX_NETDEV_ADDRS)
+			n = EMU_CMA_MAX_NETDEV_ADDRS;
+		for (int j = 0; j < n; j++) {
+			const struct sockaddr *a = (const struct sockaddr *)&addrs[j];
 
-			if (a->family != sa->sa_family)
+			if (a->sa_family != sa->sa_family)
 				continue;
-			if (a->family == AF_INET &&
-			    a->addr.v4.s_addr == ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			if (a->sa_family == AF_INET &&
+			    ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+				    ((const struct sockaddr_in *)sa)->sin_addr.s_addr)
 				return (int)i;
-			if (a->family == AF_INET6 &&
-			    !memcmp(&a->addr.v6, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16))
+			if (a->sa_family == AF_INET6 &&
+			    !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				    &((const struct sockaddr_in6 *)sa)->sin6_addr, 16))
 				return (int)i;
 		}
 	}
@@ -281,32 +313,82 @@ static int check_port(struct emu_cma_bind *b, struct emu_cma_id *id, bool reusea
 	return 0;
 }
 
+static size_t bind_hash(const struct emu_cma_ports *p, uint16_t ps, uint16_t port)
+{
+	uint32_t key = (uint32_t)ps << 16 | port;
+
+	return (size_t)((key * 2654435761u) >> 8) & (p->nbuckets - 1);
+}
+
 static struct emu_cma_bind *find_bind(struct emu_cma_ports *p, uint16_t ps, uint16_t port)
 {
-	for (struct emu_cma_bind *b = p->binds; b; b = b->next)
+	if (!p->nbuckets)
+		return NULL;
+	for (struct emu_cma_bind *b = p->bucket[bind_hash(p, ps, port)]; b; b = b->next)
 		if (b->ps == ps && b->port == port)
 			return b;
 	return NULL;
 }
 
+/* Doubles the buckets once there are as many binds as buckets (chains of ~1). */
+static int grow_binds(struct emu_cma_ports *p)
+{
+	size_t old = p->nbuckets, n = old ? old * 2 : 64;
+	struct emu_cma_bind **nb = calloc(n, sizeof *nb), **ob = p->bucket;
+
+	if (!nb)
+		return -ENOMEM;
+	p->bucket = nb;
+	p->nbuckets = n;
+	for (size_t i = 0; i < old; i++) {
+		while (ob[i]) {
+			struct emu_cma_bind *b = ob[i];
+			size_t h = bind_hash(p, b->ps, b->port);
+
+			ob[i] = b->next;
+			b->next = nb[h];
+			nb[h] = b;
+		}
+	}
+	free(ob);
+	return 0;
+}
+
 static void bind_port(struct emu_cma_bind *b, struct emu_cma_id *id)
 {
-	emu_cma_set_port((struct sockaddr *)&id->src, b->port);
+	if (id->src.ss_family == 27) {
+		/* cma_bind_port: the masked service ID with the port, and a full mask */
+		struct emu_sockaddr_ib *sib = (struct emu_sockaddr_ib *)&id->src;
+		uint64_t sid = be64toh(sib->sib_sid) & be64toh(sib->sib_sid_mask);
+
+		sib->sib_sid = htobe64(sid | b->port);
+		sib->sib_sid_mask = ~0ull;
+	} else {
+		emu_cma_set_port((struct sockaddr *)&id->src, b->port);
+	}
 	id->bind = b;
 	emu_list_add_tail(&b->owners, &id->bind_node);
 }
 
-static int alloc_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t port)
+static int alloc_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t ps,
+		      uint16_t port)
 {
-	struct emu_cma_bind *b = calloc(1, sizeof *b);
+	struct emu_cma_bind *b;
+	size_t h;
 
+	if (p->nbinds >= p->nbuckets && grow_binds(p))
+		return -ENOMEM;
+	b = calloc(1, sizeof *b);
 	if (!b)
 		return -ENOMEM;
-	b->ps = id->ps;
+	b->ps = ps;
 	b->port = port;
+	b->tbl = p;
 	emu_list_init(&b->owners);
-	b->next = p->binds;
-	p->binds = b;
+	h = bind_hash(p, b->ps, port);
+	b->next = p->bucket[h];
+	p->bucket[h] = b;
+	p->nbinds++;
 	bind_port(b, id);
 	return 0;
 }
@@ -322,10 +404,12 @@ void emu_cma_release_port(struct emu_cma_id *id)
 	id->bind = NULL;
 	if (!emu_list_empty(&b->owners))
 		return;
-	p = ports_of(id->host);
-	for (struct emu_cma_bind **pp = &p->binds; *pp; pp = &(*pp)->next) {
+	p = b->tbl;
+	for (struct emu_cma_bind **pp = &p->bucket[bind_hash(p, b->ps, b->port)]; *pp;
+	     pp = &(*pp)->next) {
 		if (*pp == b) {
 			*pp = b->next;
+			p->nbinds--;
 			break;
 		}
 	}
@@ -334,14 +418,14 @@ void emu_cma_release_port(struct emu_cma_id *id)
 
 /* cma_alloc_any_port: a random start in ip_local_port_range, then upwards, wrapping; the first
  * port without a bind list is taken. */
-static int alloc_any_port(struct emu_cma_ports *p, struct emu_cma_id *id)
+static int alloc_any_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t ps)
 {
 	unsigned remaining = EMU_CMA_PORT_HIGH - EMU_CMA_PORT_LOW + 1;
 	unsigned rover = EMU_CMA_PORT_LOW + (unsigned)emu_prng_below(&p->prng, remaining);
 
 	for (unsigned i = 0; i < remaining; i++) {
-		if (!find_bind(p, id->ps, (uint16_t)rover))
-			return alloc_port(p, id, (uint16_t)rover);
+		if (!find_bind(p, ps, (uint16_t)rover))
+			return alloc_port(p, id, ps, (uint16_t)rover);
 		if (++rover > EMU_CMA_PORT_HIGH)
 			rover = EMU_CMA_PORT_LOW;
 	}
@@ -360,36 +444,88 @@ static bool may_bind_privileged(void)
 	return d[CAP_NET_BIND_SERVICE / 32].effective & (1u << (CAP_NET_BIND_SERVICE % 32));
 }
 
+/* cma_select_inet_ps: an IP id's port space is its own. */
+static uint16_t select_inet_ps(const struct emu_cma_id *id)
+{
+	switch (id->ps) {
+	case EMU_CMA_PS_TCP: case EMU_CMA_PS_UDP: case EMU_CMA_PS_IPOIB: case EMU_CMA_PS_IB:
+		return id->ps;
+	default:
+		return 0;
+	}
+}
+
+/* The service-ID prefixes of the port spaces (RDMA_IB_IP_PS_*: the port space in bits 16-31)
+ * and the mask over them (RDMA_IB_IP_PS_MASK). */
+#define SID_PS(ps) ((uint64_t)(ps) << 16)
+#define SID_PS_MASK 0xFFFFFFFFFFFF0000ull
+
+/* cma_select_ib_ps: an AF_IB address's port space comes from its service ID under the mask;
+ * an RDMA_PS_IB id may take any of IB, TCP and UDP, a TCP or UDP id only its own. The chosen
+ * prefix is written into the address and the mask widened to cover it. 0: none fits. */
+static uint16_t select_ib_ps(struct emu_cma_id *id)
+{
+	struct emu_sockaddr_ib *sib = (struct emu_sockaddr_ib *)&id->src;
+	uint64_t mask = be64toh(sib->sib_sid_mask) & SID_PS_MASK;
+	uint64_t sid = be64toh(sib->sib_sid) & mask;
+	static const uint16_t order[] = { EMU_CMA_PS_IB, EMU_CMA_PS_TCP, EMU_CMA_PS_UDP };
+	uint16_t ps = 0;
+
+	for (size_t i = 0; i < sizeof order / sizeof order[0] && !ps; i++) {
+		if (id->ps != EMU_CMA_PS_IB && id->ps != order[i])
+			continue;
+		if (sid == (SID_PS(order[i]) & mask))
+			ps = order[i];
+	}
+	if (ps) {
+		uint16_t port = emu_cma_port((const struct sockaddr *)sib);
+
+		sib->sib_sid = htobe64(SID_PS(ps) | port);
+		sib->sib_sid_mask = htobe64(SID_PS_MASK | be64toh(sib->sib_sid_mask));
+	}
+	return ps;
+}
+
+/* cma_get_port: the port space (shared by AF_IB service IDs and IP ids of the same space),
+ * then the port: any, or the one asked for (cma_use_port). */
 static int get_port(struct emu_cma_id *id)
 {
 	struct emu_cma_ports *p = ports_of(id->host);
-	uint16_t snum = emu_cma_port((const struct sockaddr *)&id->src);
+	uint16_t ps, snum;
 	struct emu_cma_bind *b;
 	int ret;
 
 	if (!p)
 		return -ENOMEM;
-	switch (id->ps) {
-	case EMU_CMA_PS_TCP: case EMU_CMA_PS_UDP: case EMU_CMA_PS_IPOIB: case EMU_CMA_PS_IB:
-		break;
-	default:
+	ps = id->src.ss_family == 27 ? select_ib_ps(id) : select_inet_ps(id);
+	if (!ps)
 		return -EPROTONOSUPPORT;
-	}
+	snum = emu_cma_port((const struct sockaddr *)&id->src);
 	if (!snum)
-		return alloc_any_port(p, id);
+		return alloc_any_port(p, id, ps);
 	if (snum < EMU_CMA_PROT_SOCK && !may_bind_privileged())
 		return -EACCES;
-	b = find_bind(p, id->ps, snum);
+	b = find_bind(p, ps, snum);
 	if (!b)
-		return alloc_port(p, id, snum);
+		return alloc_port(p, id, ps, snum);
 	ret = check_port(b, id, id->reuseaddr);
 	if (!ret)
 		bind_port(b, id);
 	return ret;
 }
 
-/* AF_IB (cma_translate_addr + cma_acquire_dev_by_src_ip): the port of h whose GID table holds
- * the address; the P_Key comes from the address. The netdev is the port's IPoIB one, if any. */
+/* AF_IB (cma_translate_addr + cma_acquire_dev_by_src_ip): the InfiniBand port of h whose GID
+ * table holds the address; the P_Key comes from the address. The netdev is the port's IPoIB
+ * one, if any. An AF_IB address is an IB device address (ARPHRD_INFINIBAND), which
+ * cma_validate_port refuses on a RoCE port: binding rxe's own GID 0 or 1 as AF_IB fails with
+ * ENODEV on Linux 6.1 (lib/tests/afib_probe.c in scripts/rxe-vm, docs/cma.md "AF_IB"). */
+static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib);
+
+int emu_cma_bind_ib_dev(struct emu_cma_id *id)
+{
+	return bind_ib(id, (const struct emu_sockaddr_ib *)&id->src);
+}
+
 static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 {
 	const struct emu_host *h = id->host;
@@ -400,6 +536,8 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 		for (size_t pi = 0; pi < dev->nports; pi++) {
 			const struct emu_port *p = &dev->ports[pi];
 
+			if (p->link_layer != 1 /* IBV_LINK_LAYER_INFINIBAND */)
+				continue;
 			for (size_t g = 0; g < p->ngids; g++) {
 				if (memcmp(p->gids[g].raw, sib->sib_addr, 16))
 					continue;
@@ -534,8 +672,10 @@ struct emu_cma_id *emu_cma_find_listener(const struct emu_host *h, uint16_t ps, 
 		if (cur->state != EMU_CMA_LISTEN)
 			continue;
 		if (emu_cma_any_addr(a)) {
-			/* An AF_INET6 wildcard that is not AF_ONLY takes IPv4 requests too. */
-			if (a->sa_family == dst->sa_family || (!cur->afonly && a->sa_family == AF_INET6))
+			/* An AF_INET6 wildcard that is not AF_ONLY takes IPv4 requests too; an
+			 * AF_IB request only an AF_IB listener (cma_match_net_dev) */
+			if (a->sa_family == dst->sa_family ||
+			    (!cur->afonly && a->sa_family == AF_INET6 && dst->sa_family == AF_INET))
 				wild = wild ? wild : cur;
 			continue;
 		}

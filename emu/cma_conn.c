@@ -17,6 +17,7 @@
  * parameters: cma_rep_recv), exactly as with the real kernel. docs/cma.md, "Connections". */
 #include "config.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,22 @@ static int format_hdr(const struct emu_cma_id *id, uint8_t *p)
 	return emu_cma_hdr_pack(p, &h);
 }
 
+/* rdma_get_service_id: an AF_IB address carries its service ID, an IP one gives
+ * (port space << 16) + port. */
+static uint64_t service_id_of(const struct emu_cma_id *id, const struct sockaddr_storage *a)
+{
+	if (a->ss_family == 27 /* AF_IB */)
+		return be64toh(((const struct emu_sockaddr_ib *)a)->sib_sid);
+	return emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)a));
+}
+
+/* cma_user_data_offset: an AF_IB id sends no CMA header (its user may: ai_connect), so all of
+ * the REQ's 92 / SIDR_REQ's 216 bytes are the user's. */
+static size_t hdr_len_of(const struct emu_cma_id *id)
+{
+	return id->src.ss_family == 27 ? 0 : EMU_CMA_HDR_LEN;
+}
+
 static void cm_dst(const struct emu_cma_id *id, const struct emu_cm_path_rec *path,
 		   struct emu_cm_addr *dst)
 {
@@ -310,21 +327,23 @@ static int connect_ud(struct emu_cma_id *id, struct cma_conn *c,
 	uint8_t pd[EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE];
 	struct emu_cm_sidr_req_param r;
 
+	size_t off = hdr_len_of(id);
+
 	/* cma_resolve_ib_udp: header + user data, at most 216 bytes (-EINVAL) */
-	if (EMU_CMA_HDR_LEN + p->private_data_len > EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE)
+	if (off + p->private_data_len > EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	memset(pd, 0, sizeof pd);
-	if (format_hdr(id, pd))
+	if (off && format_hdr(id, pd))
 		return -EINVAL;
-	memcpy(pd + EMU_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	memcpy(pd + off, p->private_data, p->private_data_len);
 	memset(&r, 0, sizeof r);
 	r.path = &c->path;
 	cm_dst(id, &c->path, &r.dst);
-	r.service_id = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->dst));
+	r.service_id = service_id_of(id, &id->dst);
 	r.timeout_ms = 1u << (EMU_CMA_CM_RESPONSE_TIMEOUT - 8);
 	r.max_cm_retries = EMU_CMA_MAX_CM_RETRIES;
 	r.private_data = pd;
-	r.private_data_len = (uint8_t)(EMU_CMA_HDR_LEN + p->private_data_len);
+	r.private_data_len = (uint8_t)(off + p->private_data_len);
 	return emu_cm_send_sidr_req(c->cm, &r);
 }
 
@@ -334,17 +353,19 @@ static int connect_rc(struct emu_cma_id *id, struct cma_conn *c,
 	uint8_t pd[EMU_CM_REQ_PRIVATE_DATA_SIZE];
 	struct emu_cm_req_param r;
 
+	size_t off = hdr_len_of(id);
+
 	/* cma_connect_ib: header + user data, ib_send_cm_req refuses more than 92 bytes */
-	if (EMU_CMA_HDR_LEN + p->private_data_len > EMU_CM_REQ_PRIVATE_DATA_SIZE)
+	if (off + p->private_data_len > EMU_CM_REQ_PRIVATE_DATA_SIZE)
 		return -EINVAL;
 	memset(pd, 0, sizeof pd);
-	if (format_hdr(id, pd))
+	if (off && format_hdr(id, pd))
 		return -EINVAL;
-	memcpy(pd + EMU_CMA_HDR_LEN, p->private_data, p->private_data_len);
+	memcpy(pd + off, p->private_data, p->private_data_len);
 	memset(&r, 0, sizeof r);
 	r.primary_path = &c->path;
 	cm_dst(id, &c->path, &r.dst);
-	r.service_id = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->dst));
+	r.service_id = service_id_of(id, &id->dst);
 	r.qp_num = p->qp_num;
 	r.qp_type = EMU_CM_TRANSPORT_RC;
 	r.starting_psn = id->seq_num;
@@ -360,7 +381,7 @@ static int connect_rc(struct emu_cma_id *id, struct cma_conn *c,
 	r.ece_vendor_id = ece ? ece->vendor_id : 0;
 	r.ece_attr_mod = ece ? ece->attr_mod : 0;
 	r.private_data = pd;
-	r.private_data_len = (uint8_t)(EMU_CMA_HDR_LEN + p->private_data_len);
+	r.private_data_len = (uint8_t)(off + p->private_data_len);
 	/* what ib_cm remembers from its own REQ */
 	c->sq_psn = 0;
 	c->initiator_depth = r.initiator_depth;
@@ -404,8 +425,7 @@ static int op_connect(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p
 	else
 		emu_cma_trace("cma %u: %s sent (service 0x%llx)", id->handle,
 			      id->qp_type == QPT_UD ? "SIDR_REQ" : "REQ",
-			      (unsigned long long)emu_cma_service_id(
-				      id->ps, emu_cma_port((const struct sockaddr *)&id->dst)));
+			      (unsigned long long)service_id_of(id, &id->dst));
 	return ret;
 }
 
@@ -615,6 +635,26 @@ static void store_req_path(struct emu_cma_id *id, struct cma_conn *c, const stru
 
 /* cma_req_handler for a REQ or SIDR_REQ that reached one of our ib_cm listens. Non-zero: the
  * agent destroys the new cm id (REJ 28 / SIDR_REP REJECT, as ib_cm after a failed handler). */
+/* cma_save_ib_info from a REQ's primary path: the new id's own address is the GID the
+ * requester addressed (the path's remote GID), with the P_Key, the flow label and the service
+ * ID under a full mask; the peer's is the requester's GID. */
+static void afib_addrs(const struct emu_cm_msg *m, struct sockaddr_storage *own,
+		       struct sockaddr_storage *peer)
+{
+	struct emu_sockaddr_ib *o = (struct emu_sockaddr_ib *)own;
+	struct emu_sockaddr_ib *p = (struct emu_sockaddr_ib *)peer;
+
+	memset(own, 0, sizeof *own);
+	memset(peer, 0, sizeof *peer);
+	o->sib_family = p->sib_family = 27; /* AF_IB */
+	o->sib_pkey = p->sib_pkey = htons(m->pkey);
+	o->sib_flowinfo = p->sib_flowinfo = htonl(m->primary.flow_label);
+	memcpy(o->sib_addr, m->primary.remote_gid, 16);
+	memcpy(p->sib_addr, m->primary.local_gid, 16);
+	o->sib_sid = htobe64(m->service_id);
+	o->sib_sid_mask = ~0ull;
+}
+
 static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 {
 	struct cm_listen *l = emu_cm_id_context(ev->listen_id);
@@ -630,6 +670,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	struct cma_conn *c;
 	uint16_t ps = emu_cma_service_id_ps(m->service_id);
 	uint16_t port = emu_cma_service_id_port(m->service_id);
+	size_t off = EMU_CMA_HDR_LEN;
+	bool afib;
 	int nd;
 
 	(void)l;
@@ -640,11 +682,21 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 				h = &f->hosts[i];
 				break;
 			}
-	if (!h || !ev->private_data ||
-	    emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr))
+	if (!h || !ev->private_data)
 		return -EINVAL;
-	hdr_addr(&dst, &hdr, hdr.dst, port);
-	hdr_addr(&src, &hdr, hdr.src, hdr.port);
+	/* cma_get_net_dev: private data without an IP CMA header is an AF_IB request, which only
+	 * an AF_IB listener takes (cma_match_net_dev); its addresses come from the REQ's path
+	 * (cma_save_ib_info). A SIDR_REQ carries no path: not modelled, refused as before. */
+	afib = emu_cma_hdr_unpack(ev->private_data, ev->private_data_len, &hdr) != 0;
+	if (afib && sidr)
+		return -EINVAL;
+	if (afib) {
+		afib_addrs(m, &dst, &src);
+		off = 0;
+	} else {
+		hdr_addr(&dst, &hdr, hdr.dst, port);
+		hdr_addr(&src, &hdr, hdr.src, hdr.port);
+	}
 	listen = emu_cma_find_listener(h, ps, port, (const struct sockaddr *)&dst);
 	if (!listen || listen->state != EMU_CMA_LISTEN) {
 		emu_cma_trace("cma: %s for port %u: no listener for the address", sidr ? "SIDR_REQ" :
@@ -659,8 +711,12 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		return -ENOMEM;
 	memcpy(&id->src, &dst, sizeof dst);
 	memcpy(&id->dst, &src, sizeof src);
-	nd = netdev_of(h, (const struct sockaddr *)&dst);
-	c = emu_cma_acquire_dev(id, nd) ? NULL : conn_new(id, a);
+	if (afib) {
+		c = emu_cma_bind_ib_dev(id) ? NULL : conn_new(id, a);
+	} else {
+		nd = netdev_of(h, (const struct sockaddr *)&dst);
+		c = emu_cma_acquire_dev(id, nd) ? NULL : conn_new(id, a);
+	}
 	if (!c) {
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
@@ -677,8 +733,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		memcpy(c->path.dgid, ev->src->gid, 16);
 		c->path.dlid = ev->src->lid;
 		c->path.hop_limit = 64;
-		r.param.ud.private_data_len = EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE - EMU_CMA_HDR_LEN;
-		memcpy(r.param.ud.private_data, ev->private_data + EMU_CMA_HDR_LEN,
+		r.param.ud.private_data_len = (uint8_t)(EMU_CM_SIDR_REQ_PRIVATE_DATA_SIZE - off);
+		memcpy(r.param.ud.private_data, ev->private_data + off,
 		       r.param.ud.private_data_len);
 	} else {
 		store_req_path(id, c, m);
@@ -689,9 +745,9 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		c->retry_count = m->retry_count;
 		c->rnr_retry_count = m->rnr_retry_count;
 		/* cma_set_req_event_data */
-		r.param.conn.private_data_len = EMU_CMA_REQ_USER_PRIVATE_DATA;
-		memcpy(r.param.conn.private_data, ev->private_data + EMU_CMA_HDR_LEN,
-		       EMU_CMA_REQ_USER_PRIVATE_DATA);
+		r.param.conn.private_data_len = (uint8_t)(EMU_CM_REQ_PRIVATE_DATA_SIZE - off);
+		memcpy(r.param.conn.private_data, ev->private_data + off,
+		       r.param.conn.private_data_len);
 		r.param.conn.responder_resources = m->initiator_depth;
 		r.param.conn.initiator_depth = m->responder_resources;
 		r.param.conn.flow_control = m->end_to_end_flow_control;
@@ -951,7 +1007,7 @@ static void listen_put(struct cm_listen *l)
 static int op_listen(struct emu_cma_id *id)
 {
 	struct cma_cm *cc = cma_cm_get();
-	uint64_t sid = emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)&id->src));
+	uint64_t sid = service_id_of(id, &id->src);
 	struct cma_listen_ids *ls;
 	size_t first, last;
 	int ret;

@@ -187,6 +187,7 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id)
 {
 	struct emu_list *pos, *tmp;
+	bool dropped = false;
 
 restart:
 	emu_list_for_each_safe(pos, tmp, &f->events) {
@@ -199,6 +200,7 @@ restart:
 			continue;
 		emu_list_del(&ev->node);
 		f->nevents--;
+		dropped = true;
 		free(ev);
 		if (conn) {
 			/* the nested destroy edits this list too: walk it again */
@@ -206,7 +208,8 @@ restart:
 			goto restart;
 		}
 	}
-	if (!f->nevents)
+	/* the 1->0 edge only: an empty queue's fd is clear already (a syscall per destroy) */
+	if (dropped && !f->nevents)
 		emu_engine_fd_clear(f->fd);
 }
 
@@ -290,6 +293,9 @@ int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
 		if (dst->sa_family == AF_INET6)
 			((struct sockaddr_in6 *)&zero)->sin6_scope_id =
 				((const struct sockaddr_in6 *)dst)->sin6_scope_id;
+		else if (dst->sa_family == 27) /* AF_IB: the wildcard takes dst's P_Key */
+			((struct emu_sockaddr_ib *)&zero)->sib_pkey =
+				((const struct emu_sockaddr_ib *)dst)->sib_pkey;
 		src = (const struct sockaddr *)&zero;
 	}
 	if (id->state == EMU_CMA_IDLE) {

@@ -133,6 +133,11 @@ static void ib_mgid(const struct emu_cma_id *id, const struct sockaddr *a, uint8
 	memset(mgid, 0, 16);
 	if (emu_cma_any_addr(a) || emu_cma_loopback_addr(a))
 		return;
+	if (a->sa_family == 27 /* AF_IB */) {
+		/* cma_set_mgid: an AF_IB group address is the MGID itself */
+		memcpy(mgid, ((const struct emu_sockaddr_ib *)a)->sib_addr, 16);
+		return;
+	}
 	if (a->sa_family == AF_INET6) {
 		const uint8_t *g = ((const struct sockaddr_in6 *)a)->sin6_addr.s6_addr;
 

@@ -4,9 +4,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "emu/engine.h"
@@ -28,7 +30,11 @@ int emu_engine_fd_signal(int fd)
 	}
 }
 
-int emu_engine_fd_clear(int fd)
+/* Kernels without RWF_NOWAIT on eventfds (before 5.9's read_iter conversion) answer
+ * EOPNOTSUPP: those look with poll() first, two syscalls instead of one. */
+static bool fd_nowait_unsupported; /* only ever set; atomic: any thread may clear an fd */
+
+static int fd_clear_poll(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t v;
@@ -48,4 +54,25 @@ int emu_engine_fd_clear(int fd)
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+int emu_engine_fd_clear(int fd)
+{
+	uint64_t v;
+	struct iovec io = { .iov_base = &v, .iov_len = sizeof(v) };
+
+	/* One non-blocking read whatever O_NONBLOCK the application set on the fd: the counter
+	 * is drained, or EAGAIN says it already was (nobody else should read it, but a read
+	 * must never block the engine). */
+	while (!__atomic_load_n(&fd_nowait_unsupported, __ATOMIC_RELAXED)) {
+		if (preadv2(fd, &io, 1, -1, RWF_NOWAIT) == (ssize_t)sizeof(v))
+			return 0;
+		if (errno == EAGAIN)
+			return 0;
+		if (errno == EOPNOTSUPP || errno == EINVAL)
+			__atomic_store_n(&fd_nowait_unsupported, true, __ATOMIC_RELAXED);
+		else if (errno != EINTR)
+			return -errno;
+	}
+	return fd_clear_poll(fd);
 }

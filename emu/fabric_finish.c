@@ -838,6 +838,18 @@ static int roce_gids(struct emu_loader *L)
 								"%zu GIDs but a table of %u", p + 1,
 								ho->devices[d].name, po->ngids,
 								po->gid_tbl_len);
+				/* room for the whole table: entries come and go with the netdev's
+				 * addresses (emu/roce_gid.c) and must never move under a reader */
+				if (po->gid_tbl_len) {
+					struct emu_gid *all = calloc(po->gid_tbl_len, sizeof(*all));
+
+					if (!all)
+						return nomem(L);
+					if (po->ngids)
+						memcpy(all, po->gids, po->ngids * sizeof(*all));
+					free(po->gids);
+					po->gids = all;
+				}
 			}
 	}
 	return 0;

@@ -356,7 +356,8 @@ void emu_gsi_send_complete(struct emu_gsi_send *s, int status, const struct emu_
 						      : "error");
 	if (s->done)
 		s->done(s, status, resp, s->ctx);
-	free(s->msg);
+	if (s->msg != (uint8_t *)(s + 1))
+		free(s->msg);
 	free(s);
 }
 
@@ -417,8 +418,11 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 		rc = -EINVAL;
 		goto fail;
 	}
-	s = calloc(1, sizeof(*s));
-	if (!s || !(s->msg = calloc(1, len > EMU_MAD_LEN ? len : EMU_MAD_LEN))) {
+	/* a single MAD rides in the send's own allocation (one malloc a MAD, not two) */
+	s = calloc(1, sizeof(*s) + (len > EMU_MAD_LEN ? 0 : EMU_MAD_LEN));
+	if (s)
+		s->msg = len > EMU_MAD_LEN ? calloc(1, len) : (uint8_t *)(s + 1);
+	if (!s || !s->msg) {
 		free(s);
 		rc = -ENOMEM;
 		goto fail;
@@ -440,10 +444,11 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 	emu_timer_init(&s->timer, send_timer, s);
 	emu_list_add_tail(&a->sends, &s->link);
 	s->rmpp = rmpp;
-	emu_gsi_trace("send tid 0x%016llx: class 0x%02x %s attr 0x%04x, %zu bytes to LID %u QP %u, "
-		      "timeout %u ms, %u retries",
-		      (unsigned long long)s->tid, s->mgmt_class, emu_mad_method_name(mad[3]),
-		      emu_be16_get(mad + 16), len, to->lid, s->to.qpn, timeout_ms, retries);
+	if (emu_gsi_trace_on()) /* its arguments cost lookups: only when traced */
+		emu_gsi_trace("send tid 0x%016llx: class 0x%02x %s attr 0x%04x, %zu bytes to "
+			      "LID %u QP %u, timeout %u ms, %u retries",
+			      (unsigned long long)s->tid, s->mgmt_class, emu_mad_method_name(mad[3]),
+			      emu_be16_get(mad + 16), len, to->lid, s->to.qpn, timeout_ms, retries);
 	if (s->rmpp) {
 		s->nsegs = emu_gsi_rmpp_nsegs(s->mgmt_class, len);
 		s->newwin = 1;

@@ -64,7 +64,7 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 
 /* rxe_net.c's loopback (prepare4/6 set RXE_LOOPBACK_MASK when the source and destination
  * addresses are equal; rxe_loopback hands the skb to rxe_rcv): a MAD a RoCE port addresses to
- * one of its own GIDs never reaches the wire and comes back into this port's QP1, at the same
+ * one of its own GIDs (an IB port: to one of its own LIDs) never reaches the wire and comes back into this port's QP1, at the same
  * virtual instant but after the sender's call returns (the kernel's receive is a softirq). */
 struct gsi_loop {
 	struct emu_list node;
@@ -153,6 +153,11 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		}
 		a.sport = emu_roce_sport_rxe(1);
 	} else {
+		/* An IB CA loops a packet for one of its own LIDs (base LID .. + 2^LMC - 1) back
+		 * to itself instead of sending it into the subnet: the CM connects to the host's
+		 * own IPoIB address as on RoCE. A switch's management port never does. */
+		local = !p->is_switch && p->info.lid && to->lid >= p->info.lid &&
+			(unsigned)(to->lid - p->info.lid) < (1u << p->info.lmc);
 		a.slid = p->info.lid;
 		a.dlid = to->lid;
 		a.sl = to->sl;
@@ -171,13 +176,14 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	if (rc)
 		return rc;
 	p->cnt.sent++;
-	emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",
-		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
-		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
-		      emu_gsi_class_is_rmpp(mad[1]) && (mad[26] & EMU_RMPP_FLAG_ACTIVE)
-			      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
-			      : "",
-		      to->lid);
+	if (emu_gsi_trace_on())
+		emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",
+			      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+			      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+			      emu_gsi_class_is_rmpp(mad[1]) && (mad[26] & EMU_RMPP_FLAG_ACTIVE)
+				      ? (mad[25] == EMU_RMPP_TYPE_ACK ? " RMPP ACK" : " RMPP DATA")
+				      : "",
+			      to->lid);
 	if (local)
 		emu_gsi_trace("xmit: to the port's own GID: looped back");
 	return 0;
@@ -294,10 +300,11 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 			memcpy(r.from.gid, frame + pi.ip_off + 8, 16);
 		}
 	}
-	emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
-		      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
-		      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
-		      r.from.lid);
+	if (emu_gsi_trace_on())
+		emu_gsi_trace("rx class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx from LID %u",
+			      mad[1], emu_mad_method_name(mad[3]), emu_be16_get(mad + 16),
+			      emu_be16_get(mad + 4), (unsigned long long)emu_be64_get(mad + 8),
+			      r.from.lid);
 	a = find_agent(p, mad);
 	if (!a) {
 		p->cnt.dropped_no_agent++;

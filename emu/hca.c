@@ -299,6 +299,11 @@ struct emu_obj *emu_hca_obj_find_locked(struct emu_hca *hca, enum emu_obj_type t
 	return index < p->nslots ? p->slots[index] : NULL;
 }
 
+uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type)
+{
+	return (unsigned)type < EMU_OBJ_NTYPES ? (uint32_t)hca->pools[type].nslots : 0;
+}
+
 unsigned emu_hca_obj_count(struct emu_hca *hca, enum emu_obj_type type)
 {
 	unsigned n;

@@ -124,6 +124,9 @@ struct emu_obj *emu_hca_obj_find_locked(struct emu_hca *hca, enum emu_obj_type t
 					uint32_t index);
 /* Number of live objects of a type (all contexts). */
 unsigned emu_hca_obj_count(struct emu_hca *hca, enum emu_obj_type type);
+/* Upper bound of the indices of the type's objects (to walk them with
+ * emu_hca_obj_find_locked). HCA mutex held. */
+uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type);
 
 /* Objects are allocated by the caller, usually embedded in the verbs-side object (as rdma-core's
  * providers embed struct ibv_pd in their own), zeroed, with obj.destroy set to what frees the

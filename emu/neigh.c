@@ -12,6 +12,7 @@
 #include "emu/trace.h"
 #include "emu/engine_ext.h"
 #include "emu/neigh_priv.h"
+#include "emu/roce_gid.h"
 
 const struct emu_neigh_parms emu_neigh_default_parms = {
 	/* net/ipv4/arp.c arp_tbl and net/ipv6/ndisc.c nd_tbl: the same defaults */
@@ -180,6 +181,12 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 	if (emu_engine_ext_set(e, &neigh_ext_type, n)) {
 		neigh_free(n);
 		goto nomem;
+	}
+	/* the core's roce_gid_mgmt listens to the netdevs from the start */
+	ret = emu_roce_gid_attach(e);
+	if (ret) {
+		errno = -ret;
+		return NULL;
 	}
 	return n;
 

@@ -37,6 +37,18 @@ static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr 
 		 * netlink (RDMA_NL_LS_OP_IP_RESOLVE, which ibacm answers); with no listener,
 		 * ib_nl_fetch_ha() says -EADDRNOTAVAIL. The ibacm answer is not modelled. */
 		return -EADDRNOTAVAIL;
+	} else if (d && !d->ipoib && emu_neigh_is_mcast(dst->sa_family, nexthop)) {
+		/* arp_mc_map / ndisc_mc_map: a multicast group's MAC, never solicited
+		 * (01:00:5e + the low 23 bits; 33:33 + the low 32 bits) */
+		if (dst->sa_family == AF_INET) {
+			const uint8_t mc[6] = { 0x01, 0x00, 0x5e, nexthop[1] & 0x7f, nexthop[2],
+						nexthop[3] };
+
+			memcpy(r->dst_hw, mc, sizeof(mc));
+		} else {
+			r->dst_hw[0] = r->dst_hw[1] = 0x33;
+			memcpy(r->dst_hw + 2, nexthop + 12, 4);
+		}
 	} else if (d && d->noarp) {
 		/* arp_constructor: a NOARP netdev's neighbours carry the netdev's own address
 		 * (measured on the reference VM: a RoCE path to a silent address behind the

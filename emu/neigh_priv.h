@@ -89,6 +89,11 @@ struct neigh_dev *emu_neigh_dev(struct emu_neigh *n, size_t host, int netdev);
 /* Whether addr (family's bytes) is an address of host h on an up netdev; *dev gets it. */
 bool emu_neigh_is_local(const struct neigh_host *h, int family, const void *addr,
 			struct neigh_dev **dev);
+/* An IPv4 (224.0.0.0/4) or IPv6 (ff00::/8) multicast address. */
+static inline bool emu_neigh_is_mcast(int family, const uint8_t *addr)
+{
+	return family == AF_INET ? (addr[0] & 0xf0) == 0xe0 : addr[0] == 0xff;
+}
 /* "192.0.2.66" / "fe80::1" */
 const char *emu_neigh_ntop(int family, const void *addr, char *buf, size_t len);
 size_t emu_neigh_alen(int family);

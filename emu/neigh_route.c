@@ -5,7 +5,8 @@
  *  - otherwise the longest matching prefix among the connected subnets of the up netdevs (their
  *    addresses) and the host's `route` lines whose netdev is up; on a tie the connected route
  *    wins, then fabric order; nothing matches => -ENETUNREACH (there is no default route unless
- *    the fabric gives one);
+ *    the fabric gives one), except for a multicast destination with a local source, which
+ *    leaves the source's netdev;
  *  - IPv6 link-local destinations (fe80::/10) go out of the netdev of the scope id
  *    (sin6_scope_id = netdev index + 2, lo being 1) or, without one, of the first up netdev
  *    with an IPv6 link-local address (the kernel would pick among several devices' fe80::/64
@@ -230,6 +231,14 @@ int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockad
 		best_len = rt->prefixlen;
 		best_gw = rt->has_gateway ? (const uint8_t *)&rt->gateway : NULL;
 		best_src = NULL;
+	}
+	if (!best_dev && sa && emu_neigh_is_mcast(family, da) &&
+	    emu_neigh_is_local(nh, family, sa, &ld)) {
+		/* ip_route_output_key with a multicast destination and a local source (rdma_cm's
+		 * bound id, whose bound_dev_if is the source's netdev): no route needed, out of
+		 * the source's netdev (__ip_dev_find, or fib_lookup's "assume on link" with an
+		 * oif) */
+		best_dev = ld;
 	}
 	if (!best_dev)
 		return -ENETUNREACH;

@@ -317,6 +317,13 @@ uint32_t emu_crc32(uint32_t crc, const void *p, size_t n);
  * all ones, result complemented (7.8.2). Over the LRH through the ICRC. */
 uint16_t emu_vcrc16(const void *p, size_t n);
 
+/* Frames this thread built (emu/pkt_known.c): emu_pkt_build notes every frame it finishes,
+ * emu_pkt_parse skips the ICRC and VCRC checks of a frame equal byte for byte to one noted
+ * (its CRCs are the builder's own over these bytes). Frames up to EMU_PKT_KNOWN_MAX bytes. */
+#define EMU_PKT_KNOWN_MAX 512
+void emu_pkt_known_note(const uint8_t *frame, size_t len);
+bool emu_pkt_known(const uint8_t *frame, size_t len);
+
 /* ---- packets (emu/pkt_hdr.c) ---- */
 
 /* Errors of emu_pkt_parse (and the builders), as negative errno values. */

@@ -222,26 +222,33 @@ static void put_net(uint8_t *buf, const struct emu_pkt_addr *a, const struct emu
 	emu_udp_put(buf + in->udp_off, &udp);
 }
 
-ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
-			     const struct emu_bth *bth, const struct emu_pkt_ext *ext, size_t paylen,
-			     struct emu_pkt_info *info)
+/* The layout of a packet with paylen data bytes and its length on the wire, checked against
+ * the length fields and cap; a negative errno otherwise. Done once a packet: emu_pkt_build
+ * used to lay it out three times (frame length, payload offset, finish). */
+static ssize_t plan(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen, size_t cap,
+		    struct emu_pkt_info *in)
 {
-	struct emu_pkt_info in;
-	struct emu_bth b;
 	size_t len;
-	int ret;
+	int ret = layout(a, opcode, in);
 
-	if (!buf || !bth)
-		return -EINVAL;
-	ret = layout(a, bth->opcode, &in);
 	if (ret)
 		return ret;
-	if (paylen > max_paylen(&in) || (paylen && !(in.mask & EMU_PKT_PAYLOAD)))
+	if (paylen > max_paylen(in) || (paylen && !(in->mask & EMU_PKT_PAYLOAD)))
 		return -EMSGSIZE;
-	layout_len(&in, paylen);
-	len = wire_len(&in);
+	layout_len(in, paylen);
+	len = wire_len(in);
 	if (cap < len)
 		return -EMSGSIZE;
+	return (ssize_t)len;
+}
+
+/* Everything but the payload, on a planned layout. */
+static ssize_t finish(uint8_t *buf, size_t len, const struct emu_pkt_addr *a,
+		      const struct emu_bth *bth, const struct emu_pkt_ext *ext,
+		      struct emu_pkt_info in, struct emu_pkt_info *info)
+{
+	size_t paylen = in.paylen;
+	struct emu_bth b;
 
 	/* pad bytes (zero, 9.2.3) and Ethernet padding */
 	memset(buf + in.hdr_off[EMU_PKT_H_PAYLOAD] + paylen, 0, in.pad);
@@ -270,26 +277,38 @@ ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr
 		buf[in.vcrc_off] = (uint8_t)v;
 		buf[in.vcrc_off + 1] = (uint8_t)(v >> 8);
 	}
+	emu_pkt_known_note(buf, len);
 	if (info)
 		*info = in;
 	return (ssize_t)len;
+}
+
+ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
+			     const struct emu_bth *bth, const struct emu_pkt_ext *ext, size_t paylen,
+			     struct emu_pkt_info *info)
+{
+	struct emu_pkt_info in;
+	ssize_t len;
+
+	if (!buf || !bth)
+		return -EINVAL;
+	len = plan(a, bth->opcode, paylen, cap, &in);
+	return len < 0 ? len : finish(buf, (size_t)len, a, bth, ext, in, info);
 }
 
 ssize_t emu_pkt_build(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
 		      const struct emu_bth *bth, const struct emu_pkt_ext *ext, const void *payload,
 		      size_t paylen, struct emu_pkt_info *info)
 {
-	ssize_t len, off;
+	struct emu_pkt_info in;
+	ssize_t len;
 
 	if (!buf || !bth || (paylen && !payload))
 		return -EINVAL;
-	len = emu_pkt_frame_len(a, bth->opcode, paylen);
+	len = plan(a, bth->opcode, paylen, cap, &in);
 	if (len < 0)
 		return len;
-	if ((size_t)len > cap)
-		return -EMSGSIZE;
-	off = emu_pkt_payload_offset(a, bth->opcode);
 	if (paylen)
-		memmove(buf + off, payload, paylen);
-	return emu_pkt_build_finish(buf, cap, a, bth, ext, paylen, info);
+		memmove(buf + in.hdr_off[EMU_PKT_H_PAYLOAD], payload, paylen);
+	return finish(buf, (size_t)len, a, bth, ext, in, info);
 }

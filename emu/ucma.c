@@ -13,8 +13,10 @@
 
 #include "emu/pkt.h"
 #include "emu/engine.h"
+#include "emu/link.h"
 #include "emu/process.h"
 #include "emu/ucma.h"
+#include "emu/ucma_link.h"
 
 /* ---- files ---- */
 
@@ -29,6 +31,15 @@ static struct emu_ucma_file *file_of(int fd)
 int emu_ucma_open(void)
 {
 	const struct emu_host *h = emu_process_cm_host();
+
+	/* under rdmaemud the kernel side lives in the daemon (emu/ucma_link.h) */
+	if (h && emu_link_active())
+		return emu_ucma_link_open(h);
+	return emu_ucma_open_host(h);
+}
+
+int emu_ucma_open_host(const struct emu_host *h)
+{
 	struct emu_engine *e = emu_engine_get();
 	struct emu_ucma_file *f;
 	int fd;
@@ -71,9 +82,12 @@ int emu_ucma_open(void)
 
 bool emu_ucma_is_file(int fd)
 {
-	struct emu_engine *e = emu_engine_get();
+	struct emu_engine *e;
 	bool ret;
 
+	if (emu_link_active())
+		return emu_ucma_link_is_file(fd);
+	e = emu_engine_get();
 	if (!e)
 		return false;
 	emu_engine_lock(e);
@@ -84,9 +98,12 @@ bool emu_ucma_is_file(int fd)
 
 int emu_ucma_close(int fd)
 {
-	struct emu_engine *e = emu_engine_get();
+	struct emu_engine *e;
 	struct emu_ucma_file *f;
 
+	if (emu_link_active())
+		return emu_ucma_link_close(fd);
+	e = emu_engine_get();
 	if (e) {
 		emu_engine_lock(e);
 		f = file_of(fd);
@@ -343,6 +360,10 @@ static int query_gid(struct emu_cma_id *id, void *out, size_t out_len)
 	for (int side = 0; side < 2; side++) {
 		const struct sockaddr *a = (const struct sockaddr *)(side ? &id->dst : &id->src);
 
+		if (a->sa_family == 27) { /* AF_IB: the address itself (ucma_query_gid) */
+			memcpy(side ? (void *)&resp.dst_addr : (void *)&resp.src_addr, a, sizeof sib);
+			continue;
+		}
 		memset(&sib, 0, sizeof sib);
 		sib.sib_family = 27; /* AF_IB */
 		sib.sib_pkey = htons(id->dev >= 0 ? id->pkey : 0);
@@ -520,6 +541,54 @@ static int cmd_init_qp_attr(struct emu_ucma_file *f, const void *in, size_t in_l
 	return 0;
 }
 
+/* rdmaemud serves files for other processes: it never sleeps in a GET_EVENT (its client
+ * sleeps in poll() on the file's eventfd and asks again). */
+static bool ucma_nowait;
+
+void emu_ucma_set_nowait(bool on)
+{
+	ucma_nowait = on;
+}
+
+bool emu_ucma_file_ready(int fd)
+{
+	struct emu_engine *e = emu_engine_get();
+	struct emu_ucma_file *f;
+	bool ret;
+
+	if (!e)
+		return false;
+	emu_engine_lock(e);
+	f = file_of(fd);
+	ret = f && !emu_list_empty(&f->events);
+	emu_engine_unlock(e);
+	return ret;
+}
+
+int emu_ucma_file_stats(int fd, unsigned *nids, unsigned *nlisten, unsigned *nmcs)
+{
+	struct emu_engine *e = emu_engine_get();
+	struct emu_ucma_file *f;
+	struct emu_list *ip, *mp;
+
+	if (!e)
+		return -ENODEV;
+	emu_engine_lock(e);
+	f = file_of(fd);
+	*nids = *nlisten = *nmcs = 0;
+	if (f)
+		for (ip = f->ids.next; ip != &f->ids; ip = ip->next) {
+			struct emu_cma_id *id = emu_list_entry(ip, struct emu_cma_id, file_node);
+
+			++*nids;
+			*nlisten += id->state == EMU_CMA_LISTEN;
+			for (mp = id->mcs.next; mp != &id->mcs; mp = mp->next)
+				++*nmcs;
+		}
+	emu_engine_unlock(e);
+	return f ? 0 : -EBADF;
+}
+
 static bool file_has_event(void *arg)
 {
 	return !emu_list_empty(&((struct emu_ucma_file *)arg)->events);
@@ -540,7 +609,7 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 		int fl = fcntl(f->fd, F_GETFL);
 		int ret;
 
-		if (fl >= 0 && (fl & O_NONBLOCK))
+		if ((fl >= 0 && (fl & O_NONBLOCK)) || ucma_nowait)
 			return -EAGAIN;
 		ret = emu_engine_wait(emu_engine_get(), "rdma_get_cm_event", file_has_event, f,
 				      EMU_ENGINE_FOREVER);
@@ -845,21 +914,28 @@ ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
 	struct emu_ucma_file *f;
 	int ret;
 
-	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+	if (emu_link_active())
+		return emu_ucma_link_write(fd, buf, len);
+	if (fd < 0)
 		return -EBADF;
 	e = emu_engine_get();
-	if (!e)
-		return -EINVAL;
-	if (len < sizeof hdr)
-		return -EINVAL;
-	memcpy(&hdr, buf, sizeof hdr);
-	if (hdr.cmd >= EMU_UCMA_NCMDS)
-		return -EINVAL;
-	if (hdr.in + sizeof hdr > len)
-		return -EINVAL;
-	emu_engine_lock(e);
-	f = file_of(fd);
+	/* An fd of ours is open (closing it goes through emu_ucma_close): only another fd needs
+	 * the fcntl that tells a closed one (EBADF) from a file that is no rdma_cm (EINVAL). */
+	if (e) {
+		emu_engine_lock(e);
+		f = file_of(fd);
+		if (!f)
+			emu_engine_unlock(e);
+	} else {
+		f = NULL;
+	}
 	if (!f)
+		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
+	if (len < sizeof hdr)
+		ret = -EINVAL;
+	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
+		ret = -EINVAL;
+	else if (hdr.in + sizeof hdr > len)
 		ret = -EINVAL;
 	else if (!cmd_table[hdr.cmd])
 		ret = -ENOSYS;

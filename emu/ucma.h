@@ -8,6 +8,19 @@
 
 #include "emu/cma.h"
 
+/* ---- for rdmaemud (emu/daemon/ucma_srv.c), which serves files for other processes ------ */
+
+/* emu_ucma_open for host h (not the calling process's). */
+int emu_ucma_open_host(const struct emu_host *h);
+/* on: a GET_EVENT on an empty file answers EAGAIN even on a blocking fd (the daemon never
+ * sleeps for a client). */
+void emu_ucma_set_nowait(bool on);
+/* Whether fd is an rdma_cm file with at least one event queued. */
+bool emu_ucma_file_ready(int fd);
+/* How many ids the file holds, how many of them listen, how many multicast memberships they
+ * hold (rdmaemud's status). 0 or -EBADF. */
+int emu_ucma_file_stats(int fd, unsigned *nids, unsigned *nlisten, unsigned *nmcs);
+
 /* ---- internal to emu/ucma*.c and emu/cma*.c ------------------------------------------- */
 
 struct emu_ucma_event {

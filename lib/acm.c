@@ -16,9 +16,11 @@
  * error) its reply has a non-zero status and the library ignores the whole reply: no route,
  * no source. The waits run on the virtual clock.
  *
+ * With a route, the AF_IB entry with ai_connect goes in front of the result (lib/gai_afib.c),
+ * since the emulated kernel takes AF_IB as Linux 6.1 does.
+ *
  * NOT EMULATED: the acm.h socket protocol itself (conformance rows ACM-79..88 observe its
- * bytes) and the AF_IB entry with ai_connect (ACM-89: needs an AF_IB-capable kernel, which
- * the emulated rdma_cm is not). */
+ * bytes). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -168,16 +170,44 @@ static int acm_resolve_path(const struct emu_host *h, const struct emu_netdev *n
 	return 0;
 }
 
-void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo *rai,
+/* ucma_ib_save_resp's source address: ibacm's choice, unless the result has one. */
+static void save_source(struct rdma_addrinfo *rai, int family, const struct emu_ifaddr *src)
+{
+	if (rai->ai_src_len)
+		return; /* a source the caller gave (or the lookup found) is kept */
+
+	/* ibacm failures are silent in the real library: out of memory just means no source. */
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = calloc(1, sizeof(*sin));
+
+		if (!sin)
+			return;
+		sin->sin_family = AF_INET;
+		sin->sin_addr = src->addr.v4;
+		rai->ai_src_addr = (struct sockaddr *)sin;
+		rai->ai_src_len = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = calloc(1, sizeof(*sin6));
+
+		if (!sin6)
+			return;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = src->addr.v6;
+		rai->ai_src_addr = (struct sockaddr *)sin6;
+		rai->ai_src_len = sizeof(*sin6);
+	}
+}
+
+void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo **raip,
 		     const struct rdma_addrinfo *hints)
 {
+	struct rdma_addrinfo *rai = *raip;
 	const struct emu_ifaddr *src;
 	const struct emu_netdev *ndp;
 	struct ibv_path_data *route = NULL;
 	const void *dst;
 	int family, nd;
 
-	(void)hints;
 	if (!h->acm || !rai->ai_dst_addr)
 		return;
 	family = rai->ai_dst_addr->sa_family;
@@ -204,27 +234,7 @@ void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo *rai,
 		rai->ai_route = route;
 		rai->ai_route_len = sizeof(*route);
 	}
-	if (rai->ai_src_len)
-		return; /* a source the caller gave (or the lookup found) is kept */
-
-	/* ibacm failures are silent in the real library: out of memory just means no source. */
-	if (family == AF_INET) {
-		struct sockaddr_in *sin = calloc(1, sizeof(*sin));
-
-		if (!sin)
-			return;
-		sin->sin_family = AF_INET;
-		sin->sin_addr = src->addr.v4;
-		rai->ai_src_addr = (struct sockaddr *)sin;
-		rai->ai_src_len = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = calloc(1, sizeof(*sin6));
-
-		if (!sin6)
-			return;
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = src->addr.v6;
-		rai->ai_src_addr = (struct sockaddr *)sin6;
-		rai->ai_src_len = sizeof(*sin6);
-	}
+	save_source(rai, family, src);
+	if (cma_af_ib_support() && !(hints->ai_flags & RAI_ROUTEONLY) && rai->ai_route_len)
+		cma_resolve_af_ib(raip);
 }

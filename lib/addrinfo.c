@@ -235,7 +235,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	}
 
 	if (!(rai->ai_flags & RAI_PASSIVE))
-		cma_acm_resolve(h, rai, hints);
+		cma_acm_resolve(h, &rai, hints);
 
 	*res = rai;
 	return 0;

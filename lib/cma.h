@@ -22,6 +22,26 @@ static inline int cma_err(int e)
  * real library reports without hardware, spec §3.1) or the fabric could not be loaded. */
 int cma_init(const struct emu_host **host);
 
+/* ucma_set_af_ib_support (lib/cma_id.c): once per process, from cma_init once devices exist;
+ * cma_af_ib_support() is its answer (rdma-core's af_ib_support). */
+void cma_set_af_ib_support(void);
+bool cma_af_ib_support(void);
+
+/* rdma-core's internal flag (librdmacm/cma.h) for rdma_resolve_route's own ibacm lookup: the
+ * route only, no AF_IB entry in front. No public header has it. */
+#define RAI_ROUTEONLY 0x01000000
+
+/* rdma-core's struct ib_connect_hdr: the CMA header an AF_IB connection to an IP service
+ * carries at the start of its private data (rdma_addrinfo.ai_connect). */
+struct cma_ib_connect_hdr {
+	uint8_t cma_version;
+	uint8_t ip_version; /* 7:4 */
+	uint16_t port;
+	uint32_t src_addr[4]; /* IPv4 in [3] */
+	uint32_t dst_addr[4];
+};
+_Static_assert(sizeof(struct cma_ib_connect_hdr) == 36, "ib_connect_hdr is 36 bytes");
+
 /* ---- CM ids, channels and devices (lib/cma_*.c) --------------------------------------- */
 
 #include <pthread.h>

@@ -10,9 +10,48 @@
 
 #include "lib/cma.h"
 
-/* AF_IB needs an AF_IB-capable kernel CM (ucma_set_af_ib_support); the emulated one does not
- * take AF_IB addresses yet, so the library rejects them as rdma-core does on such kernels. */
-static const bool af_ib_support = false;
+/* AF_IB needs an AF_IB-capable kernel CM. ucma_set_af_ib_support finds out once per process,
+ * at the first init with devices: a sync RDMA_PS_IB id binds the AF_IB wildcard with the TCP
+ * service-ID prefix; success (Linux 6.1 and the emulated kernel) turns AF_IB addresses on
+ * (48-byte sockaddr_ib), failure leaves them refused with EINVAL. The probe runs with the flag
+ * set, as rdma-core's does, so that rdma_bind_addr lets the address through. */
+static bool af_ib_support;
+
+static pthread_mutex_t af_ib_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static int af_ib_probed; /* 0 not yet, 1 under way (this thread, recursively), 2 done */
+
+void cma_set_af_ib_support(void)
+{
+	struct rdma_cm_id *id;
+	struct sockaddr_ib sib;
+	int e = errno;
+
+	if (__atomic_load_n(&af_ib_probed, __ATOMIC_ACQUIRE) == 2)
+		return;
+	pthread_mutex_lock(&af_ib_lock);
+	if (af_ib_probed) { /* done, or this thread's probe calling back into init */
+		pthread_mutex_unlock(&af_ib_lock);
+		return;
+	}
+	af_ib_probed = 1;
+	if (!rdma_create_id(NULL, &id, NULL, RDMA_PS_IB)) {
+		memset(&sib, 0, sizeof sib);
+		sib.sib_family = AF_IB;
+		sib.sib_sid = htobe64(RDMA_IB_IP_PS_TCP);
+		sib.sib_sid_mask = htobe64(RDMA_IB_IP_PS_MASK);
+		af_ib_support = true;
+		af_ib_support = !rdma_bind_addr(id, (struct sockaddr *)&sib);
+		rdma_destroy_id(id);
+	}
+	__atomic_store_n(&af_ib_probed, 2, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&af_ib_lock);
+	errno = e; /* a failed probe is not an error of the caller's call */
+}
+
+bool cma_af_ib_support(void)
+{
+	return af_ib_support;
+}
 
 socklen_t cma_addrlen(const struct sockaddr *addr)
 {

@@ -18,8 +18,12 @@ int cma_resolve_ib_service(struct cma_id_private *id_priv, const char *service);
  * with errno (ENOENT: no records; the QUERY's error). */
 int cma_query_ib_service(struct cma_id_private *id_priv, struct rdma_addrinfo **res);
 
-/* ibacm's part of an active lookup (spec §4.5): nothing unless the host runs ibacm. */
-void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo *rai,
+/* ibacm's part of an active lookup (spec §4.5): nothing unless the host runs ibacm. With a
+ * route and an AF_IB-capable kernel, *rai gets the AF_IB entry in front (cma_resolve_af_ib). */
+void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo **rai,
 		     const struct rdma_addrinfo *hints);
+/* ucma_resolve_af_ib (lib/gai_afib.c): prepends to *rai, whose ai_route is not empty, its AF_IB
+ * twin; on failure *rai is left alone. */
+void cma_resolve_af_ib(struct rdma_addrinfo **rai);
 
 #endif

@@ -12,8 +12,8 @@
  * when the kernel reports more) and become AF_IB entries: flags RAI_SA, port space RDMA_PS_IB,
  * qp type 0, destination sockaddr_ib {record's P_Key, GID, sid = ServiceID, sid_mask ~0}.
  *
- * The bind goes to the kernel as a BIND command directly: this library's AF_IB support flag
- * (lib/cma_id.c) stays off, so rdma_bind_addr itself refuses AF_IB. */
+ * The bind goes to the kernel as a BIND command directly (no QUERY round trips: only the
+ * kernel's answer to the service lookup is wanted). */
 #include "config.h"
 
 #include <endian.h>

@@ -23,6 +23,8 @@ int cma_init(const struct emu_host **hostp)
 		return cma_err(EPERM);
 	if (h->ndevices == 0)
 		return cma_err(ENODEV);
+	/* ucma_set_af_ib_support, last, as in ucma_init (the probe's own calls come back here) */
+	cma_set_af_ib_support();
 	if (hostp)
 		*hostp = h;
 	return 0;

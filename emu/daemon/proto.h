@@ -9,7 +9,8 @@
 #include "emu/wire.h"
 
 #define EMU_DPROTO_MAGIC 0x444d4552u /* "REMD" little-endian */
-#define EMU_DPROTO_VERSION 1
+/* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages */
+#define EMU_DPROTO_VERSION 3
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -30,7 +31,15 @@ enum emu_dmsg_type {
 	EMU_DMSG_LOOPBACK = 6, /* client -> daemon, arg = endpoint, body: a frame the HCA sends to
 				* itself (never on the wire), for the process of the same host
 				* owning its DestQP; arrives there as a FRAME */
-	/* 7..15: CM commands (another change). 16 and up: the shared-memory loopback path
+	/* An rdma_cm file in the daemon (emu/daemon/ucma_proto.h): one connection per file. */
+	EMU_DMSG_UCMA_OPEN = 7,  /* client -> daemon, body emu_dmsg_hello; answered with arg = 0
+				  * or an errno, body emu_ducma_opened, the file's eventfd in
+				  * SCM_RIGHTS */
+	EMU_DMSG_UCMA_WRITE = 8, /* client -> daemon, body emu_ducma_write; answered with arg =
+				  * the command's return value, body: the response buffer */
+	EMU_DMSG_UCMA_CLOSE = 9, /* client -> daemon (no body); answered, then the daemon closes
+				  * the file (kernel ucma_close) and the connection */
+	/* 10..15: kept for more CM commands. 16 and up: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */

@@ -34,6 +34,8 @@
 
 #include "emu/daemon/proto.h"
 #include "emu/daemon/shm.h"
+#include "emu/daemon/stacks.h"
+#include "emu/daemon/ucma_srv.h"
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
 #include "emu/link.h"
@@ -48,9 +50,10 @@
 #define OUTQ_MAX 4096
 _Static_assert(MAX_CLIENTS <= EMU_DSHM_MAX_CLIENTS, "emu/daemon/shm.c tracks every client");
 
-enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED };
+enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED, CLIENT_UCMA };
 static const char *const client_state_name[] = {
 	[CLIENT_FREE] = "FREE", [CLIENT_CONNECTED] = "CONNECTED", [CLIENT_ATTACHED] = "ATTACHED",
+	[CLIENT_UCMA] = "UCMA",
 };
 
 struct outmsg {
@@ -65,6 +68,7 @@ struct client {
 	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
 	size_t noutq;
 	int fd;
+	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
 	int pid;
 	size_t host;
 	unsigned slot; /* its slice of the host's QP numbers */
@@ -203,15 +207,32 @@ static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 	}
 }
 
+static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
+		       size_t len);
+
 static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
 {
 	uint32_t dqpn = 0;
 	bool transport = emu_rx_classify(p->link_layer, frame, len, &dqpn) ==
 			 EMU_RX_KIND_TRANSPORT;
-	struct client *c = owner(p->host, transport, dqpn);
+	struct client *c;
 
+	if (transport && dqpn == EMU_DSTACKS_MCAST_QPN) {
+		/* multicast: every process of the host, whose HCA keeps what its QPs joined */
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == p->host)
+				deliver_to(&d.clients[i], p, frame, len);
+		return;
+	}
+	c = owner(p->host, transport, dqpn);
 	if (!c)
 		return; /* nobody runs on that host: as a host that is switched off */
+	deliver_to(c, p, frame, len);
+}
+
+static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
+		       size_t len)
+{
 	/* Never block with the engine lock held: a full socket queues the frame (one copy),
 	 * and the main loop sends it when the client has read; behind a queue, in order. */
 	if (!c->outq && !send_msg(c->fd, EMU_DMSG_FRAME, (uint32_t)p->ep, frame, len,
@@ -249,9 +270,13 @@ static int install_ports(void)
 			.link_layer = port->link_layer == EMU_LL_ETHERNET ? EMU_LL_ETHERNET
 									  : EMU_LL_INFINIBAND,
 		};
-		emu_topology_set_rx(t, (int)ep, port_rx, &d.ports[ep]);
+		/* the daemon's own stacks (neighbours, QP1) keep what the engine's demultiplexer
+		 * gives them; what would reach the host's HCA goes to its processes */
+		if (emu_engine_port_set_rx_class(d.e, info.node, info.device, info.port,
+						 EMU_RX_HCA, port_rx, &d.ports[ep]))
+			return -1;
 	}
-	return 0;
+	return emu_dstacks_start(d.e);
 }
 
 /* ---------- client messages ---------- */
@@ -259,6 +284,9 @@ static int install_ports(void)
 static void client_close(struct client *c)
 {
 	emu_dshm_close((unsigned)(c - d.clients));
+	/* kernel ucma_close of the file the connection served (takes the engine lock) */
+	emu_ucma_srv_close(c->ucma_dfd);
+	c->ucma_dfd = -1;
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
@@ -347,10 +375,10 @@ static void on_status(struct client *c)
 		nattached += d.clients[i].state == CLIENT_ATTACHED;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
 			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n"
-			      "loopback-frames %llu\n",
+			      "rdma_cm files %u\nloopback-frames %llu\n",
 			      PACKAGE_VERSION, (int)getpid(),
 			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached,
-			      (unsigned long long)d.loopback_frames);
+			      emu_ucma_srv_count(), (unsigned long long)d.loopback_frames);
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
 		const struct client *k = &d.clients[i];
 
@@ -364,6 +392,11 @@ static void on_status(struct client *c)
 				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
 	}
 	emu_engine_unlock(d.e);
+	/* the main thread alone changes the table: read without the lock, which the ucma takes */
+	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
+		if (d.clients[i].state == CLIENT_UCMA)
+			n += emu_ucma_srv_status(d.clients[i].ucma_dfd, d.clients[i].pid, buf + n,
+						 sizeof(buf) - n);
 	send_msg(c->fd, EMU_DMSG_STATUS, 0, buf, n, 0);
 }
 
@@ -450,6 +483,27 @@ static bool client_read(struct client *c, uint8_t *buf)
 	case EMU_DMSG_SHM_MAPPED:
 		emu_dshm_mapped((unsigned)(c - d.clients), h.arg);
 		break;
+	case EMU_DMSG_UCMA_OPEN:
+		if (c->state != CLIENT_CONNECTED)
+			return false;
+		c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len, &c->pid);
+		if (c->ucma_dfd < 0)
+			return false;
+		emu_engine_lock(d.e);
+		client_set_state(c, CLIENT_UCMA);
+		emu_engine_unlock(d.e);
+		break;
+	case EMU_DMSG_UCMA_WRITE:
+		if (c->state != CLIENT_UCMA || emu_ucma_srv_write(c->fd, c->ucma_dfd, c->pid, buf, len))
+			return false;
+		break;
+	case EMU_DMSG_UCMA_CLOSE:
+		if (c->state != CLIENT_UCMA)
+			return false;
+		emu_ucma_srv_close(c->ucma_dfd); /* before the answer: close() returns after it */
+		c->ucma_dfd = -1;
+		send_msg(c->fd, EMU_DMSG_UCMA_CLOSE, 0, NULL, 0, MSG_DONTWAIT);
+		return false;
 	case EMU_DMSG_STOP:
 		send_msg(c->fd, EMU_DMSG_STOP, 0, NULL, 0, 0);
 		stop_requested = 1;
@@ -550,6 +604,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmaemud: cannot build the fabric: %s\n", strerror(errno));
 		return 1;
 	}
+	emu_ucma_srv_init();
 	emu_engine_lock(d.e);
 	emu_engine_set_realtime(d.e, NULL, NULL);
 	if (install_ports()) {
@@ -576,6 +631,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	for (size_t i = 0; i < MAX_CLIENTS; i++) {
 		d.clients[i].fd = -1;
+		d.clients[i].ucma_dfd = -1;
 		d.clients[i].outq_tail = &d.clients[i].outq;
 	}
 	if (pipe2(d.wake, O_CLOEXEC | O_NONBLOCK)) {
@@ -655,6 +711,7 @@ int main(int argc, char **argv)
 				/* the zeroing took the empty queue's tail pointer too */
 				d.clients[i].outq_tail = &d.clients[i].outq;
 				d.clients[i].fd = fd;
+				d.clients[i].ucma_dfd = -1;
 				client_set_state(&d.clients[i], CLIENT_CONNECTED);
 				emu_engine_unlock(d.e);
 			}

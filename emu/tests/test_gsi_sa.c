@@ -693,6 +693,69 @@ static void gsi_roce_request_response(void **state)
 	unlock();
 }
 
+/* An IB CA loops a MAD for one of its own LIDs back to itself (what lets the CM connect to the
+ * host's own IPoIB address): the server on the same port gets it from the port's own LID, at
+ * the same virtual instant, and the switch port never sees it. Any LID of the port's LMC
+ * range counts; the next LID above the range goes out to the subnet. */
+static void gsi_ib_own_lid_loopback(void **state)
+{
+	static const char fabric[] =
+		"seed 7\n"
+		"sm lid=1 sl=0 packet-lifetime=18\n"
+		"switch sw ports=8 lid=1\n"
+		"host a\n  device mlx5_0 link=ib\n    port 1 lid=0x10 lmc=1 guid=0xa1\n"
+		"host b\n  device mlx5_0 link=ib\n    port 1 lid=0x20 guid=0xb1\n"
+		"link a/mlx5_0/1 sw/1 delay=1us\n"
+		"link b/mlx5_0/1 sw/2 delay=1us\n";
+	struct emu_gsi_port *pa;
+	struct emu_gsi_agent *srv, *cli;
+	struct emu_gsi_addr to = { 0 };
+	struct emu_gsi_port_counters c0, c1;
+	struct gsi_seen g = { 0 };
+	uint8_t mad[EMU_MAD_LEN];
+	uint64_t t0;
+	int err = 0;
+
+	(void)state;
+	assert_int_equal(attach(NULL, fabric), 0);
+	lock();
+	pa = emu_gsi_port_get(emu_gsi_get(eng), 0, 0, 1);
+	assert_non_null(pa);
+	srv = emu_gsi_agent_register(pa, 0x07, 2, EMU_GSI_SERVER, b_recv, &g);
+	cli = emu_gsi_agent_register(pa, 0x07, 2, 0, NULL, NULL);
+	assert_non_null(srv);
+	assert_non_null(cli);
+	for (uint16_t lid = 0x10; lid <= 0x11; lid++) {
+		memset(&g, 0, sizeof(g));
+		emu_gsi_port_counters(pa, &c0);
+		cm_class_mad(mad, 0x07, emu_gsi_agent_new_tid(cli));
+		to.lid = lid;
+		to.qpn = 1;
+		t0 = emu_engine_now(eng);
+		assert_non_null(emu_gsi_send(cli, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+		assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+		assert_int_equal(g.status, 0);
+		assert_int_equal(g.nrecv, 1);
+		assert_int_equal(g.from.lid, 0x10); /* the base LID: SLID of a send from LMC 1 */
+		assert_int_equal(g.resp_method, EMU_MAD_METHOD_GET_RESP);
+		assert_int_equal(g.at - t0, 0);     /* never on the 1 us links */
+		emu_gsi_port_counters(pa, &c1);
+		assert_int_equal(c1.sent - c0.sent, 2);         /* request and response */
+		assert_int_equal(c1.received - c0.received, 2); /* both came back to this port */
+	}
+	/* LID 0x12 is outside a's range (0x10-0x11): it leaves the port, and nobody has it */
+	memset(&g, 0, sizeof(g));
+	cm_class_mad(mad, 0x07, emu_gsi_agent_new_tid(cli));
+	to.lid = 0x12;
+	assert_non_null(emu_gsi_send(cli, &to, mad, EMU_MAD_LEN, 50, 0, a_done, &g, &err));
+	assert_int_equal(emu_engine_wait(eng, "gsi", gsi_done, &g, EMU_ENGINE_FOREVER), 0);
+	assert_int_equal(g.status, -ETIMEDOUT);
+	assert_int_equal(g.nrecv, 0);
+	emu_gsi_agent_unregister(cli);
+	emu_gsi_agent_unregister(srv);
+	unlock();
+}
+
 /* The `sm` line's fault keys load into the fabric and become the SA's first policy. */
 static void fixture_sm_faults(void **state)
 {
@@ -736,6 +799,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cancel_query, setup_ib, teardown),
 		cmocka_unit_test_setup_teardown(bad_ports, NULL, teardown),
 		cmocka_unit_test_setup_teardown(gsi_roce_request_response, NULL, teardown),
+		cmocka_unit_test_setup_teardown(gsi_ib_own_lid_loopback, NULL, teardown),
 		cmocka_unit_test(fixture_sm_faults),
 	};
 

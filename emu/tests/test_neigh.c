@@ -855,6 +855,44 @@ static void test_resolve_wait(void **state)
 	nt_detach(e);
 }
 
+/* A multicast destination (rdma_resolve_addr of mckey's group from its bound address): no
+ * route is needed with a local source, the packet leaves the source's netdev (the kernel's
+ * ip_route_output_key), and the MAC is the group's (arp_mc_map), at once with no ARP; with
+ * no source and no route: ENETUNREACH, as on a host without a default route. */
+static void test_resolve_mcast(void **state)
+{
+	static const uint8_t mac_grp[6] = { 0x01, 0x00, 0x5e, 0x00, 0x02, 0x01 };
+	static const uint8_t mac6[6] = { 0x33, 0x33, 0x00, 0x02, 0x00, 0x01 };
+	struct emu_engine *e = nt_attach("rxe-ref2.fabric", "A");
+	struct sockaddr_storage grp = nt_sa("239.128.2.1", 0), src = nt_sa("192.0.2.65", 0),
+				grp6 = nt_sa("ff0e::2:1", 0), src6 = nt_sa("fe80::ff:fe00:201", 2);
+	struct emu_neigh_result r;
+	struct emu_neigh_stats st;
+
+	(void)state;
+	assert_non_null(e);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, NULL, (struct sockaddr *)&grp, 1000 * MS,
+						"test", &r),
+			 -ENETUNREACH);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, (struct sockaddr *)&src,
+						(struct sockaddr *)&grp, 1000 * MS, "test", &r),
+			 0);
+	assert_int_equal(emu_engine_now(e), 0);
+	assert_false(r.loopback);
+	assert_int_equal(r.netdev, 0);
+	/* 239.128.2.1: the low 23 bits only (the 0x80 of the second byte is dropped) */
+	assert_memory_equal(r.dst_hw, mac_grp, 6);
+	assert_int_equal(((struct sockaddr_in *)&r.src)->sin_addr.s_addr, htonl(0xc0000241));
+	/* IPv6: 33:33 and the group's low 32 bits */
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, (struct sockaddr *)&src6,
+						(struct sockaddr *)&grp6, 1000 * MS, "test", &r),
+			 0);
+	assert_memory_equal(r.dst_hw, mac6, 6);
+	assert_int_equal(emu_neigh_stats(e, 0, &st), 0);
+	assert_int_equal(st.arp_req_sent, 0);
+	nt_detach(e);
+}
+
 /* ---------- multicast forwarding on a looped fabric ---------- */
 
 /* Two switches cabled twice (a loop): a multicast frame must reach every other member once. */
@@ -960,6 +998,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_cancel_and_kick, nt_teardown),
 		cmocka_unit_test_teardown(test_delay_probe, nt_teardown),
 		cmocka_unit_test_teardown(test_resolve_wait, nt_teardown),
+		cmocka_unit_test_teardown(test_resolve_mcast, nt_teardown),
 		cmocka_unit_test_teardown(test_mcast_loop, nt_teardown),
 	};
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "emu/pkt.h"
+#include "emu/verbs/datapath.h"
 #include "emu/verbs/objects.h"
 
 int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av)
@@ -165,8 +166,30 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 	return 0;
 }
 
+/* rdma_is_multicast_addr(): an IPv6 multicast GID (0xff first byte) or an IPv4-mapped one
+ * (::ffff:224.0.0.0/100), which rdma_cm's RoCE joins of IPv4 groups attach. */
+static bool mcast_gid(const union ibv_gid *gid)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return gid->raw[0] == 0xff ||
+	       (!memcmp(gid->raw, v4mapped, sizeof(v4mapped)) && (gid->raw[12] & 0xf0) == 0xe0);
+}
+
+bool emu_dp_mcast_attached(struct emu_vqp *q, const uint8_t gid[16])
+{
+	struct emu_list *pos;
+	bool ret = false;
+
+	pthread_mutex_lock(&q->lock);
+	for (pos = q->mcast.next; pos != &q->mcast && !ret; pos = pos->next)
+		ret = !memcmp(emu_list_entry(pos, struct emu_mcast_att, link)->gid.raw, gid, 16);
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
 /* Multicast attach bookkeeping (ib_attach_mcast + rxe_attach_mcast, measured): UD QPs only and
- * a multicast GID (0xff first byte), else EINVAL; attaching twice is 0; detaching what is not
+ * a multicast GID (mcast_gid), else EINVAL; attaching twice is 0; detaching what is not
  * attached is EINVAL. */
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {
@@ -175,7 +198,7 @@ int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	struct emu_list *pos;
 	int err = 0;
 
-	if (qp->qp_type != IBV_QPT_UD || gid->raw[0] != 0xff)
+	if (qp->qp_type != IBV_QPT_UD || !mcast_gid(gid))
 		return errno = EINVAL;
 	pthread_mutex_lock(&q->lock);
 	for (pos = q->mcast.next; pos != &q->mcast; pos = pos->next)
@@ -201,7 +224,7 @@ int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	int err = EINVAL;
 
 	(void)lid;
-	if (qp->qp_type != IBV_QPT_UD || gid->raw[0] != 0xff)
+	if (qp->qp_type != IBV_QPT_UD || !mcast_gid(gid))
 		return errno = EINVAL;
 	pthread_mutex_lock(&q->lock);
 	for (pos = q->mcast.next; pos != &q->mcast; pos = pos->next) {

@@ -135,6 +135,8 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* resp.c */
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Whether the UD QP is attached to multicast group gid (ibv_attach_mcast, ah.c). */
+bool emu_dp_mcast_attached(struct emu_vqp *q, const uint8_t gid[16]);
 /* Remembers an executed READ / atomic in q's responder resources (rxe's resp.resources). */
 void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
 		    uint64_t orig);

@@ -232,6 +232,56 @@ void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 	dp_rx(hca, link_layer, frame, len, false);
 }
 
+/* The DestQP of multicast packets (IBTA 10.5.2.2) */
+#define DP_MCAST_QPN 0xFFFFFFu
+#define DP_MCAST_MAX_QPS 64
+
+/* rxe_rcv_mcast_pkt: a UD packet to the multicast QPN goes to every UD QP of the device
+ * attached to its destination GID (the IPv4-mapped address of a RoCEv2 IPv4 packet, the IPv6
+ * destination, the IB GRH's DGID), each getting its own copy. */
+static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct emu_pkt_info *pi,
+			bool loopback)
+{
+	struct emu_vqp *qs[DP_MCAST_MAX_QPS];
+	uint8_t dgid[16];
+	unsigned n = 0;
+	uint32_t slots;
+
+	if ((pi->opcode & 0xe0) != EMU_OP_UD)
+		return;
+	memset(dgid, 0, sizeof(dgid));
+	if (pi->net == EMU_PKT_NET_IPV4) {
+		dgid[10] = dgid[11] = 0xff;
+		memcpy(dgid + 12, frame + pi->ip_off + 16, 4); /* IPv4 daddr */
+	} else if (pi->net == EMU_PKT_NET_IPV6) {
+		memcpy(dgid, frame + pi->ip_off + 24, 16); /* IPv6 daddr */
+	} else if (pi->grh_off != EMU_PKT_NO_HDR) {
+		memcpy(dgid, frame + pi->grh_off + 24, 16); /* GRH DGID */
+	} else {
+		emu_dp_trace("rx: multicast without a GRH: dropped");
+		return;
+	}
+	pthread_mutex_lock(emu_hca_lock(hca));
+	slots = emu_hca_obj_slots_locked(hca, EMU_OBJ_QP);
+	for (uint32_t i = 0; i < slots && n < DP_MCAST_MAX_QPS; i++) {
+		struct emu_obj *obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, i);
+		/* no context: a slot the kernel's own QP1 holds (hca_reserve_kernel_objects) */
+		struct emu_vqp *q = obj && obj->ctx ? container_of(obj, struct emu_vqp, obj) : NULL;
+
+		if (q && q->qp.qp_type == IBV_QPT_UD)
+			qs[n++] = q;
+	}
+	pthread_mutex_unlock(emu_hca_lock(hca));
+	for (unsigned i = 0; i < n; i++) {
+		if (!emu_dp_mcast_attached(qs[i], dgid))
+			continue;
+		emu_dp_trace("rx: multicast %s to qp %u", emu_pkt_opcode_name(pi->opcode),
+			     qs[i]->qp.qp_num);
+		qs[i]->dp.rx_loopback = loopback;
+		emu_dp_resp_rx(qs[i], frame, pi);
+	}
+}
+
 /* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback */
 static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
 		  bool loopback)
@@ -244,6 +294,10 @@ static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 
 	if (err) {
 		emu_dp_trace("rx: dropped: %s", emu_pkt_strerror(-err));
+		return;
+	}
+	if (pi.dqpn == DP_MCAST_QPN) {
+		dp_rx_mcast(hca, frame, &pi, loopback);
 		return;
 	}
 	pthread_mutex_lock(emu_hca_lock(hca));

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <rdma/rdma_cma.h>
+#include <infiniband/ib.h>
 
 #include "emu/engine.h"
 #include "emu/fabric.h"
@@ -22,6 +24,8 @@
 #include "rdmaemu/ctl.h"
 
 #define MS 1000000ull
+/* rdma-core's internal flag (librdmacm/cma.h), not in the public header */
+#define RAI_ROUTEONLY 0x01000000
 
 static void attach(const char *node)
 {
@@ -79,12 +83,61 @@ static void check_path(const struct rdma_addrinfo *r, const char *src_host, uint
 	assert_int_equal(rec.packet_life_time, 18);
 	assert_int_equal(rec.reversible, 1);
 	assert_int_equal(rec.mtu, 5); /* 4096 */
+	if (r->ai_family == AF_IB)
+		return; /* its ai_connect: check_af_ib */
 	assert_int_equal(r->ai_connect_len, 0);
 	assert_null(r->ai_connect);
 }
 
+/* The AF_IB entry ucma_resolve_af_ib puts in front of an IP result with a route (the kernel
+ * takes AF_IB): r's twin with sockaddr_ib addresses from the path and the 36-byte connect
+ * header; ip_src/ip_dst are the IP entry's addresses (4 or 16 bytes), sport/dport its ports. */
+static const struct rdma_addrinfo *check_af_ib(const struct rdma_addrinfo *r, const char *src_host,
+					       const char *dst_host, int ipv, const void *ip_src,
+					       const void *ip_dst, uint16_t sport, uint16_t dport)
+{
+	const struct sockaddr_ib *s = (const struct sockaddr_ib *)r->ai_src_addr;
+	const struct sockaddr_ib *d = (const struct sockaddr_ib *)r->ai_dst_addr;
+	const uint8_t *c = r->ai_connect;
+	size_t alen = ipv == 4 ? 4 : 16;
+
+	assert_int_equal(r->ai_family, AF_IB);
+	assert_int_equal(r->ai_qp_type, IBV_QPT_RC);
+	assert_int_equal(r->ai_port_space, RDMA_PS_TCP);
+	assert_non_null(r->ai_next);
+	assert_int_equal(r->ai_flags, r->ai_next->ai_flags);
+	assert_int_equal(r->ai_next->ai_family, ipv == 4 ? AF_INET : AF_INET6);
+	assert_int_equal(r->ai_route_len, r->ai_next->ai_route_len);
+	assert_memory_equal(r->ai_route, r->ai_next->ai_route, r->ai_route_len);
+	assert_int_equal(r->ai_src_len, sizeof(struct sockaddr_ib));
+	assert_int_equal(r->ai_dst_len, sizeof(struct sockaddr_ib));
+	assert_int_equal(s->sib_family, AF_IB);
+	assert_int_equal(ntohs(s->sib_pkey), 0xffff);
+	assert_int_equal(s->sib_flowinfo, 0);
+	assert_memory_equal(s->sib_addr.sib_raw, gid0(src_host), 16);
+	assert_int_equal(be64toh(s->sib_sid), 0x01060000ull | sport);
+	assert_int_equal(be64toh(s->sib_sid_mask), RDMA_IB_IP_PS_MASK |
+			 (sport ? RDMA_IB_IP_PORT_MASK : 0));
+	assert_int_equal(d->sib_family, AF_IB);
+	assert_int_equal(ntohs(d->sib_pkey), 0xffff);
+	assert_memory_equal(d->sib_addr.sib_raw, gid0(dst_host), 16);
+	assert_int_equal(be64toh(d->sib_sid), 0x01060000ull | dport);
+	assert_int_equal(be64toh(d->sib_sid_mask), RDMA_IB_IP_PS_MASK | RDMA_IB_IP_PORT_MASK);
+	/* ib_connect_hdr: version 0, IP version in the high nibble, port 0, the IP addresses
+	 * (IPv4 in the last word of each 16-byte field) */
+	assert_int_equal(r->ai_connect_len, 36);
+	assert_int_equal(c[0], 0);
+	assert_int_equal(c[1], ipv << 4);
+	assert_int_equal(c[2], 0);
+	assert_int_equal(c[3], 0);
+	assert_memory_equal(c + 4 + 16 - alen, ip_src, alen);
+	assert_memory_equal(c + 20 + 16 - alen, ip_dst, alen);
+	return r->ai_next;
+}
+
 static void test_acm_path_ipv4(void **state)
 {
+	const struct rdma_addrinfo *ip;
 	struct rdma_addrinfo *r = NULL;
 	struct sockaddr_in *sin;
 	uint64_t t0;
@@ -97,20 +150,25 @@ static void test_acm_path_ipv4(void **state)
 	assert_true(now() - t0 >= 50000);
 	assert_true(now() - t0 < MS);
 	check_path(r, "ib-c", 4, "ib-b", 3);
+	ip = check_af_ib(r, "ib-c", "ib-b", 4, (const uint8_t[]){ 192, 0, 2, 131 },
+			 (const uint8_t[]){ 192, 0, 2, 130 }, 0, 7471);
+	check_path(ip, "ib-c", 4, "ib-b", 3);
 	/* and the source ibacm chose: ib0's address, port 0 */
-	assert_int_equal(r->ai_src_len, sizeof(struct sockaddr_in));
-	sin = (struct sockaddr_in *)r->ai_src_addr;
+	assert_int_equal(ip->ai_src_len, sizeof(struct sockaddr_in));
+	sin = (struct sockaddr_in *)ip->ai_src_addr;
 	assert_int_equal(sin->sin_family, AF_INET);
 	assert_int_equal(ntohl(sin->sin_addr.s_addr), 0xc0000283);
 	assert_int_equal(sin->sin_port, 0);
-	assert_null(r->ai_next);
+	assert_null(ip->ai_next);
 	rdma_freeaddrinfo(r);
 }
 
 static void test_acm_path_ipv6_hint_src(void **state)
 {
 	struct rdma_addrinfo hints, *r = NULL;
+	const struct rdma_addrinfo *ip;
 	struct sockaddr_in6 src;
+	struct in6_addr dst6;
 
 	(void)state;
 	attach("ib-c");
@@ -123,9 +181,20 @@ static void test_acm_path_ipv6_hint_src(void **state)
 	hints.ai_src_len = sizeof(src);
 	assert_int_equal(rdma_getaddrinfo("2001:db8:0:81::a", "7471", &hints, &r), 0);
 	check_path(r, "ib-c", 4, "ib-a", 2);
+	inet_pton(AF_INET6, "2001:db8:0:81::a", &dst6);
+	ip = check_af_ib(r, "ib-c", "ib-a", 6, &src.sin6_addr, &dst6, 9, 7471);
+	check_path(ip, "ib-c", 4, "ib-a", 2);
 	/* the caller's source is kept (port included) */
-	assert_int_equal(r->ai_src_len, sizeof(src));
-	assert_memory_equal(r->ai_src_addr, &src, sizeof(src));
+	assert_int_equal(ip->ai_src_len, sizeof(src));
+	assert_memory_equal(ip->ai_src_addr, &src, sizeof(src));
+	rdma_freeaddrinfo(r);
+
+	/* RAI_ROUTEONLY (rdma_resolve_route's own lookup in rdma-core): no AF_IB entry */
+	hints.ai_flags = RAI_ROUTEONLY;
+	assert_int_equal(rdma_getaddrinfo("2001:db8:0:81::a", "7471", &hints, &r), 0);
+	assert_int_equal(r->ai_family, AF_INET6);
+	check_path(r, "ib-c", 4, "ib-a", 2);
+	assert_null(r->ai_next);
 	rdma_freeaddrinfo(r);
 }
 
@@ -159,6 +228,7 @@ static void test_acm_sa_faults(void **state)
 	assert_true(now() - t0 > 4000 * MS);
 	assert_true(now() - t0 < 4001 * MS);
 	check_path(r, "ib-c", 4, "ib-b", 3);
+	check_path(r->ai_next, "ib-c", 4, "ib-b", 3);
 	rdma_freeaddrinfo(r);
 
 	/* an SA error status (ERR_NO_RECORDS): ignored as well */

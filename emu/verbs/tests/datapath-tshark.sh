@@ -1,7 +1,7 @@
 #!/bin/sh
 # A data-path run on the wire decodes in tshark with no malformed packet: test_verbs_wire
 # (rxe-ref2's hosts A and B in one process: RC SEND_WITH_IMM over 5 packets, RDMA READ,
-# FETCH_AND_ADD, a UD SEND) runs with RDMAEMU_PCAP set, and tshark must show exactly that
+# FETCH_AND_ADD, a UD SEND, a UD SEND to an IPv4 multicast group) runs with RDMAEMU_PCAP set, and tshark must show exactly that
 # exchange, with no Malformed or Expert error/warning. Exit 77 without tshark.
 set -u
 TSHARK=${TSHARK:-tshark}
@@ -43,6 +43,7 @@ cat >"$tmp/want.txt" <<'WANT'
 192.0.2.65	192.0.2.66	86	20
 192.0.2.66	192.0.2.65	70	18
 192.0.2.65	192.0.2.66	166	100
+192.0.2.65	239.0.2.1	130	100
 WANT
 if ! diff "$tmp/want.txt" "$tmp/f.txt" >"$tmp/diff"; then
 	cat "$tmp/diff"

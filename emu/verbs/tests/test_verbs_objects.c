@@ -367,6 +367,16 @@ static void test_ud_mcast(void **state)
 	assert_int_equal(ibv_detach_mcast(u, &mg, 0), EINVAL);
 	assert_int_equal(ibv_attach_mcast(r, &mg, 0), EINVAL);
 	assert_int_equal(ibv_attach_mcast(u, &gid1, 0), EINVAL);
+	{
+		/* rdma_is_multicast_addr: an IPv4-mapped group (rdma_cm's RoCE join of an IPv4
+		 * group attaches ::ffff:239.0.2.1) is multicast, an IPv4-mapped host is not */
+		union ibv_gid v4 = { .raw = { [10] = 0xff, [11] = 0xff, 239, 0, 2, 1 } };
+
+		assert_int_equal(ibv_attach_mcast(u, &v4, 0), 0);
+		assert_int_equal(ibv_detach_mcast(u, &v4, 0), 0);
+		v4.raw[12] = 192;
+		assert_int_equal(ibv_attach_mcast(u, &v4, 0), EINVAL);
+	}
 	assert_int_equal(ibv_attach_mcast(u, &mg, 0), 0); /* left attached: destroy frees it */
 	ibv_destroy_qp(u);
 	ibv_destroy_qp(r);

@@ -201,11 +201,71 @@ static void test_ud_between_hosts(void **state)
 	assert_int_equal(ibv_destroy_ah(ah), 0);
 }
 
+/* UD multicast (rxe_rcv_mcast_pkt): A sends to DestQP 0xFFFFFF with the group's GID
+ * ::ffff:239.0.2.1 (an rdma_cm RoCE join's); B's QP attached to the group receives it, with
+ * the group as the IPv4 destination in its GRH area. */
+static void test_ud_mcast_between_hosts(void **state)
+{
+	struct host *a = &H[0], *b = &H[1];
+	union ibv_gid grp = { .raw = { [10] = 0xff, [11] = 0xff, 239, 0, 2, 1 } };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = 1, .hop_limit = 64 } };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x1111 };
+	struct ibv_sge sg = { 0, 64, 0 }, rsg = { 0, 200, 0 };
+	struct ibv_recv_wr rw = { .wr_id = 2, .sg_list = &rsg, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+
+	(void)state;
+	host_up(a, IBV_QPT_UD);
+	host_up(b, IBV_QPT_UD);
+	for (int i = 0; i < 2; i++) {
+		qa.qp_state = IBV_QPS_INIT;
+		assert_int_equal(ibv_modify_qp(H[i].qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+								   IBV_QP_PORT | IBV_QP_QKEY), 0);
+		qa.qp_state = IBV_QPS_RTR;
+		assert_int_equal(ibv_modify_qp(H[i].qp, &qa, IBV_QP_STATE), 0);
+		qa.qp_state = IBV_QPS_RTS;
+		assert_int_equal(ibv_modify_qp(H[i].qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	}
+	assert_int_equal(ibv_attach_mcast(b->qp, &grp, 0), 0);
+	aa.grh.dgid = grp;
+	ah = ibv_create_ah(a->pd, &aa);
+	assert_non_null(ah);
+	memset(a->mem, 0x3c, 64);
+	sg.addr = (uintptr_t)a->mem;
+	sg.lkey = a->mr->lkey;
+	rsg.addr = (uintptr_t)b->mem;
+	rsg.lkey = b->mr->lkey;
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = 0xffffff;
+	w.wr.ud.remote_qkey = 0x1111;
+	assert_int_equal(ibv_post_recv(b->qp, &rw, &rbad), 0);
+	post_send(a, &w);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(vt_poll_wait(b->cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.byte_len, 104);
+	assert_int_equal(wc.src_qp, a->qp->qp_num);
+	/* the IPv4 header in the GRH area: from 192.0.2.65 to the group */
+	assert_int_equal(b->mem[20 + 15], 65);
+	assert_memory_equal(b->mem + 20 + 16, grp.raw + 12, 4);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(b->mem[40 + i], 0x3c);
+	assert_int_equal(ibv_detach_mcast(b->qp, &grp, 0), 0);
+	assert_int_equal(ibv_destroy_ah(ah), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_rc_between_hosts, teardown),
 		cmocka_unit_test_teardown(test_ud_between_hosts, teardown),
+		cmocka_unit_test_teardown(test_ud_mcast_between_hosts, teardown),
 	};
 	int (*open_host)(const char *);
 	struct ibv_device **l;

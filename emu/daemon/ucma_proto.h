@@ -1,0 +1,89 @@
+/* The rdma_cm file across the daemon socket (docs/daemon.md, "rdma_cm files"): the bodies of
+ * the UCMA_* messages of emu/daemon/proto.h and the table of the user-space pointers the
+ * commands carry.
+ *
+ * The kernel's ucma commands are byte buffers, except that some carry the address of a user
+ * buffer: the response (copy_to_user) or, for SET_OPTION, the option's value (copy_from_user).
+ * The daemon cannot reach into the client's memory, so the client sends those buffers' bytes
+ * along with the command, the daemon points the command at its own copies, runs it, and sends
+ * the response buffer back, which the client copies to the address the command named. The
+ * response buffer goes both ways, with what the caller had in it: bytes the command does not
+ * write come back unchanged, as they would stay in the caller's memory.
+ *
+ * Include <rdma/rdma_user_cm.h> before this header. */
+#ifndef RDMAEMU_EMU_DAEMON_UCMA_PROTO_H
+#define RDMAEMU_EMU_DAEMON_UCMA_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/ucma_api.h"
+
+/* Limits of one UCMA_WRITE (the daemon reads a message into a 5 KiB buffer). The largest
+ * command (CONNECT, JOIN_MCAST) is under 400 bytes; responses larger than the largest answer
+ * (QUERY IB_SERVICE with 11 records, PATH with 6) are cut to MAX_OUT, which only limits how
+ * many records come back. */
+#define EMU_DUCMA_MAX_IN 1024u
+#define EMU_DUCMA_MAX_OUT 2048u
+#define EMU_DUCMA_MAX_OPT 1024u
+
+struct emu_ducma_opened {
+	int32_t dfd; /* the daemon's number for the file (MIGRATE_ID names files by it) */
+};
+
+/* UCMA_WRITE's body: this, then `in` bytes (struct rdma_ucm_cmd_hdr and the command, its
+ * out field clamped to EMU_DUCMA_MAX_OUT), then `out` bytes (the response buffer's current
+ * contents), then `opt` bytes (SET_OPTION's value). */
+struct emu_ducma_write {
+	uint32_t in, out, opt;
+};
+
+/* Where a command keeps its user pointers: body offsets (after the header), -1 for none. */
+struct emu_ducma_ptrs {
+	int resp;    /* u64 address of the response buffer (hdr.out bytes) */
+	int opt;     /* u64 address of an input buffer ... */
+	int opt_len; /* ... whose u32 length is here */
+};
+
+static inline struct emu_ducma_ptrs emu_ducma_ptrs_of(uint32_t cmd)
+{
+	struct emu_ducma_ptrs p = { -1, -1, -1 };
+
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID:
+		p.resp = (int)offsetof(struct rdma_ucm_create_id, response);
+		break;
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+	case RDMA_USER_CM_CMD_LEAVE_MCAST:
+		p.resp = (int)offsetof(struct rdma_ucm_destroy_id, response);
+		break;
+	case RDMA_USER_CM_CMD_QUERY_ROUTE:
+	case RDMA_USER_CM_CMD_QUERY:
+		p.resp = (int)offsetof(struct rdma_ucm_query, response);
+		break;
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
+		p.resp = (int)offsetof(struct rdma_ucm_init_qp_attr, response);
+		break;
+	case RDMA_USER_CM_CMD_GET_EVENT:
+		p.resp = (int)offsetof(struct rdma_ucm_get_event, response);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
+		p.resp = (int)offsetof(struct rdma_ucm_join_ip_mcast, response);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_MCAST:
+		p.resp = (int)offsetof(struct rdma_ucm_join_mcast, response);
+		break;
+	case RDMA_USER_CM_CMD_MIGRATE_ID:
+		p.resp = (int)offsetof(struct rdma_ucm_migrate_id, response);
+		break;
+	case RDMA_USER_CM_CMD_SET_OPTION:
+		p.opt = (int)offsetof(struct rdma_ucm_set_option, optval);
+		p.opt_len = (int)offsetof(struct rdma_ucm_set_option, optlen);
+		break;
+	default:
+		break;
+	}
+	return p;
+}
+
+#endif

@@ -1,0 +1,229 @@
+/* rdma_cm files served by rdmaemud (emu/daemon/ucma_srv.h): the daemon end.
+ *
+ * A file is the emulated kernel's (emu/ucma.c) for the client's host, numbered by the
+ * daemon's eventfd; the client gets that eventfd itself through SCM_RIGHTS. Commands run with
+ * the daemon's copies of the user buffers they name (emu/daemon/ucma_proto.h). The daemon's
+ * ucma never sleeps in GET_EVENT (emu_ucma_set_nowait): an empty file answers EAGAIN and the
+ * client sleeps in poll() on the eventfd, whose O_NONBLOCK flag both ends share. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <rdma/rdma_user_cm.h>
+
+#include "emu/daemon/proto.h"
+#include "emu/daemon/ucma_proto.h"
+#include "emu/daemon/ucma_srv.h"
+#include "emu/ucma.h"
+
+/* The process owning each file, by the daemon's fd: MIGRATE_ID may only name the caller's. */
+static int *owner_pid;
+static size_t nowner;
+static unsigned nfiles;
+
+void emu_ucma_srv_init(void)
+{
+	emu_ucma_set_nowait(true);
+}
+
+static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, (uint32_t)arg, 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+	union {
+		char b[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.b;
+		m.msg_controllen = sizeof(c.b);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	}
+	/* an answer is small and the client waits for it: the socket has room unless the
+	 * client floods it with requests it does not read the answers of; then it loses them */
+	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+static int set_owner(int dfd, int pid)
+{
+	if ((size_t)dfd >= nowner) {
+		size_t n = (size_t)dfd + 64;
+		int *t = realloc(owner_pid, n * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		for (size_t i = nowner; i < n; i++)
+			t[i] = 0;
+		owner_pid = t;
+		nowner = n;
+	}
+	owner_pid[dfd] = pid;
+	return 0;
+}
+
+int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
+		      const void *body, size_t len, int *pid)
+{
+	struct emu_dmsg_hello h;
+	struct emu_ducma_opened ans = { -1 };
+	const struct emu_host *host;
+	int dfd;
+
+	if (len < sizeof(h)) {
+		answer(sock, EMU_DMSG_UCMA_OPEN, EPROTO, &ans, sizeof(ans), -1);
+		return -1;
+	}
+	memcpy(&h, body, sizeof(h));
+	*pid = h.pid;
+	if (strncmp(h.fabric, fabric_path, sizeof(h.fabric))) {
+		answer(sock, EMU_DMSG_UCMA_OPEN, EXDEV, &ans, sizeof(ans), -1);
+		return -1;
+	}
+	host = memchr(h.node, 0, sizeof(h.node)) ? emu_fabric_find_host(f, h.node) : NULL;
+	if (!host) {
+		answer(sock, EMU_DMSG_UCMA_OPEN, ENOENT, &ans, sizeof(ans), -1);
+		return -1;
+	}
+	dfd = emu_ucma_open_host(host);
+	if (dfd >= 0 && set_owner(dfd, h.pid)) {
+		emu_ucma_close(dfd);
+		dfd = -ENOMEM;
+	}
+	if (dfd < 0) {
+		answer(sock, EMU_DMSG_UCMA_OPEN, -dfd, &ans, sizeof(ans), -1);
+		return -1;
+	}
+	ans.dfd = dfd;
+	nfiles++;
+	if (answer(sock, EMU_DMSG_UCMA_OPEN, 0, &ans, sizeof(ans), dfd)) {
+		emu_ucma_srv_close(dfd);
+		return -1;
+	}
+	emu_cma_trace("rdmaemud: rdma_cm file %d opened for pid %d on host %s", dfd, h.pid,
+		      host->name);
+	return dfd;
+}
+
+int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len)
+{
+	union {
+		uint64_t align;
+		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_MAX_IN + 8];
+	} cmd;
+	union {
+		uint64_t align;
+		uint8_t b[EMU_DUCMA_MAX_OUT];
+	} resp;
+	union {
+		uint64_t align;
+		uint8_t b[EMU_DUCMA_MAX_OPT];
+	} opt;
+	struct emu_ducma_write w;
+	struct rdma_ucm_cmd_hdr hdr;
+	struct emu_ducma_ptrs ptrs;
+	uint8_t *cb = cmd.b + sizeof(hdr);
+	size_t in;
+	ssize_t ret;
+
+	if (len < sizeof(w))
+		return -1;
+	memcpy(&w, body, sizeof(w));
+	if (w.in < sizeof(hdr) || w.in > sizeof(hdr) + EMU_DUCMA_MAX_IN ||
+	    w.out > EMU_DUCMA_MAX_OUT || w.opt > EMU_DUCMA_MAX_OPT ||
+	    len != sizeof(w) + w.in + w.out + w.opt)
+		return -1;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.b, body + sizeof(w), w.in);
+	memcpy(resp.b, body + sizeof(w) + w.in, w.out);
+	memcpy(opt.b, body + sizeof(w) + w.in + w.out, w.opt);
+	memcpy(&hdr, cmd.b, sizeof(hdr));
+	/* the command describes only the bytes that came */
+	if (hdr.in > w.in - sizeof(hdr))
+		hdr.in = (uint16_t)(w.in - sizeof(hdr));
+	if (hdr.out > w.out)
+		hdr.out = (uint16_t)w.out;
+	ptrs = emu_ducma_ptrs_of(hdr.cmd);
+	if (ptrs.resp >= 0) {
+		/* the response goes to the daemon's copy, also when the command was too short to
+		 * hold the address (the kernel zero-fills it and would fail the copy; here the
+		 * client's own NULL address makes it skip the copy back) */
+		uint64_t a = (uintptr_t)resp.b;
+
+		memcpy(cb + ptrs.resp, &a, sizeof(a));
+		if (hdr.in < (size_t)ptrs.resp + 8)
+			hdr.in = (uint16_t)(ptrs.resp + 8);
+	}
+	if (ptrs.opt >= 0 && (size_t)ptrs.opt_len + 4 <= hdr.in) {
+		uint64_t a;
+		uint32_t optlen;
+
+		memcpy(&a, cb + ptrs.opt, sizeof(a));
+		memcpy(&optlen, cb + ptrs.opt_len, sizeof(optlen));
+		if (a && optlen <= (1u << 22)) {
+			if (optlen != w.opt)
+				return -1;
+			a = (uintptr_t)opt.b;
+			memcpy(cb + ptrs.opt, &a, sizeof(a));
+		}
+	}
+	if (hdr.cmd == RDMA_USER_CM_CMD_MIGRATE_ID &&
+	    offsetof(struct rdma_ucm_migrate_id, fd) + 4 <= hdr.in) {
+		uint8_t *p = cb + offsetof(struct rdma_ucm_migrate_id, fd);
+		int32_t src;
+
+		memcpy(&src, p, sizeof(src));
+		/* -1: the client's fd was closed (ENOENT); a file of another process, or no
+		 * file: this connection's socket, open and no rdma_cm file (EINVAL) */
+		if (src != -1 && (src < 0 || (size_t)src >= nowner || owner_pid[src] != pid ||
+				  !emu_ucma_is_file(src)))
+			src = sock;
+		memcpy(p, &src, sizeof(src));
+	}
+	memcpy(cmd.b, &hdr, sizeof(hdr));
+	in = sizeof(hdr) + hdr.in;
+	ret = emu_ucma_write(dfd, cmd.b, in);
+	answer(sock, EMU_DMSG_UCMA_WRITE, ret < 0 ? (int32_t)ret : 0, resp.b, w.out, -1);
+	return 0;
+}
+
+void emu_ucma_srv_close(int dfd)
+{
+	if (dfd < 0)
+		return;
+	emu_cma_trace("rdmaemud: rdma_cm file %d closed", dfd);
+	if ((size_t)dfd < nowner)
+		owner_pid[dfd] = 0;
+	emu_ucma_close(dfd);
+	nfiles--;
+}
+
+unsigned emu_ucma_srv_count(void)
+{
+	return nfiles;
+}
+
+size_t emu_ucma_srv_status(int dfd, int pid, char *buf, size_t len)
+{
+	unsigned nids, nlisten, nmcs;
+	int n;
+
+	if (emu_ucma_file_stats(dfd, &nids, &nlisten, &nmcs))
+		return 0;
+	n = snprintf(buf, len, "rdma_cm file %d process %d ids %u listen %u mcast %u\n", dfd, pid,
+		     nids, nlisten, nmcs);
+	return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
+}

@@ -1,0 +1,32 @@
+/* rdma_cm files that rdmaemud serves for its processes (docs/daemon.md, "rdma_cm files"):
+ * the daemon end of UCMA_OPEN, UCMA_WRITE and UCMA_CLOSE. Called by the main loop without
+ * the engine lock (the emulated ucma takes it); never waits for a client. */
+#ifndef RDMAEMU_EMU_DAEMON_UCMA_SRV_H
+#define RDMAEMU_EMU_DAEMON_UCMA_SRV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/fabric.h"
+
+/* Before serving: the emulated ucma never sleeps in GET_EVENT (the client does). */
+void emu_ucma_srv_init(void);
+/* UCMA_OPEN on connection sock (body: struct emu_dmsg_hello, checked as HELLO is: the fabric
+ * must be the daemon's, fabric_path "" for the built-in). Creates the file for the named host
+ * and answers with its eventfd. Returns the daemon's fd of the file (the connection now
+ * serves it), or -1 after answering an errno. *pid: the pid the client gave. */
+int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
+		      const void *body, size_t len, int *pid);
+/* UCMA_WRITE on the connection serving file dfd of process pid: runs the command, answers.
+ * Returns 0, or -1 when the message is malformed (the caller closes the connection). */
+int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len);
+/* The connection closed or sent UCMA_CLOSE: the kernel's ucma_close (destroys the file's ids:
+ * DREQs, rejects) and the daemon's eventfd goes. */
+void emu_ucma_srv_close(int dfd);
+/* Number of files served (for status). */
+unsigned emu_ucma_srv_count(void);
+/* Writes file dfd's status line into buf: "rdma_cm file DFD process PID ids N listen L
+ * mcast M\n" (ids it holds, of them listening, multicast memberships). Its length. */
+size_t emu_ucma_srv_status(int dfd, int pid, char *buf, size_t len);
+
+#endif
