@@ -232,6 +232,19 @@ int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsign
 	return send_msg(lk.fd, EMU_DMSG_LOOPBACK, (uint32_t)ep, frame, len) ? -ENOTCONN : 0;
 }
 
+void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv)
+{
+	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+
+	return ep < 0 ? NULL : emu_link_shm_reserve(ep, dqpn, len, rv);
+}
+
+void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len)
+{
+	emu_link_shm_commit(rv, len);
+}
+
 /* The descriptors a message carried (SCM_RIGHTS): up to max into fds; the count. */
 static int rx_fds(struct msghdr *m, int *fds, int max)
 {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "emu/fabric.h"
+#include "emu/link_shm.h"
 
 struct emu_engine;
 
@@ -33,6 +34,12 @@ bool emu_link_qpn_elsewhere(uint32_t qpn);
  * errno. Engine lock held. */
 int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			   uint32_t dqpn, const void *frame, size_t len);
+/* The same without copying the frame: a place for it in the ring to dqpn's process, to build
+ * it in, then emu_link_loopback_commit (emu_link_shm_reserve). NULL: use
+ * emu_link_send_loopback. Engine lock held across both. */
+void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
+void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
 /* For tests (emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
 #include "emu/link_shm.h"
+#include "emu/pkt.h"
 #include "emu/trace.h"
 
 #define BACKLOG_MAX 4096
@@ -54,7 +56,7 @@
 /* Empty passes before a ring thread sleeps. Spinning longer (64 passes, each taking and
  * releasing the engine lock) measured no better on this 2-core machine: the spinning thread
  * takes the CPU the writer needs. */
-#define IDLE_ROUNDS 1
+#define IDLE_ROUNDS 64
 
 struct shm_ring {
 	uint64_t head; /* writer */
@@ -107,6 +109,12 @@ static struct {
 	struct emu_link_shm_stats st;
 } sh = { .efd = -1, .sock = -1 };
 
+/* sh.st.peers changes under the engine lock; pollers read it without (emu_link_shm_poll) */
+static void peers_add(int d)
+{
+	__atomic_store_n(&sh.st.peers, sh.st.peers + (unsigned)d, __ATOMIC_RELAXED);
+}
+
 static bool shm_trace_on(void)
 {
 	static int on = -1;
@@ -148,17 +156,19 @@ static size_t rec_size(size_t len)
 
 /* ---------- writer side (engine lock held) ---------- */
 
-/* Copies one frame into p's tx ring: false when it does not fit now. */
-static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
+/* Room in p's tx ring for a record of a frame of len bytes: its header's offset, after
+ * leaving a WRAP marker at the end when the record does not fit there (the marker is only
+ * read once head passes it). *headp: the record's position in the byte stream. -1 when there
+ * is no room now. */
+static long ring_room(struct peer *p, size_t len, uint64_t *headp)
 {
 	struct shm_ring *r = p->tx;
 	uint64_t head = r->head, tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	size_t need = rec_size(len), pos = (size_t)(head % EMU_SHM_RING_DATA);
 	size_t gap = EMU_SHM_RING_DATA - pos < need ? EMU_SHM_RING_DATA - pos : 0;
-	struct rec_hdr rh = { (uint32_t)len, ep };
 
 	if (head + gap + need - tail > EMU_SHM_RING_DATA)
-		return false;
+		return -1;
 	if (gap) {
 		struct rec_hdr wrap = { REC_WRAP, 0 };
 
@@ -166,9 +176,29 @@ static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
 		head += gap;
 		pos = 0;
 	}
-	memcpy(p->txd + pos, &rh, sizeof(rh));
+	*headp = head;
+	return (long)pos;
+}
+
+/* Publishes the record at stream position head holding a frame of len bytes. */
+static void ring_publish(struct peer *p, uint64_t head, int ep, size_t len)
+{
+	struct rec_hdr rh = { (uint32_t)len, ep };
+
+	memcpy(p->txd + head % EMU_SHM_RING_DATA, &rh, sizeof(rh));
+	__atomic_store_n(&p->tx->head, head + rec_size(len), __ATOMIC_RELEASE);
+}
+
+/* Copies one frame into p's tx ring: false when it does not fit now. */
+static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
+{
+	uint64_t head;
+	long pos = ring_room(p, len, &head);
+
+	if (pos < 0)
+		return false;
 	memcpy(p->txd + pos + REC_HDR, frame, len);
-	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
+	ring_publish(p, head, ep, len);
 	return true;
 }
 
@@ -228,17 +258,44 @@ static void backlog_free(struct peer *p)
 	p->nbl = 0;
 }
 
-int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
+static struct peer *peer_of_qpn(uint32_t dqpn)
 {
-	struct peer *p = NULL;
-	struct backlog *b;
-
 	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED && dqpn >= sh.peers[i].qpn_min &&
-		    dqpn <= sh.peers[i].qpn_max) {
-			p = &sh.peers[i];
-			break;
-		}
+		    dqpn <= sh.peers[i].qpn_max)
+			return &sh.peers[i];
+	return NULL;
+}
+
+void *emu_link_shm_reserve(int ep, uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+	long pos;
+
+	if (!p || p->bl || len > EMU_WIRE_MAX_FRAME)
+		return NULL;
+	pos = ring_room(p, len, &rv->head);
+	if (pos < 0)
+		return NULL;
+	rv->peer = p;
+	rv->ep = ep;
+	return p->txd + pos + REC_HDR;
+}
+
+void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len)
+{
+	struct peer *p = rv->peer;
+
+	ring_publish(p, rv->head, rv->ep, len);
+	sh.st.tx++;
+	ring_doorbell(p);
+}
+
+int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+	struct backlog *b;
+
 	if (!p)
 		return -ENOENT;
 	if (len > EMU_WIRE_MAX_FRAME)
@@ -300,8 +357,11 @@ static size_t ring_drain(struct peer *p)
 			tail = head;
 			break;
 		}
+		/* a loopback frame the peer's builder made: its ICRC cannot be wrong */
+		emu_pkt_trust(true);
 		emu_engine_rx_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
 				      emu_engine_now(sh.e));
+		emu_pkt_trust(false);
 		tail += rec_size(rh.len);
 		/* free the space at once: a writer on the other core refills behind us */
 		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
@@ -317,8 +377,10 @@ static size_t ring_drain(struct peer *p)
 }
 
 /* One pass over every peer: drain its ring to us, flush our backlog to it. Engine lock
- * held. The number of frames delivered. */
-static size_t pass(void)
+ * held. The number of frames delivered. ring_thread: the caller is the ring thread, which
+ * alone says it is awake (a poller that did would leave the flag set over the ring thread's
+ * sleep, and writers would stop waking it). */
+static size_t pass(bool ring_thread)
 {
 	size_t n = 0;
 
@@ -327,7 +389,8 @@ static size_t pass(void)
 
 		if (p->state != PEER_MAPPED)
 			continue;
-		__atomic_store_n(&p->rx->reader_awake, 1, __ATOMIC_RELAXED);
+		if (ring_thread)
+			__atomic_store_n(&p->rx->reader_awake, 1, __ATOMIC_RELAXED);
 		n += ring_drain(p);
 		if (p->bl && backlog_flush(p))
 			ring_doorbell(p);
@@ -362,13 +425,16 @@ static void *ring_main(void *arg)
 		if (__atomic_load_n(&sh.stop, __ATOMIC_ACQUIRE))
 			break;
 		emu_engine_lock(e);
-		if (pass())
+		if (pass(true))
 			idle = 0;
 		else if (++idle >= IDLE_ROUNDS && may_sleep())
 			sleep = true;
 		emu_engine_unlock(e);
-		if (!sleep)
+		if (!sleep) {
+			if (idle)
+				sched_yield();
 			continue;
+		}
 		idle = 0;
 		if (read(sh.efd, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN) {
 			fprintf(stderr, "rdmaemu: shared-memory ring thread: %s: frames now go "
@@ -377,6 +443,18 @@ static void *ring_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+bool emu_link_shm_poll(struct emu_engine *e)
+{
+	size_t n;
+
+	if (!__atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED))
+		return false;
+	emu_engine_lock(e);
+	n = sh.thr_started && sh.e == e ? pass(false) : 0;
+	emu_engine_unlock(e);
+	return n > 0;
 }
 
 /* ---------- peers (from the link's receive thread) ---------- */
@@ -418,7 +496,7 @@ static void thread_start(struct emu_engine *e)
 	if (!sh.thr_started) /* nobody would read the rings: use the daemon */
 		for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
 			if (sh.peers[i].state == PEER_MAPPED) {
-				sh.st.peers--;
+				peers_add(-1);
 				peer_unmap(&sh.peers[i]);
 			}
 }
@@ -459,7 +537,7 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	p->bl_tail = &p->bl;
 	p->nbl = 0;
 	peer_set_state(p, PEER_MAPPED);
-	sh.st.peers++;
+	peers_add(1);
 	if (e) {
 		thread_start(e);
 		emu_engine_unlock(e);
@@ -484,7 +562,7 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
 		if (e)
 			emu_engine_lock(e);
 		if (sh.peers[h->arg].state == PEER_MAPPED) {
-			sh.st.peers--;
+			peers_add(-1);
 			peer_unmap(&sh.peers[h->arg]);
 		}
 		if (e)

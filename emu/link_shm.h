@@ -38,6 +38,19 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
  * behind it in this process when the ring is full), -ENOENT when no peer known here owns
  * dqpn (the caller uses the daemon). */
 int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len);
+/* A place in a ring for a frame of at most len bytes, to build it in (no copy of the frame):
+ * emu_link_shm_reserve gives its address, or NULL when the frame must take
+ * emu_link_shm_send (no peer owns dqpn, the ring is full, or frames wait behind it);
+ * emu_link_shm_commit publishes the frame built there (its length <= len) and wakes the
+ * reader. Nothing else may touch the rings in between: the engine lock is held across both,
+ * and a reservation that is not committed is simply forgotten. */
+struct emu_link_shm_resv {
+	void *peer;
+	uint64_t head; /* where the record starts, past any wrap gap */
+	int ep;
+};
+void *emu_link_shm_reserve(int ep, uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
+void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len);
 /* Frames sent / received / dropped (the backlog behind a full ring was full too) through the
  * rings since the start, for status lines and benchmarks. */
 struct emu_link_shm_stats {
@@ -45,6 +58,11 @@ struct emu_link_shm_stats {
 	unsigned peers;
 };
 void emu_link_shm_stats(struct emu_link_shm_stats *out);
+/* A busy poller's turn (an empty ibv_poll_cq in real time): drains the rings to this process
+ * and flushes its backlogs on the calling thread, as the ring thread would, so a polling
+ * application takes its completions' frames without a hand-over between threads. Takes the
+ * engine lock. true when it delivered frames (the caller polls again instead of yielding). */
+bool emu_link_shm_poll(struct emu_engine *e);
 /* Stops the ring thread, unmaps every ring, closes the eventfd (emu_link_reset). */
 void emu_link_shm_reset(void);
 

@@ -326,6 +326,10 @@ uint16_t emu_vcrc16(const void *p, size_t n);
 #define EMU_PKT_KNOWN_MAX 512
 void emu_pkt_known_note(const uint8_t *frame, size_t len);
 bool emu_pkt_known(const uint8_t *frame, size_t len);
+/* While on, every frame this thread parses counts as known: for a thread delivering frames
+ * that this program's builder made and nothing can have changed since (the loopback frames
+ * of the shared-memory rings, emu/link_shm.c). */
+void emu_pkt_trust(bool on);
 
 /* ---- packets (emu/pkt_hdr.c) ---- */
 
