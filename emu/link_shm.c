@@ -86,6 +86,13 @@ static const char *const peer_state_name[] = {
 	[PEER_FREE] = "FREE", [PEER_MAPPED] = "MAPPED",
 };
 
+/* A pair's mapping whose peer went away while the ring thread ran: the thread may be looking
+ * at its ring without the lock (work_hint), so it unmaps it itself, at its next locked pass. */
+struct grave {
+	struct grave *next;
+	uint8_t *map;
+};
+
 struct peer {
 	enum peer_state state;
 	unsigned slot;
@@ -107,7 +114,14 @@ static struct {
 	pthread_t thr;
 	bool thr_started, stop;
 	struct emu_link_shm_stats st;
+	long nbl;		/* frames in every backlog (read without the lock) */
+	struct grave *graves;	/* mappings the ring thread may still be reading */
 } sh = { .efd = -1, .sock = -1 };
+
+static void backlog_count(long d)
+{
+	__atomic_store_n(&sh.nbl, sh.nbl + d, __ATOMIC_RELAXED);
+}
 
 /* sh.st.peers changes under the engine lock; pollers read it without (emu_link_shm_poll) */
 static void peers_add(int d)
@@ -138,7 +152,8 @@ static void peer_set_state(struct peer *p, enum peer_state s)
 {
 	shm_trace("peer slot %u (pid %d, qpn %u-%u): %s -> %s", p->slot, p->pid, p->qpn_min,
 		  p->qpn_max, peer_state_name[p->state], peer_state_name[s]);
-	p->state = s;
+	/* release: the ring thread reads the table without the lock (work_hint) */
+	__atomic_store_n(&p->state, s, __ATOMIC_RELEASE);
 }
 
 static void kick(int efd)
@@ -225,6 +240,7 @@ static bool backlog_flush(struct peer *p)
 		if (!p->bl)
 			p->bl_tail = &p->bl;
 		p->nbl--;
+		backlog_count(-1);
 		free(b);
 		moved = true;
 	}
@@ -239,6 +255,7 @@ static bool backlog_flush(struct peer *p)
 			if (!p->bl)
 				p->bl_tail = &p->bl;
 			p->nbl--;
+			backlog_count(-1);
 			free(b);
 			moved = true;
 		}
@@ -248,6 +265,7 @@ static bool backlog_flush(struct peer *p)
 
 static void backlog_free(struct peer *p)
 {
+	backlog_count(-(long)p->nbl);
 	while (p->bl) {
 		struct backlog *b = p->bl;
 
@@ -319,6 +337,7 @@ int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
 	*p->bl_tail = b;
 	p->bl_tail = &b->next;
 	p->nbl++;
+	backlog_count(1);
 	sh.st.backlogged++;
 	sh.st.tx++;
 	if (backlog_flush(p))
@@ -413,6 +432,41 @@ static bool may_sleep(void)
 	return true;
 }
 
+/* Without the engine lock, ring thread only: may a locked pass find work (a frame in a ring
+ * to us, a frame in a backlog)? The table's mappings stay valid meanwhile: a peer that goes
+ * away leaves its mapping to this thread (graves_reap). A wrong answer costs only time: the
+ * thread takes the lock after IDLE_ROUNDS passes anyway. */
+static bool work_hint(void)
+{
+	if (__atomic_load_n(&sh.nbl, __ATOMIC_RELAXED))
+		return true;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+		struct peer *p = &sh.peers[i];
+		struct shm_ring *rx;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PEER_MAPPED)
+			continue;
+		rx = __atomic_load_n(&p->rx, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&rx->head, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&rx->tail, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/* Unmaps the mappings of peers gone while this thread ran (engine lock held, or the thread
+ * stopped). */
+static void graves_reap(void)
+{
+	while (sh.graves) {
+		struct grave *g = sh.graves;
+
+		sh.graves = g->next;
+		munmap(g->map, EMU_SHM_PAIR_BYTES);
+		free(g);
+	}
+}
+
 static void *ring_main(void *arg)
 {
 	struct emu_engine *e = arg;
@@ -424,7 +478,15 @@ static void *ring_main(void *arg)
 
 		if (__atomic_load_n(&sh.stop, __ATOMIC_ACQUIRE))
 			break;
+		/* idle: look without the lock first, which the application's thread wants
+		 * for its posts and polls (reader_awake stays set: writers need not ring) */
+		if (idle && idle < IDLE_ROUNDS && !work_hint()) {
+			idle++;
+			sched_yield();
+			continue;
+		}
 		emu_engine_lock(e);
+		graves_reap();
 		if (pass(true))
 			idle = 0;
 		else if (++idle >= IDLE_ROUNDS && may_sleep())
@@ -461,9 +523,21 @@ bool emu_link_shm_poll(struct emu_engine *e)
 
 static void peer_unmap(struct peer *p)
 {
+	struct grave *g;
+
 	peer_set_state(p, PEER_FREE);
 	backlog_free(p);
-	munmap(p->map, EMU_SHM_PAIR_BYTES);
+	/* a running ring thread may be reading the ring without the lock: it unmaps it */
+	if (sh.thr_started && (g = malloc(sizeof(*g)))) {
+		g->map = p->map;
+		g->next = sh.graves;
+		sh.graves = g;
+	} else if (sh.thr_started) {
+		/* no memory for the note: leak the mapping rather than risk the reader */
+		shm_trace("slot %u: its mapping stays (no memory to defer the unmap)", p->slot);
+	} else {
+		munmap(p->map, EMU_SHM_PAIR_BYTES);
+	}
 	close(p->efd);
 	p->map = NULL;
 	p->efd = -1;
@@ -530,7 +604,8 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	p->efd = fds[1];
 	p->map = map;
 	p->tx = (struct shm_ring *)(map + tx * EMU_SHM_RING_SPAN);
-	p->rx = (struct shm_ring *)(map + (1 - tx) * EMU_SHM_RING_SPAN);
+	__atomic_store_n(&p->rx, (struct shm_ring *)(map + (1 - tx) * EMU_SHM_RING_SPAN),
+			 __ATOMIC_RELAXED);
 	p->txd = (uint8_t *)p->tx + EMU_SHM_RING_HDR;
 	p->rxd = (uint8_t *)p->rx + EMU_SHM_RING_HDR;
 	p->bl = NULL;
@@ -679,6 +754,7 @@ void emu_link_shm_reset(void)
 		pthread_join(sh.thr, NULL);
 		sh.thr_started = false;
 	}
+	graves_reap();
 	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED)
 			peer_unmap(&sh.peers[i]);
