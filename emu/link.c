@@ -23,16 +23,23 @@
 #include "emu/engine.h"
 #include "emu/hca.h"
 #include "emu/link.h"
+#include "emu/link_shm.h"
 
 static struct {
 	int fd;
 	bool active;
 	size_t host;
 	uint32_t qpn_min, qpn_max;
+	/* the engine, once it exists: the receive thread runs from the attach on (it answers
+	 * the daemon's SHM_PEER even in a process that never creates an engine, which a new
+	 * process of the host waits for), and drops frames until then (no HCA exists yet) */
+	pthread_mutex_t m;
 	struct emu_engine *e;
 	pthread_t rx;
 	bool rx_started;
-} lk = { .fd = -1 };
+} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER };
+
+static void rx_start(void);
 
 int emu_link_runtime_dir(char *buf, size_t len, bool create)
 {
@@ -174,6 +181,12 @@ int emu_link_attach(const struct emu_host *h, const char *fabric_path)
 	lk.active = true;
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
+	/* the rings to the other processes of this host; without them the daemon carries it all */
+	err = emu_link_shm_start(fd);
+	if (err)
+		fprintf(stderr, "rdmaemu: no shared-memory rings (%s): loopback frames to other "
+				"processes go through rdmaemud\n", strerror(err));
+	rx_start();
 	return 0;
 }
 
@@ -203,26 +216,74 @@ static int link_tx(void *ctx, int ep, size_t host, size_t dev, unsigned port, co
 }
 
 int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   const void *frame, size_t len)
+			   uint32_t dqpn, const void *frame, size_t len)
 {
 	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+	int err;
 
 	if (ep < 0)
 		return ep;
 	if (len > EMU_WIRE_MAX_FRAME)
 		return -EMSGSIZE;
+	/* straight into the ring of the process owning dqpn, when the daemon paired us */
+	err = emu_link_shm_send(ep, dqpn, frame, len);
+	if (err != -ENOENT)
+		return err;
 	return send_msg(lk.fd, EMU_DMSG_LOOPBACK, (uint32_t)ep, frame, len) ? -ENOTCONN : 0;
+}
+
+void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv)
+{
+	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+
+	return ep < 0 ? NULL : emu_link_shm_reserve(ep, dqpn, len, rv);
+}
+
+void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len)
+{
+	emu_link_shm_commit(rv, len);
+}
+
+/* The descriptors a message carried (SCM_RIGHTS): up to max into fds; the count. */
+static int rx_fds(struct msghdr *m, int *fds, int max)
+{
+	int n = 0;
+
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (n < max)
+				fds[n++] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
 
 static void *rx_main(void *arg)
 {
-	struct emu_engine *e = arg;
-
+	(void)arg;
 	for (;;) {
+		struct emu_engine *e;
 		struct emu_dmsg h;
 		uint8_t *buf = malloc(EMU_WIRE_MAX_FRAME);
 		struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_WIRE_MAX_FRAME } };
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(4 * sizeof(int))];
+		} cm;
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.b,
+				    .msg_controllen = sizeof(cm.b) };
+		int fds[4], nfds;
 		ssize_t n;
 
 		if (!buf) {
@@ -230,7 +291,7 @@ static void *rx_main(void *arg)
 			continue;
 		}
 		do
-			n = recvmsg(lk.fd, &m, 0);
+			n = recvmsg(lk.fd, &m, MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
 		if (n <= 0) {
 			free(buf);
@@ -239,8 +300,25 @@ static void *rx_main(void *arg)
 				n < 0 ? strerror(errno) : "");
 			return NULL;
 		}
+		nfds = rx_fds(&m, fds, 4);
+		pthread_mutex_lock(&lk.m);
+		e = lk.e;
+		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
+		    h.type >= EMU_DMSG_SHM_HELLO && !(m.msg_flags & MSG_TRUNC)) {
+			/* no engine yet: handled under lk.m, which its creation waits for */
+			if (!e)
+				emu_link_shm_msg(NULL, &h, buf, (size_t)n - sizeof(h), fds, nfds);
+			pthread_mutex_unlock(&lk.m);
+			if (e)
+				emu_link_shm_msg(e, &h, buf, (size_t)n - sizeof(h), fds, nfds);
+			free(buf);
+			continue;
+		}
+		pthread_mutex_unlock(&lk.m);
+		while (nfds > 0)
+			close(fds[--nfds]);
 		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
-		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC)) {
+		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC) || !e) {
 			free(buf);
 			continue;
 		}
@@ -248,21 +326,28 @@ static void *rx_main(void *arg)
 	}
 }
 
-void emu_link_engine_created(struct emu_engine *e)
+static void rx_start(void)
 {
 	sigset_t all, old;
 
-	if (!lk.active)
-		return;
-	lk.e = e;
-	emu_engine_set_realtime(e, link_tx, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&lk.rx, NULL, rx_main, e) == 0)
+	if (pthread_create(&lk.rx, NULL, rx_main, NULL) == 0)
 		lk.rx_started = true;
 	else
 		fprintf(stderr, "rdmaemu: cannot start the receive thread: no frame will arrive\n");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void emu_link_engine_created(struct emu_engine *e)
+{
+	if (!lk.active)
+		return;
+	emu_engine_set_realtime(e, link_tx, NULL);
+	pthread_mutex_lock(&lk.m);
+	lk.e = e;
+	emu_link_shm_engine_created(e);
+	pthread_mutex_unlock(&lk.m);
 }
 
 void emu_link_reset(void)
@@ -272,8 +357,10 @@ void emu_link_reset(void)
 	shutdown(lk.fd, SHUT_RDWR);
 	if (lk.rx_started)
 		pthread_join(lk.rx, NULL);
+	emu_link_shm_reset();
 	close(lk.fd);
 	lk.fd = -1;
+	lk.e = NULL;
 	lk.active = false;
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);

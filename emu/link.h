@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "emu/fabric.h"
+#include "emu/link_shm.h"
 
 struct emu_engine;
 
@@ -27,11 +28,18 @@ void emu_link_engine_created(struct emu_engine *e);
 /* true when attached and qpn is not in this process's slice of the host's QP numbers: a
  * loopback frame for it belongs to another process of the same host. */
 bool emu_link_qpn_elsewhere(uint32_t qpn);
-/* Sends a loopback frame (one the HCA would hand to itself, never on the wire) through the
- * daemon to the process of the same host that owns its DestQP. 0 or a negative errno. Engine
- * lock held. */
+/* Sends a loopback frame (one the HCA would hand to itself, never on the wire) for DestQP
+ * dqpn to the process of the same host that owns it: through the shared-memory ring the
+ * daemon set up between the two (emu/link_shm.h), else through the daemon. 0 or a negative
+ * errno. Engine lock held. */
 int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   const void *frame, size_t len);
+			   uint32_t dqpn, const void *frame, size_t len);
+/* The same without copying the frame: a place for it in the ring to dqpn's process, to build
+ * it in, then emu_link_loopback_commit (emu_link_shm_reserve). NULL: use
+ * emu_link_send_loopback. Engine lock held across both. */
+void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
+void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
 /* For tests (emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

@@ -352,6 +352,9 @@ uint16_t emu_roce_sport_flow(uint32_t flow_label, uint32_t lqpn, uint32_t rqpn);
 /* CRC-32 (802.3 polynomial, reflected) register update without pre/post inversion, like the
  * kernel's crc32_le: crc = emu_crc32(~0u, p, n) ... ~crc. */
 uint32_t emu_crc32(uint32_t crc, const void *p, size_t n);
+/* The same by tables alone (slice-by-8): what emu_crc32 uses on CPUs without PCLMULQDQ and
+ * for buffers under 64 bytes; the tests compare the two. */
+uint32_t emu_crc32_slice8(uint32_t crc, const void *p, size_t n);
 /* The VCRC: CRC-16 with polynomial 0x100B (x^16+x^12+x^3+x+1), reflected, register preset to
  * all ones, result complemented (7.8.2). Over the LRH through the ICRC. */
 uint16_t emu_vcrc16(const void *p, size_t n);
@@ -362,6 +365,10 @@ uint16_t emu_vcrc16(const void *p, size_t n);
 #define EMU_PKT_KNOWN_MAX 512
 void emu_pkt_known_note(const uint8_t *frame, size_t len);
 bool emu_pkt_known(const uint8_t *frame, size_t len);
+/* While on, every frame this thread parses counts as known: for a thread delivering frames
+ * that this program's builder made and nothing can have changed since (the loopback frames
+ * of the shared-memory rings, emu/link_shm.c). */
+void emu_pkt_trust(bool on);
 
 /* ---- packets (emu/pkt_hdr.c) ---- */
 

@@ -9,8 +9,8 @@
 #include "emu/wire.h"
 
 #define EMU_DPROTO_MAGIC 0x444d4552u /* "REMD" little-endian */
-/* 2: the UCMA_* messages (an rdma_cm file served by the daemon) */
-#define EMU_DPROTO_VERSION 2
+/* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages */
+#define EMU_DPROTO_VERSION 3
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -39,6 +39,21 @@ enum emu_dmsg_type {
 				  * the command's return value, body: the response buffer */
 	EMU_DMSG_UCMA_CLOSE = 9, /* client -> daemon (no body); answered, then the daemon closes
 				  * the file (kernel ucma_close) and the connection */
+	/* 10..15: kept for more CM commands. 16 and up: the shared-memory loopback path
+	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
+	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
+				  * that wakes the client's ring reader. Not answered. */
+	EMU_DMSG_SHM_PEER = 17,  /* daemon -> client, arg = the peer's slot, body
+				  * emu_dmsg_shm_peer, SCM_RIGHTS: the pair's memfd, then the
+				  * peer's eventfd */
+	EMU_DMSG_SHM_GONE = 18,  /* daemon -> client, arg = the slot of a peer that went away */
+	EMU_DMSG_SHM_MAPPED = 19, /* client -> daemon, arg = the slot of a peer whose SHM_PEER it
+				   * has acted on (mapped, or given up on) */
+	EMU_DMSG_SHM_READY = 20,  /* daemon -> client, arg 0: every process of the host that
+				   * was told about this one has acted on it. The client's attach
+				   * waits for it, so no loopback frame between the two can be sent
+				   * before both ends have their rings (no frame takes the daemon
+				   * path first and is overtaken on the rings). */
 };
 
 struct emu_dmsg {
@@ -58,6 +73,21 @@ struct emu_dmsg_hello {
 struct emu_dmsg_welcome {
 	uint32_t host;              /* index of the host in the fabric */
 	uint32_t qpn_min, qpn_max;  /* the QP numbers this process allocates */
+};
+
+/* A pair of processes of one host shares one memfd (created by the daemon, zero-filled) holding
+ * two single-producer rings: ring k (at k * EMU_SHM_RING_SPAN) is written by the process told
+ * tx_ring = k and read by the other. Each ring: a 4 KiB header, then EMU_SHM_RING_DATA bytes
+ * of records (emu/link_shm.c). Pages are touched only as the rings fill. */
+#define EMU_SHM_RING_HDR 4096u
+#define EMU_SHM_RING_DATA (16u << 20)
+#define EMU_SHM_RING_SPAN (EMU_SHM_RING_HDR + EMU_SHM_RING_DATA)
+#define EMU_SHM_PAIR_BYTES (2u * EMU_SHM_RING_SPAN)
+
+struct emu_dmsg_shm_peer {
+	uint32_t qpn_min, qpn_max; /* the peer's slice: loopback frames for these DestQPs */
+	int32_t pid;
+	uint32_t tx_ring; /* 0 or 1: the ring of the pair this process writes */
 };
 
 #endif

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "emu/daemon/proto.h"
+#include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/engine.h"
@@ -47,6 +48,7 @@
  * net.unix.max_dgram_qlen = 10 messages per SEQPACKET socket): past this, frames are dropped
  * as a congested receiver drops them. */
 #define OUTQ_MAX 4096
+_Static_assert(MAX_CLIENTS <= EMU_DSHM_MAX_CLIENTS, "emu/daemon/shm.c tracks every client");
 
 enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED, CLIENT_UCMA };
 static const char *const client_state_name[] = {
@@ -90,6 +92,7 @@ static struct {
 	struct client clients[MAX_CLIENTS];
 	struct port_ctx *ports;
 	uint64_t seq;
+	uint64_t loopback_frames; /* LOOPBACK messages forwarded (the shared rings bypass them) */
 	bool trace;
 	int wake[2]; /* a pipe: the forwarder tells the main loop to watch a client for POLLOUT */
 } d;
@@ -280,6 +283,7 @@ static int install_ports(void)
 
 static void client_close(struct client *c)
 {
+	emu_dshm_close((unsigned)(c - d.clients));
 	/* kernel ucma_close of the file the connection served (takes the engine lock) */
 	emu_ucma_srv_close(c->ucma_dfd);
 	c->ucma_dfd = -1;
@@ -351,6 +355,7 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 	    !d.ports[h->arg].link_layer || d.ports[h->arg].host != c->host)
 		return;
 	c->frames_in++;
+	d.loopback_frames += loopback;
 	emu_engine_lock(d.e);
 	if (loopback)
 		deliver(&d.ports[h->arg], frame, len); /* the HCA's loopback: not on the wire */
@@ -370,10 +375,10 @@ static void on_status(struct client *c)
 		nattached += d.clients[i].state == CLIENT_ATTACHED;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
 			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n"
-			      "rdma_cm files %u\n",
+			      "rdma_cm files %u\nloopback-frames %llu\n",
 			      PACKAGE_VERSION, (int)getpid(),
 			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached,
-			      emu_ucma_srv_count());
+			      emu_ucma_srv_count(), (unsigned long long)d.loopback_frames);
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
 		const struct client *k = &d.clients[i];
 
@@ -381,10 +386,10 @@ static void on_status(struct client *c)
 			continue;
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
 				      "process %d host %s qpn %u-%u frames-in %llu frames-out %llu "
-				      "drops %llu\n", k->pid, k->node, k->qpn_min, k->qpn_max,
-				      (unsigned long long)k->frames_in,
+				      "drops %llu shm-peers %u\n", k->pid, k->node, k->qpn_min,
+				      k->qpn_max, (unsigned long long)k->frames_in,
 				      (unsigned long long)k->frames_out,
-				      (unsigned long long)k->drops);
+				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
 	}
 	emu_engine_unlock(d.e);
 	/* the main thread alone changes the table: read without the lock, which the ucma takes */
@@ -395,22 +400,68 @@ static void on_status(struct client *c)
 	send_msg(c->fd, EMU_DMSG_STATUS, 0, buf, n, 0);
 }
 
+/* The one descriptor a message carried (SCM_RIGHTS), or -1; any others are closed. */
+static int msg_fd(struct msghdr *m)
+{
+	int got = -1;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR(m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (got < 0)
+				got = fd;
+			else
+				close(fd);
+		}
+	}
+	return got;
+}
+
+/* SHM_HELLO: the client offers its eventfd for the shared rings to its host's processes. */
+static void on_shm_hello(struct client *c, int efd)
+{
+	if (c->state != CLIENT_ATTACHED || efd < 0) {
+		if (efd >= 0)
+			close(efd);
+		return;
+	}
+	emu_dshm_hello((unsigned)(c - d.clients), c->fd, efd, c->host, c->slot, c->qpn_min,
+		       c->qpn_max, c->pid);
+}
+
 /* Reads one message of client c; false when the client is gone. */
 static bool client_read(struct client *c, uint8_t *buf)
 {
 	struct emu_dmsg h;
 	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_DPROTO_PATH_MAX + 1024 } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT);
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.b,
+			    .msg_controllen = sizeof(cm.b) };
+	ssize_t n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	size_t len;
+	int fd;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
+	fd = msg_fd(&m);
+	if (fd >= 0 && (n < (ssize_t)sizeof(h) || h.type != EMU_DMSG_SHM_HELLO)) {
+		close(fd); /* only SHM_HELLO carries one */
+		fd = -1;
+	}
 	if (n == 0)
 		return false;
 	if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
 	    h.version != EMU_DPROTO_VERSION || (m.msg_flags & MSG_TRUNC)) {
 		fprintf(stderr, "rdmaemud: malformed message from pid %d: closing it\n", c->pid);
+		if (fd >= 0)
+			close(fd);
 		return false;
 	}
 	len = (size_t)n - sizeof(h);
@@ -424,6 +475,13 @@ static bool client_read(struct client *c, uint8_t *buf)
 		break;
 	case EMU_DMSG_STATUS:
 		on_status(c);
+		break;
+	case EMU_DMSG_SHM_HELLO:
+		on_shm_hello(c, fd);
+		fd = -1;
+		break;
+	case EMU_DMSG_SHM_MAPPED:
+		emu_dshm_mapped((unsigned)(c - d.clients), h.arg);
 		break;
 	case EMU_DMSG_UCMA_OPEN:
 		if (c->state != CLIENT_CONNECTED)
@@ -530,6 +588,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	emu_dshm_set_trace(d.trace);
 	unsetenv("RDMAEMU_DAEMON"); /* the daemon owns the fabric: it attaches to no daemon */
 	if (fabric && !realpath(fabric, d.fabric_path)) {
 		fprintf(stderr, "rdmaemud: %s: %s\n", fabric, strerror(errno));
@@ -595,7 +654,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < MAX_CLIENTS; i++)
 			if (d.clients[i].state != CLIENT_FREE) {
 				pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
-				if (d.clients[i].outq)
+				if (d.clients[i].outq || emu_dshm_pending((unsigned)i))
 					pfd[n].events |= POLLOUT;
 				who[n++] = i;
 			}
@@ -618,6 +677,7 @@ int main(int argc, char **argv)
 				emu_engine_lock(d.e);
 				outq_flush(c);
 				emu_engine_unlock(d.e);
+				emu_dshm_flush((unsigned)who[k]);
 			}
 			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;

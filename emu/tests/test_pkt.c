@@ -318,7 +318,7 @@ static uint32_t crc32_ref(uint32_t crc, const uint8_t *p, size_t n)
 static void test_crc_check_values(void **state)
 {
 	static const char check[] = "123456789";
-	uint8_t buf[300];
+	uint8_t buf[1200];
 
 	(void)state;
 	assert_int_equal(~emu_crc32(~0u, check, 9), 0xcbf43926u); /* CRC-32/ISO-HDLC */
@@ -326,14 +326,18 @@ static void test_crc_check_values(void **state)
 	assert_int_equal(vcrc_ref((const uint8_t *)check, 9), 0x0a3d);
 	for (size_t i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i * 7 + 3);
-	for (size_t n = 0; n < sizeof(buf); n += 37)
+	for (size_t n = 0; n < 300; n += 37)
 		assert_int_equal(emu_vcrc16(buf, n), vcrc_ref(buf, n));
-	/* every length 0..40 and longer ones, at every alignment mod 8, chained in two parts */
-	for (size_t off = 0; off < 8; off++)
-		for (size_t n = 0; off + n <= sizeof(buf); n += n < 40 ? 1 : 29) {
+	/* every length 0..150 (the folding path starts at 64, 16 bytes a step) and longer ones
+	 * up to more than a 1024-byte payload, at every alignment mod 16, chained in two parts;
+	 * both implementations */
+	for (size_t off = 0; off < 16; off++)
+		for (size_t n = 0; off + n <= sizeof(buf); n += n < 150 ? 1 : 53) {
 			size_t h = n / 3;
+			uint32_t want = crc32_ref(~0u, buf + off, n);
 
-			assert_int_equal(emu_crc32(~0u, buf + off, n), crc32_ref(~0u, buf + off, n));
+			assert_int_equal(emu_crc32(~0u, buf + off, n), want);
+			assert_int_equal(emu_crc32_slice8(~0u, buf + off, n), want);
 			assert_int_equal(emu_crc32(emu_crc32(0x12345678u, buf + off, h), buf + off + h,
 						   n - h),
 					 crc32_ref(0x12345678u, buf + off, n));

@@ -88,6 +88,29 @@ static void test_roce_known_and_changed(void **state)
 	assert_int_equal(emu_pkt_parse(copy, (size_t)len, EMU_LL_ETHERNET, NULL), 0);
 }
 
+/* A thread delivering trusted frames (a shared-memory ring's) skips the CRC check of any
+ * frame, longer than the cache too; the IPv4 header checksum is still checked; off again, a
+ * changed payload is caught. */
+static void test_trusted(void **state)
+{
+	uint8_t buf[1400];
+	ssize_t len = build_roce(buf, sizeof(buf), 1024, 0x22);
+
+	(void)state;
+	assert_int_equal(len, 1090);
+	buf[200] ^= 0x01;
+	assert_int_equal(emu_pkt_parse(buf, (size_t)len, EMU_LL_ETHERNET, NULL), -EMU_PKT_EICRC);
+	emu_pkt_trust(true);
+	assert_true(emu_pkt_known(buf, (size_t)len));
+	assert_int_equal(emu_pkt_parse(buf, (size_t)len, EMU_LL_ETHERNET, NULL), 0);
+	buf[14 + 8] ^= 0x01; /* TTL, without the header checksum */
+	assert_int_equal(emu_pkt_parse(buf, (size_t)len, EMU_LL_ETHERNET, NULL), -EMU_PKT_ECSUM);
+	buf[14 + 8] ^= 0x01;
+	emu_pkt_trust(false);
+	assert_false(emu_pkt_known(buf, (size_t)len));
+	assert_int_equal(emu_pkt_parse(buf, (size_t)len, EMU_LL_ETHERNET, NULL), -EMU_PKT_EICRC);
+}
+
 static void test_ib_vcrc(void **state)
 {
 	uint8_t buf[512];
@@ -147,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roce_known_and_changed),
+		cmocka_unit_test(test_trusted),
 		cmocka_unit_test(test_ib_vcrc),
 		cmocka_unit_test(test_longer_than_cache),
 		cmocka_unit_test(test_other_thread),

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/link_shm.h"
 #include "emu/verbs/datapath.h"
 
 /* RXE_SUP_WC_FLAGS of rdma-core 44's providers/rxe */
@@ -335,7 +336,9 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		struct emu_engine *e = emu_dp_engine();
 
 		if (e && emu_engine_is_realtime(e)) {
-			sched_yield();
+			/* frames from the shared-memory rings are this poller's to take first */
+			if (!emu_link_shm_poll(e))
+				sched_yield();
 		} else if (e) {
 			emu_engine_lock(e);
 			emu_engine_note_idle(e);

@@ -91,6 +91,8 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	const struct emu_port *p = emu_verbs_port(q->qp.context, av->port_num);
 	struct emu_pkt_addr a;
 	struct dp_frame *f;
+	struct emu_link_shm_resv rv;
+	void *ring = NULL;
 	ssize_t n;
 	bool local = false;
 
@@ -114,17 +116,34 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	n = emu_pkt_frame_len(&a, bth->opcode, paylen);
 	if (n < 0)
 		return (int)n;
-	f = malloc(sizeof(*f) + (size_t)n);
-	if (!f)
-		return -ENOMEM;
-	n = emu_pkt_build(f->data, (size_t)n, &a, bth, ext, payload, paylen, NULL);
-	if (n < 0) {
-		free(f);
-		return (int)n;
+	/* a loopback frame for a QP of another process of this host: built straight into the
+	 * shared-memory ring to that process when it has room (emu/link_shm.h), no copy */
+	if (local && emu_link_qpn_elsewhere(bth->dqpn)) {
+		struct emu_engine *e = emu_dp_engine();
+		const struct emu_host *h = p->dev->host;
+
+		ring = emu_link_loopback_reserve(e, (size_t)(h - emu_engine_fabric(e)->hosts),
+						 (size_t)(p->dev - h->devices), av->port_num,
+						 bth->dqpn, (size_t)n, &rv);
 	}
-	f->len = (size_t)n;
-	f->link_layer = a.link_layer;
-	f->hca = emu_dp_hca(q);
+	if (ring) {
+		f = NULL;
+		n = emu_pkt_build(ring, (size_t)n, &a, bth, ext, payload, paylen, NULL);
+		if (n < 0)
+			return (int)n; /* nothing published: the reservation is forgotten */
+	} else {
+		f = malloc(sizeof(*f) + (size_t)n);
+		if (!f)
+			return -ENOMEM;
+		n = emu_pkt_build(f->data, (size_t)n, &a, bth, ext, payload, paylen, NULL);
+		if (n < 0) {
+			free(f);
+			return (int)n;
+		}
+		f->len = (size_t)n;
+		f->link_layer = a.link_layer;
+		f->hca = emu_dp_hca(q);
+	}
 	emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
 		     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
 		     bth->ackreq ? " ackreq" : "",
@@ -132,6 +151,10 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
 		     local ? " (loopback)" : " (wire)");
+	if (ring) {
+		emu_link_loopback_commit(&rv, (size_t)n);
+		return 0;
+	}
 	if (!local) {
 		/* rxe_net.c's rxe_send: out through the port's link; its peer's receiver (the
 		 * data path of the host behind it) gets the frame after the link's delay */
@@ -155,7 +178,7 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		const struct emu_host *h = p->dev->host;
 		int err = emu_link_send_loopback(e, (size_t)(h - emu_engine_fabric(e)->hosts),
 						 (size_t)(p->dev - h->devices), av->port_num,
-						 f->data, f->len);
+						 bth->dqpn, f->data, f->len);
 
 		if (err)
 			emu_dp_trace("qp %u xmit: the daemon refused the frame: %d", q->qp.qp_num,

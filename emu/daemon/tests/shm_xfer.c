@@ -1,0 +1,294 @@
+/* shm_xfer: checks bytes end to end between two processes (test_daemon_shm.sh).
+ *
+ *   shm_xfer server|client DIR SIZE COUNT
+ *
+ * Built like an application (the system's <infiniband/verbs.h>, -libverbs) and run under
+ * `rdmaemu run`, so it goes through whatever path the daemon gives the pair: the shared rings
+ * for two processes of one host, the daemon for two hosts. rxe0, port 1, GID 1 (RoCEv2), one
+ * RC QP each side, path MTU 1024. The two sides exchange {qpn, psn, gid, rkey, addr} as files
+ * in DIR (written to a temporary name, then renamed), and the client says it is done with a
+ * third file, so the server's memory stays registered until the client's last READ.
+ *
+ * Message k (0 <= k < COUNT), every byte a function of (stream, k, offset):
+ *   the client READs the server's source region k (stream 1, written by the server) and
+ *   compares it; then WRITEs stream 2 into the server's write region k; then SENDs stream 3.
+ *   The server, on the k-th receive (RC orders the WRITE before the SEND), compares its
+ *   receive buffer with stream 3 and its write region k with stream 2.
+ * Each side prints one line, "shm_xfer SIDE: COUNT x SIZE bytes: ... match", and exits 0, or
+ * names the first differing byte and exits 1. */
+#include <endian.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct info {
+	uint32_t qpn, psn, rkey;
+	uint64_t addr;
+	uint8_t gid[16];
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "shm_xfer: %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+static uint8_t pattern(unsigned stream, unsigned k, size_t i)
+{
+	uint64_t x = (uint64_t)stream << 48 ^ (uint64_t)k << 24 ^ i;
+
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (uint8_t)x;
+}
+
+static void fill(uint8_t *p, unsigned stream, unsigned k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = pattern(stream, k, i);
+}
+
+/* The offset of the first byte differing from the stream, or n. */
+static size_t check(const uint8_t *p, unsigned stream, unsigned k, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != pattern(stream, k, i))
+			return i;
+	return n;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static void put_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char tmp[4200], path[4200];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f) || rename(tmp, path))
+		die(path, errno);
+}
+
+/* Waits (polling, real time: the other process may start later) for DIR/name. */
+static void get_file(const char *dir, const char *name, void *data, size_t len)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	for (int i = 0; !(f = fopen(path, "rb")); i++) {
+		if (i > 6000)
+			die(path, ETIMEDOUT);
+		nap();
+	}
+	if (fread(data, 1, len, f) != len)
+		die(path, EIO);
+	fclose(f);
+}
+
+static struct ibv_wc wait_wc(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+		;
+	if (n < 0)
+		die("ibv_poll_cq", EIO);
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "shm_xfer: wr %llu: %s\n", (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status));
+		exit(1);
+	}
+	return wc;
+}
+
+static void post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf, size_t len, uint32_t lkey,
+		 uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, (uint32_t)len, lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	int err;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	err = ibv_post_send(qp, &wr, &bad);
+	if (err)
+		die("ibv_post_send", err);
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **devs;
+	struct ibv_context *ctx = NULL;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct info me, peer;
+	union ibv_gid gid;
+	uint8_t *buf, *src, *wr, *rx, *tx;
+	size_t size;
+	unsigned count;
+	bool server;
+	int n, err;
+
+	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		fprintf(stderr, "usage: shm_xfer server|client DIR SIZE COUNT\n");
+		return 2;
+	}
+	server = !strcmp(argv[1], "server");
+	size = strtoul(argv[3], NULL, 0);
+	count = (unsigned)strtoul(argv[4], NULL, 0);
+	if (!size || !count || size > (1u << 20) || count > 1000)
+		die("SIZE or COUNT", EINVAL);
+	devs = ibv_get_device_list(&n);
+	for (int i = 0; devs && i < n && !ctx; i++)
+		if (!strcmp(ibv_get_device_name(devs[i]), "rxe0"))
+			ctx = ibv_open_device(devs[i]);
+	if (!ctx)
+		die("rxe0", ENODEV);
+	/* layout: source regions (server: stream 1), write regions, receive regions (one per
+	 * message: the client's next SEND may land while the server still checks this one), a
+	 * send buffer */
+	buf = calloc(3 * (size_t)count + 1, size);
+	if (!buf)
+		die("calloc", ENOMEM);
+	src = buf;
+	wr = buf + (size_t)count * size;
+	rx = wr + (size_t)count * size;
+	tx = rx + (size_t)count * size;
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 2 * (int)count + 8, NULL, NULL, 0) : NULL;
+	mr = cq ? ibv_reg_mr(pd, buf, (3 * (size_t)count + 1) * size,
+			     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				     IBV_ACCESS_REMOTE_READ) : NULL;
+	{
+		struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+					       .cap = { .max_send_wr = 8, .max_recv_wr = count,
+							.max_send_sge = 1, .max_recv_sge = 1 } };
+
+		qp = mr ? ibv_create_qp(pd, &ia) : NULL;
+	}
+	if (!qp)
+		die("pd/cq/mr/qp", errno);
+	if (ibv_query_gid(ctx, 1, 1, &gid))
+		die("ibv_query_gid", errno);
+	if (server)
+		for (unsigned k = 0; k < count; k++)
+			fill(src + (size_t)k * size, 1, k, size);
+	me = (struct info){ .qpn = qp->qp_num, .psn = server ? 0x1000 : 0x2000, .rkey = mr->rkey,
+			    .addr = (uintptr_t)buf };
+	memcpy(me.gid, gid.raw, 16);
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+							    IBV_ACCESS_REMOTE_READ };
+
+		if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+							 IBV_QP_ACCESS_FLAGS)))
+			die("INIT", err);
+	}
+	/* receives first: the client may send as soon as it sees our info */
+	if (server)
+		for (unsigned k = 0; k < count; k++) {
+			struct ibv_sge sge = { (uintptr_t)(rx + (size_t)k * size), (uint32_t)size,
+					       mr->lkey };
+			struct ibv_recv_wr rw = { .wr_id = k, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+			if ((err = ibv_post_recv(qp, &rw, &bad)))
+				die("ibv_post_recv", err);
+		}
+	put_file(argv[2], server ? "server.info" : "client.info", &me, sizeof(me));
+	get_file(argv[2], server ? "client.info" : "server.info", &peer, sizeof(peer));
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+					 .dest_qp_num = peer.qpn, .rq_psn = peer.psn,
+					 .max_dest_rd_atomic = 1, .min_rnr_timer = 12 };
+
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = 1;
+		a.ah_attr.grh.sgid_index = 1;
+		a.ah_attr.grh.hop_limit = 64;
+		memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
+		if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+							 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+							 IBV_QP_MAX_DEST_RD_ATOMIC |
+							 IBV_QP_MIN_RNR_TIMER)))
+			die("RTR", err);
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+					  .rnr_retry = 7, .sq_psn = me.psn, .max_rd_atomic = 1 };
+		if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+							 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+							 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)))
+			die("RTS", err);
+	}
+	if (server) {
+		char done;
+
+		for (unsigned k = 0; k < count; k++) {
+			struct ibv_wc wc = wait_wc(cq);
+			size_t at;
+
+			if (wc.opcode != IBV_WC_RECV || wc.wr_id != k || wc.byte_len != size) {
+				fprintf(stderr, "shm_xfer server: receive %u: opcode %d wr %llu "
+						"len %u\n", k, wc.opcode,
+					(unsigned long long)wc.wr_id, wc.byte_len);
+				return 1;
+			}
+			if ((at = check(rx + (size_t)k * size, 3, k, size)) != size ||
+			    (at = check(wr + (size_t)k * size, 2, k, size)) != size) {
+				fprintf(stderr, "shm_xfer server: message %u differs at byte %zu\n", k,
+					at);
+				return 1;
+			}
+		}
+		get_file(argv[2], "client.done", &done, 1);
+		printf("shm_xfer server: %u x %zu bytes: send, write match\n", count, size);
+	} else {
+		for (unsigned k = 0; k < count; k++) {
+			size_t at;
+
+			post(qp, IBV_WR_RDMA_READ, src + (size_t)k * size, size, mr->lkey,
+			     peer.addr + (uint64_t)k * size, peer.rkey, 3 * k);
+			wait_wc(cq);
+			if ((at = check(src + (size_t)k * size, 1, k, size)) != size) {
+				fprintf(stderr, "shm_xfer client: read %u differs at byte %zu\n", k,
+					at);
+				return 1;
+			}
+			fill(tx, 2, k, size);
+			post(qp, IBV_WR_RDMA_WRITE, tx, size, mr->lkey,
+			     peer.addr + ((uint64_t)count + k) * size, peer.rkey, 3 * k + 1);
+			wait_wc(cq);
+			fill(tx, 3, k, size);
+			post(qp, IBV_WR_SEND, tx, size, mr->lkey, 0, 0, 3 * k + 2);
+			wait_wc(cq);
+		}
+		put_file(argv[2], "client.done", "y", 1);
+		printf("shm_xfer client: %u x %zu bytes: read matches\n", count, size);
+	}
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(devs);
+	free(buf);
+	return 0;
+}

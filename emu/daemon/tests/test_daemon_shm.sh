@@ -1,0 +1,186 @@
+#!/bin/sh
+# The shared-memory rings between the processes of one host (docs/daemon.md, "Shared memory"):
+# bytes end to end, the same results as the daemon path, several processes of one host, and
+# a process killed in the middle.
+#   - shm_xfer (emu/daemon/tests/shm_xfer.c) as server and client on host rxe-ref: RDMA READ,
+#     WRITE and SEND of patterned messages (64 KiB, i.e. 64 packets of MTU 1024, and 5000
+#     bytes, a short last packet), every byte compared on the side that receives it; the
+#     daemon must have forwarded no loopback frame (status "loopback-frames"): they all went
+#     through the rings.
+#   - the same with RDMAEMU_SHM=0 (the daemon path): the same output, and loopback frames
+#     counted by the daemon; and with the daemon capturing (--pcap): the same output.
+#   - two pairs at once on one host (four processes, QPN slots 0-3): each frame reaches the
+#     process owning its DestQP.
+#   - ibv_rc_pingpong -c (rdma-core's own check) with 64 KiB messages through the rings.
+#   - a client killed with SIGKILL in a long run: the server's ring thread hears SHM_GONE
+#     (trace "MAPPED -> FREE"), the daemon's status shows it with no peer, a new pair runs.
+# Timeouts are real-time safety nets only (generous, for a loaded machine).
+set -u
+b=${RDMAEMU_TOP_BUILDDIR:-.}
+s=${RDMAEMU_TOP_SRCDIR:-.}
+command -v ibv_rc_pingpong >/dev/null 2>&1 || { echo "ibverbs-utils not installed: skipped"; exit 77; }
+rdmaemu="$b/emu/tools/rdmaemu"
+xfer="$b/emu/daemon/tests/shm_xfer"
+RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
+export RDMAEMU_RUNTIME_DIR
+unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
+asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+fail=0
+t=$RDMAEMU_RUNTIME_DIR
+lpids=
+cleanup() {
+	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
+	"$rdmaemu" daemon stop >/dev/null 2>&1
+	rm -rf "$t"
+}
+trap cleanup EXIT
+port=$(( 20000 + $$ % 20000 ))
+ref="$s/fixtures/rxe-ref.fabric"
+
+# xfer_start TAG SIZE COUNT: a server and a client in the background (files in $t/TAG)
+xfer_start() {
+	rm -rf "$t/$1"; mkdir "$t/$1"
+	timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" server "$t/$1" $2 $3 \
+		>"$t/$1/srv.out" 2>&1 &
+	xs=$!
+	timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" client "$t/$1" $2 $3 \
+		>"$t/$1/cli.out" 2>&1 &
+	xc=$!
+}
+# xfer_check NAME TAG SIZE COUNT: both exited 0 with their exact line
+xfer_check() {
+	wait $xs; src=$?
+	wait $xc; crc=$?
+	if [ $src -ne 0 ] || [ $crc -ne 0 ] ||
+	   [ "$(cat "$t/$2/srv.out")" != "shm_xfer server: $4 x $3 bytes: send, write match" ] ||
+	   [ "$(cat "$t/$2/cli.out")" != "shm_xfer client: $4 x $3 bytes: read matches" ]; then
+		echo "FAIL $1 (server exit $src, client exit $crc):"
+		cat "$t/$2/srv.out" "$t/$2/cli.out"; fail=1
+	else
+		echo "ok $1: $(cat "$t/$2/cli.out")"
+	fi
+}
+xfer() {
+	xfer_start $2 $3 $4; xfer_check "$@"
+}
+loopback_frames() {
+	"$rdmaemu" daemon status | sed -n 's/^loopback-frames //p'
+}
+# expect_loopback NAME OP VALUE: the loopback frames the daemon forwarded since the last call
+lf0=0
+expect_loopback() {
+	lf=$(loopback_frames)
+	if [ -z "$lf" ] || ! [ $((lf - lf0)) "$2" "$3" ]; then
+		echo "FAIL $1: the daemon forwarded $((lf - lf0)) loopback frames, expected $2 $3"
+		fail=1
+	else
+		echo "ok $1: the daemon forwarded $((lf - lf0)) loopback frames"
+	fi
+	lf0=$lf
+}
+# Through the rings the daemon forwards no loopback frame of shm_xfer: an attach returns only
+# once every process of the host has mapped the new pair (SHM_READY), and shm_xfer's server
+# lives until the client has seen its last completion, so nothing is sent to a process gone.
+rings_max=0
+
+"$rdmaemu" daemon start --fabric "$ref" || { echo "daemon start failed"; cat "$t/rdmaemud.log"; exit 1; }
+xfer "rings 64 KiB" big 65536 20
+xfer "rings 5000 B" odd 5000 30
+expect_loopback "rings only" -le $rings_max
+cp "$t/big/cli.out" "$t/big.shm"; cp "$t/big/srv.out" "$t/bigs.shm"
+
+# four processes of one host, two pairs at once
+xfer_start p1 65536 10; s1=$xs c1=$xc
+xfer_start p2 4096 40
+xfer_check "second pair of four processes" p2 4096 40
+xs=$s1 xc=$c1; xfer_check "first pair of four processes" p1 65536 10
+expect_loopback "four processes, rings only" -le $rings_max
+
+# rdma-core's own check, 64 KiB messages
+port=$((port + 1))
+timeout 120 "$rdmaemu" run --fabric "$ref" -- ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 -n 50 \
+	-p $port >"$t/srv.out" 2>&1 &
+spid=$!
+i=0
+while :; do
+	timeout 120 "$rdmaemu" run --fabric "$ref" -- ibv_rc_pingpong -d rxe0 -g 1 -c -s 65536 \
+		-n 50 -p $port 127.0.0.1 >"$t/cli.out" 2>&1
+	crc=$?
+	grep -q "^Couldn't connect to 127.0.0.1:$port" "$t/cli.out" && [ $i -lt 300 ] || break
+	sleep 0.1; i=$((i + 1))
+done
+wait $spid; src=$?
+if [ $src -ne 0 ] || [ $crc -ne 0 ] || grep -q "invalid data" "$t/srv.out" "$t/cli.out" ||
+   ! grep -q "^6553600 bytes in" "$t/cli.out"; then
+	echo "FAIL rc_pingpong -c 64 KiB (server $src, client $crc):"; cat "$t/srv.out" "$t/cli.out"
+	fail=1
+else
+	echo "ok rc_pingpong -c 64 KiB: $(grep bytes "$t/cli.out")"
+fi
+
+lf0=$(loopback_frames)
+# the daemon path: same output, frames through the daemon (64 KiB x 20 x 3 messages: at least
+# 3840 data packets)
+RDMAEMU_SHM=0 xfer "daemon path 64 KiB" big 65536 20
+if ! cmp -s "$t/big/cli.out" "$t/big.shm" || ! cmp -s "$t/big/srv.out" "$t/bigs.shm"; then
+	echo "FAIL: the daemon path printed something else than the rings"; fail=1
+fi
+expect_loopback "daemon path" -ge 3840
+"$rdmaemu" daemon stop >/dev/null
+
+# the daemon capturing: loopback frames are not on the wire either way; the same output
+"$rdmaemu" daemon start --fabric "$ref" --pcap "$t/cap" ||
+	{ echo "daemon start --pcap failed"; exit 1; }
+xfer "rings, daemon capturing" big 65536 20
+if ! cmp -s "$t/big/cli.out" "$t/big.shm" || ! cmp -s "$t/big/srv.out" "$t/bigs.shm"; then
+	echo "FAIL: with a capture the output differs"; fail=1
+fi
+lf0=0
+expect_loopback "rings, daemon capturing" -le $rings_max
+
+# a client killed in the middle of a long run
+port=$((port + 1))
+RDMAEMU_TRACE=shm "$rdmaemu" run --fabric "$ref" -- ibv_rc_pingpong -d rxe0 -g 1 -n 100000000 \
+	-p $port >"$t/srv.out" 2>&1 &
+spid=$!
+lpids=$spid
+i=0
+while :; do
+	"$rdmaemu" run --fabric "$ref" -- ibv_rc_pingpong -d rxe0 -g 1 -n 100000000 -p $port \
+		127.0.0.1 >"$t/cli.out" 2>&1 &
+	cpid=$!
+	lpids="$spid $cpid"
+	# paired (the server's trace names it) and exchanging (its output says nothing until
+	# the end: give it a moment once paired)
+	while kill -0 $cpid 2>/dev/null &&
+	      ! grep -q "shm: peer slot [0-9]* (pid $cpid, .*FREE -> MAPPED" "$t/srv.out"; do
+		sleep 0.1
+	done
+	kill -0 $cpid 2>/dev/null || [ $i -ge 300 ] && break
+	wait $cpid; sleep 0.1; i=$((i + 1))
+done
+sleep 0.5
+kill -KILL $cpid
+wait $cpid 2>/dev/null
+i=0
+while ! grep -q "shm: peer slot [0-9]* (pid $cpid, .*MAPPED -> FREE" "$t/srv.out" && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+if ! grep -q "shm: peer slot [0-9]* (pid $cpid, .*MAPPED -> FREE" "$t/srv.out" ||
+   ! "$rdmaemu" daemon status | grep -q "^process $spid .* shm-peers 0$"; then
+	echo "FAIL killed client: the server did not drop its rings:"; cat "$t/srv.out"
+	"$rdmaemu" daemon status; fail=1
+else
+	echo "ok killed client: the server dropped its rings, the daemon shows no peer"
+fi
+kill $spid 2>/dev/null
+wait $spid 2>/dev/null
+lpids=
+lf0=$(loopback_frames)
+xfer "a new pair after the kill" big 65536 20
+expect_loopback "after the kill, rings only" -le $rings_max
+exit $fail

@@ -1,0 +1,69 @@
+/* The shared-memory loopback path between the processes of one host (docs/daemon.md, "Shared
+ * memory between the processes of a host").
+ *
+ * A frame the HCA hands to itself (a loopback: same device, DestQP of another process of the
+ * same host) never touches the wire, so no capture, fault or link delay applies to it: the
+ * daemon's forwarder only passes it on. This module passes it on itself: the daemon gives each
+ * pair of processes of a host a memfd with two single-producer rings (one per direction) and
+ * each process's eventfd; the sender copies the frame into the ring, the receiver's ring thread
+ * delivers it in place from the ring into its engine. No system call per frame while both
+ * sides are busy; an eventfd write wakes a reader that went to sleep.
+ *
+ * Everything here runs under the engine lock except the ring thread's sleep. */
+#ifndef RDMAEMU_EMU_LINK_SHM_H
+#define RDMAEMU_EMU_LINK_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct emu_engine;
+struct emu_dmsg;
+
+/* After the daemon's WELCOME on socket fd: creates this process's eventfd and offers it
+ * (SHM_HELLO), unless $RDMAEMU_SHM is "0"; then maps the rings to every process of the host
+ * (SHM_PEER), answering each (SHM_MAPPED), until the daemon's SHM_READY. 0 or an errno (the
+ * daemon path still works). */
+int emu_link_shm_start(int fd);
+/* The engine exists (emu_link_engine_created; the receive thread handles no message
+ * meanwhile): starts the ring thread when rings are mapped. */
+void emu_link_shm_engine_created(struct emu_engine *e);
+/* The link's receive thread got a message of type >= 16 with nfds descriptors (owned by
+ * this call: used or closed). Takes the engine lock itself; e is NULL before the engine
+ * exists (then nothing else touches the rings). */
+void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void *body,
+		      size_t len, const int *fds, int nfds);
+/* Engine lock held. Hands a loopback frame for DestQP dqpn, arriving at topology endpoint ep,
+ * to the process of this host owning dqpn: 0 when it took the frame (queued in the ring, or
+ * behind it in this process when the ring is full), -ENOENT when no peer known here owns
+ * dqpn (the caller uses the daemon). */
+int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len);
+/* A place in a ring for a frame of at most len bytes, to build it in (no copy of the frame):
+ * emu_link_shm_reserve gives its address, or NULL when the frame must take
+ * emu_link_shm_send (no peer owns dqpn, the ring is full, or frames wait behind it);
+ * emu_link_shm_commit publishes the frame built there (its length <= len) and wakes the
+ * reader. Nothing else may touch the rings in between: the engine lock is held across both,
+ * and a reservation that is not committed is simply forgotten. */
+struct emu_link_shm_resv {
+	void *peer;
+	uint64_t head; /* where the record starts, past any wrap gap */
+	int ep;
+};
+void *emu_link_shm_reserve(int ep, uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
+void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len);
+/* Frames sent / received / dropped (the backlog behind a full ring was full too) through the
+ * rings since the start, for status lines and benchmarks. */
+struct emu_link_shm_stats {
+	uint64_t tx, rx, backlogged, drops, wakeups;
+	unsigned peers;
+};
+void emu_link_shm_stats(struct emu_link_shm_stats *out);
+/* A busy poller's turn (an empty ibv_poll_cq in real time): drains the rings to this process
+ * and flushes its backlogs on the calling thread, as the ring thread would, so a polling
+ * application takes its completions' frames without a hand-over between threads. Takes the
+ * engine lock. true when it delivered frames (the caller polls again instead of yielding). */
+bool emu_link_shm_poll(struct emu_engine *e);
+/* Stops the ring thread, unmaps every ring, closes the eventfd (emu_link_reset). */
+void emu_link_shm_reset(void);
+
+#endif
