@@ -637,6 +637,12 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
 		if (e)
 			emu_engine_lock(e);
 		if (sh.peers[h->arg].state == PEER_MAPPED) {
+			/* What the peer wrote before it went is on the wire already: deliver it
+			 * (a process that acknowledged our last message and exited at once left
+			 * that ACK here; dropping it would make our QP retransmit to a QP that
+			 * is gone, forever with rc_pingpong's retry_cnt 7, as rxe retries). */
+			if (e && sh.thr_started && sh.e == e)
+				sh.st.rx += ring_drain(&sh.peers[h->arg]);
 			peers_add(-1);
 			peer_unmap(&sh.peers[h->arg]);
 		}
