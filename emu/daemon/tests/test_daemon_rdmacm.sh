@@ -219,6 +219,37 @@ if [ $crc -eq 124 ] || ! grep -q "^ping data: rdma-ping-" "$t/cli.out" ||
 else
 	echo "ok killed rping server: client exit $crc: $(grep -v '^ping data' "$t/cli.out" | tr '\n' ' ')"
 fi
+# A listener killed with a CONNECT_REQUEST pending (stopped, so it never reads the event):
+# ucma_close destroys the unreported child id, whose cm id in REQ_RCVD sends a REJ with
+# reason 28, IB_CM_REJ_CONSUMER_DEFINED (cm_destroy_id, Linux 6.1); the active side gets
+# REJECTED with status 28: rping prints "cma event RDMA_CM_EVENT_REJECTED, error 28" and
+# exits 255 (the same in the reference VM, two rping processes on one rxe device).
+port=$((port + 1))
+wait_status '^rdma_cm files 0$'
+# shellcheck disable=SC2086
+"$rdmaemu" run $fab --node A -- rping -s -a 192.0.2.65 -p $port -C 3 >"$t/srv.out" 2>&1 &
+spid=$!
+lpids=$spid
+wait_status "$L"
+kill -STOP $spid
+# shellcheck disable=SC2086
+timeout 60 "$rdmaemu" run $fab --node B -- rping -c -a 192.0.2.65 -p $port -C 3 -v \
+	>"$t/cli.out" 2>&1 &
+cpid=$!
+lpids="$spid $cpid"
+# the REQ arrived: the listener's file holds the new child id
+wait_status '^rdma_cm file .* ids 2 listen 1'
+kill -KILL $spid
+wait $spid 2>/dev/null
+wait $cpid
+crc=$?
+lpids=
+if [ $crc -ne 255 ] || ! grep -q "^cma event RDMA_CM_EVENT_REJECTED, error 28$" "$t/cli.out"; then
+	echo "FAIL killed listener with a pending request: client exit $crc:"; cat "$t/cli.out"
+	fail=1
+else
+	echo "ok killed listener with a pending request: client exit $crc: $(tr '\n' ' ' <"$t/cli.out")"
+fi
 pair rping-after-kill A B "$L" "rping -s -a 192.0.2.65 -p {P} -C 5 -v" \
 	"rping -c -a 192.0.2.65 -p {P} -C 5 -v" '^server ping data: rdma-ping-4: ' \
 	'^ping data: rdma-ping-4: '
