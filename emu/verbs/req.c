@@ -35,6 +35,9 @@ struct dp_frame {
 	uint8_t data[];
 };
 
+/* The DestQP of multicast packets (IBTA 10.5.2.2) */
+#define DP_MCAST_QPN 0xFFFFFFu
+
 static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
 		  bool loopback);
 
@@ -168,8 +171,16 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		if (err)
 			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
 				     err);
-		free(f);
-		return 0;
+		if (bth->dqpn != DP_MCAST_QPN || a.link_layer != EMU_LL_ETHERNET) {
+			free(f);
+			return 0;
+		}
+		/* RoCE multicast: rxe_send hands the packet to ip_local_out, whose multicast
+		 * output (ip_mc_output / ip6_finish_output2) also loops a copy back to this
+		 * host; rxe's UDP tunnel takes it and rxe_rcv_mcast_pkt gives it to the QPs
+		 * attached here (two mckey processes on one rxe host talk, checked in the
+		 * reference VM): the same copy through the HCA's loopback below */
+		emu_dp_trace("qp %u xmit: multicast, a copy to this host", q->qp.qp_num);
 	}
 	if (emu_link_qpn_elsewhere(bth->dqpn)) {
 		/* loopback to a QP of another process sharing this host (rdmaemud): the daemon
@@ -255,8 +266,6 @@ void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 	dp_rx(hca, link_layer, frame, len, false);
 }
 
-/* The DestQP of multicast packets (IBTA 10.5.2.2) */
-#define DP_MCAST_QPN 0xFFFFFFu
 #define DP_MCAST_MAX_QPS 64
 
 /* rxe_rcv_mcast_pkt: a UD packet to the multicast QPN goes to every UD QP of the device
