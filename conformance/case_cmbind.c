@@ -247,6 +247,38 @@ static void bind_122b(const struct conf_case *c)
 	conf_note("0; verbs NULL, src port %u", ntohs(rdma_get_src_port(id)));
 }
 
+/* An RDMA_PS_IPOIB id bound to the address of a RoCE netdev: the kernel wants an IPoIB netdev
+ * (cma_acquire_dev_by_src_ip). On an InfiniBand port the bind is an ordinary one: Notrun. */
+static void bind_122c(const struct conf_case *c)
+{
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *probe = cm_id(ch, RDMA_PS_TCP), *id;
+	struct ibv_port_attr pa;
+	struct sockaddr_in sin;
+	char buf[64];
+	int ret, e;
+
+	cm_local_ipv4(0, TEST_PORT, &sin, NULL);
+	if (bind_to(probe, &sin) || !probe->verbs ||
+	    ibv_query_port(probe->verbs, probe->port_num, &pa)) {
+		conf_expect(0, "binding an RDMA_PS_TCP id to the address failed: %s",
+			    conf_errno_name(errno));
+		return;
+	}
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
+		conf_notrun("the local RDMA address is on an InfiniBand port (needs RoCE)");
+	rdma_destroy_id(probe);
+	id = cm_id(ch, RDMA_PS_IPOIB);
+	conf_stimulus("rdma_bind_addr(RDMA_PS_IPOIB id, %s) (a RoCE netdev)",
+		      conf_fmt_sockaddr(buf, sizeof buf, (struct sockaddr *)&sin, sizeof sin));
+	errno = 0;
+	ret = bind_to(id, &sin);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_bind_addr", ret, e, EINVAL);
+	EXPECT_NULL("verbs", id->verbs);
+	conf_note("-1 errno %s, verbs NULL", conf_errno_name(e));
+}
+
 static void bind_123(const struct conf_case *c)
 {
 	struct rdma_event_channel *ch = cm_channel();
@@ -820,6 +852,10 @@ static const struct conf_case cases[] = {
 	  bind_122, NULL),
 	C("BIND-122b", "BIND", 122, "127.0.0.1 (the loopback netdev): 0 and no device, like a "
 	  "wildcard (measured on Linux 6.1 + rxe)", NULL, DEV, bind_122b, NULL),
+	C("BIND-122c", "BIND", 122, "RDMA_PS_IPOIB id, IP of a RoCE netdev: -1/EINVAL, verbs NULL "
+	  "(cma_acquire_dev_by_src_ip wants an IPoIB netdev; measured on Linux 6.1 + rxe)",
+	  "rdma_create_id.3 lists RDMA_PS_IPOIB without saying it needs an IPoIB netdev", DEV,
+	  bind_122c, NULL),
 	C("BIND-123", "BIND", 123, "second bind on the same id: -1/EINVAL", NULL, DEV, bind_123,
 	  NULL),
 	C("BIND-124", "BIND", 124, "two ids, same specific IP:port, no REUSEADDR: second "

@@ -265,6 +265,12 @@ int emu_cma_acquire_dev(struct emu_cma_id *id, int nd)
 	if (nd < 0 || (size_t)nd >= h->nnetdevs)
 		return -ENODEV;
 	n = &h->netdevs[nd];
+	/* cma_acquire_dev_by_src_ip / cma_ib_acquire_dev: an RDMA_PS_IPOIB id needs an IPoIB
+	 * netdev (dev_type ARPHRD_INFINIBAND: 20-byte hardware address), checked before any
+	 * device is looked for (measured on Linux 6.1 + rxe: bind to the rxe netdev's address
+	 * -1/EINVAL; conformance BIND-122c) */
+	if (id->ps == EMU_CMA_PS_IPOIB && n->hwaddr_len != 20)
+		return -EINVAL;
 	if (n->device < 0 || (size_t)n->device >= h->ndevices)
 		return -ENODEV;
 	d = &h->devices[n->device];
