@@ -123,6 +123,75 @@ static void qp_state(const struct conf_case *c)
 	rdma_destroy_qp(id);
 }
 
+/* An RDMA_PS_IPOIB id's UD QP takes the Q_Key of the port's IPoIB broadcast group
+ * (cma_set_default_qkey). On RoCE there is no such group: an id that reached a RoCE device
+ * (resolution of 127.0.0.1: the binds to a RoCE address are refused, BIND-122c) gets
+ * -1/ENODEV from rdma_create_qp (measured on Linux 6.1 + rxe). */
+static void qp_231c(const struct conf_case *c)
+{
+	struct rdma_event_channel *ch = cm_channel();
+	struct rdma_cm_id *id = cm_id(ch, RDMA_PS_IPOIB);
+	struct rdma_cm_event *ev;
+	struct ibv_port_attr pa;
+	struct ibv_qp_init_attr a;
+	struct sockaddr_in dst;
+	int ret, e;
+
+	cm_ipv4("127.0.0.1", 0, &dst);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000))
+		conf_fatal("rdma_resolve_addr(127.0.0.1): %s", conf_errno_name(errno));
+	if (rdma_get_cm_event(ch, &ev))
+		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
+	e = ev->event;
+	rdma_ack_cm_event(ev);
+	if (!conf_expect(e == RDMA_CM_EVENT_ADDR_RESOLVED, "event %s", rdma_event_str(e)))
+		return;
+	if (ibv_query_port(id->verbs, id->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
+		conf_notrun("127.0.0.1 resolved onto an InfiniBand port (needs RoCE)");
+	qp_attr_init(&a);
+	a.qp_type = IBV_QPT_UD;
+	conf_stimulus("RDMA_PS_IPOIB id resolved to 127.0.0.1 (a RoCE device), rdma_create_qp(UD)");
+	errno = 0;
+	ret = rdma_create_qp(id, NULL, &a);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_create_qp", ret, e, ENODEV);
+	EXPECT_NULL("qp", id->qp);
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
+/* The same on InfiniBand: an RDMA_PS_IPOIB id bound to the IPoIB address; its UD QP is RTS
+ * with the broadcast group's Q_Key (0x0b1b on OpenSM's default partition). */
+static void qp_231i(const struct conf_case *c)
+{
+	struct rdma_cm_id *probe = bound_id(RDMA_PS_TCP, 0), *id;
+	struct ibv_port_attr pa;
+	struct ibv_qp_init_attr a, ia;
+	struct ibv_qp_attr qa;
+	int ret;
+
+	if (ibv_query_port(probe->verbs, probe->port_num, &pa))
+		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
+	if (pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		conf_notrun("needs an IPoIB address (RoCE: BIND-122c, QP-231c)");
+	rdma_destroy_id(probe);
+	id = bound_id(RDMA_PS_IPOIB, 0);
+	qp_attr_init(&a);
+	a.qp_type = IBV_QPT_UD;
+	conf_stimulus("rdma_create_qp(RDMA_PS_IPOIB id bound to the IPoIB address, UD), "
+		      "ibv_query_qp");
+	ret = rdma_create_qp(id, NULL, &a);
+	if (!conf_expect(ret == 0, "ret %d errno %s", ret, conf_errno_name(errno)))
+		return;
+	if (ibv_query_qp(id->qp, &qa, IBV_QP_STATE | IBV_QP_QKEY, &ia))
+		conf_fatal("ibv_query_qp: %s", conf_errno_name(errno));
+	EXPECT_INT("state", qa.qp_state, IBV_QPS_RTS);
+	EXPECT_HEX("qkey", qa.qkey, 0x0b1b);
+	conf_note("RTS, qkey 0x%x", qa.qkey);
+	rdma_destroy_qp(id);
+}
+
 static void qp_233(const struct conf_case *c)
 {
 	struct rdma_cm_id *a = bound_id(RDMA_PS_TCP, 0), *b = bound_id(RDMA_PS_TCP, 1);
@@ -254,6 +323,11 @@ static const struct conf_case cases[] = {
 	  qp_230, NULL),
 	C("QP-231", "QP", 231, "UD QP right after create: RTS, qkey 0x01234567", DEV, qp_state,
 	  (void *)1),
+	C("QP-231c", "QP", 231, "RDMA_PS_IPOIB UD QP on a RoCE device (id resolved to "
+	  "127.0.0.1): -1/ENODEV (no IPoIB broadcast group to take the Q_Key from; measured on "
+	  "Linux 6.1 + rxe)", DEV, qp_231c, NULL),
+	C("QP-231i", "QP", 231, "RDMA_PS_IPOIB UD QP on InfiniBand: RTS, the IPoIB broadcast "
+	  "group's qkey 0x0b1b (cma_set_default_qkey)", DEV, qp_231i, NULL),
 	C("QP-232", "QP", 232, "RC QP right after create: INIT", DEV, qp_state, NULL),
 	C("QP-233", "QP", 233, "PD from another device: -1/EINVAL", DEV, qp_233, NULL),
 	C("QP-234", "QP", 234, "pd NULL: QP on the device's default PD; id->pd == qp->pd", DEV,

@@ -14,6 +14,7 @@
 #include "emu/engine.h"
 #include "emu/cma_conn.h"
 #include "emu/ucma.h"
+#include "emu/neigh.h"
 
 static const char *const state_names[EMU_CMA_NSTATES] = {
 	[EMU_CMA_IDLE] = "IDLE",
@@ -436,6 +437,41 @@ int emu_cma_set_option(struct emu_cma_id *id, uint32_t level, uint32_t optname,
 
 /* ---- QP attributes (rdma_init_qp_attr for IB and RoCE ports) ---- */
 
+/* cma_set_default_qkey (Linux 6.1 with the 2023 "join multicast to UD QP type only" fix, as
+ * the reference VM runs): RDMA_PS_UDP and RDMA_PS_IB take RDMA_UDP_QKEY; RDMA_PS_IPOIB reads
+ * the Q_Key of the port's IPoIB broadcast group from the multicast module
+ * (ib_sa_get_mcmember_rec): -ENODEV when the device has no InfiniBand port (the module keeps
+ * no data for it: measured on rxe, init_qp_attr and rdma_create_qp -1/ENODEV), -EADDRNOTAVAIL
+ * when no IPoIB interface of the port is up (nobody joined the group), else the group's Q_Key
+ * (OpenSM's IPoIB groups, as the emulated SA creates them). Other port spaces: 0. */
+static int default_qkey(const struct emu_cma_id *id, uint32_t *qkey)
+{
+	const struct emu_host *h = id->host;
+	const struct emu_device *d = &h->devices[id->dev];
+	bool ib = false;
+
+	*qkey = 0;
+	if (id->ps == EMU_CMA_PS_UDP || id->ps == EMU_CMA_PS_IB) {
+		*qkey = EMU_CMA_QKEY;
+		return 0;
+	}
+	if (id->ps != EMU_CMA_PS_IPOIB)
+		return 0;
+	for (size_t i = 0; i < d->nports; i++)
+		ib |= d->ports[i].link_layer == 1 /* IBV_LINK_LAYER_INFINIBAND */;
+	if (!ib)
+		return -ENODEV;
+	for (size_t i = 0; i < h->nnetdevs; i++) {
+		const struct emu_netdev *n = &h->netdevs[i];
+
+		if (n->device == id->dev && n->port == id->port && n->hwaddr_len == 20 && n->up) {
+			*qkey = EMU_IPOIB_QKEY;
+			return 0;
+		}
+	}
+	return -EADDRNOTAVAIL;
+}
+
 int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr)
 {
 	const struct emu_port *p;
@@ -461,7 +497,9 @@ int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr)
 		attr->port_num = id->port;
 		attr->qp_attr_mask = 1 << 0 /* STATE */ | 1 << 4 /* PKEY_INDEX */ | 1 << 5 /* PORT */;
 		if (id->qp_type == 4) {
-			attr->qkey = EMU_CMA_QKEY;
+			ret = default_qkey(id, &attr->qkey);
+			if (ret)
+				return ret;
 			attr->qp_attr_mask |= 1 << 6 /* QKEY */;
 		} else {
 			attr->qp_access_flags = 0;
