@@ -81,7 +81,8 @@ static bool enqueue(struct dshm_client *c, uint16_t type, uint32_t arg,
 	if (body)
 		p->body = *body;
 	p->nfds = nfds;
-	memcpy(p->fds, fds, (size_t)nfds * sizeof(int));
+	if (nfds) /* SHM_GONE carries no fds (fds NULL): memcpy's source must not be NULL */
+		memcpy(p->fds, fds, (size_t)nfds * sizeof(int));
 	if (!c->qtail)
 		c->qtail = &c->q;
 	*c->qtail = p;
