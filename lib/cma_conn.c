@@ -5,7 +5,9 @@
  * does is the emulated kernel's (emu/cma_id.c hook points, docs/cma.md). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "emu/engine.h"
 #include "lib/cma.h"
@@ -41,16 +43,48 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr, struct s
 	return cma_complete(id);
 }
 
+/* rdma-core's ucma_set_ib_route: before asking the kernel, rdma_resolve_route asks ibacm for
+ * a path to the resolved destination (rdma_getaddrinfo with RAI_ROUTEONLY and the id's
+ * addresses) and, when it answers with one, hands it to the kernel as RDMA_OPTION_IB_PATH,
+ * whose handler raises ROUTE_RESOLVED itself: no SA query from the kernel, and ibacm's
+ * timeouts instead of the caller's. 0 when a route was set, -1 otherwise (the caller then
+ * falls back to RESOLVE_ROUTE; errno is not the caller's business). */
+static int cma_set_ib_route(struct rdma_cm_id *id)
+{
+	struct rdma_addrinfo hint, *rai = NULL;
+	int saved = errno;
+	int ret = -1;
+
+	memset(&hint, 0, sizeof hint);
+	hint.ai_flags = RAI_ROUTEONLY;
+	hint.ai_family = id->route.addr.src_addr.sa_family;
+	hint.ai_src_len = cma_addrlen(&id->route.addr.src_addr);
+	hint.ai_src_addr = &id->route.addr.src_addr;
+	hint.ai_dst_len = cma_addrlen(&id->route.addr.dst_addr);
+	hint.ai_dst_addr = &id->route.addr.dst_addr;
+	if (rdma_getaddrinfo(NULL, NULL, &hint, &rai))
+		goto out;
+	if (rai->ai_route_len)
+		ret = rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, rai->ai_route,
+				      rai->ai_route_len);
+	rdma_freeaddrinfo(rai);
+out:
+	if (ret)
+		errno = saved;
+	return ret;
+}
+
 int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 {
 	struct ucma_abi_resolve_route cmd;
 
 	/* rdma-core reads id->verbs->device first and crashes before address resolution (spec
-	 * §6.7, §16 item 12); the kernel's answer for that state is EINVAL. The ibacm route
-	 * (ucma_set_ib_route) is not consulted: the emulated hosts' ibacm gives no path data
-	 * yet (docs/cma.md). */
+	 * §6.7, §16 item 12); the kernel's answer for that state is EINVAL. */
 	if (!id || !id->verbs || !id->channel)
 		return cma_err(EINVAL);
+	/* rxe and every HCA report IBV_TRANSPORT_IB (RoCE included); only iWARP skips ibacm */
+	if (id->verbs->device->transport_type == IBV_TRANSPORT_IB && !cma_set_ib_route(id))
+		return cma_complete(id);
 	CMA_INIT_CMD(&cmd, sizeof cmd, RESOLVE_ROUTE);
 	cmd.id = cma_priv(id)->handle;
 	cmd.timeout_ms = (__u32)timeout_ms;
