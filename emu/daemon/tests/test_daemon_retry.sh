@@ -1,0 +1,65 @@
+#!/bin/sh
+# A requester whose peer process dies, with retry_cnt below 7 (rc_retry.c): the SEND posted
+# after the peer's SIGKILL completes with IBV_WC_RETRY_EXC_ERR, the next WR with
+# IBV_WC_WR_FLUSH_ERR, the QP is in IBV_QPS_ERR, as on kernel rxe in the reference VM
+# (retry_cnt 0 / 1 / 3, timeout 14: 68 / 135 / 286 ms there). Both processes on host rxe-ref
+# of fixtures/rxe-ref.fabric, through the shared-memory rings and through the daemon
+# (RDMAEMU_SHM=0); then across two hosts of fixtures/rxe-ref2.fabric (the daemon's wire).
+# The times are printed, not asserted (real time on a shared machine); timeouts are safety nets.
+set -u
+b=${RDMAEMU_TOP_BUILDDIR:-.}
+s=${RDMAEMU_TOP_SRCDIR:-.}
+rdmaemu="$b/emu/tools/rdmaemu"
+prog="$b/emu/daemon/tests/rc_retry"
+RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
+export RDMAEMU_RUNTIME_DIR
+unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
+asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+fail=0
+t=$RDMAEMU_RUNTIME_DIR
+cleanup() {
+	"$rdmaemu" daemon stop >/dev/null 2>&1
+	rm -rf "$t"
+}
+trap cleanup EXIT
+port=$(( 20000 + $$ % 20000 ))
+
+# run NAME FABRIC SNODE CNODE RETRY: the peer killed, the requester's exact verdict
+run() {
+	port=$((port + 1))
+	timeout 120 "$rdmaemu" run --fabric "$2" --node "$3" -- "$prog" -s $port \
+		>"$t/srv.out" 2>&1 &
+	spid=$!
+	timeout 120 "$rdmaemu" run --fabric "$2" --node "$4" -- "$prog" -c $port -r $5 -t 14 \
+		>"$t/cli.out" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	want="retry_cnt $5 timeout 14: wr 1 transport retry counter exceeded \\(12\\) after [0-9]+ ms; wr 2 Work Request Flushed Error \\(5\\); qp state 6"
+	# the peer dies by SIGKILL: 137 from rdmaemu run (128 + 9)
+	if [ $crc -ne 0 ] || [ $src -ne 137 ] || ! grep -Eqx "$want" "$t/cli.out"; then
+		echo "FAIL $1 (requester exit $crc, peer exit $src):"
+		cat "$t/srv.out" "$t/cli.out"
+		fail=1
+	else
+		echo "ok $1: $(cat "$t/cli.out")"
+	fi
+}
+
+ref="$s/fixtures/rxe-ref.fabric"
+"$rdmaemu" daemon start --fabric "$ref" || { echo "daemon start failed"; exit 1; }
+for r in 0 1 3; do
+	run "rings retry_cnt $r" "$ref" rxe-ref rxe-ref $r
+done
+RDMAEMU_SHM=0 run "daemon path retry_cnt 1" "$ref" rxe-ref rxe-ref 1
+"$rdmaemu" daemon stop >/dev/null 2>&1
+
+ref2="$s/fixtures/rxe-ref2.fabric"
+"$rdmaemu" daemon start --fabric "$ref2" || { echo "daemon start failed"; exit 1; }
+hosts=$(awk '$1 == "host" { print $2 }' "$ref2" | head -2)
+run "two hosts retry_cnt 2" "$ref2" $hosts 2
+exit $fail
