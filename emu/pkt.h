@@ -429,6 +429,10 @@ struct emu_pkt_addr {
 	uint16_t ip_id;		    /* IPv4 identification */
 	uint16_t sport;		    /* UDP source port (emu_roce_sport_*) */
 	bool udp6_csum_zero;	    /* IPv6: send UDP checksum 0 as rxe does; default computes it */
+	/* ICRC, VCRC and the IPv6 UDP checksum left zero: only for a frame no capture sees and
+	 * whose only reader trusts it (a shared-memory loopback frame, emu_pkt_trust); the CRC
+	 * was a sixth of the sender's time at 64 KiB (docs/daemon.md, "Shared memory") */
+	bool no_crc;
 	/* InfiniBand */
 	uint16_t slid, dlid;
 	uint8_t sl, vl;

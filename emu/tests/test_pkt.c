@@ -738,6 +738,51 @@ static void check_round_trip(enum emu_pkt_net net, uint8_t op, size_t plen)
 #undef SAME
 }
 
+/* no_crc (the shared-memory loopback frames): the golden frames with their ICRC (and the IB
+ * VCRC) left zero and every other byte the same; such a frame parses only while trusted. */
+static void test_no_crc(void **state)
+{
+	struct emu_pkt_addr ib = { .link_layer = EMU_LL_INFINIBAND, .slid = 1, .dlid = 2, .sl = 3,
+				   .vl = 1, .no_crc = true };
+	struct emu_bth bth = { .opcode = 0x04, .se = true, .pkey = 0xffff, .dqpn = 0x11,
+			       .ackreq = true, .psn = 100 };
+	struct emu_pkt_addr eth = { .link_layer = EMU_LL_ETHERNET, .ip_id = 0x1234,
+				    .sport = emu_roce_sport_rxe(0x11), .no_crc = true };
+	struct emu_bth ack = { .opcode = EMU_OP_ACK, .pkey = 0xffff, .dqpn = 0x11, .psn = 100 };
+	struct emu_pkt_ext x = { .aeth = { .syndrome = emu_aeth_ack(EMU_AETH_CREDITS_INVALID),
+					   .msn = 7 } };
+	struct emu_pkt_info in;
+	uint8_t buf[64], want[64];
+	size_t n;
+
+	(void)state;
+	n = sizeof(gold_ib_send_only);
+	assert_int_equal(emu_pkt_build(buf, sizeof(buf), &ib, &bth, NULL, "abc", 3, &in), n);
+	memcpy(want, gold_ib_send_only, n);
+	memset(want + 24, 0, 4); /* ICRC */
+	memset(want + 28, 0, 2); /* VCRC */
+	assert_memory_equal(buf, want, n);
+	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_INFINIBAND, &in), -EMU_PKT_EVCRC);
+	emu_pkt_trust(true);
+	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_INFINIBAND, &in), 0);
+	emu_pkt_trust(false);
+	assert_int_equal(in.paylen, 3);
+
+	memcpy(eth.smac, mac41, 6);
+	memcpy(eth.dmac, mac42, 6);
+	gid_v4(eth.sgid, 192, 0, 2, 65);
+	gid_v4(eth.dgid, 192, 0, 2, 66);
+	n = sizeof(gold_roce4_ack);
+	assert_int_equal(emu_pkt_build(buf, sizeof(buf), &eth, &ack, &x, NULL, 0, &in), n);
+	memcpy(want, gold_roce4_ack, n);
+	memset(want + in.icrc_off, 0, 4);
+	assert_memory_equal(buf, want, n);
+	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_ETHERNET, &in), -EMU_PKT_EICRC);
+	emu_pkt_trust(true);
+	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_ETHERNET, &in), 0);
+	emu_pkt_trust(false);
+}
+
 static void test_round_trip_all(void **state)
 {
 	static const size_t lens[] = { 0, 1, 2, 3, 4, 5, 6, 7, 255, 1024, 4096 };
@@ -1208,6 +1253,7 @@ int main(void)
 		cmocka_unit_test(test_golden_roce6_write_first),
 		cmocka_unit_test(test_golden_ib_grh_ud_imm),
 		cmocka_unit_test(test_header_fields),
+		cmocka_unit_test(test_no_crc),
 		cmocka_unit_test(test_round_trip_all),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_bit_flips_ib),
