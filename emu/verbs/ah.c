@@ -182,6 +182,19 @@ int emu_av_resolve_dmac(const struct emu_fabric *f, const struct emu_av *av, uin
 	return -EHOSTUNREACH;
 }
 
+/* For tests (libibverbs.map's RDMAEMU_PRIVATE_1): the destination MAC an AH resolved.
+ * 1 with mac filled, 0 when its AV holds none (InfiniBand, or the daemon path). */
+int rdmaemu_verbs_ah_dmac(struct ibv_ah *ah, uint8_t mac[6]) __attribute__((visibility("default")));
+int rdmaemu_verbs_ah_dmac(struct ibv_ah *ah, uint8_t mac[6])
+{
+	const struct emu_vah *a = container_of(ah, struct emu_vah, ah);
+
+	if (!a->av.dmac_valid)
+		return 0;
+	memcpy(mac, a->av.dmac, 6);
+	return 1;
+}
+
 static void vah_destroy(struct emu_obj *obj)
 {
 	free(container_of(obj, struct emu_vah, obj));
