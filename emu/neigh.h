@@ -128,6 +128,7 @@ int emu_neigh_flush(struct emu_engine *e, size_t host, int netdev);
 struct emu_neigh_stats {
 	uint64_t arp_req_sent, arp_rep_sent, arp_rcvd, ns_sent, na_sent, nd_rcvd;
 	uint64_t ipoib_sent, ipoib_rcvd, dropped;
+	uint64_t path_queries, path_failed; /* IPoIB SA PathRecord queries sent / failed */
 };
 int emu_neigh_stats(struct emu_engine *e, size_t host, struct emu_neigh_stats *out);
 
