@@ -6,7 +6,8 @@
  *    once, the NOARP dummy d0 resolving at once, loopback;
  *  - IPv6 neighbour discovery (link-local and added global addresses);
  *  - IPoIB ARP on ib.fabric through the switch's multicast forwarding, the replier's SA
- *    PathRecord query (once per destination GID; a dropped query drops the reply);
+ *    PathRecord query (once per destination GID; a dropped query drops the reply; at most
+ *    3 frames wait behind it);
  *  - address and link changes: listeners, routes, the control API. */
 #include "config.h"
 
@@ -741,6 +742,64 @@ static void test_ipoib_path_fail(void **state)
 	nt_detach(e);
 }
 
+/* ipoib's path queue: while ib-b's query for ib-a's GID is under way (the SA answers after
+ * 900 ms here), ib-b's replies to ib-a wait behind it, at most IPOIB_MAX_PATH_REC_QUEUE (3):
+ * ib-a resolves four addresses of ib-b at once, one query leaves, three replies wait and go
+ * with the answer, the fourth is dropped and its resolution completes from ib-a's next probe,
+ * 1 s later, which then finds the path. */
+static void test_ipoib_path_queue(void **state)
+{
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	static const char *const dst[4] = { "192.0.2.130", "192.0.2.140", "192.0.2.141",
+					    "192.0.2.142" };
+	struct emu_neigh_stats sb, sb0;
+	struct emu_sa_agent_counters ac;
+	struct nt_res o[4];
+
+	(void)state;
+	assert_non_null(e);
+	for (int l = 0; l < 3; l++)
+		set_delay(e, l, 1 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_sa_agent_start(e), 0);
+	emu_sa_policy(emu_sa_agent_sa(e))->response_delay_ns = 900 * MS;
+	for (int i = 1; i < 4; i++) {
+		struct sockaddr_storage a = nt_sa(dst[i], 0);
+
+		assert_int_equal(emu_neigh_addr_add(e, 1, 0, (struct sockaddr *)&a, 26), 0);
+	}
+	assert_int_equal(emu_neigh_stats(e, 1, &sb0), 0);
+	for (int i = 0; i < 4; i++) {
+		struct sockaddr_storage d = nt_sa(dst[i], 0);
+
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].e = e;
+		assert_int_equal(emu_neigh_resolve(e, 0, NULL, (struct sockaddr *)&d, 2 * SEC,
+						   nt_cb, &o[i], NULL),
+				 0);
+	}
+	assert_int_equal(emu_engine_advance(e, 2 * SEC), 0);
+	/* the query leaves at 2 us, the SM answers 900 ms after it got it (3 us), ib-b sends
+	 * the three queued replies at 900 ms + 4 us, at ib-a 2 us later */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(o[i].calls, 1);
+		assert_int_equal(o[i].r.status, 0);
+		assert_int_equal(o[i].at, 900 * MS + 6 * EMU_NSEC_PER_USEC);
+	}
+	/* the fourth reply was dropped; ib-a's second request (1 s) is answered at once */
+	assert_int_equal(o[3].calls, 1);
+	assert_int_equal(o[3].r.status, 0);
+	assert_int_equal(o[3].at, SEC + 4 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(sb.path_failed, 0);
+	assert_int_equal(sb.dropped - sb0.dropped, 1);
+	assert_int_equal(sb.arp_rep_sent - sb0.arp_rep_sent, 5);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 1);
+	assert_int_equal(ac.answered, 1);
+	nt_detach(e);
+}
+
 /* ---------- changes ---------- */
 
 struct evlog {
@@ -1102,6 +1161,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_nd, nt_teardown),
 		cmocka_unit_test_teardown(test_ipoib_arp, nt_teardown),
 		cmocka_unit_test_teardown(test_ipoib_path_fail, nt_teardown),
+		cmocka_unit_test_teardown(test_ipoib_path_queue, nt_teardown),
 		cmocka_unit_test_teardown(test_events, nt_teardown),
 		cmocka_unit_test_teardown(test_cancel_and_kick, nt_teardown),
 		cmocka_unit_test_teardown(test_delay_probe, nt_teardown),
