@@ -204,9 +204,8 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct emu_vctx *vc = to_vctx(pd->context);
 	struct emu_vah *a = calloc(1, sizeof(*a));
-	int err;
-
 	struct emu_engine *e = emu_dp_engine();
+	int err;
 
 	if (!a) {
 		errno = ENOMEM;
