@@ -10,6 +10,7 @@
 #define NEIGH_MAX_LISTENERS 8
 
 struct neigh_dev;
+struct neigh_path;
 
 /* One neighbour (struct neighbour): an IP address on a netdev and what is known of it. */
 struct neigh_entry {
@@ -40,6 +41,7 @@ struct neigh_dev {
 	uint16_t lid;
 	uint8_t gid[16];
 	int ep; /* topology endpoint of the port, -1: not bound */
+	struct neigh_path *paths; /* IPoIB path records (emu/neigh_path.c) */
 };
 
 struct neigh_host {
@@ -112,8 +114,18 @@ int emu_neigh_dev_flush(struct neigh_dev *d);
 int emu_neigh_wire_init(struct emu_neigh *n);
 /* Sends a solicitation for ne: broadcast/multicast, or unicast to ne->hw when `ucast`. */
 void emu_neigh_solicit(struct neigh_entry *ne, bool ucast);
-/* IPoIB: the LID of the port whose GID 0 is gid, 0 when none (the path query IPoIB would do). */
-uint16_t emu_neigh_ib_lid_of_gid(const struct emu_fabric *f, const uint8_t gid[16]);
+/* IPoIB: a UD SEND of payload to (dlid, dqpn) with SL sl; to the broadcast group (with a GRH)
+ * when dqpn is 0xFFFFFF. */
+void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
+			  const uint8_t *payload, size_t paylen);
+
+/* neigh_path.c: IPoIB path records from the SA */
+/* A unicast IPoIB frame to the 20-byte hardware address dst_hw: sent at once when the path to
+ * its GID is known, else queued behind an SA PathRecord query (unicast_arp_send). */
+void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const uint8_t *payload,
+			 size_t len);
+/* ipoib_flush_paths(): every path of the netdev goes, queries cancelled, queues dropped. */
+void emu_neigh_paths_flush(struct neigh_dev *d);
 
 /* neigh_addr.c: address resolution requests */
 /* A neighbour became valid: every pending request looks again now (addr.c netevent_callback). */

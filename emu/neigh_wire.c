@@ -73,8 +73,8 @@ static size_t arp_put(uint8_t *p, uint16_t htype, uint8_t hlen, uint16_t op, con
 }
 
 /* IPoIB: a UD SEND_ONLY to (dlid, dqpn), with a GRH to the broadcast MGID when multicast. */
-static void ipoib_send(struct neigh_dev *d, uint16_t dlid, uint32_t dqpn, const uint8_t *payload,
-		       size_t paylen)
+void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
+			  const uint8_t *payload, size_t paylen)
 {
 	struct emu_pkt_addr a;
 	struct emu_bth bth;
@@ -88,6 +88,7 @@ static void ipoib_send(struct neigh_dev *d, uint16_t dlid, uint32_t dqpn, const 
 	a.link_layer = EMU_LL_INFINIBAND;
 	a.slid = d->lid;
 	a.dlid = dlid;
+	a.sl = sl & 0xf;
 	if (dqpn == IPOIB_MCAST_QPN) {
 		a.grh = true;
 		memcpy(a.sgid, d->gid, 16);
@@ -120,17 +121,12 @@ static void arp_send(struct neigh_dev *d, uint16_t op, const uint8_t *spa, const
 		emu_be16_put(frame + 2, 0);
 		len = EMU_IPOIB_HDR_LEN + arp_put(frame + EMU_IPOIB_HDR_LEN, ARPHRD_INFINIBAND, 20,
 						  op, d->nd->hwaddr, spa, tha, tpa);
-		if (!dst_hw) {
-			ipoib_send(d, EMU_IPOIB_BCAST_MLID, IPOIB_MCAST_QPN, frame, len);
-		} else {
-			uint16_t dlid = emu_neigh_ib_lid_of_gid(n_of(d)->f, dst_hw + 4);
-
-			if (!dlid) {
-				d->host->st.dropped++;
-				return;
-			}
-			ipoib_send(d, dlid, emu_be24_get(dst_hw + 1), frame, len);
-		}
+		/* unicast (a reply, a unicast probe) needs the SA's path to the GID first */
+		if (!dst_hw)
+			emu_neigh_ipoib_send(d, EMU_IPOIB_BCAST_MLID, 0, IPOIB_MCAST_QPN, frame,
+					     len);
+		else
+			emu_neigh_path_send(d, dst_hw, frame, len);
 	} else {
 		struct emu_eth eh;
 		size_t len;
@@ -452,19 +448,6 @@ static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 	p = f + info.hdr_off[EMU_PKT_H_PAYLOAD];
 	if (emu_be16_get(p) == ETHERTYPE_ARP)
 		arp_rx(d, p + EMU_IPOIB_HDR_LEN, info.paylen - EMU_IPOIB_HDR_LEN, !mcast);
-}
-
-uint16_t emu_neigh_ib_lid_of_gid(const struct emu_fabric *f, const uint8_t gid[16])
-{
-	for (size_t h = 0; h < f->nhosts; h++)
-		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
-			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
-				const struct emu_port *po = &f->hosts[h].devices[d].ports[p];
-
-				if (po->ngids && !memcmp(po->gids[0].raw, gid, 16))
-					return po->lid;
-			}
-	return 0;
 }
 
 int emu_neigh_wire_init(struct emu_neigh *n)
