@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -429,6 +430,52 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev)
 	/* returns once this process's lists have dropped it, as `rdma link delete` returns once
 	 * the device is unregistered */
 	emu_link_devrm_sync(ans.pad);
+	return 0;
+}
+
+int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
+			   unsigned timeout_ms, uint8_t mac[6])
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_NEIGH_RESOLVE, 0, 0 };
+	struct emu_dmsg_neigh body;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { &body, sizeof(body) } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct {
+		struct emu_dmsg h;
+		uint8_t mac[6];
+	} ans;
+	const char *sock = getenv("RDMAEMU_DAEMON");
+	ssize_t n;
+	int fd;
+
+	if (!sock || !*sock)
+		return -ENOTCONN;
+	memset(&body, 0, sizeof(body));
+	body.host = (uint32_t)host;
+	body.timeout_ms = timeout_ms;
+	memcpy(body.src, src, src->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+							  : sizeof(struct sockaddr_in6));
+	memcpy(body.dst, dst, dst->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+							  : sizeof(struct sockaddr_in6));
+	fd = emu_link_connect(sock);
+	if (fd < 0)
+		return -ENOTCONN;
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		do
+			n = recv(fd, &ans, sizeof(ans), 0);
+		while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < (ssize_t)sizeof(ans.h) || ans.h.magic != EMU_DPROTO_MAGIC ||
+	    ans.h.type != EMU_DMSG_NEIGH_RESOLVE)
+		return -ENOTCONN;
+	if (ans.h.arg)
+		return -(int)ans.h.arg;
+	if (n < (ssize_t)(sizeof(ans.h) + sizeof(ans.mac)))
+		return -EPROTO;
+	memcpy(mac, ans.mac, 6);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "emu/fabric.h"
 #include "emu/link_shm.h"
@@ -51,6 +52,13 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev);
  * generation gen: an rdma_cm answer carrying gen was produced after them, so a
  * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */
 void emu_link_devrm_sync(uint32_t gen);
+/* rdma_resolve_ip for a verbs AH or QP of this process (ib_resolve_eth_dmac), run by the
+ * daemon's neighbour layer, which owns the host's neighbour tables and hears the replies: a
+ * control connection of its own, blocking until the daemon answers (at the timeout at the
+ * latest). 0 with mac filled, or a negative errno (-ETIMEDOUT, -ENETUNREACH, ...; -ENOTCONN:
+ * no daemon). Call without the engine lock. */
+int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
+			   unsigned timeout_ms, uint8_t mac[6]);
 /* For tests (emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

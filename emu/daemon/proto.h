@@ -11,7 +11,7 @@
 #define EMU_DPROTO_MAGIC 0x444d4552u /* "REMD" little-endian */
 /* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages;
  * 4: device removal (DEVICE_REMOVE / DEVICE_GONE, WELCOME's list of removed devices, the
- * removal generation in the pad of UCMA_WRITE answers) */
+ * removal generation in the pad of UCMA_WRITE answers), NEIGH_RESOLVE */
 #define EMU_DPROTO_VERSION 4
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
@@ -49,7 +49,11 @@ enum emu_dmsg_type {
 	EMU_DMSG_DEVICE_GONE = 11,   /* daemon -> every attached client, arg = host << 16 | device
 				      * index, pad = the removal generation it brings: the device
 				      * leaves this process's device list */
-	/* 12..15: kept. 16 and up: the shared-memory loopback path
+	EMU_DMSG_NEIGH_RESOLVE = 12, /* client -> daemon, body emu_dmsg_neigh: rdma_resolve_ip in
+				      * the daemon's neighbour layer (ib_resolve_eth_dmac for a
+				      * verbs AH/QP); answered when it ends, arg = 0 or an errno
+				      * (ETIMEDOUT, ENETUNREACH, ...), body: the 6-byte MAC */
+	/* 13..15: kept. 16 and up: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */
@@ -87,6 +91,13 @@ struct emu_dmsg_welcome {
 	struct {
 		uint16_t host, dev;
 	} removed[EMU_DPROTO_MAX_REMOVED]; /* the first devrm_gen entries: which */
+};
+
+struct emu_dmsg_neigh {
+	uint32_t host;       /* index of the host in the fabric */
+	uint32_t timeout_ms;
+	uint8_t src[128];    /* struct sockaddr_storage: the source GID's address */
+	uint8_t dst[128];    /* the destination GID's address */
 };
 
 struct emu_dmsg_devrm {

@@ -39,6 +39,7 @@
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
 #include "emu/link.h"
+#include "emu/neigh.h"
 #include "emu/pcap.h"
 #include "emu/process.h"
 #include "emu/ucma.h"
@@ -77,6 +78,7 @@ struct client {
 	uint64_t attached_seq; /* order of attachment: the host's first process gets the rest */
 	uint64_t frames_in, frames_out, drops;
 	char node[EMU_DPROTO_NAME_MAX];
+	struct emu_neigh_req *neigh; /* a NEIGH_RESOLVE in progress (engine lock) */
 };
 
 struct port_ctx {
@@ -295,6 +297,11 @@ static int install_ports(void)
 
 static void client_close(struct client *c)
 {
+	emu_engine_lock(d.e);
+	if (c->neigh) /* the asker went away: its answer would go nowhere */
+		emu_neigh_cancel(d.e, c->neigh);
+	c->neigh = NULL;
+	emu_engine_unlock(d.e);
 	emu_dshm_close((unsigned)(c - d.clients));
 	/* kernel ucma_close of the file the connection served (takes the engine lock) */
 	emu_ucma_srv_close(c->ucma_dfd);
@@ -376,6 +383,51 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 	else
 		emu_wire_send(emu_topology_wire(t), (int)h->arg, frame, len);
 	emu_engine_unlock(d.e); /* runs the zero-delay deliveries now */
+}
+
+static void neigh_answer(struct client *c, int err, const uint8_t *mac)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_NEIGH_RESOLVE,
+			      (uint32_t)err, 0 };
+	uint8_t zero[6] = { 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)(mac ? mac : zero), 6 } };
+
+	/* one small answer to a connection that waits for it: never blocks */
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 },
+		      MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* The daemon's neighbour layer ended a NEIGH_RESOLVE (engine lock held). */
+static void neigh_done(void *ctx, const struct emu_neigh_result *r)
+{
+	struct client *c = ctx;
+
+	c->neigh = NULL;
+	neigh_answer(c, r->status < 0 ? -r->status : r->status, r->status ? NULL : r->dst_hw);
+}
+
+/* NEIGH_RESOLVE: ib_resolve_eth_dmac for a verbs AH or connected QP of a process: the host's
+ * neighbour tables live here, and so do its ARP / ND exchanges on the wire. Answered when
+ * the resolution ends (at the timeout at the latest); the main loop goes on meanwhile. */
+static void on_neigh_resolve(struct client *c, const struct emu_dmsg_neigh *q, size_t len)
+{
+	const struct sockaddr *src = (const void *)q->src, *dst = (const void *)q->dst;
+	int rc;
+
+	if (len < sizeof(*q) || q->host >= d.f->nhosts || c->neigh ||
+	    (src->sa_family != AF_INET && src->sa_family != AF_INET6) ||
+	    dst->sa_family != src->sa_family) {
+		neigh_answer(c, EINVAL, NULL);
+		return;
+	}
+	emu_engine_lock(d.e);
+	rc = emu_neigh_resolve(d.e, q->host, src, dst,
+			       (uint64_t)q->timeout_ms * EMU_NSEC_PER_MSEC, neigh_done, c, &c->neigh);
+	if (rc) {
+		c->neigh = NULL;
+		neigh_answer(c, -rc, NULL);
+	}
+	emu_engine_unlock(d.e);
 }
 
 /* DEVICE_REMOVE: `rdma link delete` on a host of the fabric, from a control connection or an
@@ -538,6 +590,9 @@ static bool client_read(struct client *c, uint8_t *buf)
 		break;
 	case EMU_DMSG_DEVICE_REMOVE:
 		on_device_remove(c, (const void *)buf, len);
+		break;
+	case EMU_DMSG_NEIGH_RESOLVE:
+		on_neigh_resolve(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_SHM_HELLO:
 		on_shm_hello(c, fd);

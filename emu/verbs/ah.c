@@ -51,9 +51,9 @@ static void av_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss)
  * resolve_by_gid_attr binds the lookup to the source GID's netdev: the emulated route
  * lookup has no oif, so only an IPv6 link-local destination gets that netdev as its scope.
  *
- * Engine lock held. Under rdmaemud (emu_link_active) the neighbour layer that hears the
- * replies is the daemon's, which this process cannot ask (no RPC for it): the AV keeps an
- * unresolved MAC and the data path falls back to emu_av_resolve_dmac at send time. */
+ * Engine lock held. Under rdmaemud (emu_link_active) the host's neighbour tables are the
+ * daemon's, which hears the replies: the resolution runs there (emu_link_neigh_resolve, the
+ * engine lock dropped while this thread waits for the answer, as it is in a wait). */
 static int av_resolve_unicast(struct emu_engine *e, const struct emu_port *p,
 			      const struct emu_gid *g, struct emu_av *av, const char *what)
 {
@@ -62,13 +62,28 @@ static int av_resolve_unicast(struct emu_engine *e, const struct emu_port *p,
 	struct emu_neigh_result r;
 	int ret;
 
-	if (!e || emu_link_active())
+	if (!e)
 		return 0;
 	av_sockaddr(g->raw, &src);
 	av_sockaddr(av->dgid.raw, &dst); /* same family: checked by the caller */
 	if (dst.ss_family == AF_INET6 && av->dgid.raw[0] == 0xfe &&
 	    (av->dgid.raw[1] & 0xc0) == 0x80 && g->netdev >= 0)
 		((struct sockaddr_in6 *)&dst)->sin6_scope_id = (uint32_t)g->netdev + 2;
+	if (emu_link_active()) {
+		size_t host = (size_t)(h - emu_engine_fabric(e)->hosts);
+
+		emu_engine_unlock(e);
+		ret = emu_link_neigh_resolve(host, (const struct sockaddr *)&src,
+					     (const struct sockaddr *)&dst,
+					     (unsigned)(AV_RESOLVE_TIMEOUT_NS / EMU_NSEC_PER_MSEC),
+					     av->dmac);
+		emu_engine_lock(e);
+		if (ret)
+			return -ret;
+		av->dmac_valid = true;
+		av->hop_limit = AV_ROUTE_HOPLIMIT;
+		return 0;
+	}
 	ret = emu_neigh_resolve_wait(e, (size_t)(h - emu_engine_fabric(e)->hosts),
 				     (const struct sockaddr *)&src, (const struct sockaddr *)&dst,
 				     AV_RESOLVE_TIMEOUT_NS, what, &r);

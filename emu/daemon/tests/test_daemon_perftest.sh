@@ -26,7 +26,9 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
-port=$(( 20000 + $$ % 20000 ))
+# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
+# running in parallel never pick the same side-channel port
+port=$(( 14400 + ($$ % 220) * 20 ))
 ref="$s/fixtures/rxe-ref.fabric"
 
 # run NAME ROWREGEX PROGRAM ARGS...: server and client, both exit 0, the client's output has

@@ -29,7 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 # a TCP port per run, so parallel test runs do not collide
-port=$(( 20000 + $$ % 20000 ))
+# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
+# running in parallel never pick the same side-channel port
+port=$(( 10000 + ($$ % 220) * 20 ))
 
 # pair NAME FABRIC SERVER_NODE CLIENT_NODE BYTES ITERS PROGRAM ARGS...: runs a server and a
 # client, checks both exit 0 and print "BYTES bytes in ... seconds" and "ITERS iters in ...".

@@ -28,7 +28,9 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
-port=$(( 20000 + $$ % 20000 ))
+# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
+# running in parallel never pick the same side-channel port
+port=$(( 27600 + ($$ % 220) * 20 ))
 have_perftest=1
 command -v ib_send_bw >/dev/null 2>&1 || have_perftest=0
 

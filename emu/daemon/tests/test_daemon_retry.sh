@@ -26,7 +26,9 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
-port=$(( 20000 + $$ % 20000 ))
+# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
+# running in parallel never pick the same side-channel port
+port=$(( 18800 + ($$ % 220) * 20 ))
 
 # run NAME FABRIC SNODE CNODE RETRY: the peer killed, the requester's exact verdict
 run() {

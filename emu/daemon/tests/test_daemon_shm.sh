@@ -38,7 +38,9 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
-port=$(( 20000 + $$ % 20000 ))
+# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
+# running in parallel never pick the same side-channel port
+port=$(( 23200 + ($$ % 220) * 20 ))
 ref="$s/fixtures/rxe-ref.fabric"
 
 # xfer_start TAG SIZE COUNT: a server and a client in the background (files in $t/TAG)
