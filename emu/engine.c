@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "emu/engine.h"
 #include "emu/engine_ext.h"
@@ -45,6 +47,10 @@ struct emu_engine_thread {
 	enum emu_engine_thread_state state;
 	uint64_t seen_gen;
 	const char *what; /* what it waits for (WAITING), for diagnostics */
+	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
+	pid_t tid;
+	clockid_t cpuclock; /* its CPU-time clock; 0: none */
+	uint64_t cpu0;      /* its CPU time when the progress thread's interval began */
 };
 
 struct emu_engine {
@@ -146,6 +152,9 @@ static struct emu_engine_thread *thread_self(struct emu_engine *e)
 		return t;
 	memset(t, 0, sizeof(*t));
 	t->state = EMU_THREAD_RUNNING;
+	t->tid = (pid_t)syscall(SYS_gettid);
+	if (pthread_getcpuclockid(pthread_self(), &t->cpuclock))
+		t->cpuclock = 0;
 	t->next = e->threads;
 	if (t->next)
 		t->next->pprev = &t->next;
@@ -170,6 +179,67 @@ static bool all_settled(const struct emu_engine *e)
 		if (!settled(e, t))
 			return false;
 	return true;
+}
+
+static uint64_t thread_cpu_ns(const struct emu_engine_thread *t)
+{
+	struct timespec ts;
+
+	if (!t->cpuclock || clock_gettime(t->cpuclock, &ts))
+		return UINT64_MAX; /* unknown (the thread is going away): never "starved" */
+	return (uint64_t)ts.tv_sec * EMU_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's state letter of thread tid ('R' runnable, 'S' sleeping, 'D' disk wait...),
+ * or 0 when it cannot be read. */
+static char thread_kstate(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Rule (2) is about a process that has gone quiet: its threads blocked (in poll() on our fds,
+ * say) or spinning on memory with the CPU they get. A thread that is merely descheduled on
+ * a loaded machine, runnable but given (almost) no CPU during the interval, is not quiet: it
+ * is in the middle of work it would have done at once, and moving the clock under it makes
+ * the run depend on the machine's load (a CM timer firing before the thread's next call).
+ * So the step waits while a RUNNING thread is runnable ('R', or in disk wait 'D') and got
+ * less than a tenth of the interval's CPU time. Such a thread runs again soon (the scheduler
+ * is fair), and then either calls in, which restarts the interval, or is seen quiet. The
+ * interval's start samples the CPU clocks (interval_begin). Lock held. */
+static void interval_begin(struct emu_engine *e)
+{
+	for (struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (t->state == EMU_THREAD_RUNNING)
+			t->cpu0 = thread_cpu_ns(t);
+}
+
+static bool starved(const struct emu_engine *e, uint64_t interval_ns)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		uint64_t now;
+		char st;
+
+		if (t->state != EMU_THREAD_RUNNING || t->cpu0 == UINT64_MAX)
+			continue;
+		now = thread_cpu_ns(t);
+		if (now == UINT64_MAX || now - t->cpu0 >= interval_ns / 10)
+			continue; /* it ran: a spinner, or it was busy and still is */
+		st = thread_kstate(t->tid);
+		if (st == 'R' || st == 'D')
+			return true;
+	}
+	return false;
 }
 
 /* For rule (2): no waiter still has to re-evaluate its condition at the current state. */
@@ -371,6 +441,7 @@ static void *progress_main(void *arg)
 		}
 		a0 = e->activity;
 		q0 = e->quiesce_ns;
+		interval_begin(e);
 		deadline = mono_ns() + q0;
 		ts.tv_sec = (time_t)(deadline / EMU_NSEC_PER_SEC);
 		ts.tv_nsec = (long)(deadline % EMU_NSEC_PER_SEC);
@@ -382,6 +453,9 @@ static void *progress_main(void *arg)
 		/* A waiter woken by the last step has not looked yet: give it the time to (it
 		 * is runnable, not blocked), rather than moving the clock past its instant. */
 		if (!waiters_settled(e))
+			continue;
+		/* A thread busy outside the library but kept off the CPU: not quiet. */
+		if (starved(e, q0))
 			continue;
 		advance_next(e, &err);
 		e->quiet_since_ns = mono_ns();
