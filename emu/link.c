@@ -392,39 +392,51 @@ void emu_link_devrm_sync(uint32_t gen)
 	pthread_mutex_unlock(&lk.m);
 }
 
-int emu_link_device_remove(const char *sock, const char *node, const char *dev)
+/* One request on a control connection of its own and its answer (same type): the answer's
+ * header into *ans, up to len body bytes into body. The body's length, or -ENOTCONN (no daemon,
+ * or it hung up or answered something else). */
+static ssize_t ctl_request(const char *sock, uint16_t type, const void *req, size_t req_len,
+			   struct emu_dmsg *ans, void *body, size_t len)
 {
-	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_DEVICE_REMOVE, 0, 0 };
-	struct emu_dmsg_devrm body;
-	struct iovec iov[2] = { { &h, sizeof(h) }, { &body, sizeof(body) } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-	struct emu_dmsg ans;
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, 0, 0 };
+	struct iovec out[2] = { { &h, sizeof(h) }, { (void *)req, req_len } };
+	struct iovec in[2] = { { ans, sizeof(*ans) }, { body, len } };
+	struct msghdr m = { .msg_iov = out, .msg_iovlen = 2 };
 	ssize_t n;
 	int fd;
 
 	if (!sock)
 		sock = getenv("RDMAEMU_DAEMON");
-	if (!sock || !*sock)
+	if (!sock || !*sock || (fd = emu_link_connect(sock)) < 0)
 		return -ENOTCONN;
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	m = (struct msghdr){ .msg_iov = in, .msg_iovlen = len ? 2 : 1 };
+	if (n >= 0)
+		do
+			n = recvmsg(fd, &m, 0);
+		while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < (ssize_t)sizeof(*ans) || ans->magic != EMU_DPROTO_MAGIC || ans->type != type)
+		return -ENOTCONN;
+	return n - (ssize_t)sizeof(*ans);
+}
+
+int emu_link_device_remove(const char *sock, const char *node, const char *dev)
+{
+	struct emu_dmsg_devrm body;
+	struct emu_dmsg ans;
+	ssize_t n;
+
 	if (strlen(node) >= sizeof(body.node) || strlen(dev) >= sizeof(body.dev))
 		return -ENOENT; /* no name that long exists */
 	memset(&body, 0, sizeof(body));
 	strcpy(body.node, node);
 	strcpy(body.dev, dev);
-	fd = emu_link_connect(sock);
-	if (fd < 0)
-		return -ENOTCONN;
-	do
-		n = sendmsg(fd, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n >= 0)
-		do
-			n = recv(fd, &ans, sizeof(ans), 0);
-		while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < (ssize_t)sizeof(ans) || ans.magic != EMU_DPROTO_MAGIC ||
-	    ans.type != EMU_DMSG_DEVICE_REMOVE)
-		return -ENOTCONN;
+	n = ctl_request(sock, EMU_DMSG_DEVICE_REMOVE, &body, sizeof(body), &ans, NULL, 0);
+	if (n < 0)
+		return (int)n;
 	if (ans.arg)
 		return -(int)ans.arg;
 	/* returns once this process's lists have dropped it, as `rdma link delete` returns once
@@ -436,20 +448,11 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev)
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
 			   unsigned timeout_ms, uint8_t mac[6])
 {
-	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_NEIGH_RESOLVE, 0, 0 };
 	struct emu_dmsg_neigh body;
-	struct iovec iov[2] = { { &h, sizeof(h) }, { &body, sizeof(body) } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
-	struct {
-		struct emu_dmsg h;
-		uint8_t mac[6];
-	} ans;
-	const char *sock = getenv("RDMAEMU_DAEMON");
+	struct emu_dmsg ans;
+	uint8_t hw[6];
 	ssize_t n;
-	int fd;
 
-	if (!sock || !*sock)
-		return -ENOTCONN;
 	memset(&body, 0, sizeof(body));
 	body.host = (uint32_t)host;
 	body.timeout_ms = timeout_ms;
@@ -457,25 +460,14 @@ int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct
 							  : sizeof(struct sockaddr_in6));
 	memcpy(body.dst, dst, dst->sa_family == AF_INET ? sizeof(struct sockaddr_in)
 							  : sizeof(struct sockaddr_in6));
-	fd = emu_link_connect(sock);
-	if (fd < 0)
-		return -ENOTCONN;
-	do
-		n = sendmsg(fd, &m, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n >= 0)
-		do
-			n = recv(fd, &ans, sizeof(ans), 0);
-		while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < (ssize_t)sizeof(ans.h) || ans.h.magic != EMU_DPROTO_MAGIC ||
-	    ans.h.type != EMU_DMSG_NEIGH_RESOLVE)
-		return -ENOTCONN;
-	if (ans.h.arg)
-		return -(int)ans.h.arg;
-	if (n < (ssize_t)(sizeof(ans.h) + sizeof(ans.mac)))
+	n = ctl_request(NULL, EMU_DMSG_NEIGH_RESOLVE, &body, sizeof(body), &ans, hw, sizeof(hw));
+	if (n < 0)
+		return (int)n;
+	if (ans.arg)
+		return -(int)ans.arg;
+	if (n < (ssize_t)sizeof(hw))
 		return -EPROTO;
-	memcpy(mac, ans.mac, 6);
+	memcpy(mac, hw, 6);
 	return 0;
 }
 
