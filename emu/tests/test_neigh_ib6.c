@@ -1,0 +1,220 @@
+/* IPv6 neighbour discovery over IPoIB (emu/neigh_mcast.c, docs/neigh.md "IPv6 over IPoIB") on
+ * fixtures/ib.fabric (ib-a, ib-b, ib-c behind one switch, the SA on the switch answering after
+ * 50 us), checked on the wire and at the SA:
+ *  - the first IPv6 use makes every IPoIB netdev join all-nodes and its solicited-node groups
+ *    (FullMember), the solicitor joins the target's group send-only (SendOnlyFullMember), the
+ *    NS goes to that group's MLID/MGID, the NA comes back unicast; exact bytes and counts;
+ *  - the send-only join dropped by the SA: -ETIMEDOUT at exactly the timeout, the NS waiting
+ *    for the join retried 2 s after the query's 3 s timeout, then delivered;
+ *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT;
+ *  - address add/del and link down/up join and leave the groups. */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "emu/sa.h"
+#include "emu/sa_agent.h"
+#include "neigh_cap.h"
+
+#define US EMU_NSEC_PER_USEC
+
+static const uint8_t hw_a[20] = { 0x00, 0x00, 0x00, 0x48, 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				  0x00, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x0a, 0x01 };
+static const uint8_t hw_b[20] = { 0x00, 0x00, 0x00, 0x48, 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				  0x00, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x0b, 0x01 };
+/* ib-a's link-local address: fe80:: + the GUID with the U/L bit (addrconf_ifid_infiniband) */
+static const uint8_t ll_a[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				  0x02, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x0a, 0x01 };
+static const uint8_t ip_b[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0x81, 0, 0, 0, 0, 0, 0, 0, 0x0b };
+/* ipv6_ib_mc_map: ff12:601b:ffff + bytes 6..15 of the group address */
+static const uint8_t mgid_sn_b[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+				       0,    0,	   0,	 1,    0xff, 0x00, 0x00, 0x0b };
+static const uint8_t mgid_sn_c[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+				       0,    0,	   0,	 1,    0xff, 0x00, 0x00, 0x0c };
+static const uint8_t mgid_all[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+				      0,    0,	  0,	0,    0,    0,	  0,	1 };
+/* solicited-node groups of ib-a's link-local and of 2001:db8:0:81::a */
+static const uint8_t mgid_sn_lla[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+					 0,    0,    0,	   1,	 0xff, 0x00, 0x0a, 0x01 };
+static const uint8_t mgid_sn_a[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+				       0,    0,	   0,	 1,    0xff, 0x00, 0x00, 0x0a };
+static const uint8_t *gid_of(const uint8_t *hw)
+{
+	return hw + 4;
+}
+
+static const uint8_t gid_c[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+				   0x00, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x0c, 0x01 };
+
+/* The n-th IPoIB IPv6 packet of the capture (SA MADs and ARP skipped): its frame and parse. */
+static bool ib6_frame(struct cap *c, size_t n, struct frame *f, struct emu_pkt_info *pi)
+{
+	for (size_t i = 0; cap_frame(c, i, f); i++) {
+		if (emu_pkt_parse(f->b, f->len, EMU_LL_INFINIBAND, pi) || pi->dqpn == 1 ||
+		    pi->paylen < 4 || emu_be16_get(f->b + pi->hdr_off[EMU_PKT_H_PAYLOAD]) != 0x86dd)
+			continue;
+		if (!n--)
+			return true;
+	}
+	return false;
+}
+
+static size_t ib6_count(struct cap *c)
+{
+	struct frame f;
+	struct emu_pkt_info pi;
+	size_t n = 0;
+
+	while (ib6_frame(c, n, &f, &pi))
+		n++;
+	return n;
+}
+
+static uint64_t sa_requests(struct emu_engine *e)
+{
+	struct emu_sa_agent_counters ac;
+
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	return ac.requests;
+}
+
+static void test_ib6_resolve(void **state)
+{
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	struct emu_sa_agent_counters ac;
+	struct emu_neigh_stats sa, sb, sc;
+	struct emu_sa *sa_;
+	struct cap c;
+	struct nt_res o;
+	struct frame f;
+	struct emu_pkt_info pi;
+	const uint8_t *p;
+	uint16_t mlid_b = 0, mlid;
+	static const uint8_t ns_opt[4] = { 1, 3, 0, 0 }, na_opt[4] = { 2, 3, 0, 0 };
+
+	(void)state;
+	assert_non_null(e);
+	cap_start(e, &c, EMU_LL_INFINIBAND);
+	/* nothing IPv6 has happened on IB yet: no join was made, the SA has not started */
+	assert_int_equal(emu_sa_agent_counters(e, &ac), -ENODEV);
+
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(o.r.status, 0);
+	/* no link delays: the NS waited for its join, answered after the SA's 50 us */
+	assert_int_equal(o.at, 50 * US);
+	assert_int_equal(o.r.hw_len, 20);
+	assert_memory_equal(o.r.dst_hw, hw_b, 20);
+	assert_memory_equal(o.r.src_hw, hw_a, 20);
+	assert_memory_equal(o.r.dgid, gid_of(hw_b), 16);
+	assert_int_equal(o.r.network, EMU_NET_IB);
+
+	/* the SA saw 9 listening joins (3 groups x 3 hosts) and ib-a's send-only join */
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 10);
+	assert_int_equal(ac.answered, 10);
+	assert_int_equal(ac.dropped, 0);
+	sa_ = emu_sa_agent_sa(e);
+	assert_non_null(sa_);
+	/* the broadcast group + all-nodes + 2 solicited-node groups per host */
+	assert_int_equal(emu_sa_mcgroup_count(sa_), 8);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_b, gid_of(hw_b), &mlid_b),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_b, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_SEND_ONLY_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_b, gid_c, NULL), 0);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_all, gid_c, &mlid), EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_lla, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_a, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_c, gid_c, NULL), EMU_MC_JOIN_FULL);
+	assert_true(mlid_b > 0xc000);
+	assert_true(mlid > 0xc000 && mlid != mlid_b);
+
+	/* on the wire: the NS on ib-a's link and copied to ib-b's only (ib-c is not in the
+	 * group), the NA on ib-b's link and ib-a's */
+	assert_int_equal(ib6_count(&c), 4);
+	assert_true(ib6_frame(&c, 0, &f, &pi));
+	assert_int_equal(pi.opcode, EMU_OP_UD | EMU_OP_SEND_ONLY);
+	assert_int_equal(pi.dqpn, 0xffffff);
+	assert_int_equal(emu_be16_get(f.b + 2), mlid_b); /* DLID */
+	assert_int_equal(emu_be16_get(f.b + 6), 2);	  /* SLID */
+	assert_int_not_equal(pi.grh_off, EMU_PKT_NO_HDR);
+	assert_memory_equal(f.b + pi.grh_off + 8, gid_of(hw_a), 16);
+	assert_memory_equal(f.b + pi.grh_off + 24, mgid_sn_b, 16);
+	assert_int_equal(emu_be32_get(f.b + pi.hdr_off[EMU_PKT_H_DETH]), 0xb1b);
+	assert_int_equal(emu_be24_get(f.b + pi.hdr_off[EMU_PKT_H_DETH] + 5), 0x48);
+	/* IPoIB header 4 + IPv6 40 + NS 24 + the 24-byte source link-layer option */
+	assert_int_equal(pi.paylen, 92);
+	p = f.b + pi.hdr_off[EMU_PKT_H_PAYLOAD];
+	assert_int_equal(emu_be16_get(p), 0x86dd);
+	assert_int_equal(emu_be16_get(p + 2), 0);
+	assert_int_equal(emu_be16_get(p + 4 + 4), 48); /* IPv6 payload length */
+	assert_int_equal(p[4 + 6], 58);
+	assert_int_equal(p[4 + 7], 255);
+	assert_memory_equal(p + 4 + 8, ll_a, 16);
+	assert_int_equal(p[4 + 24], 0xff);
+	assert_int_equal(p[4 + 25], 0x02);
+	assert_int_equal(p[4 + 24 + 11], 1);
+	assert_int_equal(p[4 + 24 + 12], 0xff);
+	assert_int_equal(p[4 + 24 + 15], 0x0b);
+	assert_int_equal(p[44], 135);
+	assert_memory_equal(p + 44 + 8, ip_b, 16);
+	assert_memory_equal(p + 44 + 24, ns_opt, 4);
+	assert_memory_equal(p + 44 + 28, hw_a, 20);
+	assert_true(ib6_frame(&c, 1, &f, &pi));
+	assert_int_equal(emu_be16_get(f.b + 2), mlid_b);
+	/* the NA: unicast to ib-a's QPN and LID, no GRH, from 2001:db8:0:81::b, S and O */
+	assert_true(ib6_frame(&c, 2, &f, &pi));
+	assert_int_equal(pi.grh_off, EMU_PKT_NO_HDR);
+	assert_int_equal(emu_be16_get(f.b + 2), 2);
+	assert_int_equal(emu_be16_get(f.b + 6), 3);
+	assert_int_equal(pi.dqpn, 0x48);
+	assert_int_equal(pi.paylen, 92);
+	p = f.b + pi.hdr_off[EMU_PKT_H_PAYLOAD];
+	assert_memory_equal(p + 4 + 8, ip_b, 16);
+	assert_memory_equal(p + 4 + 24, ll_a, 16);
+	assert_int_equal(p[44], 136);
+	assert_int_equal(p[44 + 4], 0x60);
+	assert_memory_equal(p + 44 + 8, ip_b, 16);
+	assert_memory_equal(p + 44 + 24, na_opt, 4);
+	assert_memory_equal(p + 44 + 28, hw_b, 20);
+
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sa.ns_sent, 1);
+	assert_int_equal(sa.nd_rcvd, 1);
+	assert_int_equal(sb.nd_rcvd, 1);
+	assert_int_equal(sb.na_sent, 1);
+	assert_int_equal(sc.nd_rcvd, 0);
+	assert_int_equal(sa.dropped + sb.dropped + sc.dropped, 0);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::b", 0), EMU_NUD_REACHABLE);
+	assert_int_equal(state_of(e, 1, 0, "fe80::202:c903:0:a01", 0), EMU_NUD_STALE);
+
+	/* ib-c next: one more send-only join (the group exists: ib-c listens to it) */
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::c", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	assert_int_equal(sa_requests(e), 11);
+	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_c, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_SEND_ONLY_FULL);
+	assert_int_equal(emu_sa_mcgroup_count(sa_), 8);
+	assert_int_equal(ib6_count(&c), 8);
+	cap_stop(e, &c);
+	nt_detach(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_ib6_resolve, nt_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
