@@ -6,7 +6,8 @@
  *    NS goes to that group's MLID/MGID, the NA comes back unicast; exact bytes and counts;
  *  - the send-only join dropped by the SA: -ETIMEDOUT at exactly the timeout, the NS waiting
  *    for the join retried 2 s after the query's 3 s timeout, then delivered;
- *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT;
+ *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
+ *    3 s;
  *  - address add/del and link down/up join and leave the groups. */
 #include "config.h"
 
@@ -210,10 +211,172 @@ static void test_ib6_resolve(void **state)
 	nt_detach(e);
 }
 
+/* ib.fabric with IPv6 over IPoIB in use: ib-a resolved 2001:db8:0:81::b, the clock at 1 ms. */
+static struct emu_engine *started(void)
+{
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	struct nt_res o;
+
+	assert_non_null(e);
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	assert_int_equal(emu_engine_now(e), MS);
+	assert_int_equal(sa_requests(e), 10);
+	return e;
+}
+
+static void test_ib6_join_dropped(void **state)
+{
+	struct emu_engine *e = started();
+	struct emu_sa_agent_counters ac;
+	struct emu_neigh_stats sa, sc;
+	struct nt_res o;
+	uint64_t t0 = MS;
+
+	(void)state;
+	/* the SA drops the next request: ib-a's send-only join to ib-c's group */
+	emu_sa_policy(emu_sa_agent_sa(e))->drop_next = 1;
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::c", 0, 2000 * MS, 3 * SEC, &o), 0);
+	assert_int_equal(o.calls, 1);
+	assert_int_equal(o.r.status, -ETIMEDOUT);
+	assert_int_equal(o.at, t0 + 2000 * MS);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 11);
+	assert_int_equal(ac.dropped, 1);
+	/* the 3 solicitations (0, 1, 2 s) wait in the group's queue: none reached ib-c */
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sa.ns_sent, 1 + 3);
+	assert_int_equal(sc.nd_rcvd, 0);
+	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_c, gid_of(hw_a), NULL),
+			 0);
+	/* the join query times out at 3 s (multicast.c's 3000 ms), the entry is FAILED at 3 s
+	 * too; the join is retried after a 2 s backoff, at 5 s, and the queue goes out */
+	emu_engine_advance(e, t0 + 5 * SEC - 1 - emu_engine_now(e));
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_FAILED);
+	assert_int_equal(sa_requests(e), 11);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 12);
+	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_c, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_SEND_ONLY_FULL);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.nd_rcvd, 3);
+	assert_int_equal(sc.na_sent, 3);
+	/* the solicited NAs update the FAILED entry (neigh_update) */
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_REACHABLE);
+	nt_detach(e);
+}
+
+static void test_ib6_unknown(void **state)
+{
+	struct emu_engine *e;
+	struct emu_neigh_stats sa, sb, sc;
+	struct cap c;
+	struct nt_res o;
+	struct frame f;
+	struct emu_pkt_info pi;
+	uint16_t mlid = 0;
+	uint64_t t0 = MS;
+	static const uint8_t mgid_sn_99[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+						0,    0,    0,	  1,	0xff, 0x00, 0x00, 0x99 };
+
+	(void)state;
+	e = started();
+	cap_start(e, &c, EMU_LL_INFINIBAND);
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::99", 0, 2500 * MS, 4 * SEC, &o), 0);
+	assert_int_equal(o.r.status, -ETIMEDOUT);
+	assert_int_equal(o.at, t0 + 2500 * MS);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::99", 0), EMU_NUD_INCOMPLETE);
+	/* the send-only join created the group: ib-a is its only member */
+	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_99, gid_of(hw_a), &mlid),
+			 EMU_MC_JOIN_SEND_ONLY_FULL);
+	assert_int_equal(sa_requests(e), 11);
+	/* 3 NS, on ib-a's link only: the first after the join (50 us), then 1 s apart */
+	assert_int_equal(ib6_count(&c), 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(ib6_frame(&c, i, &f, &pi));
+		assert_int_equal(f.t, t0 + (i ? i * SEC : 50 * US));
+		assert_int_equal(emu_be16_get(f.b + 2), mlid);
+		assert_memory_equal(f.b + pi.grh_off + 24, mgid_sn_99, 16);
+	}
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sa.ns_sent, 1 + 3);
+	assert_int_equal(sb.nd_rcvd, 1);
+	assert_int_equal(sc.nd_rcvd, 0);
+	emu_engine_advance(e, t0 + 3 * SEC - emu_engine_now(e));
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::99", 0), EMU_NUD_FAILED);
+	assert_int_equal(ib6_count(&c), 3);
+	cap_stop(e, &c);
+	nt_detach(e);
+}
+
+static void test_ib6_membership(void **state)
+{
+	struct emu_engine *e;
+	struct emu_sa *s;
+	struct emu_topology *t;
+	struct sockaddr_storage a = nt_sa("2001:db8:0:81::1b", 0);
+	struct nt_res o;
+	uint16_t mlid_all = 0;
+	uint8_t ports[8];
+	static const uint8_t mgid_sn_1b[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0,
+						0,    0,    0,	  1,	0xff, 0x00, 0x00, 0x1b };
+
+	(void)state;
+	e = started();
+	s = emu_sa_agent_sa(e);
+	t = emu_engine_topology(e);
+	/* an added address: its solicited-node group is joined at once */
+	assert_int_equal(emu_neigh_addr_add(e, 1, 0, (struct sockaddr *)&a, 64), 0);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 11);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_b), NULL),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_count(s), 9);
+	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::1b", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	assert_memory_equal(o.r.dst_hw, hw_b, 20);
+	assert_int_equal(sa_requests(e), 12);
+	/* removed: ib-b leaves (Delete); ib-a's send-only membership keeps the group */
+	assert_int_equal(emu_neigh_addr_del(e, 1, 0, (struct sockaddr *)&a, 64), 0);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 13);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_b), NULL), 0);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_SEND_ONLY_FULL);
+
+	/* ib-a down: it leaves its 3 groups and its 2 send-only ones */
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_all, gid_of(hw_a), &mlid_all),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, mlid_all, ports, 8), 3);
+	assert_int_equal(emu_neigh_link_set(e, 0, 0, false), 0);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 18);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_all, gid_of(hw_a), NULL), 0);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_a, gid_of(hw_a), NULL), -ENOENT);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_b, gid_of(hw_a), NULL), 0);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_a), NULL), -ENOENT);
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, mlid_all, ports, 8), 2);
+	/* up again: the 3 listening joins */
+	assert_int_equal(emu_neigh_link_set(e, 0, 0, true), 0);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 21);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_all, gid_of(hw_a), NULL), EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_lla, gid_of(hw_a), NULL),
+			 EMU_MC_JOIN_FULL);
+	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, mlid_all, ports, 8), 3);
+	nt_detach(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_ib6_resolve, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_join_dropped, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_unknown, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_membership, nt_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
