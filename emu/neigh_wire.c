@@ -1,6 +1,7 @@
 /* Neighbour frames on the wire: ARP (RFC 826) on Ethernet and over IPoIB (RFC 4391: 20-byte
  * hardware addresses, in UD SEND packets behind the 4-byte IPoIB header), IPv6 neighbour
- * solicitation / advertisement (RFC 4861) on Ethernet. Built and parsed byte by byte from the
+ * solicitation / advertisement (RFC 4861) on Ethernet and over IPoIB (24-byte link-layer
+ * options, the multicast side in emu/neigh_mcast.c). Built and parsed byte by byte from the
  * layouts below; every host answers for its own addresses (arp_ignore 0: any address of the
  * host for ARP; the receiving netdev's addresses for ND, as ndisc_recv_ns). */
 #include "config.h"
