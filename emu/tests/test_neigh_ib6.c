@@ -6,6 +6,7 @@
  *    NS goes to that group's MLID/MGID, the NA comes back unicast; exact bytes and counts;
  *  - the send-only join dropped by the SA: -ETIMEDOUT at exactly the timeout, the NS waiting
  *    for the join retried 2 s after the query's 3 s timeout, then delivered;
+ *  - 66 NS waiting for one join: 64 kept, 2 dropped;
  *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
  *    3 s;
  *  - address add/del and link down/up join and leave the groups. */
@@ -312,6 +313,42 @@ static void test_ib6_unknown(void **state)
 	nt_detach(e);
 }
 
+/* 22 neighbours in one solicited-node group (the same low 24 bits), the group's join dropped:
+ * their 66 NS wait in the group's queue, which holds 64 (IPOIB_MAX_MCAST_QUEUE), and go out
+ * when the join is retried. */
+static void test_ib6_queue_bound(void **state)
+{
+	struct emu_engine *e = started();
+	struct emu_neigh_stats sa;
+	struct cap c;
+	uint64_t t0 = MS;
+
+	(void)state;
+	emu_sa_policy(emu_sa_agent_sa(e))->drop_next = 1;
+	cap_start(e, &c, EMU_LL_INFINIBAND);
+	for (int i = 1; i <= 22; i++) {
+		char a[64];
+		struct sockaddr_storage ss;
+
+		snprintf(a, sizeof(a), "2001:db8:0:81:%x::99", i);
+		ss = nt_sa(a, 0);
+		assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&ss),
+				 EMU_NUD_INCOMPLETE);
+	}
+	emu_engine_advance(e, t0 + 5 * SEC - 1 - emu_engine_now(e));
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(sa.ns_sent, 1 + 66);
+	assert_int_equal(sa.dropped, 2);
+	assert_int_equal(ib6_count(&c), 0);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 12);
+	assert_int_equal(ib6_count(&c), 64);
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(sa.dropped, 2);
+	cap_stop(e, &c);
+	nt_detach(e);
+}
+
 static void test_ib6_membership(void **state)
 {
 	struct emu_engine *e;
@@ -376,6 +413,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ib6_resolve, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_join_dropped, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_unknown, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_queue_bound, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_membership, nt_teardown),
 	};
 
