@@ -9,7 +9,8 @@
  *  - 66 NS waiting for one join: 64 kept, 2 dropped;
  *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
  *    3 s;
- *  - address add/del and link down/up join and leave the groups. */
+ *  - address add/del and link down/up join and leave the groups;
+ *  - a multicast destination resolves at once to QPN 0xFFFFFF + the group's MGID. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -407,6 +408,45 @@ static void test_ib6_membership(void **state)
 	nt_detach(e);
 }
 
+/* A multicast destination on IPoIB resolves at once to QPN 0xFFFFFF + the group's MGID (the
+ * kernel's arp_mc_map / ndisc_mc_map for ARPHRD_INFINIBAND), nothing sent. */
+static void test_ib_mcast_dst(void **state)
+{
+	static const uint8_t hw4[20] = { 0x00, 0xff, 0xff, 0xff, 0xff, 0x12, 0x40, 0x1b,
+					 0xff, 0xff, 0,	   0,	 0,    0,    0,	   0,
+					 0x0f, 0x80, 0x02, 0x01 };
+	static const uint8_t hw6[20] = { 0x00, 0xff, 0xff, 0xff, 0xff, 0x12, 0x60, 0x1b,
+					 0xff, 0xff, 0,	   0,	 0,    0,    0,	   0,
+					 0x00, 0x02, 0x00, 0x01 };
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	struct sockaddr_storage grp = nt_sa("239.128.2.1", 0), src = nt_sa("192.0.2.129", 0),
+				grp6 = nt_sa("ff0e::2:1", 0),
+				src6 = nt_sa("2001:db8:0:81::a", 0);
+	struct emu_neigh_result r;
+	struct emu_neigh_stats st;
+	struct emu_sa_agent_counters ac;
+
+	(void)state;
+	assert_non_null(e);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, (struct sockaddr *)&src,
+						(struct sockaddr *)&grp, 1000 * MS, "test", &r),
+			 0);
+	assert_int_equal(emu_engine_now(e), 0);
+	assert_int_equal(r.hw_len, 20);
+	/* 239.128.2.1: the low 28 bits (the 0xe nibble of the first byte dropped) */
+	assert_memory_equal(r.dst_hw, hw4, 20);
+	assert_memory_equal(r.dgid, hw4 + 4, 16);
+	assert_int_equal(emu_neigh_resolve_wait(e, 0, (struct sockaddr *)&src6,
+						(struct sockaddr *)&grp6, 1000 * MS, "test", &r),
+			 0);
+	/* ff0e::2:1: scope and P_Key from the broadcast group, bytes 6..15 of the address */
+	assert_memory_equal(r.dst_hw, hw6, 20);
+	assert_int_equal(emu_neigh_stats(e, 0, &st), 0);
+	assert_int_equal(st.arp_req_sent + st.ns_sent + st.ipoib_sent, 0);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), -ENODEV);
+	nt_detach(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +455,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ib6_unknown, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_queue_bound, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_membership, nt_teardown),
+		cmocka_unit_test_teardown(test_ib_mcast_dst, nt_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
