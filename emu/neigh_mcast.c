@@ -85,8 +85,8 @@ static void set_state(struct neigh_mcast *mc, enum neigh_mc_state s, const char 
 	if (emu_neigh_trace_on())
 		emu_neigh_trace("%llu %s/%s %s%s: %s --%s--> %s",
 				(unsigned long long)emu_engine_now(eng_of(mc->dev)),
-				mc->dev->host->h->name,
-				mc->dev->nd->name, emu_neigh_ntop(AF_INET6, mc->mgid, buf, sizeof(buf)),
+				mc->dev->host->h->name, mc->dev->nd->name,
+				emu_neigh_ntop(AF_INET6, mc->mgid, buf, sizeof(buf)),
 				mc->sendonly ? " (send-only)" : "", emu_neigh_mcast_name(mc->state),
 				why, emu_neigh_mcast_name(s));
 	mc->state = s;
@@ -189,7 +189,8 @@ static void join_done(struct emu_sa_query *q, int status, uint16_t mad_status, c
 		return;
 	}
 	emu_neigh_trace("%llu %s/%s: multicast join failed: %d (MAD status 0x%x)",
-			(unsigned long long)emu_engine_now(eng_of(mc->dev)), mc->dev->host->h->name, mc->dev->nd->name, status, mad_status);
+			(unsigned long long)emu_engine_now(eng_of(mc->dev)),
+			mc->dev->host->h->name, mc->dev->nd->name, status, mad_status);
 	if (mc->sendonly && mc->backoff >= 2) {
 		/* "We only retry sendonly joins once before we drop the packet": the group stays,
 		 * unjoined, until the next packet to it */
