@@ -235,8 +235,16 @@ static void join(struct neigh_mcast *mc)
 			EMU_MCR_COMP_RATE | EMU_MCR_COMP_SL | EMU_MCR_COMP_FLOW_LABEL |
 			EMU_MCR_COMP_HOP_LIMIT,
 		&opts, join_done, mc, &err);
-	if (!mc->q) /* ib_sa_join_multicast failed at once: the same backoff */
-		join_done(NULL, err ? err : -ENOMEM, 0, NULL, 0, 0, mc);
+	if (mc->q)
+		return;
+	if (err == -ENODEV || err == -EAGAIN) {
+		/* no SM on the port (or not an IB port): IPoIB would not even have joined its
+		 * broadcast group and kept its carrier off; nothing is sent, nothing retried */
+		set_state(mc, NEIGH_MC_IDLE, "no SM");
+		queue_drop(mc);
+		return;
+	}
+	join_done(NULL, err ? err : -ENOMEM, 0, NULL, 0, 0, mc); /* the same backoff */
 }
 
 static struct neigh_mcast *mc_new(struct neigh_dev *d, const uint8_t mgid[16], bool sendonly)

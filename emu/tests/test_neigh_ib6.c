@@ -10,6 +10,7 @@
  *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
  *    3 s;
  *  - address add/del and link down/up join and leave the groups;
+ *  - no SM: every NS dropped, nothing retried;
  *  - a multicast destination resolves at once to QPN 0xFFFFFF + the group's MGID. */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -447,6 +449,55 @@ static void test_ib_mcast_dst(void **state)
 	nt_detach(e);
 }
 
+/* Two IPoIB hosts cabled together with no SM: the joins cannot even be sent (sa_query has no
+ * SM address), IPoIB would have no carrier: every NS is dropped, nothing is retried, the
+ * resolution times out. */
+static const char no_sm_text[] = "seed 1\n"
+				 "host a\n"
+				 "  device mlx5_0 link=ib\n"
+				 "  port 1 lid=2\n"
+				 "  netdev ib0 rdma=mlx5_0/1\n"
+				 "    addr 2001:db8::a/64\n"
+				 "host b\n"
+				 "  device mlx5_0 link=ib\n"
+				 "  port 1 lid=3\n"
+				 "  netdev ib0 rdma=mlx5_0/1\n"
+				 "    addr 2001:db8::b/64\n"
+				 "link a/mlx5_0/1 b/mlx5_0/1\n"
+				 "sm none\n";
+
+static void test_ib6_no_sm(void **state)
+{
+	char path[] = "/tmp/test_neigh_ib6.XXXXXX";
+	int fd = mkstemp(path);
+	struct emu_engine *e;
+	struct emu_neigh_stats st;
+	struct nt_res o;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, no_sm_text, sizeof(no_sm_text) - 1),
+			 (ssize_t)sizeof(no_sm_text) - 1);
+	close(fd);
+	emu_engine_reset();
+	emu_process_reset();
+	assert_int_equal(rdmaemu_ctl_attach(path, "a"), 0);
+	unlink(path);
+	e = emu_engine_get();
+	assert_non_null(e);
+	nt_lock(e);
+	assert_int_equal(nt_resolve(e, 0, "2001:db8::b", 0, 1500 * MS, 2 * SEC, &o), 0);
+	assert_int_equal(o.r.status, -ETIMEDOUT);
+	assert_int_equal(o.at, 1500 * MS);
+	emu_engine_advance(e, 20 * SEC);
+	assert_int_equal(emu_neigh_stats(e, 0, &st), 0);
+	assert_int_equal(st.ns_sent, 3);
+	assert_int_equal(st.dropped, 3);
+	assert_int_equal(st.ipoib_sent, 0);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8::b", 0), EMU_NUD_FAILED);
+	nt_detach(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +506,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ib6_unknown, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_queue_bound, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_membership, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_no_sm, nt_teardown),
 		cmocka_unit_test_teardown(test_ib_mcast_dst, nt_teardown),
 	};
 
