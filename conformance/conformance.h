@@ -31,6 +31,8 @@ enum {
 				     * fakedev.c; no emulated equivalent yet) */
 	PRE_CM = 1u << 8,           /* the kernel CM (/dev/infiniband/rdma_cm) and a device (spec
 				     * DI `no`); never a fake device */
+	PRE_FAKEACM = 1u << 9,      /* the case runs a fake ibacm (fakeacm.h); system target: root,
+				     * and no /run/ibacm.port or /run/ibacm.sock */
 };
 
 struct conf_case {

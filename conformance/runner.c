@@ -199,6 +199,13 @@ static void check_preconditions(const struct conf_case *c, const struct conf_var
 		if (conf_path_exists("/run/ibacm.sock"))
 			conf_notrun("ibacm is running (/run/ibacm.sock exists)");
 	}
+	if ((c->pre & PRE_FAKEACM) && !emu) {
+		if (conf_path_exists("/run/ibacm.port") || conf_path_exists("/run/ibacm.sock"))
+			conf_notrun("ibacm is running (/run/ibacm.port or /run/ibacm.sock exists): "
+				    "the fake ibacm needs their place");
+		if (geteuid() != 0)
+			conf_notrun("needs root (the fake ibacm listens on /run/ibacm.sock)");
+	}
 	if (c->pre & PRE_NODEVICE) {
 		if (emu) {
 			int (*attach)(const char *, const char *) =
@@ -306,6 +313,11 @@ static void run_case(const struct conf_case *c, const struct conf_variant *v, in
 	size_t have = 0;
 	bool timed_out = false, got_result = false;
 	char *stimulus = NULL;
+	/* a fake ibacm of the system target may leave /run/ibacm.* if its case dies before the
+	 * library connected: remove them afterwards, when they were not there before */
+	bool acm_cleanup = (c->pre & PRE_FAKEACM) && conf_target() == TARGET_SYSTEM &&
+			   !conf_path_exists("/run/ibacm.port") &&
+			   !conf_path_exists("/run/ibacm.sock");
 	double t0 = now(), deadline;
 	pid_t pid;
 
@@ -385,6 +397,10 @@ static void run_case(const struct conf_case *c, const struct conf_variant *v, in
 		;
 	/* Reap whatever the case left in its process group. */
 	kill(-pid, SIGKILL);
+	if (acm_cleanup) {
+		unlink("/run/ibacm.port");
+		unlink("/run/ibacm.sock");
+	}
 	r->seconds = now() - t0;
 
 	const char *s = stimulus ? stimulus : "";
@@ -478,6 +494,8 @@ static const char *pre_text(const struct conf_case *c)
 		strcat(buf, "no-dns ");
 	if (c->pre & PRE_FAKEDEV)
 		strcat(buf, "fakedev ");
+	if (c->pre & PRE_FAKEACM)
+		strcat(buf, "fake-ibacm ");
 	if (!buf[0])
 		strcat(buf, "- ");
 	buf[strlen(buf) - 1] = 0;

@@ -8,8 +8,11 @@
  *   - open verbs contexts get no async event and keep working: rxe has no disassociate, so
  *     the real unregister waits for them, and the device object lives on meanwhile.
  * The netdev stays, with its addresses and neighbours. There is no way back (a re-added rxe
- * device would be a new device). In-process hosting only: under rdmaemud the fabric is the
- * daemon's. */
+ * device would be a new device).
+ *
+ * Under rdmaemud the fabric, its rdma_cm and its CM agents are the daemon's: the request goes
+ * there (emu_link_device_remove), the daemon removes the device in its engine and tells every
+ * attached process, whose device lists then drop it (docs/daemon.md "Device removal"). */
 #include "config.h"
 
 #include <errno.h>
@@ -19,6 +22,27 @@
 #include "emu/link.h"
 #include "emu/ucma.h"
 #include "rdmaemu/ctl.h"
+
+int emu_device_remove_locked(struct emu_host *h, const char *dev, size_t *idx)
+{
+	size_t d;
+	int rc;
+
+	for (d = 0; d < h->ndevices; d++)
+		if (!h->devices[d].removed && !strcmp(h->devices[d].name, dev))
+			break;
+	if (d == h->ndevices)
+		return -ENOENT;
+	/* off the lists first: the DEVICE_REMOVAL handlers' lookups no longer find it */
+	__atomic_store_n(&h->devices[d].removed, true, __ATOMIC_RELEASE);
+	rc = emu_cma_device_remove(h, d);
+	if (rc) {
+		h->devices[d].removed = false;
+		return rc;
+	}
+	*idx = d;
+	return 0;
+}
 
 int rdmaemu_ctl_device_remove(const char *node, const char *dev)
 {
@@ -31,29 +55,26 @@ int rdmaemu_ctl_device_remove(const char *node, const char *dev)
 		errno = EINVAL;
 		return -1;
 	}
-	if (emu_link_active()) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
 	if (!node) {
 		node = rdmaemu_ctl_node();
 		if (!node)
 			return -1;
+	}
+	if (emu_link_active()) {
+		rc = emu_link_device_remove(NULL, node, dev);
+		if (rc) {
+			errno = -rc;
+			return -1;
+		}
+		return 0;
 	}
 	e = emu_engine_get();
 	if (!e)
 		return -1;
 	emu_engine_lock(e);
 	h = emu_fabric_find_host(emu_engine_fabric(e), node);
-	for (d = 0; h && d < h->ndevices; d++)
-		if (!h->devices[d].removed && !strcmp(h->devices[d].name, dev))
-			break;
-	if (h && d < h->ndevices) {
-		__atomic_store_n(&h->devices[d].removed, true, __ATOMIC_RELEASE);
-		rc = emu_cma_device_remove(h, d);
-		if (rc)
-			h->devices[d].removed = false;
-	}
+	if (h)
+		rc = emu_device_remove_locked(h, dev, &d);
 	emu_engine_unlock(e);
 	if (rc) {
 		errno = -rc;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -37,7 +38,11 @@ static struct {
 	struct emu_engine *e;
 	pthread_t rx;
 	bool rx_started;
-} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER };
+	/* device removals of the daemon applied to this process's fabric (lk.m) */
+	struct emu_fabric *f;
+	uint32_t devrm_gen;
+	pthread_cond_t devrm_cv;
+} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER };
 
 static void rx_start(void);
 
@@ -127,7 +132,15 @@ static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_
 	return n < 0 ? -errno : 0;
 }
 
-int emu_link_attach(const struct emu_host *h, const char *fabric_path)
+/* A device the daemon removed leaves this process's device lists (ibv_get_device_list and
+ * librdmacm's resync read the flag); its objects and open contexts stay, as on rxe. */
+static void devrm_apply_locked(uint32_t host, uint32_t dev)
+{
+	if (lk.f && host < lk.f->nhosts && dev < lk.f->hosts[host].ndevices)
+		__atomic_store_n(&lk.f->hosts[host].devices[dev].removed, true, __ATOMIC_RELEASE);
+}
+
+int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *fabric_path)
 {
 	const char *path = getenv("RDMAEMU_DAEMON");
 	struct emu_dmsg_hello hello;
@@ -175,6 +188,12 @@ int emu_link_attach(const struct emu_host *h, const char *fabric_path)
 		return err;
 	}
 	lk.fd = fd;
+	pthread_mutex_lock(&lk.m);
+	lk.f = f;
+	for (uint32_t i = 0; i < ans.w.devrm_gen && i < EMU_DPROTO_MAX_REMOVED; i++)
+		devrm_apply_locked(ans.w.removed[i].host, ans.w.removed[i].dev);
+	lk.devrm_gen = ans.w.devrm_gen;
+	pthread_mutex_unlock(&lk.m);
 	lk.host = ans.w.host;
 	lk.qpn_min = ans.w.qpn_min;
 	lk.qpn_max = ans.w.qpn_max;
@@ -314,6 +333,13 @@ static void *rx_main(void *arg)
 			free(buf);
 			continue;
 		}
+		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
+		    h.type == EMU_DMSG_DEVICE_GONE) {
+			devrm_apply_locked(h.arg >> 16, h.arg & 0xffff);
+			if (h.pad > lk.devrm_gen)
+				lk.devrm_gen = h.pad;
+			pthread_cond_broadcast(&lk.devrm_cv);
+		}
 		pthread_mutex_unlock(&lk.m);
 		while (nfds > 0)
 			close(fds[--nfds]);
@@ -350,6 +376,62 @@ void emu_link_engine_created(struct emu_engine *e)
 	pthread_mutex_unlock(&lk.m);
 }
 
+void emu_link_devrm_sync(uint32_t gen)
+{
+	struct timespec until;
+
+	if (!lk.active)
+		return;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2; /* the DEVICE_GONE messages are already in our socket: never long */
+	pthread_mutex_lock(&lk.m);
+	while (lk.devrm_gen < gen && lk.rx_started &&
+	       pthread_cond_timedwait(&lk.devrm_cv, &lk.m, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&lk.m);
+}
+
+int emu_link_device_remove(const char *sock, const char *node, const char *dev)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_DEVICE_REMOVE, 0, 0 };
+	struct emu_dmsg_devrm body;
+	struct iovec iov[2] = { { &h, sizeof(h) }, { &body, sizeof(body) } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	struct emu_dmsg ans;
+	ssize_t n;
+	int fd;
+
+	if (!sock)
+		sock = getenv("RDMAEMU_DAEMON");
+	if (!sock || !*sock)
+		return -ENOTCONN;
+	if (strlen(node) >= sizeof(body.node) || strlen(dev) >= sizeof(body.dev))
+		return -ENOENT; /* no name that long exists */
+	memset(&body, 0, sizeof(body));
+	strcpy(body.node, node);
+	strcpy(body.dev, dev);
+	fd = emu_link_connect(sock);
+	if (fd < 0)
+		return -ENOTCONN;
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n >= 0)
+		do
+			n = recv(fd, &ans, sizeof(ans), 0);
+		while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < (ssize_t)sizeof(ans) || ans.magic != EMU_DPROTO_MAGIC ||
+	    ans.type != EMU_DMSG_DEVICE_REMOVE)
+		return -ENOTCONN;
+	if (ans.arg)
+		return -(int)ans.arg;
+	/* returns once this process's lists have dropped it, as `rdma link delete` returns once
+	 * the device is unregistered */
+	emu_link_devrm_sync(ans.pad);
+	return 0;
+}
+
 void emu_link_reset(void)
 {
 	if (!lk.active)
@@ -361,6 +443,8 @@ void emu_link_reset(void)
 	close(lk.fd);
 	lk.fd = -1;
 	lk.e = NULL;
+	lk.f = NULL;
+	lk.devrm_gen = 0;
 	lk.active = false;
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);

@@ -18,8 +18,9 @@
 struct emu_engine;
 
 /* Connects to $RDMAEMU_DAEMON and says hello for host h of fabric f (fabric_path: as loaded,
- * NULL or "" for the built-in). 0, or an errno after printing why on stderr. */
-int emu_link_attach(const struct emu_host *h, const char *fabric_path);
+ * NULL or "" for the built-in). 0, or an errno after printing why on stderr. The devices the
+ * daemon has removed, now and later, are marked removed in f. */
+int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *fabric_path);
 /* true once attached through a daemon */
 bool emu_link_active(void);
 /* Called by the engine at its creation: real-time mode and port sends to the daemon when
@@ -40,6 +41,16 @@ int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsign
 void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
 void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
+/* `rdma link delete dev` on host `node`, through the daemon at sock (NULL: $RDMAEMU_DAEMON) on
+ * a control connection of its own. Returns
+ * when the daemon has removed it and this process's device lists no longer hold it: 0, or a
+ * negative errno (-ENOENT: no such host or device, -ENOSPC: the daemon's removal table is
+ * full, -ENOTCONN: no daemon). */
+int emu_link_device_remove(const char *sock, const char *node, const char *dev);
+/* Waits (at most 2 s) until this process has applied the daemon's device removals up to
+ * generation gen: an rdma_cm answer carrying gen was produced after them, so a
+ * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */
+void emu_link_devrm_sync(uint32_t gen);
 /* For tests (emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

@@ -84,6 +84,7 @@ static void neigh_free(void *p)
 		for (size_t d = 0; nh->devs && d < nh->ndevs; d++) {
 			emu_neigh_dev_flush(&nh->devs[d]);
 			emu_neigh_ib6_free(&nh->devs[d]);
+			emu_neigh_paths_flush(&nh->devs[d]);
 			free(nh->devs[d].addrs);
 		}
 		free(nh->devs);
@@ -481,8 +482,10 @@ int emu_neigh_link_set(struct emu_engine *e, size_t host, int netdev, bool up)
 	if (d->up == up)
 		return 0;
 	d->up = up;
-	if (!up)
+	if (!up) {
 		emu_neigh_dev_flush(d); /* neigh_ifdown() */
+		emu_neigh_paths_flush(d); /* ipoib_ib_dev_down() -> ipoib_flush_paths() */
+	}
 	emu_neigh_ib6_sync(d); /* IPoIB: down leaves every group, up joins them again */
 	notify(n, up ? EMU_NEIGH_EV_LINK_UP : EMU_NEIGH_EV_LINK_DOWN, d, NULL);
 	return 0;

@@ -9,10 +9,11 @@
  *   - InfiniBand (IPoIB netdevs): IPoIB ARP in UD SEND packets to the IPoIB QP (the QPN of the
  *     netdev's hardware address, claimed with emu_engine_port_set_rx_qpn); requests go to the
  *     IPv4 broadcast group of the default partition (MGID ff12:401b:ffff::ffff:ffff, MLID
- *     0xC000), which every up IPoIB port joins in the topology's multicast table; IPv6 NS/NA
- *     likewise, the NS to the solicited-node group's MGID/MLID, which the netdevs join through
- *     the SA (emu/neigh_mcast.c: full members of their own groups, send-only joins before
- *     sending to another's).
+ *     0xC000), which every up IPoIB port joins in the topology's multicast table; IPv6 NS
+ *     likewise, to the solicited-node group's MGID/MLID, which the netdevs join through the
+ *     SA (emu/neigh_mcast.c: full members of their own groups, send-only joins before
+ *     sending to another's); unicast frames (ARP replies, NAs, unicast probes) go to the DLID
+ *     of an SA PathRecord, asked once per destination GID as ipoib does (emu/neigh_path.c).
  *
  * Neighbour entries follow the kernel's NUD states and timers with Linux's default parameters
  * (ucast_solicit 3, mcast_solicit 3, retrans_time 1 s, base_reachable_time 30 s, delay_first_
@@ -131,6 +132,7 @@ int emu_neigh_flush(struct emu_engine *e, size_t host, int netdev);
 struct emu_neigh_stats {
 	uint64_t arp_req_sent, arp_rep_sent, arp_rcvd, ns_sent, na_sent, nd_rcvd;
 	uint64_t ipoib_sent, ipoib_rcvd, dropped;
+	uint64_t path_queries, path_failed; /* IPoIB SA PathRecord queries sent / failed */
 };
 int emu_neigh_stats(struct emu_engine *e, size_t host, struct emu_neigh_stats *out);
 

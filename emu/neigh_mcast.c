@@ -122,7 +122,8 @@ static void queue_drop(struct neigh_mcast *mc)
 
 static void mc_send_now(struct neigh_mcast *mc, const uint8_t *payload, size_t len)
 {
-	emu_neigh_ipoib_send(mc->dev, mc->mlid, IPOIB_MCAST_QPN, mc->mgid, payload, len);
+	emu_neigh_ipoib_send(mc->dev, mc->mlid, mc->sl, IPOIB_MCAST_QPN, mc->mgid, payload,
+			     len);
 }
 
 static void mc_attach(struct neigh_mcast *mc, bool on)
@@ -173,6 +174,7 @@ static void join_done(struct emu_sa_query *q, int status, uint16_t mad_status, c
 		return; /* cancelled by a leave: its caller decides */
 	if (!status && nrecs) {
 		mc->mlid = r->mlid;
+		mc->sl = r->sl;
 		mc->backoff = 1;
 		set_state(mc, NEIGH_MC_JOINED, "joined");
 		mc_attach(mc, true);

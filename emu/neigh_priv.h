@@ -13,6 +13,7 @@
 
 struct neigh_dev;
 struct emu_sa_query;
+struct neigh_path;
 
 /* One neighbour (struct neighbour): an IP address on a netdev and what is known of it. */
 struct neigh_entry {
@@ -50,6 +51,7 @@ struct neigh_mcast {
 	struct neigh_dev *dev;
 	uint8_t mgid[16];
 	uint16_t mlid;	/* from the SA's answer, 0 before */
+	uint8_t sl;	/* the answer's SL (ipoib_mcast_join_finish: the group's AH) */
 	bool sendonly;	/* IPOIB_MCAST_FLAG_SENDONLY */
 	bool attached;	/* the port is in the topology's tree of mlid */
 	enum neigh_mc_state state;
@@ -76,6 +78,7 @@ struct neigh_dev {
 	uint8_t gid[16];
 	int ep; /* topology endpoint of the port, -1: not bound */
 	struct neigh_mcast *mcasts; /* IPv6 multicast groups (the IPv4 broadcast is not here) */
+	struct neigh_path *paths;   /* IPoIB path records (emu/neigh_path.c) */
 };
 
 struct neigh_host {
@@ -153,12 +156,22 @@ int emu_neigh_wire_init(struct emu_neigh *n);
 void emu_neigh_solicit(struct neigh_entry *ne, bool ucast);
 /* ff02::1:ffXX:XXXX, the solicited-node multicast address of target (RFC 4291 2.7.1). */
 void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16]);
-/* IPoIB: the LID of the port whose GID 0 is gid, 0 when none (the path query IPoIB would do). */
-uint16_t emu_neigh_ib_lid_of_gid(const struct emu_fabric *f, const uint8_t gid[16]);
 
-/* neigh_wire.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn), with a
- * GRH to mgid when mgid is not NULL (multicast, to QPN 0xFFFFFF). */
-void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint32_t dqpn,
+/* neigh_path.c: IPoIB path records from the SA */
+/* A unicast IPoIB frame to the 20-byte hardware address dst_hw: sent at once when the path to
+ * its GID is known, else queued behind an SA PathRecord query (unicast_arp_send). Every
+ * unicast IPoIB frame of the layer goes this way: ARP replies and unicast ARP probes, IPv6
+ * NAs and unicast NS probes. */
+void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const uint8_t *payload,
+			 size_t len);
+/* ipoib_flush_paths(): every path of the netdev goes, queries cancelled, queues dropped. */
+void emu_neigh_paths_flush(struct neigh_dev *d);
+
+/* neigh_wire.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn) with
+ * service level sl (the path record's for unicast, the MCMemberRecord's for a group: the
+ * address handle ipoib builds from either), with a GRH to mgid when mgid is not NULL
+ * (multicast, to QPN 0xFFFFFF; unicast goes without a GRH, the path being in the subnet). */
+void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
 			  const uint8_t *mgid, const uint8_t *payload, size_t paylen);
 
 /* neigh_mcast.c: IPv6 multicast over IPoIB (ipoib_multicast.c) */

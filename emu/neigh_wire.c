@@ -78,7 +78,7 @@ static size_t arp_put(uint8_t *p, uint16_t htype, uint8_t hlen, uint16_t op, con
 	return ARP_HDR_LEN + 2u * hlen + 8;
 }
 
-void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint32_t dqpn,
+void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
 			  const uint8_t *mgid, const uint8_t *payload, size_t paylen)
 {
 	struct emu_pkt_addr a;
@@ -93,6 +93,7 @@ void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint32_t dqpn,
 	a.link_layer = EMU_LL_INFINIBAND;
 	a.slid = d->lid;
 	a.dlid = dlid;
+	a.sl = sl & 0xf;
 	if (mgid) {
 		a.grh = true;
 		memcpy(a.sgid, d->gid, 16);
@@ -125,18 +126,13 @@ static void arp_send(struct neigh_dev *d, uint16_t op, const uint8_t *spa, const
 		emu_be16_put(frame + 2, 0);
 		len = EMU_IPOIB_HDR_LEN + arp_put(frame + EMU_IPOIB_HDR_LEN, ARPHRD_INFINIBAND, 20,
 						  op, d->nd->hwaddr, spa, tha, tpa);
-		if (!dst_hw) {
-			emu_neigh_ipoib_send(d, EMU_IPOIB_BCAST_MLID, IPOIB_MCAST_QPN,
+		/* unicast (a reply, a unicast probe) needs the SA's path to the GID first; the
+		 * broadcast group's SL is the SM's default, 0 */
+		if (!dst_hw)
+			emu_neigh_ipoib_send(d, EMU_IPOIB_BCAST_MLID, 0, IPOIB_MCAST_QPN,
 					     emu_ipoib_bcast_mgid, frame, len);
-		} else {
-			uint16_t dlid = emu_neigh_ib_lid_of_gid(n_of(d)->f, dst_hw + 4);
-
-			if (!dlid) {
-				d->host->st.dropped++;
-				return;
-			}
-			emu_neigh_ipoib_send(d, dlid, emu_be24_get(dst_hw + 1), NULL, frame, len);
-		}
+		else
+			emu_neigh_path_send(d, dst_hw, frame, len);
 	} else {
 		struct emu_eth eh;
 		size_t len;
@@ -304,13 +300,9 @@ static void nd_send(struct neigh_dev *d, uint8_t type, uint8_t flags, const uint
 	} else if (!dst_hw) {
 		emu_neigh_ib6_mcast_send(d, daddr, frame, len);
 	} else {
-		uint16_t dlid = emu_neigh_ib_lid_of_gid(n_of(d)->f, dst_hw + 4);
-
-		if (!dlid) {
-			d->host->st.dropped++;
-			return;
-		}
-		emu_neigh_ipoib_send(d, dlid, emu_be24_get(dst_hw + 1), NULL, frame, len);
+		/* unicast (an NA, a unicast probe): ipoib_start_xmit -> neigh_add_path ->
+		 * path_rec_start, the same SA path as an ARP reply's */
+		emu_neigh_path_send(d, dst_hw, frame, len);
 	}
 }
 
@@ -497,19 +489,6 @@ static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 		arp_rx(d, p + EMU_IPOIB_HDR_LEN, info.paylen - EMU_IPOIB_HDR_LEN, !mcast);
 	else if (emu_be16_get(p) == EMU_ETHERTYPE_IPV6)
 		nd_rx(d, p + EMU_IPOIB_HDR_LEN, info.paylen - EMU_IPOIB_HDR_LEN);
-}
-
-uint16_t emu_neigh_ib_lid_of_gid(const struct emu_fabric *f, const uint8_t gid[16])
-{
-	for (size_t h = 0; h < f->nhosts; h++)
-		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
-			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
-				const struct emu_port *po = &f->hosts[h].devices[d].ports[p];
-
-				if (po->ngids && !memcmp(po->gids[0].raw, gid, 16))
-					return po->lid;
-			}
-	return 0;
 }
 
 int emu_neigh_wire_init(struct emu_neigh *n)

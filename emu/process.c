@@ -64,7 +64,7 @@ static int attach_locked(const char *path, const char *text, const char *node)
 	/* Under rdmaemud (rdmaemu run): the daemon owns the fabric's wire and hands this
 	 * process its share of the host (docs/daemon.md). */
 	if (!text && getenv("RDMAEMU_DAEMON") && *getenv("RDMAEMU_DAEMON")) {
-		int e = emu_link_attach(h, path);
+		int e = emu_link_attach(f, h, path);
 
 		if (e) {
 			emu_fabric_free(f);

@@ -1,6 +1,7 @@
 /* The SA client (the kernel's sa_query.c in miniature): asynchronous SA queries from a host's
  * IB port to the SM over the MAD layer (emu/gsi.h), with timeouts and retries on the virtual
- * clock, for the rdma_cm model (route resolution) and lib/ (RAI_SA).
+ * clock, for the rdma_cm model (route resolution), lib/ (RAI_SA) and the neighbour layer's
+ * IPoIB path records (emu/neigh_path.c).
  *
  * A query is one SA request MAD: method, attribute, component mask and one record (packed
  * from its struct by the record tables of emu/mad.h) to the port's SM LID and SL, P_Key the

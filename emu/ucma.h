@@ -55,6 +55,11 @@ void emu_cma_id_teardown(struct emu_cma_id *id);
  * DEVICE_REMOVAL per attached id, in attach order, then ucma's close_work on each. 0 or
  * -ENOMEM (nothing done). */
 int emu_cma_device_remove(const struct emu_host *h, size_t dev);
+/* `rdma link delete dev` on host h (emu/devrm_ctl.c), engine lock held: the device leaves the
+ * lists, then emu_cma_device_remove. 0 with *idx its index, -ENOENT (no such device, or
+ * removed already), -ENOMEM (nothing done). Where the fabric lives: the in-process engine, or
+ * rdmaemud's. */
+int emu_device_remove_locked(struct emu_host *h, const char *dev, size_t *idx);
 
 int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr);
 int emu_cma_listen(struct emu_cma_id *id, int backlog);

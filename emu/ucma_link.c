@@ -95,7 +95,7 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 /* Receives the answer of type `type`: its arg, body into buf (up to len), an fd passed with
  * it into *fd (when fd is not NULL). -errno of the socket, -EPROTO for a malformed answer. */
 static int recv_answer(int sock, uint16_t type, int32_t *arg, void *buf, size_t len,
-		       size_t *got, int *fd)
+		       size_t *got, int *fd, uint32_t *pad)
 {
 	struct emu_dmsg h;
 	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, len } };
@@ -129,6 +129,8 @@ static int recv_answer(int sock, uint16_t type, int32_t *arg, void *buf, size_t 
 	    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 		return -EPROTO;
 	*arg = (int32_t)h.arg;
+	if (pad)
+		*pad = h.pad;
 	if (got)
 		*got = (size_t)n - sizeof(h);
 	return 0;
@@ -162,7 +164,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 	iov[1] = (struct iovec){ &hello, sizeof(hello) };
 	err = send_iov(sock, EMU_DMSG_UCMA_OPEN, iov, 2);
 	if (!err)
-		err = recv_answer(sock, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got, &fd);
+		err = recv_answer(sock, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got, &fd, NULL);
 	if (!err && arg)
 		err = -arg;
 	else if (!err && (got < sizeof(ans) || fd < 0))
@@ -208,7 +210,7 @@ static void release(struct lfile *f)
 
 	pthread_mutex_lock(&f->lock);
 	if (!send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
-		(void)recv_answer(f->sock, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL);
+		(void)recv_answer(f->sock, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL, NULL);
 	pthread_mutex_unlock(&f->lock);
 	close(f->sock);
 	close(f->evfd);
@@ -250,6 +252,7 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	struct emu_ducma_write w = { in, out, optlen };
 	struct iovec iov[5];
 	size_t got = 0;
+	uint32_t devrm_gen = 0;
 	int err;
 
 	iov[1] = (struct iovec){ &w, sizeof(w) };
@@ -259,8 +262,12 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	pthread_mutex_lock(&f->lock);
 	err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 5);
 	if (!err)
-		err = recv_answer(f->sock, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL);
+		err = recv_answer(f->sock, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL,
+				  &devrm_gen);
 	pthread_mutex_unlock(&f->lock);
+	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
+	if (!err && devrm_gen)
+		emu_link_devrm_sync(devrm_gen);
 	if (!err && got != out)
 		err = -EPROTO;
 	return err;

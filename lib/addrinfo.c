@@ -234,7 +234,8 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		rai->ai_src_len = hints->ai_src_len;
 	}
 
-	if (!(rai->ai_flags & RAI_PASSIVE))
+	/* a named ibacm server (lib/acm_sock.c) replaces the fabric's own ibacm */
+	if (!(rai->ai_flags & RAI_PASSIVE) && !cma_acm_sock_resolve(&rai, hints))
 		cma_acm_resolve(h, &rai, hints);
 
 	*res = rai;

@@ -3,6 +3,7 @@
 #ifndef RDMAEMU_LIB_GAI_H
 #define RDMAEMU_LIB_GAI_H
 
+#include <stdbool.h>
 #include <rdma/rdma_cma.h>
 
 #include "emu/fabric.h"
@@ -22,6 +23,9 @@ int cma_query_ib_service(struct cma_id_private *id_priv, struct rdma_addrinfo **
  * route and an AF_IB-capable kernel, *rai gets the AF_IB entry in front (cma_resolve_af_ib). */
 void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo **rai,
 		     const struct rdma_addrinfo *hints);
+/* The same through an ibacm server named by RDMAEMU_IBACM_PORT_FILE / RDMAEMU_IBACM_SERVER_PATH
+ * (lib/acm_sock.c, the acm.h protocol). false: no server is named (use cma_acm_resolve). */
+bool cma_acm_sock_resolve(struct rdma_addrinfo **rai, const struct rdma_addrinfo *hints);
 /* ucma_resolve_af_ib (lib/gai_afib.c): prepends to *rai, whose ai_route is not empty, its AF_IB
  * twin; on failure *rai is left alone. */
 void cma_resolve_af_ib(struct rdma_addrinfo **rai);

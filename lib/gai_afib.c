@@ -61,7 +61,8 @@ static struct sockaddr_ib *path_addr(const struct ibv_path_record *path, const u
 	return sib;
 }
 
-/* ucma_ib_set_connect: nothing for an AF_IB lookup. */
+/* ucma_ib_set_connect: nothing for an AF_IB lookup. A missing source or destination (a
+ * hints-only lookup answered with a route) leaves zeros where rdma-core dereferences NULL. */
 static int set_connect(struct rdma_addrinfo *ib, const struct rdma_addrinfo *ip)
 {
 	struct cma_ib_connect_hdr *hdr;
@@ -75,12 +76,14 @@ static int set_connect(struct rdma_addrinfo *ib, const struct rdma_addrinfo *ip)
 		hdr->ip_version = 4 << 4;
 		if (ip->ai_src_addr)
 			memcpy(&hdr->src_addr[3], &((struct sockaddr_in *)ip->ai_src_addr)->sin_addr, 4);
-		memcpy(&hdr->dst_addr[3], &((struct sockaddr_in *)ip->ai_dst_addr)->sin_addr, 4);
+		if (ip->ai_dst_addr)
+			memcpy(&hdr->dst_addr[3], &((struct sockaddr_in *)ip->ai_dst_addr)->sin_addr, 4);
 	} else {
 		hdr->ip_version = 6 << 4;
 		if (ip->ai_src_addr)
 			memcpy(hdr->src_addr, &((struct sockaddr_in6 *)ip->ai_src_addr)->sin6_addr, 16);
-		memcpy(hdr->dst_addr, &((struct sockaddr_in6 *)ip->ai_dst_addr)->sin6_addr, 16);
+		if (ip->ai_dst_addr)
+			memcpy(hdr->dst_addr, &((struct sockaddr_in6 *)ip->ai_dst_addr)->sin6_addr, 16);
 	}
 	ib->ai_connect = hdr;
 	ib->ai_connect_len = sizeof(*hdr);

@@ -9,8 +9,10 @@
 #include "emu/wire.h"
 
 #define EMU_DPROTO_MAGIC 0x444d4552u /* "REMD" little-endian */
-/* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages */
-#define EMU_DPROTO_VERSION 3
+/* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages;
+ * 4: device removal (DEVICE_REMOVE / DEVICE_GONE, WELCOME's list of removed devices, the
+ * removal generation in the pad of UCMA_WRITE answers) */
+#define EMU_DPROTO_VERSION 4
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -21,6 +23,8 @@
  * process sees the QPNs it would see alone. */
 #define EMU_DPROTO_QPN_SLICE 16384u
 #define EMU_DPROTO_MAX_SLOTS 64u
+/* Devices a daemon can remove in its lifetime (WELCOME lists them all). */
+#define EMU_DPROTO_MAX_REMOVED 32u
 
 enum emu_dmsg_type {
 	EMU_DMSG_HELLO = 1,   /* client -> daemon, body emu_dmsg_hello; answered by WELCOME */
@@ -39,7 +43,13 @@ enum emu_dmsg_type {
 				  * the command's return value, body: the response buffer */
 	EMU_DMSG_UCMA_CLOSE = 9, /* client -> daemon (no body); answered, then the daemon closes
 				  * the file (kernel ucma_close) and the connection */
-	/* 10..15: kept for more CM commands. 16 and up: the shared-memory loopback path
+	/* `rdma link delete DEV` on a host of the daemon's fabric (emu/devrm_ctl.c): */
+	EMU_DMSG_DEVICE_REMOVE = 10, /* client -> daemon, body emu_dmsg_devrm; answered with arg =
+				      * 0 or an errno and pad = the removal generation */
+	EMU_DMSG_DEVICE_GONE = 11,   /* daemon -> every attached client, arg = host << 16 | device
+				      * index, pad = the removal generation it brings: the device
+				      * leaves this process's device list */
+	/* 12..15: kept. 16 and up: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */
@@ -73,6 +83,15 @@ struct emu_dmsg_hello {
 struct emu_dmsg_welcome {
 	uint32_t host;              /* index of the host in the fabric */
 	uint32_t qpn_min, qpn_max;  /* the QP numbers this process allocates */
+	uint32_t devrm_gen;         /* devices removed so far (the removal generation) */
+	struct {
+		uint16_t host, dev;
+	} removed[EMU_DPROTO_MAX_REMOVED]; /* the first devrm_gen entries: which */
+};
+
+struct emu_dmsg_devrm {
+	char node[EMU_DPROTO_NAME_MAX]; /* host name, NUL-terminated */
+	char dev[EMU_DPROTO_NAME_MAX];  /* RDMA device name, NUL-terminated */
 };
 
 /* A pair of processes of one host shares one memfd (created by the daemon, zero-filled) holding

@@ -41,6 +41,7 @@
 #include "emu/link.h"
 #include "emu/pcap.h"
 #include "emu/process.h"
+#include "emu/ucma.h"
 #include "rdmaemu/ctl.h"
 
 #define MAX_CLIENTS 256
@@ -95,6 +96,10 @@ static struct {
 	uint64_t loopback_frames; /* LOOPBACK messages forwarded (the shared rings bypass them) */
 	bool trace;
 	int wake[2]; /* a pipe: the forwarder tells the main loop to watch a client for POLLOUT */
+	uint32_t devrm_gen; /* devices removed (DEVICE_REMOVE), each in removed[] */
+	struct {
+		uint16_t host, dev;
+	} removed[EMU_DPROTO_MAX_REMOVED];
 } d;
 
 static volatile sig_atomic_t stop_requested;
@@ -183,8 +188,10 @@ static void outq_free(struct client *c)
 	c->noutq = 0;
 }
 
-/* Queues a copy of the frame behind what is already queued for c. Engine lock held. */
-static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
+/* Queues a message (a header and a body) behind what is already queued for c. Engine lock
+ * held. */
+static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t pad,
+			 const uint8_t *frame, size_t len)
 {
 	struct outmsg *m;
 
@@ -194,9 +201,9 @@ static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 	}
 	m->next = NULL;
 	m->len = len;
-	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_FRAME,
-				  (uint32_t)ep, 0 };
-	memcpy(m->frame, frame, len);
+	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
+	if (len)
+		memcpy(m->frame, frame, len);
 	*c->outq_tail = m;
 	c->outq_tail = &m->next;
 	if (c->noutq++ == 0) {
@@ -205,6 +212,11 @@ static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 
 		(void)n; /* full pipe: a wake-up is pending anyway */
 	}
+}
+
+static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
+{
+	outq_add_msg(c, EMU_DMSG_FRAME, (uint32_t)ep, 0, frame, len);
 }
 
 static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
@@ -339,6 +351,8 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		w.host = (uint32_t)c->host;
 		w.qpn_min = c->qpn_min;
 		w.qpn_max = c->qpn_max;
+		w.devrm_gen = d.devrm_gen;
+		memcpy(w.removed, d.removed, sizeof(w.removed));
 	}
 	emu_engine_unlock(d.e);
 out:
@@ -362,6 +376,52 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 	else
 		emu_wire_send(emu_topology_wire(t), (int)h->arg, frame, len);
 	emu_engine_unlock(d.e); /* runs the zero-delay deliveries now */
+}
+
+/* DEVICE_REMOVE: `rdma link delete` on a host of the fabric, from a control connection or an
+ * attached process. The daemon's engine runs the removal (the device leaves its lists, its
+ * rdma_cm ids get DEVICE_REMOVAL, its CM agent stops, emu/devrm_ctl.c); then every attached
+ * process hears DEVICE_GONE, behind the frames already queued for it, and every later rdma_cm
+ * answer carries the new generation, which a client applies before it hands the answer on
+ * (so an application never reads DEVICE_REMOVAL while its device list still has the device). */
+static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_DEVICE_REMOVE, 0, 0 };
+	struct emu_host *host = NULL;
+	size_t dev = 0;
+	int rc = -EPROTO;
+
+	if (len >= sizeof(*r) && memchr(r->node, 0, sizeof(r->node)) &&
+	    memchr(r->dev, 0, sizeof(r->dev))) {
+		emu_engine_lock(d.e);
+		/* the daemon's own fabric: emu_engine_fabric hands it out const for readers */
+		host = (struct emu_host *)emu_fabric_find_host(d.f, r->node);
+		if (!host)
+			rc = -ENOENT;
+		else if (d.devrm_gen >= EMU_DPROTO_MAX_REMOVED)
+			rc = -ENOSPC;
+		else
+			rc = emu_device_remove_locked(host, r->dev, &dev);
+		if (!rc) {
+			uint32_t arg = (uint32_t)(host - d.f->hosts) << 16 | (uint32_t)dev;
+
+			d.removed[d.devrm_gen].host = (uint16_t)(host - d.f->hosts);
+			d.removed[d.devrm_gen].dev = (uint16_t)dev;
+			d.devrm_gen++;
+			emu_ucma_srv_devrm(d.devrm_gen);
+			for (size_t i = 0; i < MAX_CLIENTS; i++)
+				if (d.clients[i].state == CLIENT_ATTACHED)
+					outq_add_msg(&d.clients[i], EMU_DMSG_DEVICE_GONE, arg,
+						     d.devrm_gen, NULL, 0);
+			trace("device %s of %s removed (generation %u)", r->dev, r->node,
+			      d.devrm_gen);
+		}
+		emu_engine_unlock(d.e);
+	}
+	h.arg = (uint32_t)-rc;
+	h.pad = d.devrm_gen;
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = &(struct iovec){ &h, sizeof(h) },
+					       .msg_iovlen = 1 }, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 static void on_status(struct client *c)
@@ -475,6 +535,9 @@ static bool client_read(struct client *c, uint8_t *buf)
 		break;
 	case EMU_DMSG_STATUS:
 		on_status(c);
+		break;
+	case EMU_DMSG_DEVICE_REMOVE:
+		on_device_remove(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_SHM_HELLO:
 		on_shm_hello(c, fd);

@@ -22,6 +22,8 @@
 #include "emu/ucma.h"
 
 /* The process owning each file, by the daemon's fd: MIGRATE_ID may only name the caller's. */
+/* The daemon's device-removal generation, in the pad of every answer (emu_ucma_srv_devrm). */
+static uint32_t devrm_gen;
 static int *owner_pid;
 static size_t nowner;
 static unsigned nfiles;
@@ -31,9 +33,15 @@ void emu_ucma_srv_init(void)
 	emu_ucma_set_nowait(true);
 }
 
+void emu_ucma_srv_devrm(uint32_t gen)
+{
+	devrm_gen = gen;
+}
+
 static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)
 {
-	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, (uint32_t)arg, 0 };
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, (uint32_t)arg,
+			      devrm_gen };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 	union {
 		char b[CMSG_SPACE(sizeof(int))];

@@ -29,4 +29,8 @@ unsigned emu_ucma_srv_count(void);
  * mcast M\n" (ids it holds, of them listening, multicast memberships). Its length. */
 size_t emu_ucma_srv_status(int dfd, int pid, char *buf, size_t len);
 
+/* The daemon removed a device (generation gen): every later answer carries gen, and the
+ * client applies the removals up to it before it returns (emu_link_devrm_sync). */
+void emu_ucma_srv_devrm(uint32_t gen);
+
 #endif

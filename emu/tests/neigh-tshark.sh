@@ -35,11 +35,13 @@ grep -q 'Checksum Status: Good' "$tmp/neigh-eth.pcap.txt" || fail "ICMPv6 checks
 [ "$(grep -c 'Checksum Status: Good' "$tmp/neigh-eth.pcap.txt")" -eq 2 ] ||
 	fail "ICMPv6 checksums: not both good"
 grep -q 'Target IP address: 192.0.2.66' "$tmp/neigh-eth.pcap.txt" || fail "ARP target"
-# IPoIB: the request on ib-a's link and its two copies, the reply on two links; each an IB UD
-# SEND decoded down to ARP with 20-byte hardware addresses.
+# IPoIB: the request on ib-a's link and its two copies, ib-b's SA PathRecord query to the SM
+# (LID 1) and its answer (the path the unicast reply needs, as ipoib's unicast_arp_send), the
+# reply on two links; each an IB UD SEND, the ARP ones decoded down to ARP with 20-byte
+# hardware addresses.
 ts neigh-ib.pcap -T fields -e frame.number -e infiniband.lrh.dlid -e infiniband.bth.opcode \
 	-e arp.opcode -e arp.hw.size >"$tmp/ib.got"
-printf '1\t49152\t100\t1\t20\n2\t49152\t100\t1\t20\n3\t49152\t100\t1\t20\n4\t2\t100\t2\t20\n5\t2\t100\t2\t20\n' >"$tmp/ib.want"
+printf '1\t49152\t100\t1\t20\n2\t49152\t100\t1\t20\n3\t49152\t100\t1\t20\n4\t1\t100\t\t\n5\t3\t100\t\t\n6\t2\t100\t2\t20\n7\t2\t100\t2\t20\n' >"$tmp/ib.want"
 diff "$tmp/ib.want" "$tmp/ib.got" || fail "IPoIB frames differ from what was sent"
 # IPv6 over IPoIB: the 9 listening joins (FullMember) of ib-a, ib-b, ib-c (all-nodes and two
 # solicited-node groups each) and ib-a's send-only join (JoinState 8) to MCMemberRecord Set at

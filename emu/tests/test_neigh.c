@@ -5,7 +5,9 @@
  *    caller's timeout, FAILED at 3 s, restart on the next use), 203.0.113.9 ENETUNREACH at
  *    once, the NOARP dummy d0 resolving at once, loopback;
  *  - IPv6 neighbour discovery (link-local and added global addresses);
- *  - IPoIB ARP on ib.fabric through the switch's multicast forwarding;
+ *  - IPoIB ARP on ib.fabric through the switch's multicast forwarding, the replier's SA
+ *    PathRecord query (once per destination GID; a dropped query drops the reply; at most
+ *    3 frames wait behind it);
  *  - address and link changes: listeners, routes, the control API. */
 #include "config.h"
 
@@ -16,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "emu/sa_agent.h"
 #include "neigh_cap.h"
 
 /* the frames of rxe-ref2 (MACs 02:00:00:00:02:01 / :02, 192.0.2.65 / .66) */
@@ -436,6 +439,7 @@ static void test_ipoib_arp(void **state)
 	struct frame f;
 	struct emu_pkt_info pi;
 	struct emu_neigh_stats sb, sc;
+	struct emu_sa_agent_counters ac;
 	uint8_t ports[8];
 	static const uint8_t hw_b[20] = { 0x00, 0x00, 0x00, 0x48, 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
 					  0x00, 0x02, 0xc9, 0x03, 0x00, 0x00, 0x0b, 0x01 };
@@ -463,8 +467,11 @@ static void test_ipoib_arp(void **state)
 	cap_start(e, &c, EMU_LL_INFINIBAND);
 	assert_int_equal(nt_resolve(e, 0, "192.0.2.130", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
-	/* ib-a -> switch (1 us) -> ib-b (2 us), reply ib-b -> switch -> ib-a (4 us) */
-	assert_int_equal(o.at, 4 * EMU_NSEC_PER_USEC);
+	/* ib-a -> switch (1 us) -> ib-b (2 us); ib-b's reply is unicast, so it first asks the SA
+	 * (the switch's port 0, LID 1) for the path to ib-a's GID: query at 2 us, at the SM at
+	 * 3 us, answered 50 us later (response-delay) at 53 us, at ib-b at 54 us; the reply
+	 * ib-b -> switch -> ib-a (56 us) */
+	assert_int_equal(o.at, 56 * EMU_NSEC_PER_USEC);
 	assert_int_equal(o.r.hw_len, 20);
 	assert_memory_equal(o.r.dst_hw, hw_b, 20);
 	assert_memory_equal(o.r.src_hw, hw_a, 20);
@@ -473,8 +480,9 @@ static void test_ipoib_arp(void **state)
 	assert_int_equal(o.r.network, EMU_NET_IB);
 
 	/* on the wire: the request on ib-a's link, copied to ib-b's and ib-c's (not back to
-	 * ib-a), the reply on ib-b's link and ib-a's */
-	assert_int_equal(cap_count(&c), 5);
+	 * ib-a), ib-b's PathRecord query and its answer on ib-b's link, the reply on ib-b's link
+	 * and ib-a's */
+	assert_int_equal(cap_count(&c), 7);
 	assert_true(cap_frame(&c, 0, &f));
 	assert_int_equal(f.t, 0);
 	assert_int_equal(emu_pkt_parse(f.b, f.len, EMU_LL_INFINIBAND, &pi), 0);
@@ -493,8 +501,33 @@ static void test_ipoib_arp(void **state)
 		assert_int_equal(f.t, EMU_NSEC_PER_USEC);
 		assert_int_equal(emu_be16_get(f.b + 2), 0xc000);
 	}
+	/* ipoib's path_rec_start(): SA PathRecord Get to QP1 of the SM, component mask
+	 * DGID | SGID | TRAFFIC_CLASS | NUMB_PATH | PKEY, DGID ib-a's GID, SGID ib-b's */
 	assert_true(cap_frame(&c, 3, &f));
 	assert_int_equal(f.t, 2 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_pkt_parse(f.b, f.len, EMU_LL_INFINIBAND, &pi), 0);
+	assert_int_equal(emu_be16_get(f.b + 2), 1); /* DLID: the SM */
+	assert_int_equal(emu_be16_get(f.b + 6), 3);
+	assert_int_equal(pi.dqpn, 1);
+	{
+		const uint8_t *m = f.b + pi.hdr_off[EMU_PKT_H_PAYLOAD];
+
+		assert_int_equal(m[1], 0x03);			 /* SubnAdm */
+		assert_int_equal(m[3], 0x01);			 /* Get */
+		assert_int_equal(emu_be16_get(m + 16), 0x0035); /* PathRecord */
+		/* after the RMPP (24) and SA (SM_Key, AttributeOffset) headers */
+		assert_int_equal(emu_be32_get(m + 48), 0);
+		assert_int_equal(emu_be32_get(m + 52), 0x340c);
+		assert_memory_equal(m + 56 + 8, hw_a + 4, 16);	/* DGID */
+		assert_memory_equal(m + 56 + 24, hw_b + 4, 16); /* SGID */
+	}
+	assert_true(cap_frame(&c, 4, &f));
+	assert_int_equal(f.t, 53 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_pkt_parse(f.b, f.len, EMU_LL_INFINIBAND, &pi), 0);
+	assert_int_equal(emu_be16_get(f.b + 2), 3);
+	assert_int_equal(f.b[pi.hdr_off[EMU_PKT_H_PAYLOAD] + 3], 0x81); /* GetResp */
+	assert_true(cap_frame(&c, 5, &f));
+	assert_int_equal(f.t, 54 * EMU_NSEC_PER_USEC);
 	assert_int_equal(emu_pkt_parse(f.b, f.len, EMU_LL_INFINIBAND, &pi), 0);
 	assert_int_equal(pi.grh_off, EMU_PKT_NO_HDR); /* unicast: no GRH */
 	assert_int_equal(emu_be16_get(f.b + 2), 2);
@@ -510,21 +543,154 @@ static void test_ipoib_arp(void **state)
 	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
 	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
 	assert_int_equal(sb.arp_rep_sent, 1);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(sb.path_failed, 0);
 	assert_int_equal(sc.arp_rcvd, 1); /* ib-c saw the broadcast and kept quiet */
 	assert_int_equal(sc.arp_rep_sent, 0);
+	assert_int_equal(sc.path_queries, 0);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 1);
+	assert_int_equal(ac.answered, 1);
 	assert_int_equal(state_of(e, 1, 0, "192.0.2.129", 0), EMU_NUD_STALE);
 	assert_int_equal(state_of(e, 2, 0, "192.0.2.129", 0), -1);
 
 	/* a second resolution is served from the cache */
 	assert_int_equal(nt_resolve(e, 0, "192.0.2.130", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
-	assert_int_equal(cap_count(&c), 5);
-	/* unanswered on IB: -ETIMEDOUT at the timeout (the clock is at 1 ms, nt_resolve's step) */
+	assert_int_equal(cap_count(&c), 7);
+	/* without ib-a's entry it asks again, and ib-b's reply takes the cached path: no SA
+	 * query, 4 us (the clock is at 1 ms, nt_resolve's step) */
 	assert_int_equal(emu_engine_now(e), MS);
+	assert_int_equal(emu_neigh_flush(e, 0, -1), 1);
+	assert_int_equal(nt_resolve(e, 0, "192.0.2.130", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	assert_int_equal(o.at, MS + 4 * EMU_NSEC_PER_USEC);
+	assert_int_equal(cap_count(&c), 12);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 1);
+	/* unanswered on IB: -ETIMEDOUT at the timeout (the clock is at 2 ms) */
+	assert_int_equal(emu_engine_now(e), 2 * MS);
 	assert_int_equal(nt_resolve(e, 0, "192.0.2.150", 0, 1500 * MS, 3 * SEC, &o), 0);
 	assert_int_equal(o.r.status, -ETIMEDOUT);
-	assert_int_equal(o.at, MS + 1500 * MS);
+	assert_int_equal(o.at, 2 * MS + 1500 * MS);
 	cap_stop(e, &c);
+	nt_detach(e);
+}
+
+/* ipoib's path query failing: the SA drops ib-b's PathRecord Get, so its ARP reply to ib-c
+ * waits in the path's queue until the query times out 1000 ms after it started, and is
+ * dropped with it; the next unicast frame to that GID asks again. */
+static void test_ipoib_path_fail(void **state)
+{
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	struct emu_neigh_stats sb, sb0;
+	struct emu_sa_agent_counters ac;
+	struct nt_res o;
+
+	(void)state;
+	assert_non_null(e);
+	for (int l = 0; l < 3; l++)
+		set_delay(e, l, 1 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_sa_agent_start(e), 0);
+	emu_sa_policy(emu_sa_agent_sa(e))->drop_next = 1;
+	assert_int_equal(emu_neigh_stats(e, 1, &sb0), 0);
+	/* ib-c's request reaches ib-b at 2 us; ib-b's query (dropped) leaves at 2 us */
+	assert_int_equal(nt_resolve(e, 2, "192.0.2.130", 0, 900 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, -ETIMEDOUT);
+	assert_int_equal(o.at, 900 * MS);
+	/* ib-c stops probing (its next broadcast would reach ib-b at the very instant the
+	 * query times out) */
+	assert_int_equal(emu_neigh_flush(e, 2, -1), 1);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(sb.path_failed, 0);
+	assert_int_equal(sb.arp_rep_sent, 1);
+	assert_int_equal(sb.ipoib_sent, sb0.ipoib_sent); /* the reply waits */
+	assert_int_equal(emu_engine_advance(e, 100 * MS + 2 * EMU_NSEC_PER_USEC - 1), 0);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_failed, 0);
+	assert_int_equal(emu_engine_advance(e, 1), 0);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_failed, 1);
+	assert_int_equal(sb.dropped - sb0.dropped, 1);
+	assert_int_equal(sb.ipoib_sent, sb0.ipoib_sent);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 1);
+	assert_int_equal(ac.dropped, 1);
+	assert_int_equal(ac.answered, 0);
+	/* ib-c again: the path is known but has no answer, so ib-b asks once more, and this
+	 * time the reply leaves (56 us after the start, as in test_ipoib_arp) */
+	assert_int_equal(emu_engine_now(e), 1000 * MS + 2 * EMU_NSEC_PER_USEC);
+	assert_int_equal(nt_resolve(e, 2, "192.0.2.130", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	assert_int_equal(o.at, 1000 * MS + 58 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_queries, 2);
+	assert_int_equal(sb.path_failed, 1);
+	assert_int_equal(sb.ipoib_sent - sb0.ipoib_sent, 1);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 2);
+	assert_int_equal(ac.answered, 1);
+	nt_detach(e);
+}
+
+/* ipoib's path queue: while ib-b's query for ib-a's GID is under way (the SA answers after
+ * 900 ms here), ib-b's replies to ib-a wait behind it, at most IPOIB_MAX_PATH_REC_QUEUE (3):
+ * ib-a resolves four addresses of ib-b at once, one query leaves, three replies wait and go
+ * with the answer, the fourth is dropped and its resolution completes from ib-a's next probe,
+ * 1 s later, which then finds the path. */
+static void test_ipoib_path_queue(void **state)
+{
+	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
+	static const char *const dst[4] = { "192.0.2.130", "192.0.2.140", "192.0.2.141",
+					    "192.0.2.142" };
+	struct emu_neigh_stats sb, sb0;
+	struct emu_sa_agent_counters ac;
+	struct nt_res o[4];
+
+	(void)state;
+	assert_non_null(e);
+	for (int l = 0; l < 3; l++)
+		set_delay(e, l, 1 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_sa_agent_start(e), 0);
+	emu_sa_policy(emu_sa_agent_sa(e))->response_delay_ns = 900 * MS;
+	for (int i = 1; i < 4; i++) {
+		struct sockaddr_storage a = nt_sa(dst[i], 0);
+
+		assert_int_equal(emu_neigh_addr_add(e, 1, 0, (struct sockaddr *)&a, 26), 0);
+	}
+	assert_int_equal(emu_neigh_stats(e, 1, &sb0), 0);
+	for (int i = 0; i < 4; i++) {
+		struct sockaddr_storage d = nt_sa(dst[i], 0);
+
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].e = e;
+		assert_int_equal(emu_neigh_resolve(e, 0, NULL, (struct sockaddr *)&d, 2 * SEC,
+						   nt_cb, &o[i], NULL),
+				 0);
+	}
+	assert_int_equal(emu_engine_advance(e, 2 * SEC), 0);
+	/* the query leaves at 2 us, the SM answers 900 ms after it got it (3 us), ib-b sends
+	 * the three queued replies at 900 ms + 4 us, at ib-a 2 us later */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(o[i].calls, 1);
+		assert_int_equal(o[i].r.status, 0);
+		assert_int_equal(o[i].at, 900 * MS + 6 * EMU_NSEC_PER_USEC);
+	}
+	/* the fourth reply was dropped; ib-a's second request (1 s) is answered at once */
+	assert_int_equal(o[3].calls, 1);
+	assert_int_equal(o[3].r.status, 0);
+	assert_int_equal(o[3].at, SEC + 4 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_neigh_stats(e, 1, &sb), 0);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(sb.path_failed, 0);
+	assert_int_equal(sb.dropped - sb0.dropped, 1);
+	assert_int_equal(sb.arp_rep_sent - sb0.arp_rep_sent, 5);
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 1);
+	assert_int_equal(ac.answered, 1);
 	nt_detach(e);
 }
 
@@ -888,6 +1054,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_ipoib_gateway, nt_teardown),
 		cmocka_unit_test_teardown(test_nd, nt_teardown),
 		cmocka_unit_test_teardown(test_ipoib_arp, nt_teardown),
+		cmocka_unit_test_teardown(test_ipoib_path_fail, nt_teardown),
+		cmocka_unit_test_teardown(test_ipoib_path_queue, nt_teardown),
 		cmocka_unit_test_teardown(test_events, nt_teardown),
 		cmocka_unit_test_teardown(test_cancel_and_kick, nt_teardown),
 		cmocka_unit_test_teardown(test_delay_probe, nt_teardown),

@@ -2,6 +2,7 @@
  *
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
@@ -248,7 +249,8 @@ int rdmaemu_daemon(int argc, char **argv)
 	char sock[PATH_MAX], text[8192];
 
 	if (argc < 2) {
-		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n",
+		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
+		      "       rdmaemu daemon remove-device NODE DEV\n",
 		      stderr);
 		return 2;
 	}
@@ -260,6 +262,25 @@ int rdmaemu_daemon(int argc, char **argv)
 			return 3; /* as LSB status: not running */
 		}
 		fputs(text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "remove-device")) {
+		int rc;
+
+		if (argc != 4) {
+			fputs("usage: rdmaemu daemon remove-device NODE DEV\n", stderr);
+			return 2;
+		}
+		rc = emu_link_device_remove(sock, argv[2], argv[3]);
+		if (rc == -ENOTCONN) {
+			fprintf(stderr, "rdmaemud: not running (%s)\n", sock);
+			return 1;
+		}
+		if (rc) {
+			fprintf(stderr, "rdmaemu: remove-device %s %s: %s\n", argv[2], argv[3],
+				strerror(-rc));
+			return 1;
+		}
 		return 0;
 	}
 	if (!strcmp(argv[1], "stop")) {

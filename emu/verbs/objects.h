@@ -92,7 +92,8 @@ struct emu_av {
 	uint32_t flow_label;
 	union ibv_gid dgid, sgid;
 	int network;           /* 0 IB / RoCE v1, 4 RoCE v2 over IPv4, 6 over IPv6 */
-	uint8_t dmac[6];       /* RoCE: the destination MAC */
+	uint8_t dmac[6];       /* RoCE: the destination MAC, when dmac_valid */
+	bool dmac_valid;       /* resolved at create_ah / modify_qp (multicast: mapped) */
 };
 
 struct emu_vah {
@@ -103,13 +104,18 @@ struct emu_vah {
 	struct ibv_ah_attr attr;
 };
 
-/* Validates an ibv_ah_attr as rdma_check_ah_attr + rxe_av_chk_attr and resolves it into *av
- * (emu/verbs/ah.c): 0 or the kernel's errno. */
-int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av);
-/* The destination MAC of a unicast RoCE address vector, resolved when the data path sends
- * (emu/verbs/ah.c): the hardware address of the netdev behind the port GID equal to av->dgid,
- * on any host of `f`. 0, or -EHOSTUNREACH when no host owns that GID. A stand-in for the
- * neighbour protocol (ARP / ND) that comes later: the one place that will ask it. */
+/* Validates an ibv_ah_attr as rdma_check_ah_attr + rxe_av_chk_attr and turns it into *av
+ * (emu/verbs/ah.c): 0 or the kernel's errno. `resolve` non-NULL (the name of the wait):
+ * a unicast RoCE destination's MAC is resolved through the neighbour layer as
+ * ib_resolve_eth_dmac does, blocking in virtual time (up to 1000 ms, then ETIMEDOUT); the
+ * engine lock must then be held (when the process has an engine) and no HCA or QP mutex. */
+int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, struct emu_av *av,
+		     const char *resolve);
+/* The destination MAC of a unicast RoCE address vector that was not resolved (a process
+ * attached through rdmaemud, whose neighbour layer lives in the daemon), looked up when the
+ * data path sends (emu/verbs/ah.c): the hardware address of the netdev behind the port GID
+ * equal to av->dgid, on any host of `f`. 0, or -EHOSTUNREACH when no host owns that GID.
+ * Also ibv_resolve_eth_l2_from_gid's answer (emu/verbs/neigh_l2.c). */
 int emu_av_resolve_dmac(const struct emu_fabric *f, const struct emu_av *av, uint8_t dmac[6]);
 
 /* ---- QP ---- */

@@ -234,23 +234,34 @@ static uint8_t rd_atomic_round(uint8_t v)
 	return (uint8_t)r; /* 256 wraps to 0, as rxe's u8 field does (measured: 200 -> 0) */
 }
 
-/* The checks of ib_uverbs_modify_qp, _ib_modify_qp and rxe_qp_chk_attr, in that order. */
-static int qp_chk_attr(struct emu_vqp *q, struct ibv_qp_attr *a, int mask, struct emu_av *av)
+/* The checks of ib_uverbs_modify_qp and _ib_modify_qp that need no QP state, up to the
+ * address vector. _ib_modify_qp resolves a RoCE destination's MAC for a connected QP when
+ * the attributes come from user space (udata && IB_QP_AV && RoCE && RC/UC/XRC: "If the
+ * user provided the qp_attr then we have to resolve it", Linux 6.1 verbs.c), before the
+ * driver's checks: so a silent destination costs 1 s and ETIMEDOUT even when the state
+ * change itself would be refused. Engine lock held, QP mutex not (the wait releases the
+ * engine lock, and a receive callback may need the QP mutex meanwhile). */
+static int qp_chk_av(struct emu_vqp *q, struct ibv_qp_attr *a, int mask, struct emu_av *av)
 {
 	struct ibv_context *ctx = q->qp.context;
-	enum ibv_qp_state cur, next;
-	int err;
+	bool connected = q->qp.qp_type == IBV_QPT_RC || q->qp.qp_type == IBV_QPT_UC;
 
 	if (mask & IBV_QP_PORT && !emu_verbs_port(ctx, a->port_num))
 		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE && a->cur_qp_state > IBV_QPS_ERR) ||
 	    (mask & IBV_QP_STATE && a->qp_state > IBV_QPS_ERR))
 		return EINVAL;
-	if (mask & IBV_QP_AV) {
-		err = emu_av_from_attr(ctx, &a->ah_attr, av);
-		if (err)
-			return err;
-	}
+	if (mask & IBV_QP_AV)
+		return emu_av_from_attr(ctx, &a->ah_attr, av, connected ? "ibv_modify_qp" : NULL);
+	return 0;
+}
+
+/* The rest of the checks of _ib_modify_qp and rxe_qp_chk_attr, in that order. QP mutex held. */
+static int qp_chk_attr(struct emu_vqp *q, struct ibv_qp_attr *a, int mask)
+{
+	struct ibv_context *ctx = q->qp.context;
+	enum ibv_qp_state cur, next;
+
 	cur = mask & IBV_QP_CUR_STATE ? a->cur_qp_state : q->attr.qp_state;
 	next = mask & IBV_QP_STATE ? a->qp_state : cur;
 	if (!emu_qp_modify_is_ok(cur, next, q->qp.qp_type, (unsigned)mask))
@@ -299,6 +310,9 @@ static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
 			s->ah_attr.dlid = 0;
 			s->ah_attr.src_path_bits = 0;
 			s->ah_attr.static_rate = 0;
+			/* ib_resolve_unicast_gid_dmac() wrote the route's hop limit into the
+			 * attributes rxe copied (qp_chk_av) */
+			s->ah_attr.grh.hop_limit = av->hop_limit;
 		}
 	}
 	if (mask & IBV_QP_ALT_PATH) {
@@ -347,9 +361,11 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	if (e)
 		emu_engine_lock(e);
+	err = qp_chk_av(q, attr, attr_mask, &av);
 	pthread_mutex_lock(&q->lock);
 	old = q->attr.qp_state;
-	err = qp_chk_attr(q, attr, attr_mask, &av);
+	if (!err)
+		err = qp_chk_attr(q, attr, attr_mask);
 	if (!err)
 		qp_apply(q, attr, attr_mask, &av);
 	pthread_mutex_unlock(&q->lock);

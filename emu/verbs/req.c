@@ -66,7 +66,8 @@ static bool ib_addr(const struct emu_port *p, const struct emu_av *av, struct em
 	return p->lid && (av->dlid & (uint16_t)~lmc_mask) == p->lid;
 }
 
-/* RoCE v2 addressing: MACs from the GID's netdev and the fabric, rxe's UDP source port. */
+/* RoCE v2 addressing: source MAC from the GID's netdev, destination MAC from the AV, rxe's UDP
+ * source port. */
 static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const struct emu_av *av,
 		     struct emu_pkt_addr *a, bool *local)
 {
@@ -80,8 +81,14 @@ static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const st
 	for (size_t i = 0; i < p->ngids; i++)
 		if (!memcmp(p->gids[i].raw, av->dgid.raw, 16))
 			*local = true;
+	/* The AV's MAC, resolved when the AH was created or the QP modified (emu/verbs/ah.c).
+	 * Not modelled: rxe hands its packets to ip_local_out, so on Linux the frame's MAC comes
+	 * from the neighbour entry at send time (a STALE entry goes DELAY and PROBE with
+	 * unicast ARPs during a long transfer); the two agree while the entry holds the MAC. */
 	if (*local)
 		memcpy(a->dmac, a->smac, 6);
+	else if (av->dmac_valid)
+		memcpy(a->dmac, av->dmac, 6);
 	else if (emu_av_resolve_dmac(emu_engine_fabric(emu_dp_engine()), av, a->dmac))
 		return -EHOSTUNREACH;
 	a->sport = emu_roce_sport_rxe(q->qp.qp_num);

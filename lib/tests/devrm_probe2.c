@@ -6,7 +6,11 @@
  *     one VM: a multicast membership, a wildcard listener, the port of a removed id;
  *   scripts/rxe-vm run --two --copy devrm_probe2 -- /opt/rdmaemu/devrm_probe2
  *     two VMs: B removes rxe0 under an established connection and a request it read but did
- *     not accept; A prints what it sees. */
+ *     not accept; A prints what it sees.
+ * It also runs unchanged under rdmaemud (emu/daemon/tests/test_daemon_devrm.sh), where an
+ * `rdma` on PATH maps `rdma link delete DEV` to `rdmaemu daemon remove-device`, and
+ * DEVRM_PROBE_DRAIN_MS shortens A's final wait (default 120000: long enough for a REQ sent
+ * after the removal to run out of retries). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -224,7 +228,7 @@ static int two(const char *node, const char *peer)
 		}
 	}
 	/* long enough for a REQ sent after the removal to run out of retries */
-	drain(ch, 120000);
+	drain(ch, getenv("DEVRM_PROBE_DRAIN_MS") ? atoi(getenv("DEVRM_PROBE_DRAIN_MS")) : 120000);
 	return 0;
 }
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # A data-path run on the wire decodes in tshark with no malformed packet: test_verbs_wire
-# (rxe-ref2's hosts A and B in one process: RC SEND_WITH_IMM over 5 packets, RDMA READ,
-# FETCH_AND_ADD, a UD SEND, a UD SEND to an IPv4 multicast group) runs with RDMAEMU_PCAP set, and tshark must show exactly that
+# (rxe-ref2's hosts A and B in one process: the ARP request and reply of A's modify_qp to RTR,
+# which resolves B's MAC as ib_resolve_eth_dmac does (B's own RTR finds the entry A's request
+# left), RC SEND_WITH_IMM over 5 packets, RDMA READ, FETCH_AND_ADD, a UD SEND, a UD SEND to an
+# IPv4 multicast group) runs with RDMAEMU_PCAP set, and tshark must show exactly that
 # exchange, with no Malformed or Expert error/warning. Exit 77 without tshark.
 set -u
 TSHARK=${TSHARK:-tshark}
@@ -28,6 +30,8 @@ fi
 "$TSHARK" -n --disable-protocol rpcordma -r "$tmp/dp-eth.pcap" -T fields \
 	-e ip.src -e ip.dst -e frame.len -e infiniband.bth.opcode 2>/dev/null >"$tmp/f.txt"
 cat >"$tmp/want.txt" <<'WANT'
+		60	
+		60	
 192.0.2.65	192.0.2.66	1082	0
 192.0.2.65	192.0.2.66	1082	1
 192.0.2.65	192.0.2.66	1082	1

@@ -279,6 +279,23 @@ static void test_conversion(void **state)
 	assert_int_equal(got.grh.flow_label, 0xabcde);
 	assert_int_equal(got.grh.traffic_class, 0xb8);
 	assert_int_equal(got.grh.hop_limit, 9);
+	/* the AH resolves the sender's MAC (ib_resolve_eth_dmac): nobody has that address, so
+	 * after the 1000 ms of rdma_addr_find_l2_eth_by_grh it is ETIMEDOUT */
+	{
+		int (*now)(uint64_t *) = (int (*)(uint64_t *))dlsym(RTLD_DEFAULT,
+								    "rdmaemu_ctl_now_ns");
+		uint64_t t0, t1;
+
+		assert_non_null(now);
+		assert_int_equal(now(&t0), 0);
+		errno = 0;
+		assert_null(ibv_create_ah_from_wc(a->pd, &wc, (struct ibv_grh *)g, 1));
+		assert_int_equal(errno, ETIMEDOUT);
+		assert_int_equal(now(&t1), 0);
+		assert_int_equal(t1 - t0, 1000000000ull);
+	}
+	/* from B's link-local GID: neighbour discovery on the wire answers */
+	grh6(g, 0xb8, 0xabcde, 17, 9, &H[1].gid0, &a->gid0);
 	ah = ibv_create_ah_from_wc(a->pd, &wc, (struct ibv_grh *)g, 1);
 	assert_non_null(ah);
 	assert_int_equal(ibv_destroy_ah(ah), 0);

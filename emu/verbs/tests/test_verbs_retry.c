@@ -1,8 +1,10 @@
 /* RC reliability on a faulty wire (IBTA 9.7.5 / 9.7.6, rxe's retry machinery): hosts A, B and
  * C of the fabric below in one process (rdmaemu_ctl_open_host_devices). A/rxe0 - B/rxe0 loses,
  * duplicates and reorders frames: SENDs, WRITEs, READs and FETCH_AND_ADDs must still complete
- * in order, exactly once, with exact data. A/rxe1 - C/rxe0 is down: the retransmission timer
- * and retry_cnt must end the oldest WR with RETRY_EXC_ERR at an exact virtual time. The same
+ * in order, exactly once, with exact data. A/rxe1 - C/rxe0 goes down once the QPs are connected
+ * (modify_qp to RTR resolves the peer's MAC by ARP, as the kernel does, so the link must carry
+ * that first): the retransmission timer and retry_cnt must end the oldest WR with
+ * RETRY_EXC_ERR at an exact virtual time. The same
  * seed twice (two fresh processes running the lossy workload) gives the same completions and
  * the same virtual end time. */
 #include "config.h"
@@ -12,6 +14,7 @@
 #include <stdbool.h>
 #include <sys/wait.h>
 
+#include "emu/fabric.h" /* struct emu_faults */
 #include "emu/verbs/tests/verbs_test.h"
 
 #define MEM (2u << 20)
@@ -39,7 +42,7 @@ static const char fabric[] =
 	"  netdev eth0 mac=02:00:00:00:02:04 mtu=1500 rdma=rxe0/1\n"
 	"    addr 192.0.2.82/28\n"
 	"link A/rxe0/1 B/rxe0/1 delay=1us loss=10% duplicate=5% reorder=5%\n"
-	"link A/rxe1/1 C/rxe0/1 down\n";
+	"link A/rxe1/1 C/rxe0/1\n";
 
 struct host {
 	struct ibv_context *ctx;
@@ -64,6 +67,35 @@ static uint64_t now_ns(void)
 	assert_non_null(now);
 	assert_int_equal(now(&t), 0);
 	return t;
+}
+
+/* Takes link `link` of the fabric down (or up) through the engine's wire: the library
+ * exports its emu_ internals, looked up like the control API. */
+static void link_set_down(int link, bool down)
+{
+	void *(*get)(void) = (void *(*)(void))dlsym(RTLD_DEFAULT, "emu_engine_get");
+	void (*lock)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "emu_engine_lock");
+	void (*unlock)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "emu_engine_unlock");
+	void *(*topo)(void *) = (void *(*)(void *))dlsym(RTLD_DEFAULT, "emu_engine_topology");
+	void *(*wire)(void *) = (void *(*)(void *))dlsym(RTLD_DEFAULT, "emu_topology_wire");
+	int (*getf)(void *, int, struct emu_faults *) =
+		(int (*)(void *, int, struct emu_faults *))dlsym(RTLD_DEFAULT,
+								  "emu_wire_get_faults");
+	int (*setf)(void *, int, const struct emu_faults *) =
+		(int (*)(void *, int, const struct emu_faults *))dlsym(RTLD_DEFAULT,
+									"emu_wire_set_faults");
+	struct emu_faults f;
+	void *e, *w;
+
+	assert_true(get && lock && unlock && topo && wire && getf && setf);
+	e = get();
+	assert_non_null(e);
+	lock(e);
+	w = wire(topo(e));
+	assert_int_equal(getf(w, link, &f), 0);
+	f.down = down;
+	assert_int_equal(setf(w, link, &f), 0);
+	unlock(e);
 }
 
 static void host_up(struct host *h, struct ibv_context *ctx)
@@ -348,6 +380,7 @@ static void test_link_down_retry_exceeded(void **state)
 
 	(void)state;
 	pair_up(&a, &c, 1, 3, 10, 2);
+	link_set_down(1, true);
 	memset(a.mem, 0x11, 100);
 	t0 = now_ns();
 	for (unsigned i = 0; i < 3; i++) {
@@ -371,6 +404,7 @@ static void test_link_down_retry_exceeded(void **state)
 	assert_int_equal(ibv_query_qp(a.qp, &qa, IBV_QP_STATE, &qi), 0);
 	assert_int_equal(qa.qp_state, IBV_QPS_ERR);
 	assert_int_equal(ibv_poll_cq(c.cq, 1, &wc), 0);
+	link_set_down(1, false);
 	host_down(&a);
 	host_down(&c);
 }
