@@ -2,7 +2,8 @@
 # Checks that tshark decodes the neighbour exchanges (neigh_gen) with no Malformed packet or
 # Expert error/warning: ARP request/reply and IPv6 NS/NA (ICMPv6 checksums verified) between
 # rxe-ref2's hosts, IPoIB ARP (IB UD packets to the broadcast group and back) on ib.fabric, and
-# IPv6 ND over IPoIB there (the SA joins, then NS to the solicited-node group, NA back).
+# IPv6 ND over IPoIB there (the SA joins, then NS to the solicited-node group, the answerer's
+# PathRecord query, NA back).
 # Skips (77) without tshark. IB frames use DLT_USER0 mapped to the infiniband dissector, as
 # pkt-tshark.sh explains.
 set -u
@@ -46,7 +47,9 @@ diff "$tmp/ib.want" "$tmp/ib.got" || fail "IPoIB frames differ from what was sen
 # IPv6 over IPoIB: the 9 listening joins (FullMember) of ib-a, ib-b, ib-c (all-nodes and two
 # solicited-node groups each) and ib-a's send-only join (JoinState 8) to MCMemberRecord Set at
 # the SA (LID 1), the answers, then the NS to the group's MLID (0xc004 = 49156) on ib-a's link
-# and ib-b's, and the unicast NA on ib-b's link and ib-a's.
+# and ib-b's, ib-b's PathRecord Get (method 0x01) to the SM and its answer (0x81 to ib-b, LID 3:
+# the NA is unicast, so it waits for the path as ipoib's neigh_add_path -> path_rec_start), and
+# the unicast NA on ib-b's link and ib-a's.
 ts neigh-ib6.pcap -T fields -e frame.number -e infiniband.lrh.dlid -e infiniband.mad.method \
 	-e infiniband.mcmemberrecord.joinstate -e infiniband.mcmemberrecord.mgid \
 	-e icmpv6.type -E separator=, >"$tmp/ib6.got"
@@ -73,8 +76,10 @@ cat >"$tmp/ib6.want" <<'EOF2'
 20,2,0x81,0x08,ff12:601b:ffff::1:ff00:b,
 21,49156,,,,135
 22,49156,,,,135
-23,2,,,,136
-24,2,,,,136
+23,1,0x01,,,
+24,3,0x81,,,
+25,2,,,,136
+26,2,,,,136
 EOF2
 diff "$tmp/ib6.want" "$tmp/ib6.got" || fail "IPv6-over-IPoIB frames differ from what was sent"
 [ "$(grep -c 'Checksum Status: Good' "$tmp/neigh-ib6.pcap.txt")" -eq 4 ] ||

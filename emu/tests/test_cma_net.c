@@ -564,7 +564,8 @@ static void test_route_ib(void **state)
 }
 
 /* IPv6 over IPoIB: the NS goes to the target's solicited-node group once the IPoIB netdevs
- * joined their groups and ib-a its send-only one at the SA (docs/neigh.md), then the route. */
+ * joined their groups and ib-a its send-only one at the SA, the NA back once ib-b has the
+ * SA's path to ib-a (docs/neigh.md), then the route. */
 static void test_route_ib6(void **state)
 {
 	struct rdma_ucm_resolve_addr c = { .timeout_ms = 2000 };
@@ -592,11 +593,13 @@ static void test_route_ib6(void **state)
 	assert_int_equal(get_event(fd, &r), 0);
 	assert_int_equal(r.event, EMU_CMA_EVENT_ADDR_RESOLVED);
 	assert_int_equal(r.status, 0);
-	/* the NS waited for the send-only join: the SA's 50 us */
-	assert_int_equal(now() - t0, 50000);
+	/* the NS waited for the send-only join, the SA's 50 us; ib-b's unicast NA waited for its
+	 * PathRecord query to ib-a's GID, 50 us more (ipoib's neigh_add_path) */
+	assert_int_equal(now() - t0, 100000);
 	assert_int_equal(stats(0).ns_sent, 1);
 	assert_int_equal(stats(0).nd_rcvd, 1);
 	assert_int_equal(stats(1).na_sent, 1);
+	assert_int_equal(stats(1).path_queries, 1);
 	assert_int_equal(stats(0).arp_req_sent, 0);
 	assert_int_equal(query(fd, c.id, RDMA_USER_CM_QUERY_GID, &q, sizeof(q)), 0);
 	assert_memory_equal(((uint8_t *)&q.dst_addr) + 8, f->hosts[1].devices[0].ports[0].gids[0].raw,

@@ -3,9 +3,11 @@
  * 50 us), checked on the wire and at the SA:
  *  - the first IPv6 use makes every IPoIB netdev join all-nodes and its solicited-node groups
  *    (FullMember), the solicitor joins the target's group send-only (SendOnlyFullMember), the
- *    NS goes to that group's MLID/MGID, the NA comes back unicast; exact bytes and counts;
+ *    NS goes to that group's MLID/MGID, the NA comes back unicast once the answerer has the
+ *    SA's PathRecord to the solicitor's GID (emu/neigh_path.c); exact bytes and counts;
  *  - the send-only join dropped by the SA: -ETIMEDOUT at exactly the timeout, the NS waiting
- *    for the join retried 2 s after the query's 3 s timeout, then delivered;
+ *    for the join retried 2 s after the query's 3 s timeout, then delivered, the 3 NAs
+ *    waiting together for one PathRecord query;
  *  - 66 NS waiting for one join: 64 kept, 2 dropped;
  *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
  *    3 s;
@@ -111,18 +113,21 @@ static void test_ib6_resolve(void **state)
 	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.calls, 1);
 	assert_int_equal(o.r.status, 0);
-	/* no link delays: the NS waited for its join, answered after the SA's 50 us */
-	assert_int_equal(o.at, 50 * US);
+	/* no link delays: the NS waited for its join, answered by the SA after 50 us; ib-b has
+	 * no path to ib-a's GID, so its unicast NA waits for a PathRecord query (ipoib_start_xmit
+	 * -> neigh_add_path -> path_rec_start, as for the IPv4 ARP reply), 50 us more */
+	assert_int_equal(o.at, 100 * US);
 	assert_int_equal(o.r.hw_len, 20);
 	assert_memory_equal(o.r.dst_hw, hw_b, 20);
 	assert_memory_equal(o.r.src_hw, hw_a, 20);
 	assert_memory_equal(o.r.dgid, gid_of(hw_b), 16);
 	assert_int_equal(o.r.network, EMU_NET_IB);
 
-	/* the SA saw 9 listening joins (3 groups x 3 hosts) and ib-a's send-only join */
+	/* the SA saw 9 listening joins (3 groups x 3 hosts), ib-a's send-only join and ib-b's
+	 * PathRecord query for its NA */
 	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
-	assert_int_equal(ac.requests, 10);
-	assert_int_equal(ac.answered, 10);
+	assert_int_equal(ac.requests, 11);
+	assert_int_equal(ac.answered, 11);
 	assert_int_equal(ac.dropped, 0);
 	sa_ = emu_sa_agent_sa(e);
 	assert_non_null(sa_);
@@ -143,7 +148,7 @@ static void test_ib6_resolve(void **state)
 	assert_true(mlid > 0xc000 && mlid != mlid_b);
 
 	/* on the wire: the NS on ib-a's link and copied to ib-b's only (ib-c is not in the
-	 * group), the NA on ib-b's link and ib-a's */
+	 * group), the NA on ib-b's link and ib-a's (the SA MADs are not counted here) */
 	assert_int_equal(ib6_count(&c), 4);
 	assert_true(ib6_frame(&c, 0, &f, &pi));
 	assert_int_equal(pi.opcode, EMU_OP_UD | EMU_OP_SEND_ONLY);
@@ -175,8 +180,10 @@ static void test_ib6_resolve(void **state)
 	assert_memory_equal(p + 44 + 28, hw_a, 20);
 	assert_true(ib6_frame(&c, 1, &f, &pi));
 	assert_int_equal(emu_be16_get(f.b + 2), mlid_b);
-	/* the NA: unicast to ib-a's QPN and LID, no GRH, from 2001:db8:0:81::b, S and O */
+	/* the NA: unicast to ib-a's QPN and the path's DLID, no GRH, from 2001:db8:0:81::b, S and
+	 * O, after the path's answer */
 	assert_true(ib6_frame(&c, 2, &f, &pi));
+	assert_int_equal(f.t, 100 * US);
 	assert_int_equal(pi.grh_off, EMU_PKT_NO_HDR);
 	assert_int_equal(emu_be16_get(f.b + 2), 2);
 	assert_int_equal(emu_be16_get(f.b + 6), 3);
@@ -200,13 +207,20 @@ static void test_ib6_resolve(void **state)
 	assert_int_equal(sb.na_sent, 1);
 	assert_int_equal(sc.nd_rcvd, 0);
 	assert_int_equal(sa.dropped + sb.dropped + sc.dropped, 0);
+	/* one path query, ib-b's; ib-a sent nothing unicast */
+	assert_int_equal(sa.path_queries, 0);
+	assert_int_equal(sb.path_queries, 1);
+	assert_int_equal(sb.path_failed, 0);
 	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::b", 0), EMU_NUD_REACHABLE);
 	assert_int_equal(state_of(e, 1, 0, "fe80::202:c903:0:a01", 0), EMU_NUD_STALE);
 
-	/* ib-c next: one more send-only join (the group exists: ib-c listens to it) */
+	/* ib-c next: one more send-only join (the group exists: ib-c listens to it) and ib-c's
+	 * own PathRecord query for its NA */
 	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::c", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
-	assert_int_equal(sa_requests(e), 11);
+	assert_int_equal(sa_requests(e), 13);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.path_queries, 1);
 	assert_int_equal(emu_sa_mcgroup_member(sa_, mgid_sn_c, gid_of(hw_a), NULL),
 			 EMU_MC_JOIN_SEND_ONLY_FULL);
 	assert_int_equal(emu_sa_mcgroup_count(sa_), 8);
@@ -215,7 +229,8 @@ static void test_ib6_resolve(void **state)
 	nt_detach(e);
 }
 
-/* ib.fabric with IPv6 over IPoIB in use: ib-a resolved 2001:db8:0:81::b, the clock at 1 ms. */
+/* ib.fabric with IPv6 over IPoIB in use: ib-a resolved 2001:db8:0:81::b (10 joins and ib-b's
+ * PathRecord query to ib-a's GID), the clock at 1 ms. */
 static struct emu_engine *started(void)
 {
 	struct emu_engine *e = nt_attach("ib.fabric", "ib-a");
@@ -225,7 +240,7 @@ static struct emu_engine *started(void)
 	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
 	assert_int_equal(emu_engine_now(e), MS);
-	assert_int_equal(sa_requests(e), 10);
+	assert_int_equal(sa_requests(e), 11);
 	return e;
 }
 
@@ -245,7 +260,7 @@ static void test_ib6_join_dropped(void **state)
 	assert_int_equal(o.r.status, -ETIMEDOUT);
 	assert_int_equal(o.at, t0 + 2000 * MS);
 	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
-	assert_int_equal(ac.requests, 11);
+	assert_int_equal(ac.requests, 12);
 	assert_int_equal(ac.dropped, 1);
 	/* the 3 solicitations (0, 1, 2 s) wait in the group's queue: none reached ib-c */
 	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
@@ -255,17 +270,25 @@ static void test_ib6_join_dropped(void **state)
 	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_c, gid_of(hw_a), NULL),
 			 0);
 	/* the join query times out at 3 s (multicast.c's 3000 ms), the entry is FAILED at 3 s
-	 * too; the join is retried after a 2 s backoff, at 5 s, and the queue goes out */
+	 * too; the join is retried after a 2 s backoff, at 5 s, and the queue goes out, 50 us
+	 * later; ib-c's 3 NAs wait together for its one PathRecord query to ib-a's GID (3 is
+	 * IPOIB_MAX_PATH_REC_QUEUE: none dropped), answered 50 us after that */
 	emu_engine_advance(e, t0 + 5 * SEC - 1 - emu_engine_now(e));
 	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_FAILED);
-	assert_int_equal(sa_requests(e), 11);
-	emu_engine_advance(e, MS);
 	assert_int_equal(sa_requests(e), 12);
+	emu_engine_advance(e, 1);
+	assert_int_equal(sa_requests(e), 13);
+	emu_engine_advance(e, MS);
+	assert_int_equal(sa_requests(e), 14);
 	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_c, gid_of(hw_a), NULL),
 			 EMU_MC_JOIN_SEND_ONLY_FULL);
 	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
 	assert_int_equal(sc.nd_rcvd, 3);
 	assert_int_equal(sc.na_sent, 3);
+	assert_int_equal(sc.path_queries, 1);
+	assert_int_equal(sc.dropped, 0);
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(sa.nd_rcvd, 1 + 3);
 	/* the solicited NAs update the FAILED entry (neigh_update) */
 	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_REACHABLE);
 	nt_detach(e);
@@ -294,7 +317,7 @@ static void test_ib6_unknown(void **state)
 	/* the send-only join created the group: ib-a is its only member */
 	assert_int_equal(emu_sa_mcgroup_member(emu_sa_agent_sa(e), mgid_sn_99, gid_of(hw_a), &mlid),
 			 EMU_MC_JOIN_SEND_ONLY_FULL);
-	assert_int_equal(sa_requests(e), 11);
+	assert_int_equal(sa_requests(e), 12);
 	/* 3 NS, on ib-a's link only: the first after the join (50 us), then 1 s apart */
 	assert_int_equal(ib6_count(&c), 3);
 	for (size_t i = 0; i < 3; i++) {
@@ -344,7 +367,7 @@ static void test_ib6_queue_bound(void **state)
 	assert_int_equal(sa.dropped, 2);
 	assert_int_equal(ib6_count(&c), 0);
 	emu_engine_advance(e, MS);
-	assert_int_equal(sa_requests(e), 12);
+	assert_int_equal(sa_requests(e), 13);
 	assert_int_equal(ib6_count(&c), 64);
 	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
 	assert_int_equal(sa.dropped, 2);
@@ -371,18 +394,19 @@ static void test_ib6_membership(void **state)
 	/* an added address: its solicited-node group is joined at once */
 	assert_int_equal(emu_neigh_addr_add(e, 1, 0, (struct sockaddr *)&a, 64), 0);
 	emu_engine_advance(e, MS);
-	assert_int_equal(sa_requests(e), 11);
+	assert_int_equal(sa_requests(e), 12);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_b), NULL),
 			 EMU_MC_JOIN_FULL);
 	assert_int_equal(emu_sa_mcgroup_count(s), 9);
 	assert_int_equal(nt_resolve(e, 0, "2001:db8:0:81::1b", 0, 2000 * MS, SEC, &o), 0);
 	assert_int_equal(o.r.status, 0);
 	assert_memory_equal(o.r.dst_hw, hw_b, 20);
-	assert_int_equal(sa_requests(e), 12);
+	/* ib-a's send-only join; ib-b's NA uses the path to ib-a's GID it already has */
+	assert_int_equal(sa_requests(e), 13);
 	/* removed: ib-b leaves (Delete); ib-a's send-only membership keeps the group */
 	assert_int_equal(emu_neigh_addr_del(e, 1, 0, (struct sockaddr *)&a, 64), 0);
 	emu_engine_advance(e, MS);
-	assert_int_equal(sa_requests(e), 13);
+	assert_int_equal(sa_requests(e), 14);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_b), NULL), 0);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_1b, gid_of(hw_a), NULL),
 			 EMU_MC_JOIN_SEND_ONLY_FULL);
@@ -393,7 +417,7 @@ static void test_ib6_membership(void **state)
 	assert_int_equal(emu_topology_switch_mcast_ports(t, 0, mlid_all, ports, 8), 3);
 	assert_int_equal(emu_neigh_link_set(e, 0, 0, false), 0);
 	emu_engine_advance(e, MS);
-	assert_int_equal(sa_requests(e), 18);
+	assert_int_equal(sa_requests(e), 19);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_all, gid_of(hw_a), NULL), 0);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_a, gid_of(hw_a), NULL), -ENOENT);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_b, gid_of(hw_a), NULL), 0);
@@ -402,7 +426,7 @@ static void test_ib6_membership(void **state)
 	/* up again: the 3 listening joins */
 	assert_int_equal(emu_neigh_link_set(e, 0, 0, true), 0);
 	emu_engine_advance(e, MS);
-	assert_int_equal(sa_requests(e), 21);
+	assert_int_equal(sa_requests(e), 22);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_all, gid_of(hw_a), NULL), EMU_MC_JOIN_FULL);
 	assert_int_equal(emu_sa_mcgroup_member(s, mgid_sn_lla, gid_of(hw_a), NULL),
 			 EMU_MC_JOIN_FULL);
