@@ -8,6 +8,8 @@
  *  - the send-only join dropped by the SA: -ETIMEDOUT at exactly the timeout, the NS waiting
  *    for the join retried 2 s after the query's 3 s timeout, then delivered, the 3 NAs
  *    waiting together for one PathRecord query;
+ *  - the answerer's PathRecord query for its NA dropped by the SA: the NAs waiting for it
+ *    dropped at its 1000 ms timeout, the next NA asks again;
  *  - 66 NS waiting for one join: 64 kept, 2 dropped;
  *  - an unknown address: 3 NS 1 s apart to a group nobody listens to, -ETIMEDOUT, FAILED at
  *    3 s;
@@ -339,6 +341,65 @@ static void test_ib6_unknown(void **state)
 	nt_detach(e);
 }
 
+/* The NA's path query lost (an SA drop fault on ib-c's PathRecord Get): ipoib drops the NAs
+ * waiting for it when it times out (path_rec_completion -> ipoib_del_neighs_by_gid frees the
+ * neighbour with its queue), the next NA asks again. ib-a's NS go out at 0, 1 and 2 s (after
+ * the send-only join's 50 us for the first); ib-c's query leaves at 50 us, the NA of the 1 s NS
+ * joins its queue, both are dropped at the 1000 ms timeout; the 2 s NS draws a new query,
+ * answered 50 us later, and ib-a's entry is REACHABLE then. */
+static void test_ib6_path_dropped(void **state)
+{
+	struct emu_engine *e = started();
+	struct emu_sa_agent_counters ac;
+	struct emu_neigh_stats sa, sc;
+	struct sockaddr_storage ss = nt_sa("2001:db8:0:81::c", 0);
+	uint64_t t0 = MS;
+
+	(void)state;
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&ss), EMU_NUD_INCOMPLETE);
+	emu_engine_advance(e, 10 * US);
+	assert_int_equal(sa_requests(e), 12); /* ib-a's send-only join to ib-c's group */
+	emu_sa_policy(emu_sa_agent_sa(e))->drop_next = 1;
+	emu_engine_advance(e, t0 + SEC - 1 - emu_engine_now(e));
+	assert_int_equal(emu_sa_agent_counters(e, &ac), 0);
+	assert_int_equal(ac.requests, 13);
+	assert_int_equal(ac.dropped, 1);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.nd_rcvd, 1);
+	assert_int_equal(sc.na_sent, 1);
+	assert_int_equal(sc.path_queries, 1);
+	assert_int_equal(sc.path_failed, 0);
+	assert_int_equal(sc.dropped, 0);
+	assert_int_equal(sc.ipoib_sent, 0);
+	/* the query times out 1000 ms after it left (t0 + 50 us), the 1 s NA waiting with it */
+	emu_engine_advance(e, t0 + SEC + 50 * US - 1 - emu_engine_now(e));
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.nd_rcvd, 2);
+	assert_int_equal(sc.path_failed, 0);
+	emu_engine_advance(e, 1);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.na_sent, 2);
+	assert_int_equal(sc.path_failed, 1);
+	assert_int_equal(sc.dropped, 2);
+	assert_int_equal(sc.ipoib_sent, 0);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_INCOMPLETE);
+	/* the third NS at 2 s: a new query, answered after 50 us, the NA delivered */
+	emu_engine_advance(e, t0 + 2 * SEC + 50 * US - 1 - emu_engine_now(e));
+	assert_int_equal(sa_requests(e), 14);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_INCOMPLETE);
+	emu_engine_advance(e, 1);
+	assert_int_equal(state_of(e, 0, 0, "2001:db8:0:81::c", 0), EMU_NUD_REACHABLE);
+	assert_int_equal(emu_neigh_stats(e, 2, &sc), 0);
+	assert_int_equal(sc.path_queries, 2);
+	assert_int_equal(sc.path_failed, 1);
+	assert_int_equal(sc.na_sent, 3);
+	assert_int_equal(sc.ipoib_sent, 1);
+	assert_int_equal(emu_neigh_stats(e, 0, &sa), 0);
+	assert_int_equal(sa.ns_sent, 1 + 3);
+	assert_int_equal(sa.nd_rcvd, 1 + 1);
+	nt_detach(e);
+}
+
 /* 22 neighbours in one solicited-node group (the same low 24 bits), the group's join dropped:
  * their 66 NS wait in the group's queue, which holds 64 (IPOIB_MAX_MCAST_QUEUE), and go out
  * when the join is retried. */
@@ -527,6 +588,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_ib6_resolve, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_join_dropped, nt_teardown),
+		cmocka_unit_test_teardown(test_ib6_path_dropped, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_unknown, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_queue_bound, nt_teardown),
 		cmocka_unit_test_teardown(test_ib6_membership, nt_teardown),
