@@ -83,6 +83,7 @@ static void neigh_free(void *p)
 
 		for (size_t d = 0; nh->devs && d < nh->ndevs; d++) {
 			emu_neigh_dev_flush(&nh->devs[d]);
+			emu_neigh_ib6_free(&nh->devs[d]);
 			emu_neigh_paths_flush(&nh->devs[d]);
 			free(nh->devs[d].addrs);
 		}
@@ -440,6 +441,7 @@ int emu_neigh_addr_add(struct emu_engine *e, size_t host, int netdev, const stru
 		return -ENOMEM;
 	d->addrs = na;
 	na[d->naddrs++] = a;
+	emu_neigh_ib6_sync(d); /* IPoIB: the new solicited-node group (ipv6_dev_mc_inc) */
 	notify(n, EMU_NEIGH_EV_ADDR_ADD, d, &a);
 	return 0;
 }
@@ -463,6 +465,7 @@ int emu_neigh_addr_del(struct emu_engine *e, size_t host, int netdev, const stru
 			memmove(&d->addrs[i], &d->addrs[i + 1],
 				(d->naddrs - i - 1) * sizeof(*d->addrs));
 			d->naddrs--;
+			emu_neigh_ib6_sync(d); /* IPoIB: its solicited-node group is left */
 			notify(n, EMU_NEIGH_EV_ADDR_DEL, d, &a);
 			return 0;
 		}
@@ -483,6 +486,7 @@ int emu_neigh_link_set(struct emu_engine *e, size_t host, int netdev, bool up)
 		emu_neigh_dev_flush(d); /* neigh_ifdown() */
 		emu_neigh_paths_flush(d); /* ipoib_ib_dev_down() -> ipoib_flush_paths() */
 	}
+	emu_neigh_ib6_sync(d); /* IPoIB: down leaves every group, up joins them again */
 	notify(n, up ? EMU_NEIGH_EV_LINK_UP : EMU_NEIGH_EV_LINK_DOWN, d, NULL);
 	return 0;
 }

@@ -9,9 +9,11 @@
  *   - InfiniBand (IPoIB netdevs): IPoIB ARP in UD SEND packets to the IPoIB QP (the QPN of the
  *     netdev's hardware address, claimed with emu_engine_port_set_rx_qpn); requests go to the
  *     IPv4 broadcast group of the default partition (MGID ff12:401b:ffff::ffff:ffff, MLID
- *     0xC000), which every up IPoIB port joins in the topology's multicast table; unicast
- *     frames (replies, unicast probes) go to the DLID of an SA PathRecord, asked once per
- *     destination GID as ipoib does (emu/neigh_path.c).
+ *     0xC000), which every up IPoIB port joins in the topology's multicast table; IPv6 NS
+ *     likewise, to the solicited-node group's MGID/MLID, which the netdevs join through the
+ *     SA (emu/neigh_mcast.c: full members of their own groups, send-only joins before
+ *     sending to another's); unicast frames (ARP replies, NAs, unicast probes) go to the DLID
+ *     of an SA PathRecord, asked once per destination GID as ipoib does (emu/neigh_path.c).
  *
  * Neighbour entries follow the kernel's NUD states and timers with Linux's default parameters
  * (ucast_solicit 3, mcast_solicit 3, retrans_time 1 s, base_reachable_time 30 s, delay_first_

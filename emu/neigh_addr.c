@@ -49,6 +49,22 @@ static int addr_resolve(struct emu_neigh *n, size_t host, const struct sockaddr 
 			r->dst_hw[0] = r->dst_hw[1] = 0x33;
 			memcpy(r->dst_hw + 2, nexthop + 12, 4);
 		}
+	} else if (d && d->ipoib && emu_neigh_is_mcast(dst->sa_family, nexthop)) {
+		/* arp_mc_map / ndisc_mc_map on ARPHRD_INFINIBAND: QPN 0xFFFFFF + the group's MGID
+		 * (ip_ib_mc_map: ff12:401b:ffff:: + the low 28 bits; ipv6_ib_mc_map:
+		 * ff12:601b:ffff + bytes 6..15), never solicited; an IPv6 group is joined when
+		 * something is sent to it, not here */
+		r->dst_hw[0] = 0;
+		r->dst_hw[1] = r->dst_hw[2] = r->dst_hw[3] = 0xff;
+		if (dst->sa_family == AF_INET6) {
+			emu_neigh_ib6_mgid(nexthop, 0xffff, 2, r->dst_hw + 4);
+		} else {
+			memcpy(r->dst_hw + 4, emu_ipoib_bcast_mgid, 6);
+			r->dst_hw[6] = 0x40; /* the IPv4 signature */
+			memset(r->dst_hw + 10, 0, 6);
+			r->dst_hw[16] = nexthop[0] & 0x0f;
+			memcpy(r->dst_hw + 17, nexthop + 1, 3);
+		}
 	} else if (d && d->noarp) {
 		/* arp_constructor: a NOARP netdev's neighbours carry the netdev's own address
 		 * (measured on the reference VM: a RoCE path to a silent address behind the

@@ -1,7 +1,7 @@
-/* IPoIB path records: what a unicast IPoIB frame of the neighbour layer (an ARP reply, a
- * unicast probe) needs before it can leave, as Linux 6.1's ipoib does it for ARP
- * (drivers/infiniband/ulp/ipoib/ipoib_main.c: unicast_arp_send, path_rec_create,
- * init_path_rec, path_rec_start, path_rec_completion):
+/* IPoIB path records: what a unicast IPoIB frame of the neighbour layer (an ARP reply, an
+ * IPv6 NA, a unicast ARP or NS probe) needs before it can leave, as Linux 6.1's ipoib does it
+ * (drivers/infiniband/ulp/ipoib/ipoib_main.c: unicast_arp_send for ARP, neigh_add_path for
+ * IPv6; both path_rec_create, init_path_rec, path_rec_start, path_rec_completion):
  *  - one path per destination GID and netdev, kept until the netdev goes down
  *    (ipoib_ib_dev_down -> ipoib_flush_paths); a path with an answer (path->ah) sends at once
  *    to the record's DLID and SL, the QPN from the hardware address;
@@ -27,7 +27,9 @@
 
 #define IPOIB_MAX_PATH_REC_QUEUE 3
 #define PATH_QUERY_TIMEOUT_MS 1000
-#define PATH_FRAME_MAX 64 /* IPoIB header + ARP with 20-byte addresses: 60 bytes */
+/* the largest unicast frame of the layer: IPoIB header 4 + IPv6 header 40 + NA 24 + its
+ * 24-byte IPoIB link-layer option = 92 bytes (an IPoIB ARP: 60) */
+#define PATH_FRAME_MAX 92
 
 struct path_frame {
 	uint32_t dqpn;
@@ -90,7 +92,7 @@ static void path_done(struct emu_sa_query *q, int status, uint16_t mad_status, c
 		p->valid = true;
 	}
 	for (unsigned i = 0; i < p->nqueued; i++)
-		emu_neigh_ipoib_send(d, p->dlid, p->sl, p->queue[i].dqpn, p->queue[i].data,
+		emu_neigh_ipoib_send(d, p->dlid, p->sl, p->queue[i].dqpn, NULL, p->queue[i].data,
 				     p->queue[i].len);
 	p->nqueued = 0;
 }
@@ -133,7 +135,7 @@ void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const ui
 	struct path_frame *f;
 
 	if (p && p->valid) {
-		emu_neigh_ipoib_send(d, p->dlid, p->sl, dqpn, payload, len);
+		emu_neigh_ipoib_send(d, p->dlid, p->sl, dqpn, NULL, payload, len);
 		return;
 	}
 	if (!p) {

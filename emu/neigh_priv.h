@@ -8,8 +8,11 @@
 #include "emu/prng.h"
 
 #define NEIGH_MAX_LISTENERS 8
+/* ipoib.h: packets waiting for a multicast join, per group */
+#define NEIGH_IPOIB_MAX_MCAST_QUEUE 64
 
 struct neigh_dev;
+struct emu_sa_query;
 struct neigh_path;
 
 /* One neighbour (struct neighbour): an IP address on a netdev and what is known of it. */
@@ -24,6 +27,39 @@ struct neigh_entry {
 	unsigned probes;
 	uint64_t updated, confirmed, used;
 	struct emu_timer timer;
+};
+
+/* The state of an IPoIB multicast group on a netdev (ipoib_mcast), emu_neigh_mcast_name. */
+enum neigh_mc_state {
+	NEIGH_MC_IDLE,	  /* not joined, no join under way (a leave or a link down ended it) */
+	NEIGH_MC_JOINING, /* MCMemberRecord Set sent, packets queue */
+	NEIGH_MC_JOINED,  /* the SA answered: MLID known, packets go out */
+	NEIGH_MC_FAILED,  /* the join failed: a retry after the backoff, packets queue again */
+};
+
+/* A packet waiting for its group's join: the IPoIB payload (IPoIB header + IPv6 packet). */
+struct neigh_mc_pkt {
+	struct neigh_mc_pkt *next;
+	size_t len;
+	uint8_t data[];
+};
+
+/* One IPoIB multicast group of a netdev (struct ipoib_mcast): a full member for the groups the
+ * netdev listens to, a send-only one for the groups it only sends to. */
+struct neigh_mcast {
+	struct neigh_mcast *next;
+	struct neigh_dev *dev;
+	uint8_t mgid[16];
+	uint16_t mlid;	/* from the SA's answer, 0 before */
+	uint8_t sl;	/* the answer's SL (ipoib_mcast_join_finish: the group's AH) */
+	bool sendonly;	/* IPOIB_MCAST_FLAG_SENDONLY */
+	bool attached;	/* the port is in the topology's tree of mlid */
+	enum neigh_mc_state state;
+	struct emu_sa_query *q;
+	unsigned backoff; /* seconds before the next retry, 1..16 (IPOIB_MAX_BACKOFF_SECONDS) */
+	struct emu_timer retry;
+	struct neigh_mc_pkt *qhead, **qtail;
+	unsigned qlen;
 };
 
 /* A netdev as the host's IP stack sees it now. */
@@ -41,7 +77,8 @@ struct neigh_dev {
 	uint16_t lid;
 	uint8_t gid[16];
 	int ep; /* topology endpoint of the port, -1: not bound */
-	struct neigh_path *paths; /* IPoIB path records (emu/neigh_path.c) */
+	struct neigh_mcast *mcasts; /* IPv6 multicast groups (the IPv4 broadcast is not here) */
+	struct neigh_path *paths;   /* IPoIB path records (emu/neigh_path.c) */
 };
 
 struct neigh_host {
@@ -81,6 +118,9 @@ struct emu_neigh {
 	struct emu_prng prng;
 	struct emu_neigh_req *reqs;
 	struct neigh_listener listeners[NEIGH_MAX_LISTENERS];
+	/* IPv6 over IPoIB in use: the IPoIB netdevs have made their listening joins (done on
+	 * first use, docs/neigh.md "IPv6 over IPoIB") */
+	bool ib6_on;
 };
 
 /* neigh.c */
@@ -114,18 +154,43 @@ int emu_neigh_dev_flush(struct neigh_dev *d);
 int emu_neigh_wire_init(struct emu_neigh *n);
 /* Sends a solicitation for ne: broadcast/multicast, or unicast to ne->hw when `ucast`. */
 void emu_neigh_solicit(struct neigh_entry *ne, bool ucast);
-/* IPoIB: a UD SEND of payload to (dlid, dqpn) with SL sl; to the broadcast group (with a GRH)
- * when dqpn is 0xFFFFFF. */
-void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
-			  const uint8_t *payload, size_t paylen);
+/* ff02::1:ffXX:XXXX, the solicited-node multicast address of target (RFC 4291 2.7.1). */
+void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16]);
 
 /* neigh_path.c: IPoIB path records from the SA */
 /* A unicast IPoIB frame to the 20-byte hardware address dst_hw: sent at once when the path to
- * its GID is known, else queued behind an SA PathRecord query (unicast_arp_send). */
+ * its GID is known, else queued behind an SA PathRecord query (unicast_arp_send). Every
+ * unicast IPoIB frame of the layer goes this way: ARP replies and unicast ARP probes, IPv6
+ * NAs and unicast NS probes. */
 void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const uint8_t *payload,
 			 size_t len);
 /* ipoib_flush_paths(): every path of the netdev goes, queries cancelled, queues dropped. */
 void emu_neigh_paths_flush(struct neigh_dev *d);
+
+/* neigh_wire.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn) with
+ * service level sl (the path record's for unicast, the MCMemberRecord's for a group: the
+ * address handle ipoib builds from either), with a GRH to mgid when mgid is not NULL
+ * (multicast, to QPN 0xFFFFFF; unicast goes without a GRH, the path being in the subnet). */
+void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
+			  const uint8_t *mgid, const uint8_t *payload, size_t paylen);
+
+/* neigh_mcast.c: IPv6 multicast over IPoIB (ipoib_multicast.c) */
+const char *emu_neigh_mcast_name(enum neigh_mc_state s);
+/* ipv6_ib_mc_map(): the MGID of an IPv6 multicast address on partition pkey, scope from the
+ * broadcast group (2: link-local). */
+void emu_neigh_ib6_mgid(const uint8_t ip6[16], uint16_t pkey, uint8_t scope, uint8_t mgid[16]);
+/* ipoib_mcast_send(): payload (IPoIB header + IPv6 packet to group ip6) to its group; joins
+ * send-only first when the netdev is not in the group, the packet waiting for the join. */
+void emu_neigh_ib6_mcast_send(struct neigh_dev *d, const uint8_t ip6[16], const uint8_t *payload,
+			      size_t paylen);
+/* Whether d takes multicast to mgid: a full member, joined. */
+bool emu_neigh_ib6_listens(const struct neigh_dev *d, const uint8_t mgid[16]);
+/* IPv6 over IPoIB comes into use: every up IPoIB netdev joins its groups. */
+void emu_neigh_ib6_start(struct emu_neigh *n);
+/* The groups of d follow its addresses and link now (join, leave; all left when down). */
+void emu_neigh_ib6_sync(struct neigh_dev *d);
+/* Drops d's groups with no message (the layer goes away). */
+void emu_neigh_ib6_free(struct neigh_dev *d);
 
 /* neigh_addr.c: address resolution requests */
 /* A neighbour became valid: every pending request looks again now (addr.c netevent_callback). */

@@ -1,6 +1,7 @@
 /* Neighbour frames on the wire: ARP (RFC 826) on Ethernet and over IPoIB (RFC 4391: 20-byte
  * hardware addresses, in UD SEND packets behind the 4-byte IPoIB header), IPv6 neighbour
- * solicitation / advertisement (RFC 4861) on Ethernet. Built and parsed byte by byte from the
+ * solicitation / advertisement (RFC 4861) on Ethernet and over IPoIB (24-byte link-layer
+ * options, the multicast side in emu/neigh_mcast.c). Built and parsed byte by byte from the
  * layouts below; every host answers for its own addresses (arp_ignore 0: any address of the
  * host for ARP; the receiving netdev's addresses for ND, as ndisc_recv_ns). */
 #include "config.h"
@@ -29,7 +30,12 @@
 #define ND_NA_SOLICITED 0x40
 #define ND_NA_OVERRIDE 0x20
 #define ND_HOP_LIMIT 255
-#define ND_LEN 32 /* ICMPv6 header 4 + reserved/flags 4 + target 16 + one 8-byte LL option */
+#define ND_BASE_LEN 24 /* ICMPv6 header 4 + reserved/flags 4 + target 16 */
+/* The link-layer address option: 8 bytes on Ethernet; 24 over IPoIB, the 20-byte address
+ * after two pad bytes (ndisc_addr_option_pad: 2 for ARPHRD_INFINIBAND) */
+#define ND_OPT_LEN_ETH 8
+#define ND_OPT_LEN_IB 24
+#define ND_OPT_PAD_IB 2
 #define IPOIB_MCAST_QPN 0xffffffu
 #define FRAME_MAX 256
 
@@ -72,9 +78,8 @@ static size_t arp_put(uint8_t *p, uint16_t htype, uint8_t hlen, uint16_t op, con
 	return ARP_HDR_LEN + 2u * hlen + 8;
 }
 
-/* IPoIB: a UD SEND_ONLY to (dlid, dqpn), with a GRH to the broadcast MGID when multicast. */
 void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
-			  const uint8_t *payload, size_t paylen)
+			  const uint8_t *mgid, const uint8_t *payload, size_t paylen)
 {
 	struct emu_pkt_addr a;
 	struct emu_bth bth;
@@ -89,10 +94,10 @@ void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32
 	a.slid = d->lid;
 	a.dlid = dlid;
 	a.sl = sl & 0xf;
-	if (dqpn == IPOIB_MCAST_QPN) {
+	if (mgid) {
 		a.grh = true;
 		memcpy(a.sgid, d->gid, 16);
-		memcpy(a.dgid, emu_ipoib_bcast_mgid, 16);
+		memcpy(a.dgid, mgid, 16);
 	}
 	bth.opcode = EMU_OP_UD | EMU_OP_SEND_ONLY;
 	bth.pkey = EMU_PKEY_DEFAULT;
@@ -121,10 +126,11 @@ static void arp_send(struct neigh_dev *d, uint16_t op, const uint8_t *spa, const
 		emu_be16_put(frame + 2, 0);
 		len = EMU_IPOIB_HDR_LEN + arp_put(frame + EMU_IPOIB_HDR_LEN, ARPHRD_INFINIBAND, 20,
 						  op, d->nd->hwaddr, spa, tha, tpa);
-		/* unicast (a reply, a unicast probe) needs the SA's path to the GID first */
+		/* unicast (a reply, a unicast probe) needs the SA's path to the GID first; the
+		 * broadcast group's SL is the SM's default, 0 */
 		if (!dst_hw)
-			emu_neigh_ipoib_send(d, EMU_IPOIB_BCAST_MLID, 0, IPOIB_MCAST_QPN, frame,
-					     len);
+			emu_neigh_ipoib_send(d, EMU_IPOIB_BCAST_MLID, 0, IPOIB_MCAST_QPN,
+					     emu_ipoib_bcast_mgid, frame, len);
 		else
 			emu_neigh_path_send(d, dst_hw, frame, len);
 	} else {
@@ -205,7 +211,7 @@ static void arp_rx(struct neigh_dev *d, const uint8_t *p, size_t len, bool to_us
 
 /* ---------- IPv6 neighbour discovery ---------- */
 
-static void solicited_node(const uint8_t *target, uint8_t out[16])
+void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16])
 {
 	static const uint8_t pfx[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff };
 
@@ -246,49 +252,76 @@ static uint16_t icmp6_csum(const uint8_t *src, const uint8_t *dst, const uint8_t
 	return emu_inet_csum_fold(emu_inet_sum(sum, icmp, len));
 }
 
+/* An NS or NA from saddr to daddr. Ethernet: to the MAC dst_hw. IPoIB: unicast to the 20-byte
+ * hardware address dst_hw, or, with dst_hw NULL, to daddr's multicast group (joined first if
+ * needed: emu_neigh_ib6_mcast_send). */
 static void nd_send(struct neigh_dev *d, uint8_t type, uint8_t flags, const uint8_t *saddr,
-		    const uint8_t *daddr, const uint8_t *dmac, const uint8_t *target)
+		    const uint8_t *daddr, const uint8_t *dst_hw, const uint8_t *target)
 {
-	uint8_t frame[FRAME_MAX], *icmp = frame + EMU_ETH_LEN + EMU_IPV6_LEN;
-	struct emu_eth eh;
+	uint8_t frame[FRAME_MAX], *icmp;
+	size_t l2 = d->ipoib ? EMU_IPOIB_HDR_LEN : EMU_ETH_LEN;
+	size_t optlen = d->ipoib ? ND_OPT_LEN_IB : ND_OPT_LEN_ETH;
+	size_t ilen = ND_BASE_LEN + optlen, len = l2 + EMU_IPV6_LEN + ilen;
 	struct emu_ipv6 ih;
 
-	memcpy(eh.dst, dmac, 6);
-	memcpy(eh.src, d->nd->hwaddr, 6);
-	eh.type = EMU_ETHERTYPE_IPV6;
-	emu_eth_put(frame, &eh);
+	if (d->ipoib) {
+		emu_be16_put(frame, EMU_ETHERTYPE_IPV6); /* IPoIB header: type, 2 reserved bytes */
+		emu_be16_put(frame + 2, 0);
+	} else {
+		struct emu_eth eh;
+
+		memcpy(eh.dst, dst_hw, 6);
+		memcpy(eh.src, d->nd->hwaddr, 6);
+		eh.type = EMU_ETHERTYPE_IPV6;
+		emu_eth_put(frame, &eh);
+	}
 	memset(&ih, 0, sizeof(ih));
-	ih.payload_len = ND_LEN;
+	ih.payload_len = (uint16_t)ilen;
 	ih.next_hdr = 58;
 	ih.hop_limit = ND_HOP_LIMIT;
 	memcpy(ih.saddr, saddr, 16);
 	memcpy(ih.daddr, daddr, 16);
-	emu_ipv6_put(frame + EMU_ETH_LEN, &ih);
-	memset(icmp, 0, ND_LEN);
+	emu_ipv6_put(frame + l2, &ih);
+	icmp = frame + l2 + EMU_IPV6_LEN;
+	memset(icmp, 0, ilen);
 	icmp[0] = type;
 	icmp[4] = flags;
 	memcpy(icmp + 8, target, 16);
 	icmp[24] = type == ICMPV6_NS ? ND_OPT_SLLA : ND_OPT_TLLA;
-	icmp[25] = 1; /* in units of 8 bytes */
-	memcpy(icmp + 26, d->nd->hwaddr, 6);
-	emu_be16_put(icmp + 2, icmp6_csum(saddr, daddr, icmp, ND_LEN));
-	send_port(d, frame, EMU_ETH_LEN + EMU_IPV6_LEN + ND_LEN);
+	icmp[25] = (uint8_t)(optlen / 8); /* in units of 8 bytes */
+	memcpy(icmp + 26 + (d->ipoib ? ND_OPT_PAD_IB : 0), d->nd->hwaddr, d->nd->hwaddr_len);
+	emu_be16_put(icmp + 2, icmp6_csum(saddr, daddr, icmp, ilen));
 	if (type == ICMPV6_NS)
 		d->host->st.ns_sent++;
 	else
 		d->host->st.na_sent++;
+	if (!d->ipoib) {
+		send_port(d, frame, len);
+	} else if (!dst_hw) {
+		emu_neigh_ib6_mcast_send(d, daddr, frame, len);
+	} else {
+		/* unicast (an NA, a unicast probe): ipoib_start_xmit -> neigh_add_path ->
+		 * path_rec_start, the same SA path as an ARP reply's */
+		emu_neigh_path_send(d, dst_hw, frame, len);
+	}
 }
 
-/* The link-layer address option of type `want` among the ND options, NULL if absent. */
-static const uint8_t *nd_opt(const uint8_t *o, size_t len, uint8_t want)
+/* The link-layer address in the option of type `want` among the ND options, NULL if absent or
+ * not of the netdev's size (ndisc_opt_addr_data: the option must be exactly
+ * NDISC_OPT_SPACE(addr_len + pad), 8 bytes on Ethernet, 24 over IPoIB, the address after the
+ * pad). */
+static const uint8_t *nd_opt(const struct neigh_dev *d, const uint8_t *o, size_t len,
+			     uint8_t want)
 {
+	size_t need = d->ipoib ? ND_OPT_LEN_IB : ND_OPT_LEN_ETH;
+
 	while (len >= 8) {
 		size_t ol = (size_t)o[1] * 8;
 
 		if (!ol || ol > len)
 			return NULL;
-		if (o[0] == want && ol >= 8)
-			return o + 2;
+		if (o[0] == want)
+			return ol == need ? o + 2 + (d->ipoib ? ND_OPT_PAD_IB : 0) : NULL;
 		o += ol;
 		len -= ol;
 	}
@@ -303,7 +336,8 @@ static bool dev_has_v6(const struct neigh_dev *d, const uint8_t *a)
 	return false;
 }
 
-static void nd_rx(struct neigh_dev *d, const uint8_t *f, size_t len)
+/* An IPv6 packet (ip: its header, len bytes) received on d. */
+static void nd_rx(struct neigh_dev *d, const uint8_t *ip, size_t len)
 {
 	struct neigh_host *nh = d->host;
 	struct emu_ipv6 ih;
@@ -312,12 +346,12 @@ static void nd_rx(struct neigh_dev *d, const uint8_t *f, size_t len)
 	struct neigh_entry *ne;
 	static const uint8_t any[16];
 
-	if (len < EMU_ETH_LEN + EMU_IPV6_LEN + 24)
+	if (len < EMU_IPV6_LEN + ND_BASE_LEN)
 		return;
-	emu_ipv6_get(f + EMU_ETH_LEN, &ih);
-	icmp = f + EMU_ETH_LEN + EMU_IPV6_LEN;
+	emu_ipv6_get(ip, &ih);
+	icmp = ip + EMU_IPV6_LEN;
 	ilen = ih.payload_len;
-	if (ih.next_hdr != 58 || ilen < 24 || EMU_ETH_LEN + EMU_IPV6_LEN + ilen > len ||
+	if (ih.next_hdr != 58 || ilen < ND_BASE_LEN || EMU_IPV6_LEN + ilen > len ||
 	    (icmp[0] != ICMPV6_NS && icmp[0] != ICMPV6_NA))
 		return; /* not neighbour discovery: nothing else of IPv6 is modelled */
 	nh->st.nd_rcvd++;
@@ -328,7 +362,7 @@ static void nd_rx(struct neigh_dev *d, const uint8_t *f, size_t len)
 		return;
 	}
 	if (icmp[0] == ICMPV6_NS) {
-		ll = nd_opt(icmp + 24, ilen - 24, ND_OPT_SLLA);
+		ll = nd_opt(d, icmp + ND_BASE_LEN, ilen - ND_BASE_LEN, ND_OPT_SLLA);
 		if (!dev_has_v6(d, icmp + 8) || !memcmp(ih.saddr, any, 16) || !ll)
 			return; /* not ours; DAD (unspecified source): not modelled */
 		ne = emu_neigh_entry_get(d, AF_INET6, ih.saddr);
@@ -339,7 +373,7 @@ static void nd_rx(struct neigh_dev *d, const uint8_t *f, size_t len)
 			icmp + 8, ih.saddr, ll, icmp + 8);
 		return;
 	}
-	ll = nd_opt(icmp + 24, ilen - 24, ND_OPT_TLLA);
+	ll = nd_opt(d, icmp + ND_BASE_LEN, ilen - ND_BASE_LEN, ND_OPT_TLLA);
 	ne = emu_neigh_entry_find(d, AF_INET6, icmp + 8);
 	if (ne && ll)
 		emu_neigh_update(ne, ll,
@@ -366,12 +400,6 @@ void emu_neigh_solicit(struct neigh_entry *ne, bool ucast)
 		arp_send(d, ARPOP_REQUEST, src, NULL, ne->key, ucast ? ne->hw : NULL);
 		return;
 	}
-	if (d->ipoib) {
-		/* IPv6 over IPoIB needs the solicited-node multicast groups (MLIDs from the SA):
-		 * not modelled, the solicitation is lost */
-		d->host->st.dropped++;
-		return;
-	}
 	{
 		const uint8_t *src = v6_src(d);
 		uint8_t mc[16], mac[6];
@@ -380,7 +408,14 @@ void emu_neigh_solicit(struct neigh_entry *ne, bool ucast)
 			d->host->st.dropped++;
 			return;
 		}
-		solicited_node(ne->key, mc);
+		emu_neigh_solicited_node(ne->key, mc);
+		if (d->ipoib) {
+			/* the netdevs' listening joins, made when IPv6 over IPoIB is first used */
+			emu_neigh_ib6_start(n_of(d));
+			nd_send(d, ICMPV6_NS, 0, src, ucast ? ne->key : mc, ucast ? ne->hw : NULL,
+				ne->key);
+			return;
+		}
 		mac[0] = mac[1] = 0x33; /* RFC 2464: 33:33 + the last 4 bytes */
 		memcpy(mac + 2, mc + 12, 4);
 		nd_send(d, ICMPV6_NS, 0, src, ucast ? ne->key : mc, ucast ? ne->hw : mac, ne->key);
@@ -413,7 +448,7 @@ static void eth_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 		if (type == ETHERTYPE_ARP)
 			arp_rx(d, f + EMU_ETH_LEN, len - EMU_ETH_LEN, to_us);
 		else if (type == EMU_ETHERTYPE_IPV6)
-			nd_rx(d, f, len);
+			nd_rx(d, f + EMU_ETH_LEN, len - EMU_ETH_LEN);
 	}
 }
 
@@ -434,8 +469,12 @@ static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 		return;
 	}
 	mcast = info.dqpn == IPOIB_MCAST_QPN;
+	/* multicast reaches the QP only for the groups it is attached to: the broadcast group
+	 * and the IPv6 groups the netdev is a full member of (ipoib_mcast_join_finish attaches
+	 * the QP for those only) */
 	if (mcast && (info.grh_off == EMU_PKT_NO_HDR ||
-		      memcmp(f + info.grh_off + 24, emu_ipoib_bcast_mgid, 16))) {
+		      (memcmp(f + info.grh_off + 24, emu_ipoib_bcast_mgid, 16) &&
+		       !emu_neigh_ib6_listens(d, f + info.grh_off + 24)))) {
 		d->host->st.dropped++;
 		return;
 	}
@@ -448,6 +487,8 @@ static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 	p = f + info.hdr_off[EMU_PKT_H_PAYLOAD];
 	if (emu_be16_get(p) == ETHERTYPE_ARP)
 		arp_rx(d, p + EMU_IPOIB_HDR_LEN, info.paylen - EMU_IPOIB_HDR_LEN, !mcast);
+	else if (emu_be16_get(p) == EMU_ETHERTYPE_IPV6)
+		nd_rx(d, p + EMU_IPOIB_HDR_LEN, info.paylen - EMU_IPOIB_HDR_LEN);
 }
 
 int emu_neigh_wire_init(struct emu_neigh *n)

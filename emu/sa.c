@@ -159,6 +159,24 @@ size_t emu_sa_mcgroup_count(const struct emu_sa *sa)
 	return sa->ngroups;
 }
 
+int emu_sa_mcgroup_member(const struct emu_sa *sa, const uint8_t mgid[16],
+			  const uint8_t port_gid[16], uint16_t *mlid)
+{
+	for (size_t i = 0; i < sa->ngroups; i++) {
+		const struct emu_sa_mcgroup *g = &sa->groups[i];
+
+		if (memcmp(g->rec.mgid, mgid, 16))
+			continue;
+		if (mlid)
+			*mlid = g->rec.mlid;
+		for (size_t m = 0; m < g->nmembers; m++)
+			if (!memcmp(g->members[m].port_gid, port_gid, 16))
+				return g->members[m].join_state;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 size_t emu_sa_service_count(const struct emu_sa *sa)
 {
 	return sa->nservices;

@@ -97,6 +97,10 @@ size_t emu_sa_replay_count(const struct emu_sa *sa);
 
 /* Lookups for tests and tracing. */
 size_t emu_sa_mcgroup_count(const struct emu_sa *sa);
+/* The JoinState of port_gid in the group mgid (0: not a member), *mlid (may be NULL) the
+ * group's MLID. -ENOENT: no such group. */
+int emu_sa_mcgroup_member(const struct emu_sa *sa, const uint8_t mgid[16],
+			  const uint8_t port_gid[16], uint16_t *mlid);
 size_t emu_sa_service_count(const struct emu_sa *sa);
 
 #endif

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Checks that tshark decodes the neighbour exchanges (neigh_gen) with no Malformed packet or
 # Expert error/warning: ARP request/reply and IPv6 NS/NA (ICMPv6 checksums verified) between
-# rxe-ref2's hosts, and IPoIB ARP (IB UD packets to the broadcast group and back) on ib.fabric.
+# rxe-ref2's hosts, IPoIB ARP (IB UD packets to the broadcast group and back) on ib.fabric, and
+# IPv6 ND over IPoIB there (the SA joins, then NS to the solicited-node group, the answerer's
+# PathRecord query, NA back).
 # Skips (77) without tshark. IB frames use DLT_USER0 mapped to the infiniband dissector, as
 # pkt-tshark.sh explains.
 set -u
@@ -19,7 +21,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 "$top/emu/tests/neigh_gen" "$tmp" >"$tmp/manifest" || { cat "$tmp/manifest"; fail "neigh_gen"; }
 cat "$tmp/manifest"
 ts() { f=$1; shift; "$TSHARK" -n -o "$UAT" -r "$tmp/$f" "$@" 2>"$tmp/err"; }
-for f in neigh-eth.pcap neigh-ib.pcap; do
+for f in neigh-eth.pcap neigh-ib.pcap neigh-ib6.pcap; do
 	ts $f -V >"$tmp/$f.txt" || { cat "$tmp/err"; fail "$f: tshark failed"; }
 	if grep -E 'Malformed|Expert Info \((Error|Warning)' "$tmp/$f.txt" >/dev/null; then
 		grep -E -m 5 'Malformed|Expert Info' "$tmp/$f.txt"
@@ -42,5 +44,46 @@ ts neigh-ib.pcap -T fields -e frame.number -e infiniband.lrh.dlid -e infiniband.
 	-e arp.opcode -e arp.hw.size >"$tmp/ib.got"
 printf '1\t49152\t100\t1\t20\n2\t49152\t100\t1\t20\n3\t49152\t100\t1\t20\n4\t1\t100\t\t\n5\t3\t100\t\t\n6\t2\t100\t2\t20\n7\t2\t100\t2\t20\n' >"$tmp/ib.want"
 diff "$tmp/ib.want" "$tmp/ib.got" || fail "IPoIB frames differ from what was sent"
-echo "neigh: $(wc -l <"$tmp/eth.got") Ethernet and $(wc -l <"$tmp/ib.got") IPoIB frames decoded, no errors"
+# IPv6 over IPoIB: the 9 listening joins (FullMember) of ib-a, ib-b, ib-c (all-nodes and two
+# solicited-node groups each) and ib-a's send-only join (JoinState 8) to MCMemberRecord Set at
+# the SA (LID 1), the answers, then the NS to the group's MLID (0xc004 = 49156) on ib-a's link
+# and ib-b's, ib-b's PathRecord Get (method 0x01) to the SM and its answer (0x81 to ib-b, LID 3:
+# the NA is unicast, so it waits for the path as ipoib's neigh_add_path -> path_rec_start), and
+# the unicast NA on ib-b's link and ib-a's.
+ts neigh-ib6.pcap -T fields -e frame.number -e infiniband.lrh.dlid -e infiniband.mad.method \
+	-e infiniband.mcmemberrecord.joinstate -e infiniband.mcmemberrecord.mgid \
+	-e icmpv6.type -E separator=, >"$tmp/ib6.got"
+cat >"$tmp/ib6.want" <<'EOF2'
+1,1,0x02,0x01,ff12:601b:ffff::1,
+2,1,0x02,0x01,ff12:601b:ffff::1:ff00:a,
+3,1,0x02,0x01,ff12:601b:ffff::1:ff00:a01,
+4,1,0x02,0x01,ff12:601b:ffff::1,
+5,1,0x02,0x01,ff12:601b:ffff::1:ff00:b,
+6,1,0x02,0x01,ff12:601b:ffff::1:ff00:b01,
+7,1,0x02,0x01,ff12:601b:ffff::1,
+8,1,0x02,0x01,ff12:601b:ffff::1:ff00:c,
+9,1,0x02,0x01,ff12:601b:ffff::1:ff00:c01,
+10,1,0x02,0x08,ff12:601b:ffff::1:ff00:b,
+11,2,0x81,0x01,ff12:601b:ffff::1,
+12,2,0x81,0x01,ff12:601b:ffff::1:ff00:a,
+13,2,0x81,0x01,ff12:601b:ffff::1:ff00:a01,
+14,3,0x81,0x01,ff12:601b:ffff::1,
+15,3,0x81,0x01,ff12:601b:ffff::1:ff00:b,
+16,3,0x81,0x01,ff12:601b:ffff::1:ff00:b01,
+17,4,0x81,0x01,ff12:601b:ffff::1,
+18,4,0x81,0x01,ff12:601b:ffff::1:ff00:c,
+19,4,0x81,0x01,ff12:601b:ffff::1:ff00:c01,
+20,2,0x81,0x08,ff12:601b:ffff::1:ff00:b,
+21,49156,,,,135
+22,49156,,,,135
+23,1,0x01,,,
+24,3,0x81,,,
+25,2,,,,136
+26,2,,,,136
+EOF2
+diff "$tmp/ib6.want" "$tmp/ib6.got" || fail "IPv6-over-IPoIB frames differ from what was sent"
+[ "$(grep -c 'Checksum Status: Good' "$tmp/neigh-ib6.pcap.txt")" -eq 4 ] ||
+	fail "IPoIB ICMPv6 checksums: not all 4 good"
+grep -q 'Length: 3 (24 bytes)' "$tmp/neigh-ib6.pcap.txt" || fail "IPoIB link-layer option length"
+echo "neigh: $(wc -l <"$tmp/eth.got") Ethernet, $(wc -l <"$tmp/ib.got") IPoIB ARP and $(wc -l <"$tmp/ib6.got") IPoIB IPv6 frames decoded, no errors"
 exit 0

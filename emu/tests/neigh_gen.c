@@ -1,6 +1,7 @@
 /* Writes captures of the neighbour exchanges for neigh-tshark.sh: ARP and IPv6 ND between
  * rxe-ref2's A and B (DIR/neigh-eth.pcap), IPoIB ARP on ib.fabric through its switch
- * (DIR/neigh-ib.pcap, DLT_USER0 for Wireshark 4.0, see emu/pcap.h). Prints what it resolved.
+ * (DIR/neigh-ib.pcap, DLT_USER0 for Wireshark 4.0, see emu/pcap.h), IPv6 ND over IPoIB on
+ * ib.fabric with the SA joins before it (DIR/neigh-ib6.pcap). Prints what it resolved.
  * Usage: neigh_gen DIR */
 #include "config.h"
 
@@ -57,6 +58,16 @@ int main(int argc, char **argv)
 		return 1;
 	bad |= show("ipoib arp 192.0.2.130",
 		    nt_resolve(e, 0, "192.0.2.130", 0, 2 * SEC, 3 * SEC, &o), &o);
+	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), EMU_LL_INFINIBAND, NULL);
+	if (emu_pcap_close(p))
+		bad = 1;
+	nt_detach(e);
+
+	e = nt_attach("ib.fabric", "ib-a");
+	if (!e || tap(e, argv[1], "neigh-ib6.pcap", EMU_LL_INFINIBAND, 147, &p))
+		return 1;
+	bad |= show("ipoib nd 2001:db8:0:81::b",
+		    nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2 * SEC, 3 * SEC, &o), &o);
 	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), EMU_LL_INFINIBAND, NULL);
 	if (emu_pcap_close(p))
 		bad = 1;

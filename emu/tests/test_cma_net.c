@@ -6,7 +6,8 @@
  *  - rxe-ref: ADDR_ERROR -ETIMEDOUT at exactly the caller's timeout (192.0.2.30), -ENETUNREACH
  *    synchronously (203.0.113.9), loopback and own-address resolution, the NOARP netdev;
  *  - ib.fabric: IPoIB ARP, the SA PathRecord query, ROUTE_ERROR -ETIMEDOUT at the exact
- *    virtual time when the SA drops it, multicast joins through the SA;
+ *    virtual time when the SA drops it, multicast joins through the SA; IPv6 over IPoIB
+ *    (neighbour discovery through the SA's multicast groups) to ADDR_RESOLVED and the route;
  *  - address removal: no ADDR_CHANGE (Linux 6.1 raises it only on bonding fail-over). */
 #include "config.h"
 
@@ -562,6 +563,63 @@ static void test_route_ib(void **state)
 	emu_ucma_close(fd);
 }
 
+/* IPv6 over IPoIB: the NS goes to the target's solicited-node group once the IPoIB netdevs
+ * joined their groups and ib-a its send-only one at the SA, the NA back once ib-b has the
+ * SA's path to ib-a (docs/neigh.md), then the route. */
+static void test_route_ib6(void **state)
+{
+	struct rdma_ucm_resolve_addr c = { .timeout_ms = 2000 };
+	struct rdma_ucm_event_resp r;
+	struct rdma_ucm_query_addr_resp q;
+	struct sockaddr_storage ss;
+	struct emu_sa_path_rec rec;
+	const struct emu_fabric *f;
+	const struct sockaddr_in6 *s6;
+	uint8_t want[16];
+	uint64_t t0;
+	int fd;
+
+	(void)state;
+	attach("ib.fabric", "ib-a");
+	f = emu_process_fabric();
+	fd = emu_ucma_open();
+	c.id = new_id(fd, EMU_CMA_PS_TCP, 0);
+	sa6(&ss, "2001:db8:0:81::b");
+	((struct sockaddr_in6 *)&ss)->sin6_port = htons(7471);
+	memcpy(&c.dst_addr, &ss, sizeof(struct sockaddr_in6));
+	c.dst_size = sizeof(struct sockaddr_in6);
+	t0 = now();
+	assert_int_equal(ucmd(fd, RDMA_USER_CM_CMD_RESOLVE_ADDR, &c, sizeof(c), 0), 0);
+	assert_int_equal(get_event(fd, &r), 0);
+	assert_int_equal(r.event, EMU_CMA_EVENT_ADDR_RESOLVED);
+	assert_int_equal(r.status, 0);
+	/* the NS waited for the send-only join, the SA's 50 us; ib-b's unicast NA waited for its
+	 * PathRecord query to ib-a's GID, 50 us more (ipoib's neigh_add_path) */
+	assert_int_equal(now() - t0, 100000);
+	assert_int_equal(stats(0).ns_sent, 1);
+	assert_int_equal(stats(0).nd_rcvd, 1);
+	assert_int_equal(stats(1).na_sent, 1);
+	assert_int_equal(stats(1).path_queries, 1);
+	assert_int_equal(stats(0).arp_req_sent, 0);
+	assert_int_equal(query(fd, c.id, RDMA_USER_CM_QUERY_GID, &q, sizeof(q)), 0);
+	assert_memory_equal(((uint8_t *)&q.dst_addr) + 8, f->hosts[1].devices[0].ports[0].gids[0].raw,
+			    16);
+	assert_int_equal(query(fd, c.id, RDMA_USER_CM_QUERY_ADDR, &q, sizeof(q)), 0);
+	/* the source: ib0's address sharing the longest prefix with the destination */
+	s6 = (const struct sockaddr_in6 *)&q.src_addr;
+	assert_int_equal(s6->sin6_family, AF_INET6);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:0:81::a", want), 1);
+	assert_memory_equal(&s6->sin6_addr, want, 16);
+	assert_int_equal(ntohs(q.pkey), 0xffff);
+	assert_int_equal(resolve_route(fd, c.id, 2000), 0);
+	assert_int_equal(get_event(fd, &r), 0);
+	assert_int_equal(r.event, EMU_CMA_EVENT_ROUTE_RESOLVED);
+	the_path(fd, c.id, &rec);
+	assert_int_equal(rec.slid, 2);
+	assert_int_equal(rec.dlid, 3);
+	emu_ucma_close(fd);
+}
+
 /* ---- multicast ---- */
 
 static void test_mcast_roce(void **state)
@@ -701,6 +759,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_resolve_loopback, teardown),
 		cmocka_unit_test_teardown(test_destroy_while_resolving, teardown),
 		cmocka_unit_test_teardown(test_route_ib, teardown),
+		cmocka_unit_test_teardown(test_route_ib6, teardown),
 		cmocka_unit_test_teardown(test_mcast_roce, teardown),
 		cmocka_unit_test_teardown(test_mcast_ib, teardown),
 		cmocka_unit_test_teardown(test_addr_change, teardown),
