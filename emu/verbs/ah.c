@@ -23,22 +23,6 @@
  * (net.ipv4.ip_default_ttl, net.ipv6.conf.*.hop_limit); the emulated routes carry none */
 #define AV_ROUTE_HOPLIMIT 64
 
-static void av_sockaddr(const uint8_t gid[16], struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (emu_gid_is_v4mapped(gid)) {
-		struct sockaddr_in *s = (struct sockaddr_in *)ss;
-
-		s->sin_family = AF_INET;
-		memcpy(&s->sin_addr, gid + 12, 4);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)ss;
-
-		s->sin6_family = AF_INET6;
-		memcpy(&s->sin6_addr, gid, 16);
-	}
-}
-
 /* ib_resolve_unicast_gid_dmac() -> rdma_addr_find_l2_eth_by_grh() (Linux 6.1
  * drivers/infiniband/core/verbs.c, addr.c): the source GID's and the destination GID's
  * addresses (rdma_gid2ip: IPv4-mapped => IPv4, else IPv6) go to rdma_resolve_ip with a
@@ -64,8 +48,8 @@ static int av_resolve_unicast(struct emu_engine *e, const struct emu_port *p,
 
 	if (!e)
 		return 0;
-	av_sockaddr(g->raw, &src);
-	av_sockaddr(av->dgid.raw, &dst); /* same family: checked by the caller */
+	emu_gid_to_sockaddr(g->raw, &src); /* rdma_gid2ip */
+	emu_gid_to_sockaddr(av->dgid.raw, &dst); /* same family: checked by the caller */
 	if (dst.ss_family == AF_INET6 && av->dgid.raw[0] == 0xfe &&
 	    (av->dgid.raw[1] & 0xc0) == 0x80 && g->netdev >= 0)
 		((struct sockaddr_in6 *)&dst)->sin6_scope_id = (uint32_t)g->netdev + 2;
