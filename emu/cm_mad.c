@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/cm_mad.h"
+#include "emu/pkt.h"
 
 /* ---- names ---- */
 
@@ -293,12 +294,12 @@ static const struct layout layouts[] = {
 };
 #define NLAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
+/* The layouts are in attribute order from REQ (0x0010) on: an index, not a scan. */
 static const struct layout *find(uint16_t attr_id)
 {
-	for (size_t i = 0; i < NLAYOUTS; i++)
-		if (layouts[i].pub.attr_id == attr_id)
-			return &layouts[i];
-	return NULL;
+	unsigned i = (unsigned)attr_id - EMU_CM_ATTR_REQ;
+
+	return i < NLAYOUTS && layouts[i].pub.attr_id == attr_id ? &layouts[i] : NULL;
 }
 
 /* The public view copies the rows' emu_cm_field parts into static arrays, once per process
@@ -306,11 +307,55 @@ static const struct layout *find(uint16_t attr_id)
  * the single source. */
 static struct emu_cm_layout pub_layouts[NLAYOUTS];
 static pthread_once_t pub_once = PTHREAD_ONCE_INIT;
-/* covered() of each row's member, computed with the public view: packing asked it per row,
- * a scan of the whole layout each time */
-static uint64_t cover_mask[11][64];
+
+/* The compiled form of a row: what pack and unpack need, worked out once. Pack and unpack ran
+ * the general bit loop, the width mask and the array test for every field of every MAD (~60
+ * fields a connection each way); now a field is one big-endian load/store of the 1 to 8 bytes
+ * that hold it plus a shift and a mask. The tables above stay the single source. */
+struct op {
+	const char *name;
+	uint64_t bad;	 /* member bits no row of the layout carries: pack's range check */
+	uint64_t wmask;	 /* the field's width, as a mask */
+	uint32_t max;	 /* largest valid value, 0: what the width holds */
+	uint16_t member; /* offsetof in struct emu_cm_msg */
+	uint16_t count;	 /* arrays: offsetof the byte count, NO_COUNT: all of it */
+	uint8_t msize;	 /* sizeof the member; > 8: a byte array */
+	uint8_t off;	 /* first byte of the field in the MAD data */
+	uint8_t nbytes;	 /* bytes from off that hold the field (1-8), 0 for an array */
+	uint8_t lsb;	 /* the field's lowest bit in those bytes read as a big-endian number */
+	uint8_t shift;	 /* lowest member bit carried here */
+	bool whole;	 /* the field is those bytes exactly: a plain store, nothing to keep */
+	bool split;	 /* other rows carry other bits of the member (REP's vendor ID) */
+};
+
+static struct op ops[NLAYOUTS][64]; /* each ends with name == NULL */
 
 static uint64_t covered(const struct field *fields, uint16_t member);
+static uint64_t width_mask(unsigned width);
+
+static struct op compile(const struct field *fields, const struct field *r)
+{
+	const struct emu_cm_field *f = &r->f;
+	struct op o = {
+		.name = f->name,
+		.max = r->max,
+		.member = f->member,
+		.count = r->count,
+		.msize = f->size,
+		.off = f->byte,
+		.shift = f->shift,
+	};
+
+	if (f->size > 8)
+		return o; /* array: copied whole, nbytes = 0 */
+	o.bad = ~covered(fields, f->member);
+	o.wmask = width_mask(f->width);
+	o.nbytes = (uint8_t)((f->bit + f->width + 7) / 8);
+	o.lsb = (uint8_t)(8 * o.nbytes - f->bit - f->width);
+	o.whole = !f->bit && !(f->width % 8);
+	o.split = ~o.bad != o.wmask << o.shift;
+	return o;
+}
 
 static void build_pub_layouts(void)
 {
@@ -319,9 +364,10 @@ static void build_pub_layouts(void)
 
 		for (n = 0; layouts[i].fields[n].f.name; n++) {
 			pub_fields[i][n] = layouts[i].fields[n].f;
-			cover_mask[i][n] = covered(layouts[i].fields, layouts[i].fields[n].f.member);
+			ops[i][n] = compile(layouts[i].fields, &layouts[i].fields[n]);
 		}
 		pub_fields[i][n] = (struct emu_cm_field){ 0 };
+		ops[i][n] = (struct op){ 0 };
 		pub_layouts[i] = layouts[i].pub;
 		pub_layouts[i].fields = pub_fields[i];
 	}
@@ -345,11 +391,11 @@ int emu_cm_private_data_size(uint16_t attr_id)
 
 /* ---- bits ---- */
 
-static uint64_t member_get(const struct emu_cm_msg *m, const struct emu_cm_field *f)
+static uint64_t member_get(const struct emu_cm_msg *m, unsigned member, unsigned size)
 {
-	const uint8_t *p = (const uint8_t *)m + f->member;
+	const uint8_t *p = (const uint8_t *)m + member;
 
-	switch (f->size) {
+	switch (size) {
 	case 1: return *p;
 	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
 	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -357,12 +403,11 @@ static uint64_t member_get(const struct emu_cm_msg *m, const struct emu_cm_field
 	}
 }
 
-static void member_or(struct emu_cm_msg *m, const struct emu_cm_field *f, uint64_t bits)
+static void member_put(struct emu_cm_msg *m, unsigned member, unsigned size, uint64_t v)
 {
-	uint8_t *p = (uint8_t *)m + f->member;
-	uint64_t v = member_get(m, f) | bits;
+	uint8_t *p = (uint8_t *)m + member;
 
-	switch (f->size) {
+	switch (size) {
 	case 1: *p = (uint8_t)v; break;
 	case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
 	case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
@@ -370,9 +415,42 @@ static void member_or(struct emu_cm_msg *m, const struct emu_cm_field *f, uint64
 	}
 }
 
-static bool is_array(const struct emu_cm_field *f)
+static void member_or(struct emu_cm_msg *m, unsigned member, unsigned size, uint64_t bits)
 {
-	return f->size > 8;
+	member_put(m, member, size, member_get(m, member, size) | bits);
+}
+
+/* The n bytes at p as one big-endian number, and back (n: 1, 2, 3, 4 or 8 in the layouts;
+ * the loop takes any other). */
+static uint64_t be_load(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	case 1: return p[0];
+	case 2: return emu_be16_get(p);
+	case 3: return emu_be24_get(p);
+	case 4: return emu_be32_get(p);
+	case 8: return emu_be64_get(p);
+	default:
+		for (unsigned i = 0; i < n; i++)
+			v = v << 8 | p[i];
+		return v;
+	}
+}
+
+static void be_store(uint8_t *p, unsigned n, uint64_t v)
+{
+	switch (n) {
+	case 1: p[0] = (uint8_t)v; return;
+	case 2: emu_be16_put(p, (uint16_t)v); return;
+	case 3: emu_be24_put(p, (uint32_t)v); return;
+	case 4: emu_be32_put(p, (uint32_t)v); return;
+	case 8: emu_be64_put(p, v); return;
+	default:
+		for (unsigned i = n; i--; v >>= 8)
+			p[i] = (uint8_t)v;
+	}
 }
 
 /* Bit string of `width` bits at bit position `pos` of `d` (0 = MSB of d[0]). */
@@ -485,24 +563,33 @@ int emu_cm_pack_ex(uint16_t attr_id, const struct emu_cm_msg *m, uint8_t mad[EMU
 					.attr_id = attr_id,
 					.attr_mod = m->attr_mod,
 				});
-	for (const struct field *r = l->fields; r->f.name; r++) {
-		const struct emu_cm_field *f = &r->f;
+	for (const struct op *o = ops[l - layouts]; o->name; o++) {
+		if (!o->nbytes) { /* byte array */
+			size_t n = o->msize;
 
-		if (is_array(f)) {
-			size_t n = f->size;
-
-			if (r->count != NO_COUNT) {
-				n = ((const uint8_t *)m)[r->count];
-				if (n > f->size)
-					return fail(bad_field, f->name, -EMU_CM_EINFOLEN);
+			if (o->count != NO_COUNT) {
+				n = ((const uint8_t *)m)[o->count];
+				if (n > o->msize)
+					return fail(bad_field, o->name, -EMU_CM_EINFOLEN);
 			}
-			memcpy(data + f->byte, (const uint8_t *)m + f->member, n);
+			memcpy(data + o->off, (const uint8_t *)m + o->member, n);
 			continue;
 		}
-		uint64_t v = member_get(m, f);
-		if ((v & ~cover_mask[l - layouts][r - l->fields]) || (r->max && v > r->max))
-			return fail(bad_field, f->name, -EMU_CM_ERANGE);
-		bits_put(data + f->byte, f->bit, f->width, (v >> f->shift) & width_mask(f->width));
+		uint64_t v = member_get(m, o->member, o->msize);
+		if ((v & o->bad) || (o->max && v > o->max))
+			return fail(bad_field, o->name, -EMU_CM_ERANGE);
+		uint64_t bits = (v >> o->shift) & o->wmask;
+		uint8_t *p = data + o->off;
+
+		if (o->whole) {
+			be_store(p, o->nbytes, bits);
+		} else if (o->nbytes == 1) {
+			/* the bytes of a field may hold other fields: clear this one's bits only */
+			*p = (uint8_t)((*p & ~(o->wmask << o->lsb)) | bits << o->lsb);
+		} else {
+			uint64_t w = be_load(p, o->nbytes) & ~(o->wmask << o->lsb);
+			be_store(p, o->nbytes, w | bits << o->lsb);
+		}
 	}
 	memcpy(data + l->pub.private_off, m->private_data, m->private_data_len);
 	return 0;
@@ -539,19 +626,22 @@ int emu_cm_unpack_ex(const uint8_t *mad, size_t len, uint16_t *attr_id, struct e
 	m->tid = h.tid;
 	m->attr_mod = h.attr_mod;
 	data = mad + EMU_MAD_HDR_LEN;
-	for (const struct field *r = l->fields; r->f.name; r++) {
-		const struct emu_cm_field *f = &r->f;
-
-		if (is_array(f)) {
-			memcpy((uint8_t *)m + f->member, data + f->byte, f->size);
+	pthread_once(&pub_once, build_pub_layouts);
+	for (const struct op *o = ops[l - layouts]; o->name; o++) {
+		if (!o->nbytes) {
+			memcpy((uint8_t *)m + o->member, data + o->off, o->msize);
 			continue;
 		}
-		uint64_t v = bits_get(data + f->byte, f->bit, f->width);
-		if (r->max && v > r->max)
-			return fail(bad_field, f->name,
-				    r->max == EMU_CM_MSG_RESPONSE_OTHER ? -EMU_CM_ERANGE
+		const uint8_t *p = data + o->off;
+		uint64_t v = (o->nbytes == 1 ? *p : be_load(p, o->nbytes)) >> o->lsb & o->wmask;
+		if (o->max && v > o->max)
+			return fail(bad_field, o->name,
+				    o->max == EMU_CM_MSG_RESPONSE_OTHER ? -EMU_CM_ERANGE
 									: -EMU_CM_EINFOLEN);
-		member_or(m, f, v << f->shift);
+		if (o->split)
+			member_or(m, o->member, o->msize, v << o->shift);
+		else
+			member_put(m, o->member, o->msize, v << o->shift);
 	}
 	m->private_data_len = l->pub.private_size;
 	memcpy(m->private_data, data + l->pub.private_off, l->pub.private_size);

@@ -219,7 +219,7 @@ restart:
 		emu_list_del(&ev->node);
 		f->nevents--;
 		dropped = true;
-		free(ev);
+		emu_ucma_event_put(f, ev);
 		if (conn) {
 			/* the nested destroy edits this list too: walk it again */
 			emu_cma_id_destroy(conn);
@@ -235,12 +235,14 @@ int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, 
 		  const struct rdma_ucm_event_resp *param)
 {
 	struct emu_ucma_file *f = id->file;
-	struct emu_ucma_event *ev = calloc(1, sizeof *ev);
+	struct emu_ucma_event *ev = emu_ucma_event_get(f);
 
 	if (!ev)
 		return -ENOMEM;
 	if (param)
 		ev->resp = *param;
+	else
+		memset(&ev->resp, 0, sizeof ev->resp);
 	ev->id = id;
 	ev->mc = mc;
 	ev->resp.uid = mc ? mc->uid : id->uid;

@@ -33,6 +33,10 @@ struct emu_gsi_port {
 	uint32_t psn;
 	struct emu_gsi_port_counters cnt;
 	struct emu_list loopback; /* struct gsi_loop frames to this port itself, in flight */
+	/* Frame length of a described (fast-path) MAD from this RoCE port, [1]: IPv4 (both GIDs
+	 * IPv4-mapped), [0]: IPv6; 0 until the first. The layout depends on nothing else: a UD
+	 * SEND_ONLY with DETH and 256 bytes on Ethernet. */
+	ssize_t lazy_frame_len[2];
 };
 
 /* Cancels and frees the port's looped-back frames still in flight (gsi_free). */

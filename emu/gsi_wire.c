@@ -210,7 +210,12 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	if (!local && !p->is_switch && a.link_layer == EMU_LL_ETHERNET && lazy_on()) {
 		struct gsi_frame g = { .a = a, .bth = bth, .x = x };
 
-		n = emu_pkt_frame_len(&a, bth.opcode, EMU_MAD_LEN);
+		ssize_t *len = &p->lazy_frame_len[emu_gid_is_v4mapped(a.sgid) &&
+						    emu_gid_is_v4mapped(a.dgid)];
+
+		if (!*len) /* emu_pkt_frame_len lays the whole packet out: once a family */
+			*len = emu_pkt_frame_len(&a, bth.opcode, EMU_MAD_LEN);
+		n = *len;
 		if (n < 0)
 			return (int)n;
 		memcpy(g.mad, mad, EMU_MAD_LEN);

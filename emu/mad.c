@@ -162,22 +162,51 @@ static uint64_t field_mask(unsigned bits)
 	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
 }
 
-uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
+/* The n (1-8) bytes at p as one big-endian number, and back: one load or store for the
+ * widths the records use (1, 2, 3, 4, 8), a byte loop for the others. */
+static uint64_t be_load_n(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	case 1: return p[0];
+	case 2: return emu_be16_get(p);
+	case 3: return emu_be24_get(p);
+	case 4: return emu_be32_get(p);
+	case 8: return emu_be64_get(p);
+	default:
+		for (unsigned i = 0; i < n; i++)
+			v = v << 8 | p[i];
+		return v;
+	}
+}
+
+static void be_store_n(uint8_t *p, unsigned n, uint64_t v)
+{
+	switch (n) {
+	case 1: p[0] = (uint8_t)v; return;
+	case 2: emu_be16_put(p, (uint16_t)v); return;
+	case 3: emu_be24_put(p, (uint32_t)v); return;
+	case 4: emu_be32_put(p, (uint32_t)v); return;
+	case 8: emu_be64_put(p, v); return;
+	default:
+		for (unsigned i = n; i--; v >>= 8)
+			p[i] = (uint8_t)v;
+	}
+}
+
+/* The exported functions are calls through the PLT from inside the library too (the record
+ * packers made ~60 of them a connection): the packers use these static copies. */
+static inline uint64_t bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 {
 	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
 	uint64_t v = 0;
 
 	if (!bits)
 		return 0;
-	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
-		/* whole bytes, most record fields: a big-endian load, no masks */
-		for (unsigned i = first; i <= last; i++)
-			v = v << 8 | rec[i];
-		return v;
-	}
 	if (last - first < 8) {
-		for (unsigned i = first; i <= last; i++)
-			v = v << 8 | rec[i];
+		/* whole bytes (most record fields) need no shift or mask: tail 0, mask all ones */
+		v = be_load_n(rec + first, last - first + 1);
 		return (v >> (7 - (bit_off + bits - 1) % 8)) & field_mask(bits);
 	}
 	for (unsigned i = 0; i < bits; i++) {
@@ -188,7 +217,7 @@ uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 	return v;
 }
 
-void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
+static inline void bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 {
 	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
 
@@ -196,21 +225,15 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 		return;
 	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
 		/* whole bytes: a big-endian store, no read-modify-write */
-		for (unsigned i = last + 1; i-- > first; v >>= 8)
-			rec[i] = (uint8_t)v;
+		be_store_n(rec + first, last - first + 1, v);
 		return;
 	}
 	if (last - first < 8) {
-		unsigned tail = 7 - (bit_off + bits - 1) % 8;
-		uint64_t w = 0, m = field_mask(bits) << tail;
+		unsigned tail = 7 - (bit_off + bits - 1) % 8, n = last - first + 1;
+		uint64_t m = field_mask(bits) << tail;
+		uint64_t w = be_load_n(rec + first, n);
 
-		for (unsigned i = first; i <= last; i++)
-			w = w << 8 | rec[i];
-		w = (w & ~m) | ((v << tail) & m);
-		for (unsigned i = last + 1; i-- > first;) {
-			rec[i] = (uint8_t)w;
-			w >>= 8;
-		}
+		be_store_n(rec + first, n, (w & ~m) | ((v << tail) & m));
 		return;
 	}
 	for (unsigned i = 0; i < bits; i++) {
@@ -222,6 +245,16 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 		else
 			rec[b / 8] &= (uint8_t)~m;
 	}
+}
+
+uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
+{
+	return bits_get(rec, bit_off, bits);
+}
+
+void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
+{
+	bits_put(rec, bit_off, bits, v);
 }
 
 static uint64_t member_get(const uint8_t *p, unsigned size)
@@ -259,7 +292,7 @@ void emu_mad_record_pack(const struct emu_mad_record_desc *d, const void *s, uin
 			if (f->kind == EMU_MF_BYTES)
 				memcpy(wire + off / 8, m, f->bits / 8);
 			else if (f->kind == EMU_MF_UINT)
-				emu_mad_bits_put(wire, off, f->bits, member_get(m, f->struct_size));
+				bits_put(wire, off, f->bits, member_get(m, f->struct_size));
 		}
 	}
 }
@@ -279,7 +312,7 @@ void emu_mad_record_unpack(const struct emu_mad_record_desc *d, const uint8_t *w
 			if (f->kind == EMU_MF_BYTES)
 				memcpy(m, wire + off / 8, f->bits / 8);
 			else if (f->kind == EMU_MF_UINT)
-				member_put(m, f->struct_size, emu_mad_bits_get(wire, off, f->bits));
+				member_put(m, f->struct_size, bits_get(wire, off, f->bits));
 		}
 	}
 }
@@ -288,7 +321,7 @@ static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned off, unsigne
 {
 	if (off % 8 == 0 && bits % 8 == 0)
 		return !memcmp(a + off / 8, b + off / 8, bits / 8);
-	return emu_mad_bits_get(a, off, bits) == emu_mad_bits_get(b, off, bits);
+	return bits_get(a, off, bits) == bits_get(b, off, bits);
 }
 
 bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *query,

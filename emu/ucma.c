@@ -38,6 +38,33 @@ int emu_ucma_open(void)
 	return emu_ucma_open_host(h);
 }
 
+/* Spares kept per file: events of one file are queued and read under its engine's lock, so
+ * the list needs no lock of its own. The cap bounds what a burst (N requests queued before
+ * any is read) leaves behind. */
+#define UCMA_SPARE_MAX 64
+
+struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f)
+{
+	struct emu_ucma_event *ev;
+
+	if (emu_list_empty(&f->spare))
+		return malloc(sizeof *ev);
+	ev = emu_list_entry(f->spare.next, struct emu_ucma_event, node);
+	emu_list_del(&ev->node);
+	f->nspare--;
+	return ev;
+}
+
+void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
+{
+	if (f->nspare >= UCMA_SPARE_MAX) {
+		free(ev);
+		return;
+	}
+	emu_list_add_tail(&f->spare, &ev->node);
+	f->nspare++;
+}
+
 int emu_ucma_open_host(const struct emu_host *h)
 {
 	struct emu_engine *e = emu_engine_get();
@@ -60,6 +87,7 @@ int emu_ucma_open_host(const struct emu_host *h)
 	f->host = h;
 	emu_list_init(&f->events);
 	emu_list_init(&f->ids);
+	emu_list_init(&f->spare);
 	emu_engine_lock(e);
 	if (fd >= nfiles) {
 		int n = fd + 16;
@@ -115,6 +143,13 @@ int emu_ucma_close(int fd)
 			while (!emu_list_empty(&f->events)) {
 				struct emu_ucma_event *ev =
 					emu_list_entry(f->events.next, struct emu_ucma_event, node);
+
+				emu_list_del(&ev->node);
+				free(ev);
+			}
+			while (!emu_list_empty(&f->spare)) {
+				struct emu_ucma_event *ev =
+					emu_list_entry(f->spare.next, struct emu_ucma_event, node);
 
 				emu_list_del(&ev->node);
 				free(ev);
@@ -650,7 +685,7 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 		ev->id->listen->backlog++;
 		ev->id->listen = NULL;
 	}
-	free(ev);
+	emu_ucma_event_put(f, ev);
 	return 0;
 }
 
@@ -761,7 +796,7 @@ static void leave_one(struct emu_ucma_file *f, struct emu_cma_id *id, struct emu
 			continue;
 		emu_list_del(&ev->node);
 		f->nevents--;
-		free(ev);
+		emu_ucma_event_put(f, ev);
 	}
 	if (!f->nevents)
 		emu_engine_fd_clear(f->fd);

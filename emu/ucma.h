@@ -36,7 +36,15 @@ struct emu_ucma_file {
 	struct emu_list events;
 	struct emu_list ids;
 	size_t nevents;
+	/* event records read or dropped, kept for the next event (emu_ucma_event_get) */
+	struct emu_list spare;
+	size_t nspare;
 };
+
+/* An event record for file f, from its spares or malloc (not zeroed: the caller sets every
+ * field), and back. Engine lock held. Every event was a calloc and a free, 7 a connection. */
+struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f);
+void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev);
 
 struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
 				  uint8_t qp_type);
