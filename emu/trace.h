@@ -1,8 +1,9 @@
 /* RDMAEMU_TRACE: which protocol engines print a line per packet and per state transition on
  * stderr. The variable holds keywords separated by commas or spaces ("qp,cm", "mad neigh");
  * "all" turns every one on. Keywords: qp (data path), mad (MAD layer), cm (CM agents), cma
- * (the emulated kernel rdma_cm), neigh (neighbours). A keyword matches whole, so "cma" does
- * not turn on "cm". */
+ * (the emulated kernel rdma_cm), neigh (neighbours), ucmalink (a process under rdmaemud: its
+ * rdma_cm round trips to the daemon by command, at exit). A keyword matches whole, so "cma"
+ * does not turn on "cm". */
 #ifndef RDMAEMU_EMU_TRACE_H
 #define RDMAEMU_EMU_TRACE_H
 

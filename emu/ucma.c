@@ -651,9 +651,9 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 	size_t len;
 
 	GET_CMD(cmd, in, in_len);
-	/* the resp without the fields newer kernels appended (reserved, ece) suffices */
-	if (out_len < sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
-			      sizeof(struct rdma_ucm_ece))
+	/* the only failure before the wait (ucma_get_event): nothing else can fail until an
+	 * event is there, which emu/ucma_link.c relies on */
+	if (out_len < EMU_UCMA_GET_EVENT_MIN_OUT)
 		return -ENOSPC;
 	if (emu_list_empty(&f->events)) {
 		int fl = fcntl(f->fd, F_GETFL);

@@ -8,6 +8,12 @@
 
 #include "emu/cma.h"
 
+/* The smallest response buffer GET_EVENT takes (ENOSPC below): the resp without the fields
+ * newer kernels appended (reserved, ece). A GET_EVENT with at least this much can only wait or
+ * return an event, which emu/ucma_link.c relies on to sleep before asking. */
+#define EMU_UCMA_GET_EVENT_MIN_OUT \
+	(sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) - sizeof(struct rdma_ucm_ece))
+
 /* ---- for rdmaemud (emu/daemon/ucma_srv.c), which serves files for other processes ------ */
 
 /* emu_ucma_open for host h (not the calling process's). */

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
 #include "emu/link.h"
+#include "emu/trace.h"
+#include "emu/ucma.h"
 #include "emu/ucma_link.h"
 
 /* A file lives while the application's fd is open or a command is running on it: as in the
@@ -134,6 +137,113 @@ static int recv_answer(int sock, uint16_t type, int32_t *arg, void *buf, size_t 
 	if (got)
 		*got = (size_t)n - sizeof(h);
 	return 0;
+}
+
+/* ---- RDMAEMU_TRACE=ucmalink: the round trips this process made, by command, printed at
+ * exit (docs/daemon.md, "Connection setup across processes"): what a connection costs in
+ * round trips to the daemon, for the measurements, without strace. QUERY is split by its
+ * option (addr, path, gid, IB service), and the EAGAIN answers of GET_EVENT are counted
+ * apart. */
+
+enum { RT_QUERY_OPT = EMU_UCMA_NCMDS, RT_EAGAIN = RT_QUERY_OPT + 4, RT_N };
+
+static const char *const rt_names[RT_N] = {
+	[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
+	[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
+	[RDMA_USER_CM_CMD_BIND_IP] = "BIND_IP",
+	[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
+	[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
+	[RDMA_USER_CM_CMD_QUERY_ROUTE] = "QUERY_ROUTE",
+	[RDMA_USER_CM_CMD_CONNECT] = "CONNECT",
+	[RDMA_USER_CM_CMD_LISTEN] = "LISTEN",
+	[RDMA_USER_CM_CMD_ACCEPT] = "ACCEPT",
+	[RDMA_USER_CM_CMD_REJECT] = "REJECT",
+	[RDMA_USER_CM_CMD_DISCONNECT] = "DISCONNECT",
+	[RDMA_USER_CM_CMD_INIT_QP_ATTR] = "INIT_QP_ATTR",
+	[RDMA_USER_CM_CMD_GET_EVENT] = "GET_EVENT",
+	[RDMA_USER_CM_CMD_GET_OPTION] = "GET_OPTION",
+	[RDMA_USER_CM_CMD_SET_OPTION] = "SET_OPTION",
+	[RDMA_USER_CM_CMD_NOTIFY] = "NOTIFY",
+	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = "JOIN_IP_MCAST",
+	[RDMA_USER_CM_CMD_LEAVE_MCAST] = "LEAVE_MCAST",
+	[RDMA_USER_CM_CMD_MIGRATE_ID] = "MIGRATE_ID",
+	[RDMA_USER_CM_CMD_QUERY] = "QUERY",
+	[RDMA_USER_CM_CMD_BIND] = "BIND",
+	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
+	[RDMA_USER_CM_CMD_JOIN_MCAST] = "JOIN_MCAST",
+	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = "RESOLVE_IB_SERVICE",
+	[EMU_UCMA_CMD_WRITE_CM_EVENT] = "WRITE_CM_EVENT",
+	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_ADDR] = "QUERY(addr)",
+	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_PATH] = "QUERY(path)",
+	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_GID] = "QUERY(gid)",
+	[RT_QUERY_OPT + EMU_UCMA_QUERY_IB_SERVICE] = "QUERY(ib_service)",
+	[RT_EAGAIN] = "GET_EVENT(EAGAIN)",
+};
+static unsigned long rt_count[RT_N];
+
+static bool rt_trace_on(void)
+{
+	static int on = -1;
+
+	return emu_trace_enabled(&on, "ucmalink");
+}
+
+static void rt_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void rt_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emu_trace_vprint("ucmalink: ", fmt, ap);
+	va_end(ap);
+}
+
+static void rt_print(void)
+{
+	char line[2048];
+	size_t n = 0;
+	unsigned long total = 0;
+
+	for (int i = 0; i < RT_N; i++) {
+		unsigned long c = __atomic_load_n(&rt_count[i], __ATOMIC_RELAXED);
+		int k;
+
+		if (!c || !rt_names[i])
+			continue;
+		/* QUERY is counted once under its name and once under its option */
+		if (i < RT_QUERY_OPT)
+			total += c;
+		k = snprintf(line + n, sizeof(line) - n, " %s %lu", rt_names[i], c);
+		if (k < 0 || (size_t)k >= sizeof(line) - n)
+			break;
+		n += (size_t)k;
+	}
+	line[n] = 0;
+	rt_trace("pid %d round trips %lu:%s", (int)getpid(), total, line);
+}
+
+static void rt_register(void)
+{
+	atexit(rt_print);
+}
+
+static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in, int32_t ret)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	uint32_t opt;
+
+	if (!rt_trace_on() || cmd >= EMU_UCMA_NCMDS)
+		return;
+	pthread_once(&once, rt_register);
+	__atomic_fetch_add(&rt_count[cmd], 1, __ATOMIC_RELAXED);
+	if (cmd == RDMA_USER_CM_CMD_QUERY &&
+	    offsetof(struct rdma_ucm_query, option) + sizeof(opt) <= in) {
+		memcpy(&opt, body + offsetof(struct rdma_ucm_query, option), sizeof(opt));
+		if (opt <= EMU_UCMA_QUERY_IB_SERVICE)
+			__atomic_fetch_add(&rt_count[RT_QUERY_OPT + opt], 1, __ATOMIC_RELAXED);
+	}
+	if (cmd == RDMA_USER_CM_CMD_GET_EVENT && ret == -EAGAIN)
+		__atomic_fetch_add(&rt_count[RT_EAGAIN], 1, __ATOMIC_RELAXED);
 }
 
 int emu_ucma_link_open(const struct emu_host *h)
@@ -273,6 +383,26 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	return err;
 }
 
+/* A GET_EVENT's sleep: when the file's fd is blocking, waits until the file has an event (or
+ * the daemon's end of the socket is gone: the round trip that follows then reports it) and
+ * says true; false at once for an O_NONBLOCK fd. The kernel's reader sleeps on the file's
+ * wait queue; here the eventfd the daemon signals is that queue. Our own duplicate of it,
+ * since another thread may close the application's meanwhile; the file status flags
+ * (O_NONBLOCK) are the shared open file's. */
+static bool wait_blocking(struct lfile *f)
+{
+	/* the socket with no events asked: only its hang-up (POLLHUP) wakes us, never another
+	 * thread's answer */
+	struct pollfd p[2] = { { .fd = f->evfd, .events = POLLIN }, { .fd = f->sock, .events = 0 } };
+	int fl = fcntl(f->evfd, F_GETFL);
+
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return false;
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
 ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 {
 	uint8_t cmd[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_MAX_IN];
@@ -284,6 +414,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	uint64_t resp_addr = 0;
 	uint32_t in, out, optlen = 0;
 	struct lfile *f;
+	bool wait_first;
 	int32_t ret;
 	int err;
 
@@ -336,26 +467,26 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 			put(s);
 		memcpy(p, &dfd, sizeof(dfd));
 	}
+	/* A blocking GET_EVENT that can only wait or return an event (the ENOSPC check is the
+	 * only earlier failure: EMU_UCMA_GET_EVENT_MIN_OUT) sleeps on the eventfd before it
+	 * asks, where it would sleep after the daemon's EAGAIN for an empty file anyway: one
+	 * round trip less per wait, and the same outcome, since the daemon's GET_EVENT on a
+	 * file with an event queued returns it whenever it is asked. */
+	wait_first = hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT && out >= EMU_UCMA_GET_EVENT_MIN_OUT;
 	for (;;) {
+		if (wait_first && !wait_blocking(f))
+			wait_first = false; /* O_NONBLOCK: ask at once, EAGAIN goes to the caller */
 		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret);
 		if (err) {
 			put(f);
 			return err;
 		}
-		if (ret == -EAGAIN && hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
-			/* blocking fd: sleep until the daemon signals an event, then ask again
-			 * (another thread may have taken it). Our own duplicate of the eventfd,
-			 * since another thread may close the application's meanwhile; the file
-			 * status flags (O_NONBLOCK) are the shared open file's. */
-			int fl = fcntl(f->evfd, F_GETFL);
-			struct pollfd p = { .fd = f->evfd, .events = POLLIN };
-
-			if (fl < 0 || (fl & O_NONBLOCK))
-				break;
-			while (poll(&p, 1, -1) < 0 && errno == EINTR)
-				;
+		rt_count_one(cmd + sizeof(hdr), hdr.cmd, in, ret);
+		/* blocking fd and no event (another thread may have taken it): sleep until the
+		 * daemon signals one, then ask again */
+		if (ret == -EAGAIN && hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT &&
+		    (wait_first || wait_blocking(f)))
 			continue;
-		}
 		break;
 	}
 	put(f);
