@@ -420,39 +420,6 @@ static void member_or(struct emu_cm_msg *m, unsigned member, unsigned size, uint
 	member_put(m, member, size, member_get(m, member, size) | bits);
 }
 
-/* The n bytes at p as one big-endian number, and back (n: 1, 2, 3, 4 or 8 in the layouts;
- * the loop takes any other). */
-static uint64_t be_load(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	switch (n) {
-	case 1: return p[0];
-	case 2: return emu_be16_get(p);
-	case 3: return emu_be24_get(p);
-	case 4: return emu_be32_get(p);
-	case 8: return emu_be64_get(p);
-	default:
-		for (unsigned i = 0; i < n; i++)
-			v = v << 8 | p[i];
-		return v;
-	}
-}
-
-static void be_store(uint8_t *p, unsigned n, uint64_t v)
-{
-	switch (n) {
-	case 1: p[0] = (uint8_t)v; return;
-	case 2: emu_be16_put(p, (uint16_t)v); return;
-	case 3: emu_be24_put(p, (uint32_t)v); return;
-	case 4: emu_be32_put(p, (uint32_t)v); return;
-	case 8: emu_be64_put(p, v); return;
-	default:
-		for (unsigned i = n; i--; v >>= 8)
-			p[i] = (uint8_t)v;
-	}
-}
-
 /* Bit string of `width` bits at bit position `pos` of `d` (0 = MSB of d[0]). */
 /* A byte (or the part of one the field covers) at a time: pack and unpack ran a loop
  * iteration per bit. */
@@ -582,13 +549,13 @@ int emu_cm_pack_ex(uint16_t attr_id, const struct emu_cm_msg *m, uint8_t mad[EMU
 		uint8_t *p = data + o->off;
 
 		if (o->whole) {
-			be_store(p, o->nbytes, bits);
+			emu_be_store_n(p, o->nbytes, bits);
 		} else if (o->nbytes == 1) {
 			/* the bytes of a field may hold other fields: clear this one's bits only */
 			*p = (uint8_t)((*p & ~(o->wmask << o->lsb)) | bits << o->lsb);
 		} else {
-			uint64_t w = be_load(p, o->nbytes) & ~(o->wmask << o->lsb);
-			be_store(p, o->nbytes, w | bits << o->lsb);
+			uint64_t w = emu_be_load_n(p, o->nbytes) & ~(o->wmask << o->lsb);
+			emu_be_store_n(p, o->nbytes, w | bits << o->lsb);
 		}
 	}
 	memcpy(data + l->pub.private_off, m->private_data, m->private_data_len);
@@ -633,7 +600,7 @@ int emu_cm_unpack_ex(const uint8_t *mad, size_t len, uint16_t *attr_id, struct e
 			continue;
 		}
 		const uint8_t *p = data + o->off;
-		uint64_t v = (o->nbytes == 1 ? *p : be_load(p, o->nbytes)) >> o->lsb & o->wmask;
+		uint64_t v = (o->nbytes == 1 ? *p : emu_be_load_n(p, o->nbytes)) >> o->lsb & o->wmask;
 		if (o->max && v > o->max)
 			return fail(bad_field, o->name,
 				    o->max == EMU_CM_MSG_RESPONSE_OTHER ? -EMU_CM_ERANGE

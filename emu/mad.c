@@ -162,39 +162,6 @@ static uint64_t field_mask(unsigned bits)
 	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
 }
 
-/* The n (1-8) bytes at p as one big-endian number, and back: one load or store for the
- * widths the records use (1, 2, 3, 4, 8), a byte loop for the others. */
-static uint64_t be_load_n(const uint8_t *p, unsigned n)
-{
-	uint64_t v = 0;
-
-	switch (n) {
-	case 1: return p[0];
-	case 2: return emu_be16_get(p);
-	case 3: return emu_be24_get(p);
-	case 4: return emu_be32_get(p);
-	case 8: return emu_be64_get(p);
-	default:
-		for (unsigned i = 0; i < n; i++)
-			v = v << 8 | p[i];
-		return v;
-	}
-}
-
-static void be_store_n(uint8_t *p, unsigned n, uint64_t v)
-{
-	switch (n) {
-	case 1: p[0] = (uint8_t)v; return;
-	case 2: emu_be16_put(p, (uint16_t)v); return;
-	case 3: emu_be24_put(p, (uint32_t)v); return;
-	case 4: emu_be32_put(p, (uint32_t)v); return;
-	case 8: emu_be64_put(p, v); return;
-	default:
-		for (unsigned i = n; i--; v >>= 8)
-			p[i] = (uint8_t)v;
-	}
-}
-
 /* The exported functions are calls through the PLT from inside the library too (the record
  * packers made ~60 of them a connection): the packers use these static copies. */
 static inline uint64_t bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
@@ -206,7 +173,7 @@ static inline uint64_t bits_get(const uint8_t *rec, unsigned bit_off, unsigned b
 		return 0;
 	if (last - first < 8) {
 		/* whole bytes (most record fields) need no shift or mask: tail 0, mask all ones */
-		v = be_load_n(rec + first, last - first + 1);
+		v = emu_be_load_n(rec + first, last - first + 1);
 		return (v >> (7 - (bit_off + bits - 1) % 8)) & field_mask(bits);
 	}
 	for (unsigned i = 0; i < bits; i++) {
@@ -225,15 +192,15 @@ static inline void bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint6
 		return;
 	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
 		/* whole bytes: a big-endian store, no read-modify-write */
-		be_store_n(rec + first, last - first + 1, v);
+		emu_be_store_n(rec + first, last - first + 1, v);
 		return;
 	}
 	if (last - first < 8) {
 		unsigned tail = 7 - (bit_off + bits - 1) % 8, n = last - first + 1;
 		uint64_t m = field_mask(bits) << tail;
-		uint64_t w = be_load_n(rec + first, n);
+		uint64_t w = emu_be_load_n(rec + first, n);
 
-		be_store_n(rec + first, n, (w & ~m) | ((v << tail) & m));
+		emu_be_store_n(rec + first, n, (w & ~m) | ((v << tail) & m));
 		return;
 	}
 	for (unsigned i = 0; i < bits; i++) {

@@ -326,6 +326,39 @@ static inline uint64_t emu_be64_get(const uint8_t *p)
 	return (uint64_t)emu_be32_get(p) << 32 | emu_be32_get(p + 4);
 }
 
+/* The n bytes at p as one big-endian number, and back: one load or store for the widths
+ * records and MADs use (1, 2, 3, 4, 8), a byte loop for the others (n <= 8). */
+static inline uint64_t emu_be_load_n(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	case 1: return p[0];
+	case 2: return emu_be16_get(p);
+	case 3: return emu_be24_get(p);
+	case 4: return emu_be32_get(p);
+	case 8: return emu_be64_get(p);
+	default:
+		for (unsigned i = 0; i < n; i++)
+			v = v << 8 | p[i];
+		return v;
+	}
+}
+
+static inline void emu_be_store_n(uint8_t *p, unsigned n, uint64_t v)
+{
+	switch (n) {
+	case 1: p[0] = (uint8_t)v; return;
+	case 2: emu_be16_put(p, (uint16_t)v); return;
+	case 3: emu_be24_put(p, (uint32_t)v); return;
+	case 4: emu_be32_put(p, (uint32_t)v); return;
+	case 8: emu_be64_put(p, v); return;
+	default:
+		for (unsigned i = n; i--; v >>= 8)
+			p[i] = (uint8_t)v;
+	}
+}
+
 /* Internet checksum (RFC 1071) of buf, folded and complemented; over a region that includes a
  * correct checksum it is 0. `sum` carries a partial (unfolded) sum, 0 to start. */
 uint32_t emu_inet_sum(uint32_t sum, const void *buf, size_t len);
