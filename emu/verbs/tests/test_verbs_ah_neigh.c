@@ -281,28 +281,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_create_ah_loopback, flush_both),
 		cmocka_unit_test_setup(test_modify_qp_rtr, flush_both),
 	};
-	int (*open_host)(const char *);
-	struct ibv_device **l;
-	int n, rc;
+	int rc;
 
 	(void)argc;
 	setenv("RDMAEMU_QUIESCE_US", "0", 0);
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
-	open_host = (int (*)(const char *))dlsym(RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");
-	if (!open_host || open_host("B")) {
-		perror("rdmaemu_ctl_open_host_devices");
-		return 99;
-	}
-	l = ibv_get_device_list(&n);
-	if (!l || n != 2)
-		return 99;
-	for (int i = 0; i < 2; i++) {
-		ctx[i] = ibv_open_device(l[i]);
-		if (!ctx[i] || ibv_query_gid(ctx[i], 1, 0, &gid0[i]) ||
-		    ibv_query_gid(ctx[i], 1, 1, &gid1[i]))
+	vt_open_pair("B", ctx);
+	for (int i = 0; i < 2; i++)
+		if (ibv_query_gid(ctx[i], 1, 0, &gid0[i]) || ibv_query_gid(ctx[i], 1, 1, &gid1[i]))
 			return 99;
-	}
-	ibv_free_device_list(l);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < 2; i++)
 		ibv_close_device(ctx[i]);

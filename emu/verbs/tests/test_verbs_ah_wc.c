@@ -388,28 +388,22 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reply_loopback),
 		cmocka_unit_test(test_conversion),
 	};
-	int (*open_host)(const char *);
-	struct ibv_device **l;
-	int n, rc;
+	int rc;
 
 	(void)argc;
 	setenv("RDMAEMU_QUIESCE_US", "0", 0);
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
-	open_host = (int (*)(const char *))dlsym(RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");
-	if (!open_host || open_host("B")) {
-		perror("rdmaemu_ctl_open_host_devices");
-		return 99;
+	{
+		struct ibv_context *c[2];
+
+		vt_open_pair("B", c);
+		for (int i = 0; i < 2; i++) {
+			H[i].ctx = c[i];
+			if (ibv_query_gid(c[i], 1, 0, &H[i].gid0) ||
+			    ibv_query_gid(c[i], 1, 1, &H[i].gid1))
+				return 99;
+		}
 	}
-	l = ibv_get_device_list(&n);
-	if (!l || n != 2)
-		return 99;
-	for (int i = 0; i < 2; i++) {
-		H[i].ctx = ibv_open_device(l[i]);
-		if (!H[i].ctx || ibv_query_gid(H[i].ctx, 1, 0, &H[i].gid0) ||
-		    ibv_query_gid(H[i].ctx, 1, 1, &H[i].gid1))
-			return 99;
-	}
-	ibv_free_device_list(l);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < 2; i++)
 		ibv_close_device(H[i].ctx);

@@ -342,32 +342,26 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_ud_grh, teardown),
 		cmocka_unit_test_teardown(test_ud_loopback, teardown),
 	};
-	int (*open_host)(const char *);
-	struct ibv_device **l;
-	int n, rc;
+	int rc;
 
 	(void)argc;
 	setenv("RDMAEMU_QUIESCE_US", "0", 0);
 	verbs_test_init(argv, "ib.fabric", NULL, "ib-a");
-	open_host = (int (*)(const char *))dlsym(RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");
-	if (!open_host || open_host("ib-b")) {
-		perror("rdmaemu_ctl_open_host_devices");
-		return 99;
-	}
-	l = ibv_get_device_list(&n);
-	if (!l || n != 2)
-		return 99;
-	for (int i = 0; i < 2; i++) {
-		struct ibv_port_attr pa;
+	{
+		struct ibv_context *c[2];
 
-		H[i].ctx = ibv_open_device(l[i]);
-		if (!H[i].ctx || ibv_query_port(H[i].ctx, 1, &pa) ||
-		    pa.link_layer != IBV_LINK_LAYER_INFINIBAND ||
-		    ibv_query_gid(H[i].ctx, 1, 0, &H[i].gid))
-			return 99;
-		H[i].lid = pa.lid;
+		vt_open_pair("ib-b", c);
+		for (int i = 0; i < 2; i++) {
+			struct ibv_port_attr pa;
+
+			H[i].ctx = c[i];
+			if (ibv_query_port(c[i], 1, &pa) ||
+			    pa.link_layer != IBV_LINK_LAYER_INFINIBAND ||
+			    ibv_query_gid(c[i], 1, 0, &H[i].gid))
+				return 99;
+			H[i].lid = pa.lid;
+		}
 	}
-	ibv_free_device_list(l);
 	if (H[0].lid != 2 || H[1].lid != 3)
 		return 99;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,6 +71,29 @@ static inline void verbs_test_init(char **argv, const char *fixture, const char 
 	}
 }
 
+/* Lists host `peer`'s devices after the attached host's (rdmaemu_ctl_open_host_devices) and
+ * opens the first device of each: ctx[0] the attached host's, ctx[1] the peer's. Exits 99
+ * (a hard error of the test) when any step fails. Before any cmocka test runs. */
+static inline void vt_open_pair(const char *peer, struct ibv_context *ctx[2])
+{
+	int (*open_host)(const char *) =
+		(int (*)(const char *))dlsym(RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");
+	struct ibv_device **l;
+	int n;
+
+	if (!open_host || open_host(peer)) {
+		perror("rdmaemu_ctl_open_host_devices");
+		exit(99);
+	}
+	l = ibv_get_device_list(&n);
+	if (!l || n != 2)
+		exit(99);
+	for (int i = 0; i < 2; i++)
+		if (!(ctx[i] = ibv_open_device(l[i])))
+			exit(99);
+	ibv_free_device_list(l);
+}
+
 /* Opens device `name` of the attached host. */
 static inline struct ibv_context *vt_open(const char *name)
 {
