@@ -9,23 +9,9 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
-rdmaemu="$b/emu/tools/rdmaemu"
 probe="$b/emu/verbs/probe/verbs_probe_ahmac"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-t=$RDMAEMU_RUNTIME_DIR
-cleanup() {
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+unset RDMAEMU_SHM RDMAEMU_TRACE
 ref2="$s/fixtures/rxe-ref2.fabric"
 "$rdmaemu" daemon start --fabric "$ref2" --pcap "$t/cap" || { echo "daemon start failed"; exit 1; }
 timeout 60 "$rdmaemu" run --fabric "$ref2" --node A -- "$probe" >"$t/out" 2>&1

@@ -20,25 +20,10 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
-rdmaemu=$(cd "$(dirname "$b/emu/tools/rdmaemu")" && pwd)/rdmaemu
 probe1="$b/emu/daemon/tests/devrm_probe"
 probe="$b/emu/daemon/tests/devrm_probe2"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE \
-	RXEVM_NODE RXEVM_PEER
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-t=$RDMAEMU_RUNTIME_DIR
-cleanup() {
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+unset RDMAEMU_SHM RDMAEMU_TRACE
 
 # `rdma link delete DEV` of iproute2, as the probe runs it, on the host the process is
 mkdir "$t/bin"

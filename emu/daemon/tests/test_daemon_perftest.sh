@@ -10,25 +10,8 @@ set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 command -v ib_write_bw >/dev/null 2>&1 || { echo "perftest not installed: skipped"; exit 77; }
-rdmaemu="$b/emu/tools/rdmaemu"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-fail=0
-t=$RDMAEMU_RUNTIME_DIR
-cleanup() {
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
-# running in parallel never pick the same side-channel port
-port=$(( 14400 + ($$ % 220) * 20 ))
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+daemon_test_ports 14400
 ref="$s/fixtures/rxe-ref.fabric"
 
 # run NAME ROWREGEX PROGRAM ARGS...: server and client, both exit 0, the client's output has

@@ -9,29 +9,9 @@ set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 command -v ibv_rc_pingpong >/dev/null 2>&1 || { echo "ibverbs-utils not installed: skipped"; exit 77; }
-rdmaemu="$b/emu/tools/rdmaemu"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP
-# An ASan build of the library needs the ASan runtime first in a program that lacks it.
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-fail=0
-t=$RDMAEMU_RUNTIME_DIR
-lpids=
-cleanup() {
-	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
+. "$s/emu/daemon/tests/daemon_test_env.sh"
 # a TCP port per run, so parallel test runs do not collide
-# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
-# running in parallel never pick the same side-channel port
-port=$(( 10000 + ($$ % 220) * 20 ))
+daemon_test_ports 10000
 
 # pair NAME FABRIC SERVER_NODE CLIENT_NODE BYTES ITERS PROGRAM ARGS...: runs a server and a
 # client, checks both exit 0 and print "BYTES bytes in ... seconds" and "ITERS iters in ...".

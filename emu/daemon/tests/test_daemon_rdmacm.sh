@@ -10,27 +10,8 @@ set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 command -v rping >/dev/null 2>&1 || { echo "rdmacm-utils not installed: skipped"; exit 77; }
-rdmaemu="$b/emu/tools/rdmaemu"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-fail=0
-t=$RDMAEMU_RUNTIME_DIR
-lpids=
-cleanup() {
-	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
-# running in parallel never pick the same side-channel port
-port=$(( 27600 + ($$ % 220) * 20 ))
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+daemon_test_ports 27600
 have_perftest=1
 command -v ib_send_bw >/dev/null 2>&1 || have_perftest=0
 

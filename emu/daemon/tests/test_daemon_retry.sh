@@ -9,26 +9,10 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
-rdmaemu="$b/emu/tools/rdmaemu"
 prog="$b/emu/daemon/tests/rc_retry"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-fail=0
-t=$RDMAEMU_RUNTIME_DIR
-cleanup() {
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
-# running in parallel never pick the same side-channel port
-port=$(( 18800 + ($$ % 220) * 20 ))
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+unset RDMAEMU_SHM RDMAEMU_TRACE
+daemon_test_ports 18800
 
 # run NAME FABRIC SNODE CNODE RETRY: the peer killed, the requester's exact verdict
 run() {

@@ -19,28 +19,10 @@ set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 command -v ibv_rc_pingpong >/dev/null 2>&1 || { echo "ibverbs-utils not installed: skipped"; exit 77; }
-rdmaemu="$b/emu/tools/rdmaemu"
 xfer="$b/emu/daemon/tests/shm_xfer"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-fail=0
-t=$RDMAEMU_RUNTIME_DIR
-lpids=
-cleanup() {
-	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-# a band of TCP ports of its own (below the ephemeral range), so that the daemon tests
-# running in parallel never pick the same side-channel port
-port=$(( 23200 + ($$ % 220) * 20 ))
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+unset RDMAEMU_SHM RDMAEMU_TRACE
+daemon_test_ports 23200
 ref="$s/fixtures/rxe-ref.fabric"
 
 # xfer_start TAG SIZE COUNT: a server and a client in the background (files in $t/TAG)

@@ -1,0 +1,39 @@
+# Sourced by every emu/daemon/tests/test_daemon_*.sh after it has set b (the build directory):
+# what each of them needs before its first `rdmaemu run`.
+#   - rdmaemu: the build tree's tool (an absolute path: some tests run it from elsewhere);
+#   - a runtime directory of the test's own (RDMAEMU_RUNTIME_DIR, also $t for scratch files),
+#     so that its daemon is nobody else's, removed at exit with the daemon stopped;
+#   - none of the caller's RDMAEMU_* settings that would send the programs to another fabric,
+#     node, daemon or capture (RDMAEMU_SHM and RDMAEMU_TRACE are cleared by the tests whose
+#     expectations depend on them: the others may be run with RDMAEMU_SHM=0 on purpose);
+#   - the ASan runtime preloaded when the libraries were built with it (rdma-core's programs
+#     are not, and ASan must come first in the process);
+#   - cleanup on exit: SIGKILL to the programs listed in $lpids (those a failed check leaves
+#     running), `rdmaemu daemon stop`, the runtime directory removed;
+#   - daemon_test_ports BASE: $port set to a band of 20 TCP ports of this test's own, below the
+#     ephemeral range, for the side channels on 127.0.0.1 (daemon tests run in parallel under
+#     make -j and must never pick the same port: each script has its own BASE).
+# shellcheck shell=sh
+rdmaemu=$(cd "$b/emu/tools" && pwd)/rdmaemu
+RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
+export RDMAEMU_RUNTIME_DIR
+unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RXEVM_NODE RXEVM_PEER
+asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+fail=0
+t=$RDMAEMU_RUNTIME_DIR
+lpids=
+cleanup() {
+	# shellcheck disable=SC2086
+	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
+	"$rdmaemu" daemon stop >/dev/null 2>&1
+	rm -rf "$t"
+}
+trap cleanup EXIT
+
+daemon_test_ports() {
+	port=$(($1 + ($$ % 220) * 20))
+}
