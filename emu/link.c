@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +27,9 @@
 #include "emu/hca.h"
 #include "emu/link.h"
 #include "emu/link_shm.h"
+#include "emu/trace.h"
+
+#define LINK_NEIGH_KEPT 64 /* MACs kept (one per slot of a hash of the addresses) */
 
 static struct {
 	int fd;
@@ -43,9 +47,38 @@ static struct {
 	struct emu_fabric *f;
 	uint32_t devrm_gen;
 	pthread_cond_t devrm_cv;
+	/* MACs answered by NEIGH_RESOLVE, kept while the host's neighbour generation stays
+	 * (neigh_gen: the newest the daemon told, by NEIGH_GEN or in an answer; lk.m) */
+	uint32_t neigh_gen;
+	struct neigh_kept {
+		uint32_t gen; /* 0: empty */
+		struct sockaddr_storage src, dst;
+		uint8_t mac[6];
+	} neigh_kept[LINK_NEIGH_KEPT];
 } lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER };
 
 static void rx_start(void);
+
+/* RDMAEMU_TRACE=neighlink: each NEIGH_RESOLVE, asked or answered from what the process kept */
+static void neigh_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void neigh_trace(const char *fmt, ...)
+{
+	static int on = -1;
+	va_list ap;
+
+	if (!emu_trace_enabled(&on, "neighlink"))
+		return;
+	va_start(ap, fmt);
+	emu_trace_vprint("neighlink: ", fmt, ap);
+	va_end(ap);
+}
+
+/* NEIGH_GEN: a newer neighbour generation of our host (lk.m held) */
+static void neigh_gen_seen(uint32_t gen)
+{
+	if (gen > lk.neigh_gen)
+		lk.neigh_gen = gen;
+}
 
 int emu_link_runtime_dir(char *buf, size_t len, bool create)
 {
@@ -335,6 +368,9 @@ static void *rx_main(void *arg)
 			continue;
 		}
 		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
+		    h.type == EMU_DMSG_NEIGH_GEN && h.arg == lk.host)
+			neigh_gen_seen(h.pad);
+		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
 		    h.type == EMU_DMSG_DEVICE_GONE) {
 			devrm_apply_locked(h.arg >> 16, h.arg & 0xffff);
 			if (h.pad > lk.devrm_gen)
@@ -445,14 +481,64 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev)
 	return 0;
 }
 
+static size_t sa_len(const struct sockaddr *sa)
+{
+	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+}
+
+/* The slot of (src, dst) in lk.neigh_kept: FNV-1a over both addresses. */
+static struct neigh_kept *neigh_slot(const struct sockaddr *src, const struct sockaddr *dst)
+{
+	uint32_t h = 2166136261u;
+	const uint8_t *p[2] = { (const void *)src, (const void *)dst };
+	size_t len[2] = { sa_len(src), sa_len(dst) };
+
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < len[k]; i++)
+			h = (h ^ p[k][i]) * 16777619u;
+	return &lk.neigh_kept[h % LINK_NEIGH_KEPT];
+}
+
+static bool neigh_kept_is(const struct neigh_kept *k, const struct sockaddr *src,
+			  const struct sockaddr *dst)
+{
+	return k->gen && !memcmp(&k->src, src, sa_len(src)) && !memcmp(&k->dst, dst, sa_len(dst));
+}
+
+/* rxe reads a valid neighbour entry without asking anybody (ib_resolve_eth_dmac ->
+ * rdma_addr_find_l2_eth_by_grh -> dst_fetch_ha), and without side effects: a MAC the
+ * daemon answered is the answer again while our host's neighbour generation stays
+ * (emu_neigh_gen), so only the first AH or RTR towards an address pays the round trip.
+ * A change reaches us as NEIGH_GEN on the link socket a moment after the daemon made it;
+ * a resolution in that moment gets the MAC the kernel would have given just before. */
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
 			   unsigned timeout_ms, uint8_t mac[6])
 {
 	struct emu_dmsg_neigh body;
 	struct emu_dmsg ans;
+	struct neigh_kept *k;
 	uint8_t hw[6];
 	ssize_t n;
+	bool mine = host == lk.host && sa_len(src) <= sizeof(body.src) &&
+		    sa_len(dst) <= sizeof(body.dst);
 
+	if (mine) {
+		uint32_t gen;
+		bool hit;
+
+		pthread_mutex_lock(&lk.m);
+		k = neigh_slot(src, dst);
+		gen = lk.neigh_gen;
+		hit = neigh_kept_is(k, src, dst) && k->gen == gen;
+		if (hit)
+			memcpy(mac, k->mac, 6);
+		pthread_mutex_unlock(&lk.m);
+		if (hit) {
+			neigh_trace("kept %02x:%02x:%02x:%02x:%02x:%02x (generation %u)", mac[0],
+				    mac[1], mac[2], mac[3], mac[4], mac[5], gen);
+			return 0;
+		}
+	}
 	memset(&body, 0, sizeof(body));
 	body.host = (uint32_t)host;
 	body.timeout_ms = timeout_ms;
@@ -468,6 +554,20 @@ int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct
 	if (n < (ssize_t)sizeof(hw))
 		return -EPROTO;
 	memcpy(mac, hw, 6);
+	neigh_trace("asked: %02x:%02x:%02x:%02x:%02x:%02x (generation %u)", hw[0], hw[1], hw[2],
+		    hw[3], hw[4], hw[5], ans.pad);
+	if (mine && ans.pad) {
+		pthread_mutex_lock(&lk.m);
+		neigh_gen_seen(ans.pad);
+		k = neigh_slot(src, dst);
+		k->gen = ans.pad;
+		memset(&k->src, 0, sizeof(k->src));
+		memset(&k->dst, 0, sizeof(k->dst));
+		memcpy(&k->src, src, sa_len(src));
+		memcpy(&k->dst, dst, sa_len(dst));
+		memcpy(k->mac, hw, 6);
+		pthread_mutex_unlock(&lk.m);
+	}
 	return 0;
 }
 
@@ -484,6 +584,8 @@ void emu_link_reset(void)
 	lk.e = NULL;
 	lk.f = NULL;
 	lk.devrm_gen = 0;
+	lk.neigh_gen = 0;
+	memset(lk.neigh_kept, 0, sizeof(lk.neigh_kept));
 	lk.active = false;
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);

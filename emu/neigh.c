@@ -77,6 +77,7 @@ static void neigh_free(void *p)
 {
 	struct emu_neigh *n = p;
 
+	n->gen_fn = NULL; /* the flushes below are the end, not a change anybody must hear */
 	emu_neigh_reqs_free(n);
 	for (size_t h = 0; h < n->nhosts; h++) {
 		struct neigh_host *nh = &n->hosts[h];
@@ -165,6 +166,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 
 		nh->n = n;
 		nh->idx = h;
+		nh->gen = 1; /* 0 says "no generation" in rdmaemud's answers */
 		nh->h = &n->f->hosts[h];
 		nh->ndevs = nh->h->nnetdevs;
 		nh->devs = calloc(nh->ndevs ? nh->ndevs : 1, sizeof(*nh->devs));
@@ -374,12 +376,40 @@ int emu_neigh_unlisten(struct emu_engine *e, emu_neigh_event_fn *fn, void *ctx)
 	return -ENOENT;
 }
 
+void emu_neigh_host_changed(struct neigh_host *h)
+{
+	struct emu_neigh *n = h->n;
+
+	h->gen++;
+	if (n->gen_fn)
+		n->gen_fn(n->gen_ctx, h->idx, h->gen);
+}
+
+uint32_t emu_neigh_gen(struct emu_engine *e, size_t host)
+{
+	struct neigh_host *h = emu_neigh_host(emu_neigh_get(e), host);
+
+	return h ? h->gen : 0;
+}
+
+void emu_neigh_set_gen_hook(struct emu_engine *e, emu_neigh_gen_fn *fn, void *ctx)
+{
+	struct emu_neigh *n = emu_neigh_get(e);
+
+	if (n) {
+		n->gen_fn = fn;
+		n->gen_ctx = ctx;
+	}
+}
+
 static void notify(struct emu_neigh *n, enum emu_neigh_event_type type, struct neigh_dev *d,
 		   const struct emu_ifaddr *a)
 {
 	struct emu_neigh_event ev;
 	char buf[INET6_ADDRSTRLEN];
 
+	/* addresses and links are what the route lookup of a resolution reads */
+	emu_neigh_host_changed(d->host);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = type;
 	ev.host = d->host->idx;

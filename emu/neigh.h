@@ -160,6 +160,17 @@ typedef void emu_neigh_event_fn(void *ctx, const struct emu_neigh_event *ev);
 int emu_neigh_listen(struct emu_engine *e, emu_neigh_event_fn *fn, void *ctx);
 int emu_neigh_unlisten(struct emu_engine *e, emu_neigh_event_fn *fn, void *ctx);
 
+/* A host's neighbour generation (starts at 1): it moves whenever an answer of
+ * emu_neigh_resolve for that host could change without a new resolution being asked for: an
+ * entry leaves the valid states (PROBE -> FAILED) or gets another link-layer address, entries
+ * are flushed, an address is added or deleted, a link goes up or down. A valid entry is read
+ * without side effects (dst_fetch_ha), so a result stays right while the generation stays:
+ * rdmaemud's processes keep the MACs of their verbs AHs and QPs that long (emu/link.c). The
+ * hook hears every move (engine lock held); one hook. */
+uint32_t emu_neigh_gen(struct emu_engine *e, size_t host);
+typedef void emu_neigh_gen_fn(void *ctx, size_t host, uint32_t gen);
+void emu_neigh_set_gen_hook(struct emu_engine *e, emu_neigh_gen_fn *fn, void *ctx);
+
 /* The current addresses of a host's netdev (they change with emu_neigh_addr_add/del; the
  * fabric's are the initial ones). Returns the count (may exceed max). -ENOENT: no netdev. */
 int emu_neigh_addrs(struct emu_engine *e, size_t host, int netdev, struct sockaddr_storage *out,

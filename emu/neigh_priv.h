@@ -88,6 +88,7 @@ struct neigh_host {
 	struct neigh_dev *devs;
 	size_t ndevs;
 	struct emu_neigh_stats st;
+	uint32_t gen; /* emu_neigh_gen */
 };
 
 struct emu_neigh_req {
@@ -118,6 +119,8 @@ struct emu_neigh {
 	struct emu_prng prng;
 	struct emu_neigh_req *reqs;
 	struct neigh_listener listeners[NEIGH_MAX_LISTENERS];
+	emu_neigh_gen_fn *gen_fn;
+	void *gen_ctx;
 	/* IPv6 over IPoIB in use: the IPoIB netdevs have made their listening joins (done on
 	 * first use, docs/neigh.md "IPv6 over IPoIB") */
 	bool ib6_on;
@@ -127,6 +130,8 @@ struct emu_neigh {
 bool emu_neigh_trace_on(void);
 void emu_neigh_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct neigh_host *emu_neigh_host(struct emu_neigh *n, size_t host);
+/* Something a resolution of host h reads has changed: its generation moves (emu_neigh_gen). */
+void emu_neigh_host_changed(struct neigh_host *h);
 struct neigh_dev *emu_neigh_dev(struct emu_neigh *n, size_t host, int netdev);
 /* Whether addr (family's bytes) is an address of host h on an up netdev; *dev gets it. */
 bool emu_neigh_is_local(const struct neigh_host *h, int family, const void *addr,

@@ -83,6 +83,8 @@ static void set_state(struct neigh_entry *ne, enum emu_nud s, const char *why)
 	 * the neighbour is valid */
 	if ((s & EMU_NUD_VALID) && s != old)
 		emu_neigh_reqs_kick(ne->dev->host->n);
+	else if ((old & EMU_NUD_VALID) && !(s & EMU_NUD_VALID))
+		emu_neigh_host_changed(ne->dev->host);
 }
 
 static unsigned max_probes(const struct neigh_entry *ne)
@@ -210,6 +212,8 @@ void emu_neigh_update(struct neigh_entry *ne, const uint8_t *hw, enum emu_nud st
 	/* a STALE hint with the address we have changes nothing (neigh_update) */
 	if (state == EMU_NUD_STALE && same && (ne->state & EMU_NUD_VALID))
 		return;
+	if (ne->has_hw && !same)
+		emu_neigh_host_changed(ne->dev->host); /* another link-layer address */
 	memcpy(ne->hw, hw, len);
 	ne->has_hw = true;
 	if (state == EMU_NUD_REACHABLE) {
@@ -239,5 +243,7 @@ int emu_neigh_dev_flush(struct neigh_dev *d)
 		emu_neigh_entry_free(ne);
 		n++;
 	}
+	if (n)
+		emu_neigh_host_changed(d->host);
 	return n;
 }

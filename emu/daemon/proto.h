@@ -11,8 +11,9 @@
 #define EMU_DPROTO_MAGIC 0x444d4552u /* "REMD" little-endian */
 /* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages;
  * 4: device removal (DEVICE_REMOVE / DEVICE_GONE, WELCOME's list of removed devices, the
- * removal generation in the pad of UCMA_WRITE answers), NEIGH_RESOLVE */
-#define EMU_DPROTO_VERSION 4
+ * removal generation in the pad of UCMA_WRITE answers), NEIGH_RESOLVE; 5: NEIGH_RESOLVE
+ * answers carry the host's neighbour generation, NEIGH_GEN */
+#define EMU_DPROTO_VERSION 5
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -52,8 +53,14 @@ enum emu_dmsg_type {
 	EMU_DMSG_NEIGH_RESOLVE = 12, /* client -> daemon, body emu_dmsg_neigh: rdma_resolve_ip in
 				      * the daemon's neighbour layer (ib_resolve_eth_dmac for a
 				      * verbs AH/QP); answered when it ends, arg = 0 or an errno
-				      * (ETIMEDOUT, ENETUNREACH, ...), body: the 6-byte MAC */
-	/* 13..15: kept. 16 and up: the shared-memory loopback path
+				      * (ETIMEDOUT, ENETUNREACH, ...), pad = the host's
+				      * neighbour generation the MAC holds for (0 with an
+				      * error), body: the 6-byte MAC */
+	EMU_DMSG_NEIGH_GEN = 15, /* daemon -> every client attached to a host, arg = the host,
+				  * pad = its new neighbour generation (emu_neigh_gen): MACs
+				  * answered by NEIGH_RESOLVE with an older one (in its pad) may
+				  * have changed */
+	/* 13, 14: kept. 16 and up: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */

@@ -79,6 +79,7 @@ struct client {
 	uint64_t frames_in, frames_out, drops;
 	char node[EMU_DPROTO_NAME_MAX];
 	struct emu_neigh_req *neigh; /* a NEIGH_RESOLVE in progress (engine lock) */
+	size_t neigh_host;	     /* its host */
 };
 
 struct port_ctx {
@@ -385,10 +386,21 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 	emu_engine_unlock(d.e); /* runs the zero-delay deliveries now */
 }
 
-static void neigh_answer(struct client *c, int err, const uint8_t *mac)
+/* A host's neighbour generation moved (engine lock held): its processes forget the MACs
+ * they kept (emu/link.c), behind the frames already queued for them. */
+static void neigh_gen_moved(void *ctx, size_t host, uint32_t gen)
+{
+	(void)ctx;
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
+			outq_add_msg(&d.clients[i], EMU_DMSG_NEIGH_GEN, (uint32_t)host, gen, NULL, 0);
+}
+
+/* gen: the host's neighbour generation the MAC holds for (0 with an error) */
+static void neigh_answer(struct client *c, int err, const uint8_t *mac, uint32_t gen)
 {
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_NEIGH_RESOLVE,
-			      (uint32_t)err, 0 };
+			      (uint32_t)err, gen };
 	uint8_t zero[6] = { 0 };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)(mac ? mac : zero), 6 } };
 
@@ -403,7 +415,8 @@ static void neigh_done(void *ctx, const struct emu_neigh_result *r)
 	struct client *c = ctx;
 
 	c->neigh = NULL;
-	neigh_answer(c, r->status < 0 ? -r->status : r->status, r->status ? NULL : r->dst_hw);
+	neigh_answer(c, r->status < 0 ? -r->status : r->status, r->status ? NULL : r->dst_hw,
+		     r->status ? 0 : emu_neigh_gen(d.e, c->neigh_host));
 }
 
 /* NEIGH_RESOLVE: ib_resolve_eth_dmac for a verbs AH or connected QP of a process: the host's
@@ -417,15 +430,16 @@ static void on_neigh_resolve(struct client *c, const struct emu_dmsg_neigh *q, s
 	if (len < sizeof(*q) || q->host >= d.f->nhosts || c->neigh ||
 	    (src->sa_family != AF_INET && src->sa_family != AF_INET6) ||
 	    dst->sa_family != src->sa_family) {
-		neigh_answer(c, EINVAL, NULL);
+		neigh_answer(c, EINVAL, NULL, 0);
 		return;
 	}
 	emu_engine_lock(d.e);
+	c->neigh_host = q->host;
 	rc = emu_neigh_resolve(d.e, q->host, src, dst,
 			       (uint64_t)q->timeout_ms * EMU_NSEC_PER_MSEC, neigh_done, c, &c->neigh);
 	if (rc) {
 		c->neigh = NULL;
-		neigh_answer(c, -rc, NULL);
+		neigh_answer(c, -rc, NULL, 0);
 	}
 	emu_engine_unlock(d.e);
 }
@@ -725,6 +739,7 @@ int main(int argc, char **argv)
 	emu_ucma_srv_init();
 	emu_engine_lock(d.e);
 	emu_engine_set_realtime(d.e, NULL, NULL);
+	emu_neigh_set_gen_hook(d.e, neigh_gen_moved, NULL);
 	if (install_ports()) {
 		emu_engine_unlock(d.e);
 		fprintf(stderr, "rdmaemud: out of memory\n");

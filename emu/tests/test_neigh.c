@@ -889,6 +889,86 @@ static void test_delay_probe(void **state)
 	nt_detach(e);
 }
 
+/* The neighbour generation (emu_neigh_gen, what rdmaemud's processes keep MACs by): it moves
+ * when a result could change, never on a resolution or a valid-to-valid transition. */
+static uint32_t gen_calls, gen_last_host, gen_last;
+
+static void gen_hook(void *ctx, size_t host, uint32_t gen)
+{
+	(void)ctx;
+	gen_calls++;
+	gen_last_host = (uint32_t)host;
+	gen_last = gen;
+}
+
+static void test_generation(void **state)
+{
+	struct emu_engine *e = nt_attach("rxe-ref2.fabric", "A");
+	struct sockaddr_storage b = nt_sa("192.0.2.66", 0);
+	struct nt_res o;
+
+	(void)state;
+	assert_non_null(e);
+	gen_calls = 0;
+	emu_neigh_set_gen_hook(e, gen_hook, NULL);
+	set_delay(e, 0, 10 * EMU_NSEC_PER_USEC);
+	assert_int_equal(emu_neigh_gen(e, 0), 1);
+	assert_int_equal(emu_neigh_gen(e, 1), 1);
+	/* resolving (INCOMPLETE -> REACHABLE on A, STALE on B), ageing (REACHABLE -> STALE):
+	 * every answer given before stays right */
+	assert_int_equal(nt_resolve(e, 0, "192.0.2.66", 0, 2000 * MS, SEC, &o), 0);
+	assert_int_equal(o.r.status, 0);
+	emu_engine_advance(e, 45 * SEC);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_STALE);
+	assert_int_equal(gen_calls, 0);
+	assert_int_equal(emu_neigh_gen(e, 0), 1);
+	/* STALE -> DELAY -> PROBE -> REACHABLE: valid throughout */
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
+	emu_engine_advance(e, 5 * SEC + 20 * EMU_NSEC_PER_USEC);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_REACHABLE);
+	assert_int_equal(gen_calls, 0);
+	/* B's link goes down: its entry for A is flushed (neigh_ifdown), then the link event:
+	 * B's generation moves twice, A's not yet */
+	emu_engine_advance(e, 45 * SEC);
+	nt_unlock(e);
+	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0);
+	nt_lock(e);
+	assert_int_equal(gen_calls, 2);
+	assert_int_equal(gen_last_host, 1);
+	assert_int_equal(gen_last, 3);
+	assert_int_equal(emu_neigh_gen(e, 0), 1);
+	/* A's entry: STALE -> DELAY -> PROBE (valid) -> FAILED (not): A's moves, once */
+	assert_int_equal(emu_neigh_touch(e, 0, 0, (struct sockaddr *)&b), EMU_NUD_DELAY);
+	emu_engine_advance(e, 8 * SEC - 1);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_PROBE);
+	assert_int_equal(gen_calls, 2);
+	emu_engine_advance(e, 1);
+	assert_int_equal(state_of(e, 0, 0, "192.0.2.66", 0), EMU_NUD_FAILED);
+	assert_int_equal(gen_calls, 3);
+	assert_int_equal(gen_last_host, 0);
+	assert_int_equal(gen_last, 2);
+	/* a flush that drops an entry moves it; one with nothing to drop does not */
+	assert_int_equal(emu_neigh_flush(e, 0, -1), 1);
+	assert_int_equal(emu_neigh_gen(e, 0), 3);
+	assert_int_equal(emu_neigh_flush(e, 0, -1), 0);
+	assert_int_equal(emu_neigh_gen(e, 0), 3);
+	/* addresses and links: what the route lookup reads (A's link down flushes nothing now:
+	 * only its event moves the generation) */
+	nt_unlock(e);
+	assert_int_equal(rdmaemu_ctl_addr_add("A", "eth0", "198.51.100.1/24"), 0);
+	assert_int_equal(rdmaemu_ctl_addr_del("A", "eth0", "198.51.100.1/24"), 0);
+	assert_int_equal(rdmaemu_ctl_link_set("A", "eth0", 0), 0);
+	assert_int_equal(rdmaemu_ctl_link_set("A", "eth0", 1), 0);
+	assert_int_equal(rdmaemu_ctl_link_set("A", "eth0", 1), 0); /* unchanged: no event */
+	nt_lock(e);
+	assert_int_equal(emu_neigh_gen(e, 0), 7);
+	assert_int_equal(gen_calls, 8);
+	assert_int_equal(gen_last_host, 0);
+	assert_int_equal(gen_last, 7);
+	emu_neigh_set_gen_hook(e, NULL, NULL);
+	nt_detach(e);
+}
+
 /* the blocking form, as an AH creation would use it: virtual time runs while it waits */
 static void test_resolve_wait(void **state)
 {
@@ -1059,6 +1139,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_events, nt_teardown),
 		cmocka_unit_test_teardown(test_cancel_and_kick, nt_teardown),
 		cmocka_unit_test_teardown(test_delay_probe, nt_teardown),
+		cmocka_unit_test_teardown(test_generation, nt_teardown),
 		cmocka_unit_test_teardown(test_resolve_wait, nt_teardown),
 		cmocka_unit_test_teardown(test_resolve_mcast, nt_teardown),
 		cmocka_unit_test_teardown(test_mcast_loop, nt_teardown),
