@@ -357,7 +357,8 @@ static void *rx_main(void *arg)
 		pthread_mutex_lock(&lk.m);
 		e = lk.e;
 		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
-		    h.type >= EMU_DMSG_SHM_HELLO && !(m.msg_flags & MSG_TRUNC)) {
+		    h.type >= EMU_DMSG_SHM_HELLO && h.type <= EMU_DMSG_SHM_READY &&
+		    !(m.msg_flags & MSG_TRUNC)) {
 			/* no engine yet: handled under lk.m, which its creation waits for */
 			if (!e)
 				emu_link_shm_msg(NULL, &h, buf, (size_t)n - sizeof(h), fds, nfds);
@@ -511,6 +512,36 @@ static bool neigh_kept_is(const struct neigh_kept *k, const struct sockaddr *src
  * (emu_neigh_gen), so only the first AH or RTR towards an address pays the round trip.
  * A change reaches us as NEIGH_GEN on the link socket a moment after the daemon made it;
  * a resolution in that moment gets the MAC the kernel would have given just before. */
+int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev)
+{
+	struct emu_dmsg_neigh_flush body;
+	struct emu_dmsg ans;
+	uint32_t now[2]; /* the host, its generation after the flush */
+	ssize_t n;
+
+	if (!netdev)
+		netdev = "";
+	if (strlen(node) >= sizeof(body.node) || strlen(netdev) >= sizeof(body.netdev))
+		return -ENOENT; /* no name that long exists */
+	memset(&body, 0, sizeof(body));
+	strcpy(body.node, node);
+	strcpy(body.netdev, netdev);
+	n = ctl_request(sock, EMU_DMSG_NEIGH_FLUSH, &body, sizeof(body), &ans, now, sizeof(now));
+	if (n < 0)
+		return (int)n;
+	if (ans.arg)
+		return -(int)ans.arg;
+	if (n < (ssize_t)sizeof(now))
+		return -EPROTO;
+	/* our own host's: the MACs kept are stale from now on, not only once NEIGH_GEN arrives */
+	if (lk.active && now[0] == lk.host) {
+		pthread_mutex_lock(&lk.m);
+		neigh_gen_seen(now[1]);
+		pthread_mutex_unlock(&lk.m);
+	}
+	return (int)ans.pad;
+}
+
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
 			   unsigned timeout_ms, uint8_t mac[6])
 {

@@ -48,6 +48,10 @@ void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
  * negative errno (-ENOENT: no such host or device, -ENOSPC: the daemon's removal table is
  * full, -ENOTCONN: no daemon). */
 int emu_link_device_remove(const char *sock, const char *node, const char *dev);
+/* `ip neigh flush dev netdev` (NULL: every netdev) on host node, through the daemon at sock as
+ * emu_link_device_remove: the number of entries dropped, or a negative errno (-ENOENT: no such
+ * host or netdev, -ENOTCONN: no daemon). */
+int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev);
 /* Waits (at most 2 s) until this process has applied the daemon's device removals up to
  * generation gen: an rdma_cm answer carrying gen was produced after them, so a
  * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/link.h"
 #include "emu/neigh.h"
 #include "rdmaemu/ctl.h"
 
@@ -78,6 +79,12 @@ static int ret_errno(int rc)
 	return 0;
 }
 
+/* a count, or -1 with errno */
+static int ret_errno2(int rc)
+{
+	return rc < 0 ? ret_errno(rc) : rc;
+}
+
 static int addr_op(const char *node, const char *netdev, const char *prefix, bool add)
 {
 	struct emu_engine *e = emu_engine_get();
@@ -136,6 +143,9 @@ int rdmaemu_ctl_neigh_flush(const char *node, const char *netdev)
 	size_t host;
 	int nd, rc;
 
+	/* under rdmaemud the host's neighbour tables are the daemon's */
+	if (emu_link_active())
+		return ret_errno2(emu_link_neigh_flush(NULL, node, netdev));
 	if (!e)
 		return -1;
 	emu_engine_lock(e);

@@ -56,11 +56,7 @@ enum emu_dmsg_type {
 				      * (ETIMEDOUT, ENETUNREACH, ...), pad = the host's
 				      * neighbour generation the MAC holds for (0 with an
 				      * error), body: the 6-byte MAC */
-	EMU_DMSG_NEIGH_GEN = 15, /* daemon -> every client attached to a host, arg = the host,
-				  * pad = its new neighbour generation (emu_neigh_gen): MACs
-				  * answered by NEIGH_RESOLVE with an older one (in its pad) may
-				  * have changed */
-	/* 13, 14: kept. 16 and up: the shared-memory loopback path
+	/* 13..15: kept. 16..20: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */
@@ -75,6 +71,15 @@ enum emu_dmsg_type {
 				   * waits for it, so no loopback frame between the two can be sent
 				   * before both ends have their rings (no frame takes the daemon
 				   * path first and is overtaken on the rings). */
+	EMU_DMSG_NEIGH_GEN = 21, /* daemon -> every client attached to a host, arg = the host,
+				  * pad = its new neighbour generation (emu_neigh_gen): MACs
+				  * answered by NEIGH_RESOLVE with an older one (in its pad) may
+				  * have changed */
+	EMU_DMSG_NEIGH_FLUSH = 22, /* client -> daemon, body emu_dmsg_neigh_flush: `ip neigh
+				    * flush dev NETDEV` on a host (every netdev when ""); answered
+				    * with arg = 0 or an errno (ENOENT: no such host or netdev),
+				    * pad = the entries dropped, body: uint32 host, uint32 its
+				    * neighbour generation after the flush */
 };
 
 struct emu_dmsg {
@@ -110,6 +115,11 @@ struct emu_dmsg_neigh {
 struct emu_dmsg_devrm {
 	char node[EMU_DPROTO_NAME_MAX]; /* host name, NUL-terminated */
 	char dev[EMU_DPROTO_NAME_MAX];  /* RDMA device name, NUL-terminated */
+};
+
+struct emu_dmsg_neigh_flush {
+	char node[EMU_DPROTO_NAME_MAX];	  /* host name, NUL-terminated */
+	char netdev[EMU_DPROTO_NAME_MAX]; /* netdev name, "" for all of the host's */
 };
 
 /* A pair of processes of one host shares one memfd (created by the daemon, zero-filled) holding

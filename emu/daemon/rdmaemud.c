@@ -444,6 +444,38 @@ static void on_neigh_resolve(struct client *c, const struct emu_dmsg_neigh *q, s
 	emu_engine_unlock(d.e);
 }
 
+/* NEIGH_FLUSH: `ip neigh flush` on a host of the fabric (the host's processes hear the
+ * generation move when something was dropped, and ask again for the MACs they kept). */
+static void on_neigh_flush(struct client *c, const struct emu_dmsg_neigh_flush *r, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_NEIGH_FLUSH, 0, 0 };
+	uint32_t body[2] = { 0, 0 }; /* host, its generation now */
+	struct iovec iov[2] = { { &h, sizeof(h) }, { body, sizeof(body) } };
+	int rc = -EPROTO;
+
+	if (len >= sizeof(*r) && memchr(r->node, 0, sizeof(r->node)) &&
+	    memchr(r->netdev, 0, sizeof(r->netdev))) {
+		rc = rdmaemu_ctl_neigh_flush(r->node, r->netdev[0] ? r->netdev : NULL);
+		if (rc < 0)
+			rc = -errno;
+	}
+	if (rc < 0) {
+		h.arg = (uint32_t)-rc;
+	} else {
+		const struct emu_host *host = emu_fabric_find_host(d.f, r->node);
+
+		h.pad = (uint32_t)rc;
+		body[0] = (uint32_t)(host - d.f->hosts);
+		emu_engine_lock(d.e);
+		body[1] = emu_neigh_gen(d.e, body[0]);
+		emu_engine_unlock(d.e);
+	}
+	trace("neigh flush %s %s: %d", len >= sizeof(*r) ? r->node : "?",
+	      len >= sizeof(*r) ? r->netdev : "?", rc);
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 },
+		      MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* DEVICE_REMOVE: `rdma link delete` on a host of the fabric, from a control connection or an
  * attached process. The daemon's engine runs the removal (the device leaves its lists, its
  * rdma_cm ids get DEVICE_REMOVAL, its CM agent stops, emu/devrm_ctl.c); then every attached
@@ -607,6 +639,9 @@ static bool client_read(struct client *c, uint8_t *buf)
 		break;
 	case EMU_DMSG_NEIGH_RESOLVE:
 		on_neigh_resolve(c, (const void *)buf, len);
+		break;
+	case EMU_DMSG_NEIGH_FLUSH:
+		on_neigh_flush(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_SHM_HELLO:
 		on_shm_hello(c, fd);

@@ -4,6 +4,7 @@
  *   rdmaemu fabric check FILE...  load fabric files, report the first error of each
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *   rdmaemu daemon remove-device NODE DEV | neigh-flush NODE [NETDEV]
  *                                 (emu/tools/rdmaemu_run.c, docs/daemon.md)
  *   rdmaemu --help | --version
  *
@@ -25,6 +26,8 @@ static void usage(FILE *out)
 	      "       rdmaemu fabric check FILE...\n"
 	      "       rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]\n"
 	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
+	      "       rdmaemu daemon remove-device NODE DEV\n"
+	      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 	      "       rdmaemu --help | --version\n"
 	      "\n"
 	      "  fabric show [FILE]    print the fabric in FILE (default: $RDMAEMU_FABRIC if set,\n"
@@ -33,6 +36,8 @@ static void usage(FILE *out)
 	      "  run ... -- CMD        run CMD as host NAME of the fabric that rdmaemud runs\n"
 	      "                        (started when none answers)\n"
 	      "  daemon stop|status    stop rdmaemud, or print what it runs\n"
+	      "  daemon remove-device  `rdma link delete DEV` on host NODE of the daemon's fabric\n"
+	      "  daemon neigh-flush    `ip neigh flush [dev NETDEV]` on host NODE\n"
 	      "\n"
 	      "Fabric files are described in rdmaemu-fabric(5).\n",
 	      out);

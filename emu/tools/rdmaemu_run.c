@@ -3,6 +3,7 @@
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
+ *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
  *
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
@@ -250,7 +251,8 @@ int rdmaemu_daemon(int argc, char **argv)
 
 	if (argc < 2) {
 		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
-		      "       rdmaemu daemon remove-device NODE DEV\n",
+		      "       rdmaemu daemon remove-device NODE DEV\n"
+		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n",
 		      stderr);
 		return 2;
 	}
@@ -281,6 +283,26 @@ int rdmaemu_daemon(int argc, char **argv)
 				strerror(-rc));
 			return 1;
 		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "neigh-flush")) {
+		int rc;
+
+		if (argc != 3 && argc != 4) {
+			fputs("usage: rdmaemu daemon neigh-flush NODE [NETDEV]\n", stderr);
+			return 2;
+		}
+		rc = emu_link_neigh_flush(sock, argv[2], argc == 4 ? argv[3] : NULL);
+		if (rc == -ENOTCONN) {
+			fprintf(stderr, "rdmaemud: not running (%s)\n", sock);
+			return 1;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "rdmaemu: neigh-flush %s%s%s: %s\n", argv[2],
+				argc == 4 ? " " : "", argc == 4 ? argv[3] : "", strerror(-rc));
+			return 1;
+		}
+		printf("%d\n", rc);
 		return 0;
 	}
 	if (!strcmp(argv[1], "stop")) {

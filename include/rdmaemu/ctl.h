@@ -127,7 +127,8 @@ int rdmaemu_ctl_addr_del(const char *node, const char *netdev, const char *prefi
  * neighbour solicitation; its neighbour entries are dropped. 0 or -1 with errno ENOENT. */
 int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up);
 /* `ip neigh flush dev NETDEV` (NULL netdev: every netdev of the node). The number of entries
- * dropped, or -1 with errno ENOENT. */
+ * dropped, or -1 with errno ENOENT. In a process attached to rdmaemud it flushes the daemon's
+ * tables (the host's processes' kept MACs go stale with them). */
 int rdmaemu_ctl_neigh_flush(const char *node, const char *netdev);
 
 /* `rdma link delete DEV`: unregisters RDMA device `dev` of host `node` (NULL: the attached

@@ -11,6 +11,7 @@ set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 probe="$b/emu/verbs/probe/verbs_probe_ahmac"
+keep="$b/emu/daemon/tests/neigh_keep"
 . "$s/emu/daemon/tests/daemon_test_env.sh"
 unset RDMAEMU_SHM RDMAEMU_TRACE
 ref2="$s/fixtures/rxe-ref2.fabric"
@@ -46,6 +47,37 @@ WANT
 if ! diff -u "$t/want" "$t/neigh"; then
 	echo "FAIL: NEIGH_RESOLVE round trips (RDMAEMU_TRACE=neighlink)"
 	fail=1
+fi
+# A flush of A's neighbour table in the daemon moves A's generation: the process asks again
+# for B's MAC (generation 2 now) and the daemon ARPs again; a flush of an unknown host is
+# ENOENT (2). The flush is also `rdmaemu daemon neigh-flush`: 0 entries after the above.
+"$rdmaemu" daemon start --fabric "$ref2" --pcap "$t/cap2" || { echo "daemon start failed"; exit 1; }
+timeout 60 env RDMAEMU_TRACE=neighlink "$rdmaemu" run --fabric "$ref2" --node A -- "$keep" \
+	>"$t/keep" 2>&1 || { echo "FAIL: neigh_keep exit $?"; fail=1; }
+cat "$t/keep"
+cat >"$t/want" <<'WANT'
+rdmaemu: neighlink: asked: 02:00:00:00:02:02 (generation 1)
+create_ah B first -> OK errno=0
+rdmaemu: neighlink: kept 02:00:00:00:02:02 (generation 1)
+create_ah B second -> OK errno=0
+neigh flush A -> 1 errno=0
+neigh flush nosuchhost -> -1 errno=2
+rdmaemu: neighlink: asked: 02:00:00:00:02:02 (generation 2)
+create_ah B after the flush -> OK errno=0
+WANT
+if ! diff -u "$t/want" "$t/keep"; then
+	echo "FAIL: neigh_keep's lines"
+	fail=1
+fi
+out=$("$rdmaemu" daemon neigh-flush A eth0)
+[ "$out" = 1 ] || { echo "FAIL: rdmaemu daemon neigh-flush A eth0 printed '$out', want 1"; fail=1; }
+"$rdmaemu" daemon neigh-flush A nosuchdev 2>"$t/err" && { echo "FAIL: neigh-flush nosuchdev"; fail=1; }
+grep -q "^rdmaemu: neigh-flush A nosuchdev: No such file or directory$" "$t/err" ||
+	{ echo "FAIL: neigh-flush nosuchdev said:"; cat "$t/err"; fail=1; }
+"$rdmaemu" daemon stop >/dev/null 2>&1
+if command -v tshark >/dev/null 2>&1; then
+	req=$(tshark -r "$t/cap2-eth.pcap" -Y 'arp.opcode == 1 && arp.dst.proto_ipv4 == 192.0.2.66' 2>/dev/null | wc -l)
+	[ "$req" -eq 2 ] || { echo "FAIL: $req ARP requests for B around the flush, want 2"; fail=1; }
 fi
 # the timeouts take about a second of real time (the daemon's clock is the real one)
 ms=$(awk '/nobody 192.0.2.70/ { sub(/.*ms=/, ""); print }' "$t/out")
