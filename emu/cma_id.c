@@ -44,12 +44,10 @@ bool emu_cma_trace_on(void)
 	return emu_trace_enabled(&on, "cma");
 }
 
-void emu_cma_trace(const char *fmt, ...)
+void emu_cma_trace_print(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!emu_cma_trace_on())
-		return;
 	va_start(ap, fmt);
 	emu_trace_vprint("", fmt, ap);
 	va_end(ap);

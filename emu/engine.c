@@ -471,7 +471,9 @@ static void kick_progress(struct emu_engine *e)
 	sigset_t all, old;
 	uint64_t next;
 
-	if (!emu_clock_next_deadline(&e->clock, &next) || (!e->quiesce_ns && !e->realtime))
+	/* neither rule needs the thread (RDMAEMU_QUIESCE_US=0): no deadline lookup either, at
+	 * every unlock */
+	if ((!e->quiesce_ns && !e->realtime) || !emu_clock_next_deadline(&e->clock, &next))
 		return;
 	if (e->progress_started) {
 		/* in real time it sleeps until a deadline: wake it only for an earlier one */

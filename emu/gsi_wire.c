@@ -208,8 +208,9 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		memcpy(a.sgid, p->info.gid, 16);
 	}
 	if (!local && !p->is_switch && a.link_layer == EMU_LL_ETHERNET && lazy_on()) {
-		struct gsi_frame g = { .a = a, .bth = bth, .x = x };
-
+		/* assigned, not initialised: an initialiser also clears the 256 MAD bytes the
+		 * memcpy below writes */
+		struct gsi_frame g;
 		ssize_t *len = &p->lazy_frame_len[emu_gid_is_v4mapped(a.sgid) &&
 						    emu_gid_is_v4mapped(a.dgid)];
 
@@ -218,6 +219,9 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 		n = *len;
 		if (n < 0)
 			return (int)n;
+		g.a = a;
+		g.bth = bth;
+		g.x = x;
 		memcpy(g.mad, mad, EMU_MAD_LEN);
 		rc = emu_engine_port_send_lazy(e, p->host, p->dev, p->num, &frame_ops, &g,
 					       sizeof(g), (size_t)n);

@@ -21,10 +21,9 @@ bool emu_trace_spec_has(const char *spec, const char *keyword)
 	return false;
 }
 
-bool emu_trace_enabled(int *cache, const char *keyword)
+bool emu_trace_enabled_read(int *cache, const char *keyword)
 {
-	if (*cache < 0)
-		*cache = emu_trace_spec_has(getenv("RDMAEMU_TRACE"), keyword);
+	*cache = emu_trace_spec_has(getenv("RDMAEMU_TRACE"), keyword);
 	return *cache;
 }
 
