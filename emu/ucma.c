@@ -1038,12 +1038,37 @@ static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
 	[EMU_UCMA_CMD_WRITE_CM_EVENT] = cmd_write_cm_event,
 };
 
-ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+/* The command checks and the command, engine lock held, f the file of fd. */
+static ssize_t write_locked(struct emu_ucma_file *f, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
+	int ret;
+
+	if (len < sizeof hdr)
+		ret = -EINVAL;
+	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
+		ret = -EINVAL;
+	else if (hdr.in + sizeof hdr > len)
+		ret = -EINVAL;
+	else if (!cmd_table[hdr.cmd])
+		ret = -ENOSYS;
+	else
+		ret = cmd_table[hdr.cmd](f, (const char *)buf + sizeof hdr, hdr.in, hdr.out);
+	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len)
+{
+	struct emu_ucma_file *f = file_of(fd);
+
+	return f ? write_locked(f, buf, len) : -EBADF;
+}
+
+ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+{
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
-	int ret;
+	ssize_t ret;
 
 	if (emu_link_active())
 		return emu_ucma_link_write(fd, buf, len);
@@ -1062,16 +1087,7 @@ ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
 	}
 	if (!f)
 		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
-	if (len < sizeof hdr)
-		ret = -EINVAL;
-	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
-		ret = -EINVAL;
-	else if (hdr.in + sizeof hdr > len)
-		ret = -EINVAL;
-	else if (!cmd_table[hdr.cmd])
-		ret = -ENOSYS;
-	else
-		ret = cmd_table[hdr.cmd](f, (const char *)buf + sizeof hdr, hdr.in, hdr.out);
+	ret = write_locked(f, buf, len);
 	emu_engine_unlock(e);
-	return ret ? ret : (ssize_t)len;
+	return ret;
 }

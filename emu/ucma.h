@@ -35,6 +35,9 @@ int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ct
  * the side effects of a GET_EVENT (dequeue, events_reported, backlog). seq must be the head
  * of the queue. 0, -EBADF (no file), -EPROTO (not the head: the copies diverged). */
 int emu_ucma_consumed(int fd, uint32_t seq);
+/* emu_ucma_write on file fd of this process's files with the engine lock held (rdmaemud
+ * sends the answer in the same hold). -EBADF for no file. */
+ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
 /* on: a GET_EVENT on an empty file answers EAGAIN even on a blocking fd (the daemon never
  * sleeps for a client). */
 void emu_ucma_set_nowait(bool on);

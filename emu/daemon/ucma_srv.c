@@ -268,10 +268,11 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	in = sizeof(hdr) + hdr.in;
 	if ((size_t)dfd >= nowner || owners[dfd].broken)
 		return -1;
-	ret = emu_ucma_write(dfd, cmd.b, in);
-	/* behind the events the command pushed (and any still queued): the client has them
-	 * all when it reads the answer */
+	/* the answer in the same hold of the engine lock as the command (one acquisition of
+	 * a lock the engine thread contends), behind the events the command pushed and any
+	 * still queued: the client has them all when it reads the answer */
 	emu_engine_lock(emu_engine_get());
+	ret = emu_ucma_write_locked(dfd, cmd.b, in);
 	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_WRITE, (uint32_t)(ret < 0 ? (int32_t)ret : 0),
 		  devrm_gen, resp.b, w.out);
 	emu_engine_unlock(emu_engine_get());
