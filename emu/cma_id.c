@@ -203,7 +203,6 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id)
 {
 	struct emu_list *pos, *tmp;
-	bool dropped = false;
 
 restart:
 	emu_list_for_each_safe(pos, tmp, &f->events) {
@@ -214,9 +213,7 @@ restart:
 			conn = ev->id;
 		else if (ev->id != id)
 			continue;
-		emu_list_del(&ev->node);
-		f->nevents--;
-		dropped = true;
+		emu_ucma_event_unqueue(f, ev);
 		emu_ucma_event_put(f, ev);
 		if (conn) {
 			/* the nested destroy edits this list too: walk it again */
@@ -224,9 +221,6 @@ restart:
 			goto restart;
 		}
 	}
-	/* the 1->0 edge only: an empty queue's fd is clear already (a syscall per destroy) */
-	if (dropped && !f->nevents)
-		emu_engine_fd_clear(f->fd);
 }
 
 int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, int32_t status,
@@ -247,9 +241,7 @@ int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, 
 	ev->resp.id = id->handle;
 	ev->resp.event = event;
 	ev->resp.status = (uint32_t)status;
-	emu_list_add_tail(&f->events, &ev->node);
-	if (f->nevents++ == 0)
-		emu_engine_fd_signal(f->fd);
+	emu_ucma_event_queue(f, ev);
 	emu_cma_trace("cma %u: event %u status %d queued", id->handle, event, status);
 	return 0;
 }

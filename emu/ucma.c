@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -67,7 +68,38 @@ void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 	f->nspare++;
 }
 
-int emu_ucma_open_host(const struct emu_host *h)
+void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
+{
+	emu_list_add_tail(&f->events, &ev->node);
+	f->nevents++;
+	if (!f->push) {
+		ev->seq = 0;
+		if (f->nevents == 1)
+			emu_engine_fd_signal(f->fd);
+		return;
+	}
+	/* the semaphore counts every event the client has been sent and not read */
+	ev->seq = ++f->push_seq;
+	emu_engine_fd_signal(f->fd);
+	f->push(f->push_ctx, EMU_UCMA_PUSH_EVENT, ev->seq, &ev->resp);
+}
+
+void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
+{
+	emu_list_del(&ev->node);
+	f->nevents--;
+	if (!f->push) {
+		/* the 1->0 edge only: an empty queue's fd is clear already */
+		if (!f->nevents)
+			emu_engine_fd_clear(f->fd);
+		return;
+	}
+	/* on an EFD_SEMAPHORE eventfd the non-blocking read takes 1: this event's */
+	emu_engine_fd_clear(f->fd);
+	f->push(f->push_ctx, EMU_UCMA_PUSH_DROP, ev->seq, NULL);
+}
+
+static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
 {
 	struct emu_engine *e = emu_engine_get();
 	struct emu_ucma_file *f;
@@ -78,7 +110,7 @@ int emu_ucma_open_host(const struct emu_host *h)
 	f = calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	fd = emu_engine_eventfd_new();
+	fd = push ? eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE) : emu_engine_eventfd_new();
 	if (fd < 0) {
 		int err = errno;
 
@@ -87,6 +119,8 @@ int emu_ucma_open_host(const struct emu_host *h)
 	}
 	f->fd = fd;
 	f->host = h;
+	f->push = push;
+	f->push_ctx = ctx;
 	emu_list_init(&f->events);
 	emu_list_init(&f->ids);
 	emu_list_init(&f->spare);
@@ -108,6 +142,16 @@ int emu_ucma_open_host(const struct emu_host *h)
 	files[fd] = f;
 	emu_engine_unlock(e);
 	return fd;
+}
+
+int emu_ucma_open_host(const struct emu_host *h)
+{
+	return open_file(h, NULL, NULL);
+}
+
+int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
+{
+	return open_file(h, push, ctx);
 }
 
 bool emu_ucma_is_file(int fd)
@@ -646,6 +690,8 @@ static bool file_has_event(void *arg)
 	return !emu_list_empty(&((struct emu_ucma_file *)arg)->events);
 }
 
+static void event_read(struct emu_ucma_file *f, struct emu_ucma_event *ev);
+
 static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
 {
 	struct rdma_ucm_get_event cmd;
@@ -657,6 +703,10 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 	 * event is there, which emu/ucma_link.c relies on */
 	if (out_len < EMU_UCMA_GET_EVENT_MIN_OUT)
 		return -ENOSPC;
+	/* a push file's client reads its own copy of the queue (UCMA_CONSUMED): an event
+	 * taken here would be read twice */
+	if (f->push)
+		return -EINVAL;
 	if (emu_list_empty(&f->events)) {
 		int fl = fcntl(f->fd, F_GETFL);
 		int ret;
@@ -671,8 +721,18 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 	ev = emu_list_entry(f->events.next, struct emu_ucma_event, node);
 	len = out_len < sizeof ev->resp ? out_len : sizeof ev->resp;
 	memcpy(RESP(cmd.response), &ev->resp, len);
+	event_read(f, ev);
+	return 0;
+}
+
+/* What reading event ev (the head of f's queue) does after the copy, for GET_EVENT here and
+ * for a push file's UCMA_CONSUMED. */
+static void event_read(struct emu_ucma_file *f, struct emu_ucma_event *ev)
+{
 	emu_list_del(&ev->node);
-	if (--f->nevents == 0)
+	f->nevents--;
+	/* a push file's client took the event's 1 off the semaphore itself */
+	if (!f->nevents && !f->push)
 		emu_engine_fd_clear(f->fd);
 	/* ucma_connect_event_handler queues a CONNECT_REQUEST on the listener's context: it
 	 * counts for the listener, whose destroy waits for its ack */
@@ -688,7 +748,29 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 		ev->id->listen = NULL;
 	}
 	emu_ucma_event_put(f, ev);
-	return 0;
+}
+
+int emu_ucma_consumed(int fd, uint32_t seq)
+{
+	struct emu_engine *e = emu_engine_get();
+	struct emu_ucma_file *f;
+	int ret = -EBADF;
+
+	if (!e)
+		return -ENODEV;
+	emu_engine_lock(e);
+	f = file_of(fd);
+	if (f && f->push) {
+		struct emu_ucma_event *ev = emu_list_empty(&f->events) ? NULL :
+			emu_list_entry(f->events.next, struct emu_ucma_event, node);
+
+		/* the client reads its copy from the head, as GET_EVENT reads the queue */
+		ret = ev && ev->seq == seq ? 0 : -EPROTO;
+		if (!ret)
+			event_read(f, ev);
+	}
+	emu_engine_unlock(e);
+	return ret;
 }
 
 static int cmd_set_option(struct emu_ucma_file *f, const void *in, size_t in_len,
@@ -796,12 +878,9 @@ static void leave_one(struct emu_ucma_file *f, struct emu_cma_id *id, struct emu
 
 		if (ev->mc != mc)
 			continue;
-		emu_list_del(&ev->node);
-		f->nevents--;
+		emu_ucma_event_unqueue(f, ev);
 		emu_ucma_event_put(f, ev);
 	}
-	if (!f->nevents)
-		emu_engine_fd_clear(f->fd);
 	resp->events_reported = mc->events_reported;
 	emu_list_del(&mc->node);
 	free(mc);
@@ -871,14 +950,14 @@ static int cmd_migrate_id(struct emu_ucma_file *f, const void *in, size_t in_len
 
 			if (ev->id != id)
 				continue;
-			emu_list_del(&ev->node);
-			cur->nevents--;
-			emu_list_add_tail(&f->events, &ev->node);
-			if (f->nevents++ == 0)
-				emu_engine_fd_signal(f->fd);
+			/* a push file: DROP on cur, EVENT (a new sequence number) on f */
+			emu_ucma_event_unqueue(cur, ev);
+			emu_ucma_event_queue(f, ev);
 		}
-		if (!cur->nevents)
-			emu_engine_fd_clear(cur->fd);
+		/* cur's client waits for this after the answer, so that the DROPs it brings
+		 * are applied to its copy before it reads cur again */
+		if (cur->push)
+			cur->push(cur->push_ctx, EMU_UCMA_PUSH_MOVED, 0, NULL);
 		emu_list_del(&id->file_node);
 		emu_list_add_tail(&f->ids, &id->file_node);
 		id->file = f;
@@ -961,12 +1040,37 @@ static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
 	[EMU_UCMA_CMD_WRITE_CM_EVENT] = cmd_write_cm_event,
 };
 
-ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+/* The command checks and the command, engine lock held, f the file of fd. */
+static ssize_t write_locked(struct emu_ucma_file *f, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
+	int ret;
+
+	if (len < sizeof hdr)
+		ret = -EINVAL;
+	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
+		ret = -EINVAL;
+	else if (hdr.in + sizeof hdr > len)
+		ret = -EINVAL;
+	else if (!cmd_table[hdr.cmd])
+		ret = -ENOSYS;
+	else
+		ret = cmd_table[hdr.cmd](f, (const char *)buf + sizeof hdr, hdr.in, hdr.out);
+	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len)
+{
+	struct emu_ucma_file *f = file_of(fd);
+
+	return f ? write_locked(f, buf, len) : -EBADF;
+}
+
+ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+{
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
-	int ret;
+	ssize_t ret;
 
 	if (emu_link_active())
 		return emu_ucma_link_write(fd, buf, len);
@@ -985,16 +1089,7 @@ ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
 	}
 	if (!f)
 		return fcntl(fd, F_GETFD) < 0 ? -EBADF : -EINVAL;
-	if (len < sizeof hdr)
-		ret = -EINVAL;
-	else if (memcpy(&hdr, buf, sizeof hdr), hdr.cmd >= EMU_UCMA_NCMDS)
-		ret = -EINVAL;
-	else if (hdr.in + sizeof hdr > len)
-		ret = -EINVAL;
-	else if (!cmd_table[hdr.cmd])
-		ret = -ENOSYS;
-	else
-		ret = cmd_table[hdr.cmd](f, (const char *)buf + sizeof hdr, hdr.in, hdr.out);
+	ret = write_locked(f, buf, len);
 	emu_engine_unlock(e);
-	return ret ? ret : (ssize_t)len;
+	return ret;
 }

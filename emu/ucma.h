@@ -18,6 +18,26 @@
 
 /* emu_ucma_open for host h (not the calling process's). */
 int emu_ucma_open_host(const struct emu_host *h);
+
+/* A push file (protocol 6, docs/daemon.md "rdma_cm files"): its client keeps a copy of the
+ * event queue. push() hears, at once and in queue order, of every event that joins the queue
+ * (EVENT: its sequence number and bytes) and of every one that leaves it unread (DROP: its
+ * sequence number; MOVED, seq 0: a MIGRATE_ID took this file's events of an id, the DROPs
+ * are over). Engine lock held; push() must not take it. */
+enum emu_ucma_push_kind { EMU_UCMA_PUSH_EVENT, EMU_UCMA_PUSH_DROP, EMU_UCMA_PUSH_MOVED };
+typedef void (*emu_ucma_push_fn)(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
+				 const struct rdma_ucm_event_resp *resp);
+/* emu_ucma_open_host for a push file: its eventfd is EFD_SEMAPHORE and counts the pushed
+ * events the client has not read (1 written per EVENT, 1 taken per DROP; the client takes
+ * 1 per event it reads). */
+int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ctx);
+/* The client of push file fd handed the event of sequence number seq to its application:
+ * the side effects of a GET_EVENT (dequeue, events_reported, backlog). seq must be the head
+ * of the queue. 0, -EBADF (no file), -EPROTO (not the head: the copies diverged). */
+int emu_ucma_consumed(int fd, uint32_t seq);
+/* emu_ucma_write on file fd of this process's files with the engine lock held (rdmaemud
+ * sends the answer in the same hold). -EBADF for no file. */
+ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
 /* on: a GET_EVENT on an empty file answers EAGAIN even on a blocking fd (the daemon never
  * sleeps for a client). */
 void emu_ucma_set_nowait(bool on);
@@ -34,6 +54,7 @@ struct emu_ucma_event {
 	struct emu_cma_id *id;
 	struct emu_cma_mc *mc;
 	struct rdma_ucm_event_resp resp;
+	uint32_t seq; /* push files: its sequence number on the file (0 elsewhere) */
 };
 
 struct emu_ucma_file {
@@ -45,12 +66,20 @@ struct emu_ucma_file {
 	/* event records read or dropped, kept for the next event (emu_ucma_event_get) */
 	struct emu_list spare;
 	size_t nspare;
+	/* push files (emu_ucma_open_push); push is NULL for the others */
+	emu_ucma_push_fn push;
+	void *push_ctx;
+	uint32_t push_seq; /* the last sequence number given */
 };
 
 /* An event record for file f, from its spares or malloc (not zeroed: the caller sets every
  * field), and back. Engine lock held. Every event was a calloc and a free, 7 a connection. */
 struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f);
 void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev);
+/* ev joins the tail of f's queue / leaves it unread: the count, the fd and, for a push
+ * file, the push. Engine lock held. */
+void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev);
+void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev);
 
 struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
 				  uint8_t qp_type);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -22,15 +23,29 @@
 
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
+#include "emu/engine.h"
 #include "emu/link.h"
 #include "emu/trace.h"
 #include "emu/ucma.h"
 #include "emu/ucma_link.h"
 
+/* An event the daemon pushed (UCMA_EVENT) and the application has not read. */
+struct lev {
+	struct lev *next;
+	uint32_t seq; /* the daemon's sequence number of it on the file */
+	uint32_t gen; /* the daemon's removal generation when it was queued */
+	struct rdma_ucm_event_resp resp;
+};
+
 /* A file lives while the application's fd is open or a command is running on it: as in the
  * kernel, where a blocked read() holds the struct file, close() from another thread does not
  * end a GET_EVENT in progress (that reader goes on waiting for an event) and ucma_close runs
- * when the last user lets go. */
+ * when the last user lets go.
+ *
+ * A push file (protocol 6): the daemon sends every event as it queues it, and every pushed
+ * event that leaves its queue unread (UCMA_DROP); whoever reads the socket under the lock
+ * (a command waiting for its answer, a GET_EVENT) applies them to evq, the copy of the
+ * file's queue, so GET_EVENT reads evq and asks nothing. */
 struct lfile {
 	struct lfile *next;
 	int fd;   /* the application's: the daemon's eventfd */
@@ -38,7 +53,13 @@ struct lfile {
 	int sock; /* this file's connection */
 	int dfd;  /* the daemon's number for it */
 	unsigned refs; /* the files list's (until close) + one per command running on it */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* one request in flight; the socket's reads; evq; waiters */
+	struct lev *evq, **evq_tail;
+	/* GET_EVENTs asleep on the socket for an event on its way (get_event): a command
+	 * that takes pushes into evq meanwhile (having read the socket they sleep on) sets
+	 * wake, an eventfd of ours, which stays set until such a reader finds evq empty */
+	unsigned waiters;
+	int wake;
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -95,57 +116,127 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 	return r < 0 ? -errno : 0;
 }
 
-/* Receives the answer of type `type`: its arg, body into buf (up to len), an fd passed with
- * it into *fd (when fd is not NULL). -errno of the socket, -EPROTO for a malformed answer. */
-static int recv_answer(int sock, uint16_t type, int32_t *arg, void *buf, size_t len,
+static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
+
+/* The push messages (f's lock held): an EVENT joins evq, a DROP leaves it. 1 when h was one
+ * (*marker set for a DROP 0, the end of a MIGRATE_ID's drops), 0 when it is no push
+ * message, -EPROTO for a malformed one or a DROP of an event evq does not hold. */
+static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body, size_t got,
+		     bool *marker)
+{
+	struct lev *e, **pp;
+
+	if (h->type == EMU_DMSG_UCMA_EVENT) {
+		if (!f || got != sizeof(e->resp) || !(e = malloc(sizeof(*e))))
+			return -EPROTO;
+		e->next = NULL;
+		e->seq = h->arg;
+		e->gen = h->pad;
+		memcpy(&e->resp, body, sizeof(e->resp));
+		*f->evq_tail = e;
+		f->evq_tail = &e->next;
+		if (f->waiters)
+			emu_engine_fd_signal(f->wake);
+		__atomic_fetch_add(&pushed_count, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
+	if (h->type != EMU_DMSG_UCMA_DROP)
+		return 0;
+	if (!f)
+		return -EPROTO;
+	if (!h->arg) {
+		*marker = true;
+		return 1;
+	}
+	for (pp = &f->evq; *pp && (*pp)->seq != h->arg; pp = &(*pp)->next)
+		;
+	e = *pp;
+	if (!e)
+		return -EPROTO; /* the daemon's queue and ours diverged */
+	*pp = e->next;
+	if (!*pp)
+		f->evq_tail = pp;
+	free(e);
+	return 1;
+}
+
+/* Reads sock's messages until the answer of type `type` (0: until a DROP 0 marker; -1: until
+ * the socket is empty, flags MSG_DONTWAIT), applying the push messages of file f (NULL
+ * before the file exists: none may come). The answer's arg, body into buf (up to len), an fd
+ * passed with it into *fd (when fd is not NULL). -errno of the socket, -EPROTO for a
+ * malformed message. */
+static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *buf, size_t len,
 		       size_t *got, int *fd, uint32_t *pad)
 {
+	union {
+		uint8_t b[EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp)];
+		uint64_t align;
+	} body;
 	struct emu_dmsg h;
-	struct iovec iov[2] = { { &h, sizeof(h) }, { buf, len } };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { body.b, sizeof(body.b) } };
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} c;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.b,
-			    .msg_controllen = sizeof(c.b) };
-	struct cmsghdr *cm;
-	ssize_t n;
 
-	do
-		n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -ECONNRESET; /* the daemon went away */
-	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int passed;
+	for (;;) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.b,
+				    .msg_controllen = sizeof(c.b) };
+		struct cmsghdr *cm;
+		bool marker = false;
+		size_t blen;
+		ssize_t n;
+		int r;
 
-			memcpy(&passed, CMSG_DATA(cm), sizeof(passed));
-			if (fd && *fd < 0)
-				*fd = passed;
-			else
-				close(passed);
+		do
+			n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (type < 0 ? MSG_DONTWAIT : 0));
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return type < 0 && errno == EAGAIN ? 0 : -errno;
+		if (n == 0)
+			return -ECONNRESET; /* the daemon went away */
+		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				int passed;
+
+				memcpy(&passed, CMSG_DATA(cm), sizeof(passed));
+				if (fd && *fd < 0 && type > 0)
+					*fd = passed;
+				else
+					close(passed);
+			}
+		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
+		    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+			return -EPROTO;
+		blen = (size_t)n - sizeof(h);
+		r = take_push(f, &h, body.b, blen, &marker);
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			if (marker && type == 0)
+				return 0;
+			continue;
 		}
-	if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC || h.type != type ||
-	    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
-		return -EPROTO;
-	*arg = (int32_t)h.arg;
-	if (pad)
-		*pad = h.pad;
-	if (got)
-		*got = (size_t)n - sizeof(h);
-	return 0;
+		if (type <= 0 || h.type != type || blen > len)
+			return -EPROTO;
+		if (blen)
+			memcpy(buf, body.b, blen);
+		*arg = (int32_t)h.arg;
+		if (pad)
+			*pad = h.pad;
+		if (got)
+			*got = blen;
+		return 0;
+	}
 }
 
 /* ---- RDMAEMU_TRACE=ucmalink: the round trips this process made, by command, printed at
  * exit (docs/daemon.md, "Connection setup across processes"): what a connection costs in
  * round trips to the daemon, for the measurements, without strace. QUERY is split by its
- * option (addr, path, gid, IB service), and the EAGAIN answers of GET_EVENT are counted
- * apart. */
+ * option (addr, path, gid, IB service). GET_EVENT makes none (push files): the line ends
+ * with the number of events the daemon pushed. */
 
-enum { RT_QUERY_OPT = EMU_UCMA_NCMDS, RT_EAGAIN = RT_QUERY_OPT + 4, RT_N };
+enum { RT_QUERY_OPT = EMU_UCMA_NCMDS, RT_N = RT_QUERY_OPT + 4 };
 
 static const char *const rt_names[RT_N] = {
 	[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
@@ -177,7 +268,6 @@ static const char *const rt_names[RT_N] = {
 	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_PATH] = "QUERY(path)",
 	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_GID] = "QUERY(gid)",
 	[RT_QUERY_OPT + EMU_UCMA_QUERY_IB_SERVICE] = "QUERY(ib_service)",
-	[RT_EAGAIN] = "GET_EVENT(EAGAIN)",
 };
 static unsigned long rt_count[RT_N];
 
@@ -219,7 +309,8 @@ static void rt_print(void)
 		n += (size_t)k;
 	}
 	line[n] = 0;
-	rt_trace("pid %d round trips %lu:%s", (int)getpid(), total, line);
+	rt_trace("pid %d round trips %lu:%s; events pushed %lu", (int)getpid(), total, line,
+		 __atomic_load_n(&pushed_count, __ATOMIC_RELAXED));
 }
 
 static void rt_register(void)
@@ -227,7 +318,7 @@ static void rt_register(void)
 	atexit(rt_print);
 }
 
-static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in, int32_t ret)
+static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint32_t opt;
@@ -242,8 +333,6 @@ static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in, int32_t
 		if (opt <= EMU_UCMA_QUERY_IB_SERVICE)
 			__atomic_fetch_add(&rt_count[RT_QUERY_OPT + opt], 1, __ATOMIC_RELAXED);
 	}
-	if (cmd == RDMA_USER_CM_CMD_GET_EVENT && ret == -EAGAIN)
-		__atomic_fetch_add(&rt_count[RT_EAGAIN], 1, __ATOMIC_RELAXED);
 }
 
 int emu_ucma_link_open(const struct emu_host *h)
@@ -274,7 +363,8 @@ int emu_ucma_link_open(const struct emu_host *h)
 	iov[1] = (struct iovec){ &hello, sizeof(hello) };
 	err = send_iov(sock, EMU_DMSG_UCMA_OPEN, iov, 2);
 	if (!err)
-		err = recv_answer(sock, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got, &fd, NULL);
+		err = recv_answer(sock, NULL, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got,
+				  &fd, NULL);
 	if (!err && arg)
 		err = -arg;
 	else if (!err && (got < sizeof(ans) || fd < 0))
@@ -287,8 +377,11 @@ int emu_ucma_link_open(const struct emu_host *h)
 		return err;
 	}
 	f->evfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (f->evfd < 0) {
+	f->wake = f->evfd < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (f->wake < 0) {
 		err = -errno;
+		if (f->evfd >= 0)
+			close(f->evfd);
 		close(fd);
 		close(sock);
 		free(f);
@@ -298,6 +391,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 	f->sock = sock;
 	f->dfd = ans.dfd;
 	f->refs = 1;
+	f->evq_tail = &f->evq;
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_lock(&files_lock);
 	f->next = files;
@@ -320,10 +414,18 @@ static void release(struct lfile *f)
 
 	pthread_mutex_lock(&f->lock);
 	if (!send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
-		(void)recv_answer(f->sock, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL, NULL);
+		(void)recv_answer(f->sock, f, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL,
+				  NULL);
 	pthread_mutex_unlock(&f->lock);
+	while (f->evq) {
+		struct lev *e = f->evq;
+
+		f->evq = e->next;
+		free(e);
+	}
 	close(f->sock);
 	close(f->evfd);
+	close(f->wake);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
@@ -354,53 +456,124 @@ static uint64_t get_u64(const uint8_t *p)
 	return v;
 }
 
-/* One round trip: the command (in bytes of cmd), the response buffer's contents and the
- * option's value go, the return value and the response buffer come back. */
+/* One round trip (f's lock held): the command (in bytes of cmd), the response buffer's
+ * contents and the option's value go, the return value and the response buffer come back;
+ * the events pushed meanwhile join evq. *devrm_gen: the answer's removal generation. */
 static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t *resp,
-		      uint32_t out, const void *opt, uint32_t optlen, int32_t *ret)
+		      uint32_t out, const void *opt, uint32_t optlen, int32_t *ret,
+		      uint32_t *devrm_gen)
 {
 	struct emu_ducma_write w = { in, out, optlen };
 	struct iovec iov[5];
 	size_t got = 0;
-	uint32_t devrm_gen = 0;
 	int err;
 
 	iov[1] = (struct iovec){ &w, sizeof(w) };
 	iov[2] = (struct iovec){ (void *)cmd, in };
 	iov[3] = (struct iovec){ resp, out };
 	iov[4] = (struct iovec){ (void *)opt, optlen };
-	pthread_mutex_lock(&f->lock);
 	err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 5);
 	if (!err)
-		err = recv_answer(f->sock, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL,
-				  &devrm_gen);
-	pthread_mutex_unlock(&f->lock);
-	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
-	if (!err && devrm_gen)
-		emu_link_devrm_sync(devrm_gen);
+		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL,
+				  devrm_gen);
 	if (!err && got != out)
 		err = -EPROTO;
 	return err;
 }
 
-/* A GET_EVENT's sleep: when the file's fd is blocking, waits until the file has an event (or
- * the daemon's end of the socket is gone: the round trip that follows then reports it) and
- * says true; false at once for an O_NONBLOCK fd. The kernel's reader sleeps on the file's
- * wait queue; here the eventfd the daemon signals is that queue. Our own duplicate of it,
- * since another thread may close the application's meanwhile; the file status flags
- * (O_NONBLOCK) are the shared open file's. */
-static bool wait_blocking(struct lfile *f)
+/* Whether fd reads now (the eventfd's count is above 0). */
+static bool fd_readable(int fd)
 {
-	/* the socket with no events asked: only its hang-up (POLLHUP) wakes us, never another
-	 * thread's answer */
-	struct pollfd p[2] = { { .fd = f->evfd, .events = POLLIN }, { .fd = f->sock, .events = 0 } };
-	int fl = fcntl(f->evfd, F_GETFL);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	if (fl < 0 || (fl & O_NONBLOCK))
-		return false;
-	while (poll(p, 2, -1) < 0 && errno == EINTR)
-		;
-	return true;
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* GET_EVENT on a push file: the head of evq to dst (out bytes at most, as ucma_get_event
+ * copies), UCMA_CONSUMED to the daemon, which then does what reading it does in the kernel.
+ * An empty evq takes what the socket holds; then EAGAIN for an O_NONBLOCK fd, or a sleep.
+ *
+ * The sleep is on the eventfd, not the socket: the answers of other threads' commands arrive
+ * on the socket and would wake every reader for nothing (measured: connect 40 % slower). The
+ * count is what the process has been pushed and not read, and under the lock it is the
+ * number of events in evq or still on their way (the daemon counts an event before it sends
+ * it, and a reader takes its 1 before it lets the lock go). So an empty evq with the count
+ * at 0 sleeps on the eventfd until the next push; with the count above 0 the event is on its
+ * way: the reader sleeps on the socket, and on wake, which a command of another thread sets
+ * when it takes pushes into evq meanwhile (it may read the message the reader waits for).
+ * The socket's hang-up (the daemon died) ends both sleeps: the read that follows says
+ * ECONNRESET. */
+static int get_event(struct lfile *f, void *dst, uint32_t out)
+{
+	struct lev *e;
+	int32_t unused;
+	int err, fl;
+
+	pthread_mutex_lock(&f->lock);
+	for (;;) {
+		struct pollfd p[3];
+		bool coming;
+
+		if (f->evq)
+			break;
+		err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+		if (err) {
+			pthread_mutex_unlock(&f->lock);
+			return err;
+		}
+		if (f->evq)
+			break;
+		/* the file status flags (O_NONBLOCK) are the shared open file's */
+		fl = fcntl(f->evfd, F_GETFL);
+		if (fl < 0 || (fl & O_NONBLOCK)) {
+			pthread_mutex_unlock(&f->lock);
+			return -EAGAIN;
+		}
+		coming = fd_readable(f->evfd);
+		p[0] = (struct pollfd){ .fd = f->sock, .events = coming ? POLLIN : 0 };
+		p[1] = (struct pollfd){ .fd = coming ? f->wake : f->evfd, .events = POLLIN };
+		if (coming)
+			emu_engine_fd_clear(f->wake);
+		f->waiters += coming;
+		pthread_mutex_unlock(&f->lock);
+		while (poll(p, 2, -1) < 0 && errno == EINTR)
+			;
+		pthread_mutex_lock(&f->lock);
+		f->waiters -= coming;
+	}
+	/* ucma_get_event: a failed copy_to_user leaves the event queued */
+	if (!dst) {
+		pthread_mutex_unlock(&f->lock);
+		return -EFAULT;
+	}
+	e = f->evq;
+	f->evq = e->next;
+	if (!f->evq)
+		f->evq_tail = &f->evq;
+	/* the event's 1 on the semaphore, under the lock (see above) */
+	emu_engine_fd_clear(f->evfd);
+	{
+		struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_CONSUMED,
+				      e->seq, 0 };
+		ssize_t r;
+
+		/* under the lock: it reaches the daemon before any later command of the file */
+		do
+			r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL);
+		while (r < 0 && errno == EINTR);
+		err = r < 0 ? -errno : 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (err) {
+		free(e);
+		return err;
+	}
+	/* a DEVICE_REMOVAL is seen only once the device lists dropped the device */
+	if (e->gen)
+		emu_link_devrm_sync(e->gen);
+	memcpy(dst, &e->resp, out < sizeof(e->resp) ? out : sizeof(e->resp));
+	free(e);
+	return 0;
 }
 
 ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
@@ -413,9 +586,9 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	const void *opt = NULL;
 	uint64_t resp_addr = 0;
 	uint32_t in, out, optlen = 0;
-	struct lfile *f;
-	bool wait_first;
-	int32_t ret;
+	struct lfile *f, *s = NULL;
+	uint32_t devrm_gen = 0;
+	int32_t ret, unused;
 	int err;
 
 	/* the checks of emu_ucma_write, in its order */
@@ -438,6 +611,14 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	ptrs = emu_ducma_ptrs_of(hdr.cmd);
 	if (ptrs.resp >= 0 && (uint32_t)ptrs.resp + 8 <= in)
 		resp_addr = get_u64(body + ptrs.resp);
+	if (hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
+		/* ucma_get_event's only failure before the wait comes first */
+		err = out < EMU_UCMA_GET_EVENT_MIN_OUT ?
+			      -ENOSPC :
+			      get_event(f, (void *)(uintptr_t)resp_addr, out);
+		put(f);
+		return err ? err : (ssize_t)len;
+	}
 	if (resp_addr)
 		memcpy(resp, (const void *)(uintptr_t)resp_addr, out);
 	else
@@ -447,8 +628,10 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		opt = (const void *)(uintptr_t)get_u64(body + ptrs.opt);
 		if (optlen > (1u << 22))
 			optlen = 0; /* the daemon answers EINVAL from the length in the command */
-		else if (optlen > EMU_DUCMA_MAX_OPT)
+		else if (optlen > EMU_DUCMA_MAX_OPT) {
+			put(f);
 			return -ENOMEM; /* a limit of the emulation (docs/daemon.md) */
+		}
 		if (!opt)
 			optlen = 0; /* the daemon answers EFAULT */
 	}
@@ -458,38 +641,44 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		 * closed fd (ENOENT), -2 for an fd that is no rdma_cm file (EINVAL) */
 		uint8_t *p = cmd + sizeof(hdr) + offsetof(struct rdma_ucm_migrate_id, fd);
 		int32_t src, dfd;
-		struct lfile *s;
 
 		memcpy(&src, p, sizeof(src));
 		s = get(src);
-		dfd = s ? s->dfd : fcntl(src, F_GETFD) < 0 ? -1 : -2;
-		if (s)
+		if (s == f) {
 			put(s);
+			s = NULL;
+			dfd = f->dfd;
+		} else {
+			dfd = s ? s->dfd : fcntl(src, F_GETFD) < 0 ? -1 : -2;
+		}
 		memcpy(p, &dfd, sizeof(dfd));
 	}
-	/* A blocking GET_EVENT that can only wait or return an event (the ENOSPC check is the
-	 * only earlier failure: EMU_UCMA_GET_EVENT_MIN_OUT) sleeps on the eventfd before it
-	 * asks, where it would sleep after the daemon's EAGAIN for an empty file anyway: one
-	 * round trip less per wait, and the same outcome, since the daemon's GET_EVENT on a
-	 * file with an event queued returns it whenever it is asked. */
-	wait_first = hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT && out >= EMU_UCMA_GET_EVENT_MIN_OUT;
-	for (;;) {
-		if (wait_first && !wait_blocking(f))
-			wait_first = false; /* O_NONBLOCK: ask at once, EAGAIN goes to the caller */
-		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret);
-		if (err) {
-			put(f);
-			return err;
-		}
-		rt_count_one(cmd + sizeof(hdr), hdr.cmd, in, ret);
-		/* blocking fd and no event (another thread may have taken it): sleep until the
-		 * daemon signals one, then ask again */
-		if (ret == -EAGAIN && hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT &&
-		    (wait_first || wait_blocking(f)))
-			continue;
-		break;
+	/* MIGRATE_ID from another file holds that file's lock too (the two in address order:
+	 * two migrations the other way round must not deadlock): no event of it is read
+	 * meanwhile, so the daemon, which applies that file's UCMA_CONSUMEDs before it moves
+	 * its events, moves none the application has seen. */
+	if (s && s < f)
+		pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&f->lock);
+	if (s && s > f)
+		pthread_mutex_lock(&s->lock);
+	err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret,
+			 &devrm_gen);
+	pthread_mutex_unlock(&f->lock);
+	/* the migration's DROPs on the other file end with a marker: they leave its evq now */
+	if (!err && s && !ret)
+		err = recv_answer(s->sock, s, 0, &unused, NULL, 0, NULL, NULL, NULL);
+	if (s) {
+		pthread_mutex_unlock(&s->lock);
+		put(s);
 	}
 	put(f);
+	if (err)
+		return err;
+	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
+	if (devrm_gen)
+		emu_link_devrm_sync(devrm_gen);
+	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in);
 	if (ret < 0)
 		return ret;
 	if (resp_addr)

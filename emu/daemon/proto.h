@@ -12,8 +12,9 @@
 /* 2: the UCMA_* messages (an rdma_cm file served by the daemon); 3: the SHM_* messages;
  * 4: device removal (DEVICE_REMOVE / DEVICE_GONE, WELCOME's list of removed devices, the
  * removal generation in the pad of UCMA_WRITE answers), NEIGH_RESOLVE; 5: NEIGH_RESOLVE
- * answers carry the host's neighbour generation, NEIGH_GEN */
-#define EMU_DPROTO_VERSION 5
+ * answers carry the host's neighbour generation, NEIGH_GEN; 6: push
+ * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip) */
+#define EMU_DPROTO_VERSION 6
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -56,7 +57,20 @@ enum emu_dmsg_type {
 				      * (ETIMEDOUT, ENETUNREACH, ...), pad = the host's
 				      * neighbour generation the MAC holds for (0 with an
 				      * error), body: the 6-byte MAC */
-	/* 13..15: kept. 16..20: the shared-memory loopback path
+	/* A push file (protocol 6, docs/daemon.md "rdma_cm files"): the daemon sends each
+	 * event as it is queued, the client reads it from its own copy of the queue. */
+	EMU_DMSG_UCMA_EVENT = 13,    /* daemon -> client, unsolicited, arg = the event's sequence
+				      * number on the file (from 1), pad = the removal
+				      * generation, body: struct rdma_ucm_event_resp as GET_EVENT
+				      * copies it. The file's eventfd got 1 for it. */
+	EMU_DMSG_UCMA_CONSUMED = 14, /* client -> daemon, one-way, arg = the sequence number of
+				      * the event it handed to the application: the head of the
+				      * file's queue (anything else is a protocol error) */
+	EMU_DMSG_UCMA_DROP = 15,     /* daemon -> client, unsolicited, arg = the sequence number
+				      * of a pushed event that left the queue unread (destroy,
+				      * leave, migrate); the daemon took its 1 off the eventfd.
+				      * arg 0: the end of a MIGRATE_ID's drops on its source file */
+	/* 16..20: the shared-memory loopback path
 	 * between the processes of one host (emu/link_shm.c, emu/daemon/shm.c). */
 	EMU_DMSG_SHM_HELLO = 16, /* client -> daemon, arg 0, no body, SCM_RIGHTS: the eventfd
 				  * that wakes the client's ring reader. Not answered. */

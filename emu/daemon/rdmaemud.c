@@ -198,7 +198,11 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 {
 	struct outmsg *m;
 
-	if (c->noutq >= OUTQ_MAX || !(m = malloc(sizeof(*m) + len))) {
+	/* an rdma_cm file's messages are never dropped: the client's copy of the event queue
+	 * would diverge from the file's; what waits is bounded by the events the application
+	 * leaves unread */
+	if ((c->noutq >= OUTQ_MAX && c->state != CLIENT_UCMA) ||
+	    !(m = malloc(sizeof(*m) + len))) {
 		c->drops++;
 		return;
 	}
@@ -216,6 +220,32 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 		(void)n; /* full pipe: a wake-up is pending anyway */
 	}
 }
+
+/* emu_ucma_srv_ops.send: a message of an rdma_cm file's connection, in order behind what
+ * waits for it. Engine lock held. */
+static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, const void *body,
+		      size_t len)
+{
+	struct client *c = ctx;
+
+	if (!c->outq) {
+		struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
+		struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+
+		if (sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) {
+			c->frames_out++;
+			return;
+		}
+		if (errno != EAGAIN) {
+			c->drops++; /* the client is going away: its hang-up comes next */
+			return;
+		}
+	}
+	outq_add_msg(c, type, arg, pad, body, len);
+}
+
+static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send };
 
 static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 {
@@ -498,8 +528,13 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 			rc = -ENOENT;
 		else if (d.devrm_gen >= EMU_DPROTO_MAX_REMOVED)
 			rc = -ENOSPC;
-		else
+		else {
+			/* the DEVICE_REMOVAL events the removal pushes carry the generation
+			 * it brings */
+			emu_ucma_srv_devrm(d.devrm_gen + 1);
 			rc = emu_device_remove_locked(host, r->dev, &dev);
+			emu_ucma_srv_devrm(d.devrm_gen);
+		}
 		if (!rc) {
 			uint32_t arg = (uint32_t)(host - d.f->hosts) << 16 | (uint32_t)dev;
 
@@ -653,7 +688,7 @@ static bool client_read(struct client *c, uint8_t *buf)
 	case EMU_DMSG_UCMA_OPEN:
 		if (c->state != CLIENT_CONNECTED)
 			return false;
-		c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len, &c->pid);
+		c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len, &c->pid, c);
 		if (c->ucma_dfd < 0)
 			return false;
 		emu_engine_lock(d.e);
@@ -662,6 +697,10 @@ static bool client_read(struct client *c, uint8_t *buf)
 		break;
 	case EMU_DMSG_UCMA_WRITE:
 		if (c->state != CLIENT_UCMA || emu_ucma_srv_write(c->fd, c->ucma_dfd, c->pid, buf, len))
+			return false;
+		break;
+	case EMU_DMSG_UCMA_CONSUMED:
+		if (c->state != CLIENT_UCMA || emu_ucma_srv_consumed(c->ucma_dfd, h.arg))
 			return false;
 		break;
 	case EMU_DMSG_UCMA_CLOSE:
@@ -771,7 +810,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdmaemud: cannot build the fabric: %s\n", strerror(errno));
 		return 1;
 	}
-	emu_ucma_srv_init();
+	emu_ucma_srv_init(&ucma_ops);
 	emu_engine_lock(d.e);
 	emu_engine_set_realtime(d.e, NULL, NULL);
 	emu_neigh_set_gen_hook(d.e, neigh_gen_moved, NULL);

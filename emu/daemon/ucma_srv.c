@@ -2,9 +2,10 @@
  *
  * A file is the emulated kernel's (emu/ucma.c) for the client's host, numbered by the
  * daemon's eventfd; the client gets that eventfd itself through SCM_RIGHTS. Commands run with
- * the daemon's copies of the user buffers they name (emu/daemon/ucma_proto.h). The daemon's
- * ucma never sleeps in GET_EVENT (emu_ucma_set_nowait): an empty file answers EAGAIN and the
- * client sleeps in poll() on the eventfd, whose O_NONBLOCK flag both ends share. */
+ * the daemon's copies of the user buffers they name (emu/daemon/ucma_proto.h). Every file is
+ * a push file (protocol 6): events go to the client as they are queued (UCMA_EVENT), the
+ * client reads them from its copy of the queue and says so (UCMA_CONSUMED); the eventfd
+ * counts what it has not read yet. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,23 +20,44 @@
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
 #include "emu/daemon/ucma_srv.h"
+#include "emu/engine.h"
 #include "emu/ucma.h"
 
-/* The process owning each file, by the daemon's fd: MIGRATE_ID may only name the caller's. */
-/* The daemon's device-removal generation, in the pad of every answer (emu_ucma_srv_devrm). */
+/* The daemon's device-removal generation, in the pad of every answer and pushed event
+ * (emu_ucma_srv_devrm). */
 static uint32_t devrm_gen;
-static int *owner_pid;
+/* By the daemon's fd of a file: the process owning it (MIGRATE_ID may only name the
+ * caller's), its connection, and whether a drain found its copy diverged. */
+static struct owner {
+	int pid;
+	int sock;
+	bool broken;
+	void *ctx;
+} *owners;
 static size_t nowner;
 static unsigned nfiles;
+static const struct emu_ucma_srv_ops *ops;
 
-void emu_ucma_srv_init(void)
+void emu_ucma_srv_init(const struct emu_ucma_srv_ops *o)
 {
+	ops = o;
 	emu_ucma_set_nowait(true);
 }
 
 void emu_ucma_srv_devrm(uint32_t gen)
 {
 	devrm_gen = gen;
+}
+
+/* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
+ * queued (the daemon's send), never dropped. */
+static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
+		 const struct rdma_ucm_event_resp *resp)
+{
+	if (kind == EMU_UCMA_PUSH_EVENT)
+		ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, resp, sizeof(*resp));
+	else
+		ops->send(ctx, EMU_DMSG_UCMA_DROP, seq, devrm_gen, NULL, 0);
 }
 
 static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)
@@ -66,25 +88,25 @@ static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t
 	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
-static int set_owner(int dfd, int pid)
+static int set_owner(int dfd, int pid, int sock, void *ctx)
 {
 	if ((size_t)dfd >= nowner) {
 		size_t n = (size_t)dfd + 64;
-		int *t = realloc(owner_pid, n * sizeof(*t));
+		struct owner *t = realloc(owners, n * sizeof(*t));
 
 		if (!t)
 			return -ENOMEM;
 		for (size_t i = nowner; i < n; i++)
-			t[i] = 0;
-		owner_pid = t;
+			t[i] = (struct owner){ 0, -1, false, NULL };
+		owners = t;
 		nowner = n;
 	}
-	owner_pid[dfd] = pid;
+	owners[dfd] = (struct owner){ pid, sock, false, ctx };
 	return 0;
 }
 
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
-		      const void *body, size_t len, int *pid)
+		      const void *body, size_t len, int *pid, void *ctx)
 {
 	struct emu_dmsg_hello h;
 	struct emu_ducma_opened ans = { -1 };
@@ -106,8 +128,9 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 		answer(sock, EMU_DMSG_UCMA_OPEN, ENOENT, &ans, sizeof(ans), -1);
 		return -1;
 	}
-	dfd = emu_ucma_open_host(host);
-	if (dfd >= 0 && set_owner(dfd, h.pid)) {
+	/* a v5 client (the daemon takes no other): a push file */
+	dfd = emu_ucma_open_push(host, push, ctx);
+	if (dfd >= 0 && set_owner(dfd, h.pid, sock, ctx)) {
 		emu_ucma_close(dfd);
 		dfd = -ENOMEM;
 	}
@@ -124,6 +147,44 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	emu_cma_trace("rdmaemud: rdma_cm file %d opened for pid %d on host %s", dfd, h.pid,
 		      host->name);
 	return dfd;
+}
+
+/* Applies the UCMA_CONSUMED messages waiting on the connection of file src (MIGRATE_ID is
+ * about to take its events of an id): its client sent them before it asked for the
+ * migration (it holds src's lock meanwhile, so nothing else is waiting there), and an event
+ * it has read must not be moved. */
+static void drain_consumed(int src)
+{
+	struct emu_dmsg h;
+
+	for (;;) {
+		ssize_t n = recv(owners[src].sock, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+
+		if (n != (ssize_t)sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
+		    h.version != EMU_DPROTO_VERSION || h.type != EMU_DMSG_UCMA_CONSUMED)
+			return; /* the main loop deals with the rest */
+		if (recv(owners[src].sock, &h, sizeof(h), MSG_DONTWAIT) != (ssize_t)sizeof(h))
+			return;
+		if (emu_ucma_consumed(src, h.arg)) {
+			fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u is not the "
+				"head of its queue: closing it\n", src, h.arg);
+			owners[src].broken = true;
+			return;
+		}
+	}
+}
+
+int emu_ucma_srv_consumed(int dfd, uint32_t seq)
+{
+	int ret;
+
+	if (dfd < 0 || (size_t)dfd >= nowner || owners[dfd].broken)
+		return -1;
+	ret = emu_ucma_consumed(dfd, seq);
+	if (ret)
+		fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u is not the head of "
+			"its queue (%s): closing it\n", dfd, seq, strerror(-ret));
+	return ret ? -1 : 0;
 }
 
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len)
@@ -196,15 +257,25 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 		memcpy(&src, p, sizeof(src));
 		/* -1: the client's fd was closed (ENOENT); a file of another process, or no
 		 * file: this connection's socket, open and no rdma_cm file (EINVAL) */
-		if (src != -1 && (src < 0 || (size_t)src >= nowner || owner_pid[src] != pid ||
+		if (src != -1 && (src < 0 || (size_t)src >= nowner || owners[src].pid != pid ||
 				  !emu_ucma_is_file(src)))
 			src = sock;
+		else if (src >= 0 && src != dfd)
+			drain_consumed(src);
 		memcpy(p, &src, sizeof(src));
 	}
 	memcpy(cmd.b, &hdr, sizeof(hdr));
 	in = sizeof(hdr) + hdr.in;
-	ret = emu_ucma_write(dfd, cmd.b, in);
-	answer(sock, EMU_DMSG_UCMA_WRITE, ret < 0 ? (int32_t)ret : 0, resp.b, w.out, -1);
+	if ((size_t)dfd >= nowner || owners[dfd].broken)
+		return -1;
+	/* the answer in the same hold of the engine lock as the command (one acquisition of
+	 * a lock the engine thread contends), behind the events the command pushed and any
+	 * still queued: the client has them all when it reads the answer */
+	emu_engine_lock(emu_engine_get());
+	ret = emu_ucma_write_locked(dfd, cmd.b, in);
+	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_WRITE, (uint32_t)(ret < 0 ? (int32_t)ret : 0),
+		  devrm_gen, resp.b, w.out);
+	emu_engine_unlock(emu_engine_get());
 	return 0;
 }
 
@@ -214,7 +285,7 @@ void emu_ucma_srv_close(int dfd)
 		return;
 	emu_cma_trace("rdmaemud: rdma_cm file %d closed", dfd);
 	if ((size_t)dfd < nowner)
-		owner_pid[dfd] = 0;
+		owners[dfd] = (struct owner){ 0, -1, false, NULL };
 	emu_ucma_close(dfd);
 	nfiles--;
 }

@@ -9,14 +9,26 @@
 
 #include "emu/fabric.h"
 
-/* Before serving: the emulated ucma never sleeps in GET_EVENT (the client does). */
-void emu_ucma_srv_init(void);
+/* What the daemon does for the files. */
+struct emu_ucma_srv_ops {
+	/* Sends a message on the connection ctx (emu_ucma_srv_open's) behind what is queued
+	 * for it, queueing it when the socket is full: never dropped, never reordered. The
+	 * engine lock is held. */
+	void (*send)(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, const void *body,
+		     size_t len);
+};
+
+/* Before serving. */
+void emu_ucma_srv_init(const struct emu_ucma_srv_ops *ops);
 /* UCMA_OPEN on connection sock (body: struct emu_dmsg_hello, checked as HELLO is: the fabric
  * must be the daemon's, fabric_path "" for the built-in). Creates the file for the named host
- * and answers with its eventfd. Returns the daemon's fd of the file (the connection now
+ * and answers with its eventfd; ctx names the connection for ops->send. Returns the daemon's fd of the file (the connection now
  * serves it), or -1 after answering an errno. *pid: the pid the client gave. */
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
-		      const void *body, size_t len, int *pid);
+		      const void *body, size_t len, int *pid, void *ctx);
+/* UCMA_CONSUMED of seq on file dfd: 0, or -1 when it is not the head of the file's queue
+ * (the client's copy diverged: the caller closes the connection). */
+int emu_ucma_srv_consumed(int dfd, uint32_t seq);
 /* UCMA_WRITE on the connection serving file dfd of process pid: runs the command, answers.
  * Returns 0, or -1 when the message is malformed (the caller closes the connection). */
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len);

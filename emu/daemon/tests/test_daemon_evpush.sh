@@ -1,0 +1,55 @@
+#!/bin/sh
+# Push files (protocol 6, docs/daemon.md "rdma_cm files"): evpush_probe, one process of the
+# built-in fabric under rdmaemud, checks with exact values that
+#   events the daemon queues while the process sleeps outside the library make the channel's
+#   fd readable (poll) and are read in queue order; O_NONBLOCK and nothing left: EAGAIN;
+#   DESTROY_ID with its event pushed and unread: events_reported 0, the event gone (fd not
+#   readable, EAGAIN), the other id's event still there; with it read: 1;
+#   MIGRATE_ID with two unread events of the id and one of another id between them: both move
+#   to the other file in order, the source keeps the other one, both fds readable;
+#   events_reported 0 (1 when one was read first); and back the other way;
+#   LEAVE_MCAST with the join unread: events_reported 0 and the event gone; read: 1;
+#   two threads asleep in GET_EVENT on one file while a third writes the commands: 20 events,
+#   each read exactly once.
+# The process's RDMAEMU_TRACE=ucmalink line says how many events the daemon pushed: 37 (2 +
+# 2 + 9, of them 3 pushed again to the file a migration moved them to, + 2 + 22).
+set -u
+b=${RDMAEMU_TOP_BUILDDIR:-.}
+rdmaemu="$b/emu/tools/rdmaemu"
+probe="$b/emu/daemon/tests/evpush_probe"
+RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
+export RDMAEMU_RUNTIME_DIR
+unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
+asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	export LD_PRELOAD="$asan"
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+fi
+t=$RDMAEMU_RUNTIME_DIR
+cleanup() {
+	"$rdmaemu" daemon stop >/dev/null 2>&1
+	rm -rf "$t"
+}
+trap cleanup EXIT
+fail=0
+
+RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" >"$t/out" 2>&1
+rc=$?
+cat "$t/out"
+[ $rc -eq 0 ] || { echo "FAIL: evpush_probe exit $rc"; fail=1; }
+grep -v '^rdmaemu: ucmalink: ' "$t/out" >"$t/lines"
+cat >"$t/want" <<'WANT'
+ok order: 2 events pushed while outside the library, read in order
+ok destroy: events_reported 0 with the event unread (dropped), 1 read
+ok migrate: unread events move in order, the source keeps the rest
+ok leave: events_reported 0 with the join unread (dropped), 1 read
+ok threads: 20 events, each read once by one of two blocked readers
+WANT
+cmp -s "$t/want" "$t/lines" || { echo "FAIL: output differs:"; diff "$t/want" "$t/lines"; fail=1; }
+grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips [0-9]+: .*; events pushed 37$' "$t/out" ||
+	{ echo "FAIL: not 37 events pushed"; fail=1; }
+# the daemon kept no file of the process
+"$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||
+	{ echo "FAIL: files left:"; "$rdmaemu" daemon status; fail=1; }
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
