@@ -35,6 +35,21 @@ struct lev {
 	uint32_t seq; /* the daemon's sequence number of it on the file */
 	uint32_t gen; /* the daemon's removal generation when it was queued */
 	struct rdma_ucm_event_resp resp;
+	uint32_t nsnap; /* the answers pushed with it (struct emu_ducma_snap records) */
+	uint8_t snap[];
+};
+
+/* An answer the daemon pushed with an event, kept for the QUERY / INIT_QP_ATTR that
+ * librdmacm sends right after reading it (kept answers). Valid from the moment the event is
+ * read until anything could change it: a later event of the same id arrives, or a command
+ * other than these two names the id (or, when it cannot be told which id it names, any
+ * command of the file). The daemon ran the command when it queued the event, and nothing
+ * of the id has happened since that the process could know of: so the kernel could have
+ * answered so at that moment. */
+#define KEPT_MAX 32
+struct kept {
+	uint32_t cmd, id, sub, len; /* len 0: empty */
+	uint8_t b[];
 };
 
 /* A file lives while the application's fd is open or a command is running on it: as in the
@@ -60,6 +75,8 @@ struct lfile {
 	 * wake, an eventfd of ours, which stays set until such a reader finds evq empty */
 	unsigned waiters;
 	int wake;
+	struct kept *kept[KEPT_MAX]; /* lock */
+	unsigned kept_next;	     /* the slot the next one takes (the oldest goes) */
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -117,6 +134,95 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 }
 
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
+static unsigned long kept_count;   /* commands answered from kept answers (the same) */
+
+/* Forgets the kept answers of id (all: every one) (f's lock held). */
+static void kept_forget(struct lfile *f, uint32_t id, bool all)
+{
+	for (unsigned i = 0; i < KEPT_MAX; i++)
+		if (f->kept[i] && (all || f->kept[i]->id == id)) {
+			free(f->kept[i]);
+			f->kept[i] = NULL;
+		}
+}
+
+/* e is read: its answers are kept, unless evq holds a later event of its id (something
+ * happened to it after the daemon ran them) (f's lock held). */
+static void kept_take(struct lfile *f, const struct lev *e)
+{
+	size_t off = 0;
+
+	for (const struct lev *l = f->evq; l; l = l->next)
+		if (l->resp.id == e->resp.id)
+			return;
+	kept_forget(f, e->resp.id, false);
+	while (off + sizeof(struct emu_ducma_snap) <= e->nsnap) {
+		struct emu_ducma_snap s;
+		struct kept *k;
+
+		memcpy(&s, e->snap + off, sizeof(s));
+		off += sizeof(s);
+		if (s.len > EMU_DUCMA_MAX_OUT || off + s.len > e->nsnap)
+			return;
+		k = malloc(sizeof(*k) + s.len);
+		if (!k)
+			return;
+		k->cmd = s.cmd, k->id = s.id, k->sub = s.sub, k->len = s.len;
+		memcpy(k->b, e->snap + off, s.len);
+		off += (s.len + 7) & ~7u;
+		free(f->kept[f->kept_next]);
+		f->kept[f->kept_next] = k;
+		f->kept_next = (f->kept_next + 1) % KEPT_MAX;
+	}
+}
+
+/* The kept answer of (cmd, id, sub), or NULL (f's lock held). */
+static const struct kept *kept_find(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t sub)
+{
+	for (unsigned i = 0; i < KEPT_MAX; i++)
+		if (f->kept[i] && f->kept[i]->cmd == cmd && f->kept[i]->id == id &&
+		    f->kept[i]->sub == sub)
+			return f->kept[i];
+	return NULL;
+}
+
+/* Where command cmd names its id (the body offset), or -1 when it names none or not one
+ * we can tell: such a command forgets every kept answer of the file. */
+static int id_offset(uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID:
+		return -2; /* a new id: nothing kept can be about it */
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return (int)offsetof(struct rdma_ucm_destroy_id, id);
+	case RDMA_USER_CM_CMD_BIND_IP:
+		return (int)offsetof(struct rdma_ucm_bind_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		return (int)offsetof(struct rdma_ucm_resolve_ip, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		return (int)offsetof(struct rdma_ucm_resolve_route, id);
+	case RDMA_USER_CM_CMD_CONNECT:
+		return (int)offsetof(struct rdma_ucm_connect, id);
+	case RDMA_USER_CM_CMD_LISTEN:
+		return (int)offsetof(struct rdma_ucm_listen, id);
+	case RDMA_USER_CM_CMD_ACCEPT:
+		return (int)offsetof(struct rdma_ucm_accept, id);
+	case RDMA_USER_CM_CMD_REJECT:
+		return (int)offsetof(struct rdma_ucm_reject, id);
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		return (int)offsetof(struct rdma_ucm_disconnect, id);
+	case RDMA_USER_CM_CMD_NOTIFY:
+		return (int)offsetof(struct rdma_ucm_notify, id);
+	case RDMA_USER_CM_CMD_SET_OPTION:
+		return (int)offsetof(struct rdma_ucm_set_option, id);
+	case RDMA_USER_CM_CMD_BIND:
+		return (int)offsetof(struct rdma_ucm_bind, id);
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		return (int)offsetof(struct rdma_ucm_resolve_addr, id);
+	default:
+		return -1;
+	}
+}
 
 /* The push messages (f's lock held): an EVENT joins evq, a DROP leaves it. 1 when h was one
  * (*marker set for a DROP 0, the end of a MIGRATE_ID's drops), 0 when it is no push
@@ -127,12 +233,16 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 	struct lev *e, **pp;
 
 	if (h->type == EMU_DMSG_UCMA_EVENT) {
-		if (!f || got != sizeof(e->resp) || !(e = malloc(sizeof(*e))))
+		if (!f || got < sizeof(e->resp) ||
+		    !(e = malloc(sizeof(*e) + got - sizeof(e->resp))))
 			return -EPROTO;
 		e->next = NULL;
 		e->seq = h->arg;
 		e->gen = h->pad;
 		memcpy(&e->resp, body, sizeof(e->resp));
+		e->nsnap = (uint32_t)(got - sizeof(e->resp));
+		memcpy(e->snap, (const uint8_t *)body + sizeof(e->resp), e->nsnap);
+		kept_forget(f, e->resp.id, false); /* something happened to that id */
 		*f->evq_tail = e;
 		f->evq_tail = &e->next;
 		if (f->waiters)
@@ -309,8 +419,9 @@ static void rt_print(void)
 		n += (size_t)k;
 	}
 	line[n] = 0;
-	rt_trace("pid %d round trips %lu:%s; events pushed %lu", (int)getpid(), total, line,
-		 __atomic_load_n(&pushed_count, __ATOMIC_RELAXED));
+	rt_trace("pid %d round trips %lu:%s; events pushed %lu; kept answers used %lu",
+		 (int)getpid(), total, line, __atomic_load_n(&pushed_count, __ATOMIC_RELAXED),
+		 __atomic_load_n(&kept_count, __ATOMIC_RELAXED));
 }
 
 static void rt_register(void)
@@ -423,6 +534,7 @@ static void release(struct lfile *f)
 		f->evq = e->next;
 		free(e);
 	}
+	kept_forget(f, 0, true);
 	close(f->sock);
 	close(f->evfd);
 	close(f->wake);
@@ -446,6 +558,27 @@ int emu_ucma_link_close(int fd)
 	if (f)
 		put(f); /* the list's reference: the file goes now, or with its last command */
 	return ret;
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* RDMAEMU_UCMA_KEPT_CHECK=1: a kept answer is checked against a round trip (tests) */
+static bool kept_check(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *s = getenv("RDMAEMU_UCMA_KEPT_CHECK");
+
+		on = s && !strcmp(s, "1");
+	}
+	return on;
 }
 
 static uint64_t get_u64(const uint8_t *p)
@@ -550,6 +683,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	f->evq = e->next;
 	if (!f->evq)
 		f->evq_tail = &f->evq;
+	kept_take(f, e);
 	/* the event's 1 on the semaphore, under the lock (see above) */
 	emu_engine_fd_clear(f->evfd);
 	{
@@ -587,6 +721,8 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	uint64_t resp_addr = 0;
 	uint32_t in, out, optlen = 0;
 	struct lfile *f, *s = NULL;
+	uint8_t hit[EMU_DUCMA_MAX_OUT];
+	size_t hitlen = 0;
 	uint32_t devrm_gen = 0;
 	int32_t ret, unused;
 	int err;
@@ -618,6 +754,34 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 			      get_event(f, (void *)(uintptr_t)resp_addr, out);
 		put(f);
 		return err ? err : (ssize_t)len;
+	}
+	if ((hdr.cmd == RDMA_USER_CM_CMD_QUERY || hdr.cmd == RDMA_USER_CM_CMD_INIT_QP_ATTR) &&
+	    in >= sizeof(struct rdma_ucm_query) && resp_addr) {
+		struct rdma_ucm_query q;
+		const struct kept *k;
+
+		memcpy(&q, body, sizeof(q));
+		pthread_mutex_lock(&f->lock);
+		/* what the daemon sent meanwhile first: a later event of the id forgets */
+		err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+		k = err ? NULL : kept_find(f, hdr.cmd, q.id, q.option);
+		/* the kernel writes the same bytes into any buffer that holds them (a PATH
+		 * answer wants room for one record more than it fills: ucma_query_path's loop) */
+		if (k && out >= k->len +
+				       (hdr.cmd == RDMA_USER_CM_CMD_QUERY &&
+						q.option == RDMA_USER_CM_QUERY_PATH ?
+					sizeof(struct ib_path_rec_data) :
+					0)) {
+			hitlen = k->len;
+			memcpy(hit, k->b, hitlen);
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (hitlen && !kept_check()) {
+			memcpy((void *)(uintptr_t)resp_addr, hit, hitlen);
+			__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
+			put(f);
+			return (ssize_t)len;
+		}
 	}
 	if (resp_addr)
 		memcpy(resp, (const void *)(uintptr_t)resp_addr, out);
@@ -662,6 +826,20 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	pthread_mutex_lock(&f->lock);
 	if (s && s > f)
 		pthread_mutex_lock(&s->lock);
+	if (hdr.cmd != RDMA_USER_CM_CMD_QUERY && hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) {
+		int o = id_offset(hdr.cmd);
+
+		if (o >= 0 && (uint32_t)o + 4 <= in) {
+			uint32_t id;
+
+			memcpy(&id, body + o, sizeof(id));
+			kept_forget(f, id, false);
+		} else if (o == -1) {
+			kept_forget(f, 0, true);
+			if (s)
+				kept_forget(s, 0, true); /* MIGRATE_ID: its ids leave s */
+		}
+	}
 	err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret,
 			 &devrm_gen);
 	pthread_mutex_unlock(&f->lock);
@@ -679,6 +857,21 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	if (devrm_gen)
 		emu_link_devrm_sync(devrm_gen);
 	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in);
+	if (hitlen) {
+		/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now */
+		uint8_t want[EMU_DUCMA_MAX_OUT];
+
+		memcpy(want, (const void *)(uintptr_t)resp_addr, out);
+		memcpy(want, hit, hitlen);
+		if (ret < 0 || memcmp(want, resp, out)) {
+			fprintf(stderr, "rdmaemu: ucmalink: kept answer of %s (id %u, %u) differs "
+					"from the daemon's (ret %d)\n",
+				rt_names[hdr.cmd], get_u32(body + offsetof(struct rdma_ucm_query, id)),
+				get_u32(body + offsetof(struct rdma_ucm_query, option)), ret);
+			abort();
+		}
+		__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
+	}
 	if (ret < 0)
 		return ret;
 	if (resp_addr)

@@ -27,6 +27,20 @@
 #define EMU_DUCMA_MAX_OUT 2048u
 #define EMU_DUCMA_MAX_OPT 1024u
 
+/* Answers a push file's UCMA_EVENT carries after the event (protocol 6): the QUERY and
+ * INIT_QP_ATTR answers librdmacm asks for right after reading such an event (ADDR_RESOLVED:
+ * addr, gid; ROUTE_RESOLVED: path; CONNECT_REQUEST: addr, gid, path of the new id and its
+ * INIT/RTR/RTS attributes; CONNECT_RESPONSE: INIT/RTR/RTS), run by the daemon when it queued
+ * the event. Each is this header, then len bytes padded to 8: the prefix of the response
+ * buffer the command wrote (it succeeded; a failure is not sent). At most
+ * EMU_DUCMA_MAX_OUT bytes of them per event. */
+struct emu_ducma_snap {
+	uint32_t cmd; /* RDMA_USER_CM_CMD_QUERY or RDMA_USER_CM_CMD_INIT_QP_ATTR */
+	uint32_t id;  /* the command's id */
+	uint32_t sub; /* its option (QUERY) or qp_state (INIT_QP_ATTR) */
+	uint32_t len; /* the bytes of the response buffer it wrote */
+};
+
 struct emu_ducma_opened {
 	int32_t dfd; /* the daemon's number for the file (MIGRATE_ID names files by it) */
 };

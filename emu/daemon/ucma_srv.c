@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,10 +39,15 @@ static struct owner {
 static size_t nowner;
 static unsigned nfiles;
 static const struct emu_ucma_srv_ops *ops;
+/* RDMAEMU_UCMA_SNAPS=0 in the daemon's environment: events go without answers (measuring) */
+static bool snaps_on = true;
 
 void emu_ucma_srv_init(const struct emu_ucma_srv_ops *o)
 {
+	const char *s = getenv("RDMAEMU_UCMA_SNAPS");
+
 	ops = o;
+	snaps_on = !s || strcmp(s, "0");
 	emu_ucma_set_nowait(true);
 }
 
@@ -51,13 +58,115 @@ void emu_ucma_srv_devrm(uint32_t gen)
 
 /* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
  * queued (the daemon's send), never dropped. */
+/* The file served on connection ctx (-1: none). */
+static int dfd_of(const void *ctx)
+{
+	for (size_t i = 0; i < nowner; i++)
+		if (owners[i].ctx == ctx && owners[i].sock >= 0)
+			return (int)i;
+	return -1;
+}
+
+/* Runs QUERY / INIT_QP_ATTR (cmd, sub) on id of file dfd twice, the response buffer filled
+ * with 0x00 and with 0xff, and appends its answer to buf at *off (struct emu_ducma_snap):
+ * only a success, and only when the bytes it wrote are a prefix (they read the same both
+ * times, the rest differs). Engine lock held. */
+static void snap_one(int dfd, uint32_t cmd, uint32_t id, uint32_t sub, uint8_t *buf,
+		     size_t *off, size_t max)
+{
+	static uint8_t r[2][EMU_DUCMA_MAX_OUT];
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		struct rdma_ucm_query q; /* the same layout as rdma_ucm_init_qp_attr */
+	} c;
+	struct emu_ducma_snap s = { cmd, id, sub, 0 };
+	size_t len = 0, padded;
+
+	_Static_assert(sizeof(struct rdma_ucm_query) == sizeof(struct rdma_ucm_init_qp_attr) &&
+			       offsetof(struct rdma_ucm_query, option) ==
+				       offsetof(struct rdma_ucm_init_qp_attr, qp_state),
+		       "QUERY and INIT_QP_ATTR commands share a layout");
+	for (int k = 0; k < 2; k++) {
+		memset(&c, 0, sizeof(c));
+		c.hdr.cmd = cmd;
+		c.hdr.in = sizeof(c.q);
+		c.hdr.out = sizeof(r[k]);
+		c.q.response = (uintptr_t)r[k];
+		c.q.id = id;
+		c.q.option = sub;
+		memset(r[k], k ? 0xff : 0x00, sizeof(r[k]));
+		if (emu_ucma_write_locked(dfd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+			return;
+	}
+	while (len < sizeof(r[0]) && r[0][len] == r[1][len])
+		len++;
+	for (size_t i = len; i < sizeof(r[0]); i++)
+		if (r[0][i] == r[1][i])
+			return; /* not a prefix: the client asks */
+	padded = (len + 7) & ~(size_t)7;
+	if (!len || *off + sizeof(s) + padded > max)
+		return;
+	s.len = (uint32_t)len;
+	memcpy(buf + *off, &s, sizeof(s));
+	memset(buf + *off + sizeof(s), 0, padded);
+	memcpy(buf + *off + sizeof(s), r[0], len);
+	*off += sizeof(s) + padded;
+}
+
+/* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
+ * queued (the daemon's send), never dropped. An event goes with the answers the library
+ * asks for right after reading it (struct emu_ducma_snap): those are round trips no more
+ * (the client keeps them until something could change them, emu/ucma_link.c). */
 static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
 		 const struct rdma_ucm_event_resp *resp)
 {
-	if (kind == EMU_UCMA_PUSH_EVENT)
-		ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, resp, sizeof(*resp));
-	else
+	static uint8_t body[sizeof(struct rdma_ucm_event_resp) + EMU_DUCMA_MAX_OUT];
+	static const uint32_t addr[][2] = {
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_ADDR },
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_GID },
+	}, route[][2] = {
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_PATH },
+	}, req[][2] = {
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_ADDR },
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_GID },
+		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_PATH },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 1 /* INIT */ },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 2 /* RTR */ },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 3 /* RTS */ },
+	}, rep[][2] = {
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 1 },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 2 },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 3 },
+	};
+	const uint32_t(*list)[2] = NULL;
+	size_t n = 0, off = sizeof(*resp);
+	int dfd;
+
+	if (kind != EMU_UCMA_PUSH_EVENT) {
 		ops->send(ctx, EMU_DMSG_UCMA_DROP, seq, devrm_gen, NULL, 0);
+		return;
+	}
+	memcpy(body, resp, sizeof(*resp));
+	switch (resp->event) {
+	case EMU_CMA_EVENT_ADDR_RESOLVED:
+		list = addr, n = sizeof(addr) / sizeof(*addr);
+		break;
+	case EMU_CMA_EVENT_ROUTE_RESOLVED:
+		list = route, n = sizeof(route) / sizeof(*route);
+		break;
+	case EMU_CMA_EVENT_CONNECT_REQUEST:
+		list = req, n = sizeof(req) / sizeof(*req);
+		break;
+	case EMU_CMA_EVENT_CONNECT_RESPONSE:
+		list = rep, n = sizeof(rep) / sizeof(*rep);
+		break;
+	default:
+		break;
+	}
+	if (n && snaps_on && (dfd = dfd_of(ctx)) >= 0)
+		for (size_t i = 0; i < n; i++)
+			snap_one(dfd, list[i][0], resp->id, list[i][1], body, &off, sizeof(body));
+	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
 }
 
 static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)

@@ -23,6 +23,7 @@ s=${RDMAEMU_TOP_SRCDIR:-.}
 probe1="$b/emu/daemon/tests/devrm_probe"
 probe="$b/emu/daemon/tests/devrm_probe2"
 . "$s/emu/daemon/tests/daemon_test_env.sh"
+export RDMAEMU_UCMA_KEPT_CHECK=1 # kept answers checked against round trips (docs/daemon.md)
 unset RDMAEMU_SHM RDMAEMU_TRACE
 
 # `rdma link delete DEV` of iproute2, as the probe runs it, on the host the process is

@@ -15,23 +15,11 @@
 # 2 + 9, of them 3 pushed again to the file a migration moved them to, + 2 + 22).
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
-rdmaemu="$b/emu/tools/rdmaemu"
+s=${RDMAEMU_TOP_SRCDIR:-.}
 probe="$b/emu/daemon/tests/evpush_probe"
-RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
-export RDMAEMU_RUNTIME_DIR
-unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP RDMAEMU_SHM RDMAEMU_TRACE
-asan=$(ldd "$b/emu/verbs/.libs/libibverbs.so.1" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-t=$RDMAEMU_RUNTIME_DIR
-cleanup() {
-	"$rdmaemu" daemon stop >/dev/null 2>&1
-	rm -rf "$t"
-}
-trap cleanup EXIT
-fail=0
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+unset RDMAEMU_SHM RDMAEMU_TRACE
+export RDMAEMU_UCMA_KEPT_CHECK=1 # kept answers checked against round trips (docs/daemon.md)
 
 RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" >"$t/out" 2>&1
 rc=$?
@@ -46,7 +34,7 @@ ok leave: events_reported 0 with the join unread (dropped), 1 read
 ok threads: 20 events, each read once by one of two blocked readers
 WANT
 cmp -s "$t/want" "$t/lines" || { echo "FAIL: output differs:"; diff "$t/want" "$t/lines"; fail=1; }
-grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips [0-9]+: .*; events pushed 37$' "$t/out" ||
+grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips [0-9]+: .*; events pushed 37; kept answers used [0-9]+$' "$t/out" ||
 	{ echo "FAIL: not 37 events pushed"; fail=1; }
 # the daemon kept no file of the process
 "$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||

@@ -11,6 +11,7 @@ b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
 command -v ib_write_bw >/dev/null 2>&1 || { echo "perftest not installed: skipped"; exit 77; }
 . "$s/emu/daemon/tests/daemon_test_env.sh"
+export RDMAEMU_UCMA_KEPT_CHECK=1 # kept answers checked against round trips (docs/daemon.md)
 daemon_test_ports 14400
 ref="$s/fixtures/rxe-ref.fabric"
 
