@@ -573,10 +573,8 @@ int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct
 	memset(&body, 0, sizeof(body));
 	body.host = (uint32_t)host;
 	body.timeout_ms = timeout_ms;
-	memcpy(body.src, src, src->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-							  : sizeof(struct sockaddr_in6));
-	memcpy(body.dst, dst, dst->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-							  : sizeof(struct sockaddr_in6));
+	memcpy(body.src, src, sa_len(src));
+	memcpy(body.dst, dst, sa_len(dst));
 	n = ctl_request(NULL, EMU_DMSG_NEIGH_RESOLVE, &body, sizeof(body), &ans, hw, sizeof(hw));
 	if (n < 0)
 		return (int)n;
