@@ -126,6 +126,7 @@ static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_GID },
 	}, route[][2] = {
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_PATH },
+		{ RDMA_USER_CM_CMD_INIT_QP_ATTR, 1 }, /* rdma_create_qp comes next (cmtime) */
 	}, req[][2] = {
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_ADDR },
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_GID },

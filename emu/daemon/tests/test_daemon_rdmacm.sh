@@ -130,19 +130,19 @@ more() {
 		"rdma_xclient -s $a -p {P} -c r" '^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
 	# cmtime's server (rdmacm-utils 44) serves until it is killed
 	# The client's round trips to the daemon by command (RDMAEMU_TRACE=ucmalink, at exit;
-	# docs/daemon.md): 8 per connection and the setup's (rdma_getaddrinfo's id and its
+	# docs/daemon.md): 7 per connection and the setup's (rdma_getaddrinfo's id and its
 	# queries, the bind); no GET_EVENT: the daemon pushed the 16 events (4 a connection:
 	# ADDR_RESOLVED, ROUTE_RESOLVED, CONNECT_RESPONSE, DISCONNECTED; ESTABLISHED is the
-	# client's own RTU) and the client read them from its copy; 6 a connection of the QUERY
+	# client's own RTU) and the client read them from its copy; 7 a connection of the QUERY
 	# and INIT_QP_ATTR answers came with them (kept answers: addr and gid with
-	# ADDR_RESOLVED, path with ROUTE_RESOLVED, INIT/RTR/RTS with CONNECT_RESPONSE; the
-	# INIT of rdma_create_qp follows no event). Counted as the library runs them (no check)
+	# ADDR_RESOLVED, path and the INIT of rdma_create_qp with ROUTE_RESOLVED, INIT/RTR/RTS
+	# with CONNECT_RESPONSE). Counted as the library runs them (no check)
 	pair "cmtime-$tag" $snode $cnode "$L" "cmtime -b $a -p {P} -c 4" \
 		"env RDMAEMU_UCMA_KEPT_CHECK=0 RDMAEMU_TRACE=ucmalink cmtime -s $a -p {P} -c 4" \
 		RUNS '^connect +:'
-	rts='round trips 37: CREATE_ID 5 DESTROY_ID 5 RESOLVE_ROUTE 4 CONNECT 4 ACCEPT 4'
-	rts="$rts DISCONNECT 4 INIT_QP_ATTR 4 QUERY 2 BIND 1 RESOLVE_ADDR 4"
-	rts="$rts QUERY\\(addr\\) 1 QUERY\\(gid\\) 1; events pushed 16; kept answers used 24"
+	rts='round trips 33: CREATE_ID 5 DESTROY_ID 5 RESOLVE_ROUTE 4 CONNECT 4 ACCEPT 4'
+	rts="$rts DISCONNECT 4 QUERY 2 BIND 1 RESOLVE_ADDR 4"
+	rts="$rts QUERY\\(addr\\) 1 QUERY\\(gid\\) 1; events pushed 16; kept answers used 28"
 	grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/cli.out" ||
 		{ echo "FAIL cmtime-$tag: round trips:"; grep ucmalink "$t/cli.out"; fail=1; }
 	# mckey: the receiver joins, the sender (bound to its own address) sends 5 datagrams to
