@@ -152,6 +152,8 @@ static void kept_take(struct lfile *f, const struct lev *e)
 {
 	size_t off = 0;
 
+	if (!e->nsnap)
+		return;
 	for (const struct lev *l = f->evq; l; l = l->next)
 		if (l->resp.id == e->resp.id)
 			return;
@@ -184,44 +186,6 @@ static const struct kept *kept_find(struct lfile *f, uint32_t cmd, uint32_t id, 
 		    f->kept[i]->sub == sub)
 			return f->kept[i];
 	return NULL;
-}
-
-/* Where command cmd names its id (the body offset), or -1 when it names none or not one
- * we can tell: such a command forgets every kept answer of the file. */
-static int id_offset(uint32_t cmd)
-{
-	switch (cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID:
-		return -2; /* a new id: nothing kept can be about it */
-	case RDMA_USER_CM_CMD_DESTROY_ID:
-		return (int)offsetof(struct rdma_ucm_destroy_id, id);
-	case RDMA_USER_CM_CMD_BIND_IP:
-		return (int)offsetof(struct rdma_ucm_bind_ip, id);
-	case RDMA_USER_CM_CMD_RESOLVE_IP:
-		return (int)offsetof(struct rdma_ucm_resolve_ip, id);
-	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
-		return (int)offsetof(struct rdma_ucm_resolve_route, id);
-	case RDMA_USER_CM_CMD_CONNECT:
-		return (int)offsetof(struct rdma_ucm_connect, id);
-	case RDMA_USER_CM_CMD_LISTEN:
-		return (int)offsetof(struct rdma_ucm_listen, id);
-	case RDMA_USER_CM_CMD_ACCEPT:
-		return (int)offsetof(struct rdma_ucm_accept, id);
-	case RDMA_USER_CM_CMD_REJECT:
-		return (int)offsetof(struct rdma_ucm_reject, id);
-	case RDMA_USER_CM_CMD_DISCONNECT:
-		return (int)offsetof(struct rdma_ucm_disconnect, id);
-	case RDMA_USER_CM_CMD_NOTIFY:
-		return (int)offsetof(struct rdma_ucm_notify, id);
-	case RDMA_USER_CM_CMD_SET_OPTION:
-		return (int)offsetof(struct rdma_ucm_set_option, id);
-	case RDMA_USER_CM_CMD_BIND:
-		return (int)offsetof(struct rdma_ucm_bind, id);
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-		return (int)offsetof(struct rdma_ucm_resolve_addr, id);
-	default:
-		return -1;
-	}
 }
 
 /* The push messages (f's lock held): an EVENT joins evq, a DROP leaves it. 1 when h was one
@@ -826,15 +790,11 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	pthread_mutex_lock(&f->lock);
 	if (s && s > f)
 		pthread_mutex_lock(&s->lock);
+	/* a command that may change an id: what was kept of it goes */
 	if (hdr.cmd != RDMA_USER_CM_CMD_QUERY && hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) {
-		int o = id_offset(hdr.cmd);
-
-		if (o >= 0 && (uint32_t)o + 4 <= in) {
-			uint32_t id;
-
-			memcpy(&id, body + o, sizeof(id));
-			kept_forget(f, id, false);
-		} else if (o == -1) {
+		if (ptrs.id >= 0 && (uint32_t)ptrs.id + 4 <= in) {
+			kept_forget(f, get_u32(body + ptrs.id), false);
+		} else if (ptrs.id == -1) {
 			kept_forget(f, 0, true);
 			if (s)
 				kept_forget(s, 0, true); /* MIGRATE_ID: its ids leave s */

@@ -57,26 +57,67 @@ struct emu_ducma_ptrs {
 	int resp;    /* u64 address of the response buffer (hdr.out bytes) */
 	int opt;     /* u64 address of an input buffer ... */
 	int opt_len; /* ... whose u32 length is here */
+	int id;	     /* the u32 id of an existing rdma_cm id it names; -1: none that can be
+		      * told (or a multicast handle); -2: it names none (CREATE_ID) */
 };
 
 static inline struct emu_ducma_ptrs emu_ducma_ptrs_of(uint32_t cmd)
 {
-	struct emu_ducma_ptrs p = { -1, -1, -1 };
+	struct emu_ducma_ptrs p = { -1, -1, -1, -1 };
 
 	switch (cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID:
 		p.resp = (int)offsetof(struct rdma_ucm_create_id, response);
+		p.id = -2;
 		break;
 	case RDMA_USER_CM_CMD_DESTROY_ID:
-	case RDMA_USER_CM_CMD_LEAVE_MCAST:
+		p.resp = (int)offsetof(struct rdma_ucm_destroy_id, response);
+		p.id = (int)offsetof(struct rdma_ucm_destroy_id, id);
+		break;
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: /* its id is the membership's handle */
 		p.resp = (int)offsetof(struct rdma_ucm_destroy_id, response);
 		break;
 	case RDMA_USER_CM_CMD_QUERY_ROUTE:
 	case RDMA_USER_CM_CMD_QUERY:
 		p.resp = (int)offsetof(struct rdma_ucm_query, response);
+		p.id = (int)offsetof(struct rdma_ucm_query, id);
 		break;
 	case RDMA_USER_CM_CMD_INIT_QP_ATTR:
 		p.resp = (int)offsetof(struct rdma_ucm_init_qp_attr, response);
+		p.id = (int)offsetof(struct rdma_ucm_init_qp_attr, id);
+		break;
+	case RDMA_USER_CM_CMD_BIND_IP:
+		p.id = (int)offsetof(struct rdma_ucm_bind_ip, id);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		p.id = (int)offsetof(struct rdma_ucm_resolve_ip, id);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		p.id = (int)offsetof(struct rdma_ucm_resolve_route, id);
+		break;
+	case RDMA_USER_CM_CMD_CONNECT:
+		p.id = (int)offsetof(struct rdma_ucm_connect, id);
+		break;
+	case RDMA_USER_CM_CMD_LISTEN:
+		p.id = (int)offsetof(struct rdma_ucm_listen, id);
+		break;
+	case RDMA_USER_CM_CMD_ACCEPT:
+		p.id = (int)offsetof(struct rdma_ucm_accept, id);
+		break;
+	case RDMA_USER_CM_CMD_REJECT:
+		p.id = (int)offsetof(struct rdma_ucm_reject, id);
+		break;
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		p.id = (int)offsetof(struct rdma_ucm_disconnect, id);
+		break;
+	case RDMA_USER_CM_CMD_NOTIFY:
+		p.id = (int)offsetof(struct rdma_ucm_notify, id);
+		break;
+	case RDMA_USER_CM_CMD_BIND:
+		p.id = (int)offsetof(struct rdma_ucm_bind, id);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		p.id = (int)offsetof(struct rdma_ucm_resolve_addr, id);
 		break;
 	case RDMA_USER_CM_CMD_GET_EVENT:
 		p.resp = (int)offsetof(struct rdma_ucm_get_event, response);
@@ -93,6 +134,7 @@ static inline struct emu_ducma_ptrs emu_ducma_ptrs_of(uint32_t cmd)
 	case RDMA_USER_CM_CMD_SET_OPTION:
 		p.opt = (int)offsetof(struct rdma_ucm_set_option, optval);
 		p.opt_len = (int)offsetof(struct rdma_ucm_set_option, optlen);
+		p.id = (int)offsetof(struct rdma_ucm_set_option, id);
 		break;
 	default:
 		break;
