@@ -81,7 +81,7 @@ void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 	/* the semaphore counts every event the client has been sent and not read */
 	ev->seq = ++f->push_seq;
 	emu_engine_fd_signal(f->fd);
-	f->push(f->push_ctx, EMU_UCMA_PUSH_EVENT, ev->seq, &ev->resp);
+	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_EVENT, ev->seq, &ev->resp);
 }
 
 void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
@@ -96,7 +96,7 @@ void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 	}
 	/* on an EFD_SEMAPHORE eventfd the non-blocking read takes 1: this event's */
 	emu_engine_fd_clear(f->fd);
-	f->push(f->push_ctx, EMU_UCMA_PUSH_DROP, ev->seq, NULL);
+	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_DROP, ev->seq, NULL);
 }
 
 static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
@@ -957,7 +957,7 @@ static int cmd_migrate_id(struct emu_ucma_file *f, const void *in, size_t in_len
 		/* cur's client waits for this after the answer, so that the DROPs it brings
 		 * are applied to its copy before it reads cur again */
 		if (cur->push)
-			cur->push(cur->push_ctx, EMU_UCMA_PUSH_MOVED, 0, NULL);
+			cur->push(cur->push_ctx, cur->fd, EMU_UCMA_PUSH_MOVED, 0, NULL);
 		emu_list_del(&id->file_node);
 		emu_list_add_tail(&f->ids, &id->file_node);
 		id->file = f;

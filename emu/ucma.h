@@ -23,9 +23,10 @@ int emu_ucma_open_host(const struct emu_host *h);
  * event queue. push() hears, at once and in queue order, of every event that joins the queue
  * (EVENT: its sequence number and bytes) and of every one that leaves it unread (DROP: its
  * sequence number; MOVED, seq 0: a MIGRATE_ID took this file's events of an id, the DROPs
- * are over). Engine lock held; push() must not take it. */
+ * are over). fd is the file's. Engine lock held; push() must not take it, and may run
+ * read-only commands of the file with emu_ucma_write_locked (rdmaemud's kept answers). */
 enum emu_ucma_push_kind { EMU_UCMA_PUSH_EVENT, EMU_UCMA_PUSH_DROP, EMU_UCMA_PUSH_MOVED };
-typedef void (*emu_ucma_push_fn)(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
+typedef void (*emu_ucma_push_fn)(void *ctx, int fd, enum emu_ucma_push_kind kind, uint32_t seq,
 				 const struct rdma_ucm_event_resp *resp);
 /* emu_ucma_open_host for a push file: its eventfd is EFD_SEMAPHORE and counts the pushed
  * events the client has not read (1 written per EVENT, 1 taken per DROP; the client takes

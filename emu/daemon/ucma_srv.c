@@ -56,17 +56,6 @@ void emu_ucma_srv_devrm(uint32_t gen)
 	devrm_gen = gen;
 }
 
-/* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
- * queued (the daemon's send), never dropped. */
-/* The file served on connection ctx (-1: none). */
-static int dfd_of(const void *ctx)
-{
-	for (size_t i = 0; i < nowner; i++)
-		if (owners[i].ctx == ctx && owners[i].sock >= 0)
-			return (int)i;
-	return -1;
-}
-
 /* Runs QUERY / INIT_QP_ATTR (cmd, sub) on id of file dfd twice, the response buffer filled
  * with 0x00 and with 0xff, and appends its answer to buf at *off (struct emu_ducma_snap):
  * only a success, and only when the bytes it wrote are a prefix (they read the same both
@@ -74,7 +63,7 @@ static int dfd_of(const void *ctx)
 static void snap_one(int dfd, uint32_t cmd, uint32_t id, uint32_t sub, uint8_t *buf,
 		     size_t *off, size_t max)
 {
-	static uint8_t r[2][EMU_DUCMA_MAX_OUT];
+	static uint8_t r[2][EMU_DUCMA_MAX_OUT]; /* the engine lock guards them */
 	struct {
 		struct rdma_ucm_cmd_hdr hdr;
 		struct rdma_ucm_query q; /* the same layout as rdma_ucm_init_qp_attr */
@@ -117,10 +106,10 @@ static void snap_one(int dfd, uint32_t cmd, uint32_t id, uint32_t sub, uint8_t *
  * queued (the daemon's send), never dropped. An event goes with the answers the library
  * asks for right after reading it (struct emu_ducma_snap): those are round trips no more
  * (the client keeps them until something could change them, emu/ucma_link.c). */
-static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
+static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 		 const struct rdma_ucm_event_resp *resp)
 {
-	static uint8_t body[sizeof(struct rdma_ucm_event_resp) + EMU_DUCMA_MAX_OUT];
+	static uint8_t body[sizeof(struct rdma_ucm_event_resp) + EMU_DUCMA_MAX_OUT]; /* lock */
 	static const uint32_t addr[][2] = {
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_ADDR },
 		{ RDMA_USER_CM_CMD_QUERY, RDMA_USER_CM_QUERY_GID },
@@ -141,7 +130,6 @@ static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
 	};
 	const uint32_t(*list)[2] = NULL;
 	size_t n = 0, off = sizeof(*resp);
-	int dfd;
 
 	if (kind != EMU_UCMA_PUSH_EVENT) {
 		ops->send(ctx, EMU_DMSG_UCMA_DROP, seq, devrm_gen, NULL, 0);
@@ -164,7 +152,7 @@ static void push(void *ctx, enum emu_ucma_push_kind kind, uint32_t seq,
 	default:
 		break;
 	}
-	if (n && snaps_on && (dfd = dfd_of(ctx)) >= 0)
+	if (n && snaps_on)
 		for (size_t i = 0; i < n; i++)
 			snap_one(dfd, list[i][0], resp->id, list[i][1], body, &off, sizeof(body));
 	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
