@@ -22,6 +22,17 @@ static int tap(struct emu_engine *e, const char *dir, const char *name, int ll, 
 	return emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), ll, *out);
 }
 
+/* Ends a capture run: the tap off, the capture closed (1 when it failed), the engine gone. */
+static int untap(struct emu_engine *e, int ll, struct emu_pcap *p)
+{
+	int bad;
+
+	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), ll, NULL);
+	bad = emu_pcap_close(p) ? 1 : 0;
+	nt_detach(e);
+	return bad;
+}
+
 static int show(const char *what, int ret, const struct nt_res *o)
 {
 	printf("%s: ret %d calls %d status %d at %llu\n", what, ret, o->calls, o->r.status,
@@ -48,29 +59,20 @@ int main(int argc, char **argv)
 		    nt_resolve(e, 0, "fe80::ff:fe00:202", 2, 2 * SEC, 3 * SEC, &o), &o);
 	nt_resolve(e, 0, "192.0.2.77", 0, 2 * SEC, 3 * SEC, &o); /* unanswered: 3 requests */
 	printf("arp 192.0.2.77: status %d at %llu\n", o.r.status, (unsigned long long)o.at);
-	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), EMU_LL_ETHERNET, NULL);
-	if (emu_pcap_close(p))
-		bad = 1;
-	nt_detach(e);
+	bad |= untap(e, EMU_LL_ETHERNET, p);
 
 	e = nt_attach("ib.fabric", "ib-a");
 	if (!e || tap(e, argv[1], "neigh-ib.pcap", EMU_LL_INFINIBAND, 147, &p))
 		return 1;
 	bad |= show("ipoib arp 192.0.2.130",
 		    nt_resolve(e, 0, "192.0.2.130", 0, 2 * SEC, 3 * SEC, &o), &o);
-	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), EMU_LL_INFINIBAND, NULL);
-	if (emu_pcap_close(p))
-		bad = 1;
-	nt_detach(e);
+	bad |= untap(e, EMU_LL_INFINIBAND, p);
 
 	e = nt_attach("ib.fabric", "ib-a");
 	if (!e || tap(e, argv[1], "neigh-ib6.pcap", EMU_LL_INFINIBAND, 147, &p))
 		return 1;
 	bad |= show("ipoib nd 2001:db8:0:81::b",
 		    nt_resolve(e, 0, "2001:db8:0:81::b", 0, 2 * SEC, 3 * SEC, &o), &o);
-	emu_wire_set_tap(emu_topology_wire(emu_engine_topology(e)), EMU_LL_INFINIBAND, NULL);
-	if (emu_pcap_close(p))
-		bad = 1;
-	nt_detach(e);
+	bad |= untap(e, EMU_LL_INFINIBAND, p);
 	return bad;
 }
