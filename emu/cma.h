@@ -164,6 +164,8 @@ struct emu_cma_addr_ops {
  * emu_cma_event(..., MULTICAST_JOIN/ERROR, mc). */
 struct emu_cma_route_ops {
 	int (*resolve_route)(struct emu_cma_id *id, uint32_t timeout_ms);
+	/* whether resolve_route would surely return 0 now (no side effect) */
+	bool (*sure)(const struct emu_cma_id *id);
 	int (*join)(struct emu_cma_id *id, struct emu_cma_mc *mc);
 	void (*leave)(struct emu_cma_id *id, struct emu_cma_mc *mc);
 	void (*cancel)(struct emu_cma_id *id);

@@ -101,10 +101,14 @@ static int not_yet(const char *what, const char *module)
 static struct emu_cma_id **table;
 static uint32_t table_len;
 static uint32_t table_free; /* no free handle below this one */
+/* A handle reserved for a posted CREATE_ID (emu_cma_id_reserve): taken, but no id yet. */
+static struct emu_cma_id reserved;
 
 struct emu_cma_id *emu_cma_id_lookup(uint32_t handle)
 {
-	return handle < table_len ? table[handle] : NULL;
+	struct emu_cma_id *id = handle < table_len ? table[handle] : NULL;
+
+	return id == &reserved ? NULL : id;
 }
 
 uint32_t emu_cma_id_limit(void)
@@ -112,13 +116,12 @@ uint32_t emu_cma_id_limit(void)
 	return table_len;
 }
 
-struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
-				  uint8_t qp_type)
+/* xa_alloc: the lowest free handle, the table grown when none is; UINT32_MAX when it cannot
+ * grow. */
+static uint32_t alloc_handle(void)
 {
-	struct emu_cma_id *id;
 	uint32_t h;
 
-	/* xa_alloc: the lowest free handle */
 	for (h = table_free; h < table_len && table[h]; h++)
 		;
 	if (h == table_len) {
@@ -126,14 +129,56 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 		struct emu_cma_id **t = realloc(table, n * sizeof *t);
 
 		if (!t)
-			return NULL;
+			return UINT32_MAX;
 		memset(t + table_len, 0, (n - table_len) * sizeof *t);
 		table = t;
 		table_len = n;
 	}
-	id = calloc(1, sizeof *id);
-	if (!id)
+	table_free = h + 1;
+	return h;
+}
+
+static void free_handle(uint32_t h)
+{
+	table[h] = NULL;
+	if (h < table_free)
+		table_free = h;
+}
+
+uint32_t emu_cma_id_reserve(void)
+{
+	uint32_t h = alloc_handle();
+
+	if (h != UINT32_MAX)
+		table[h] = &reserved;
+	return h;
+}
+
+void emu_cma_id_unreserve(uint32_t handle)
+{
+	if (handle < table_len && table[handle] == &reserved)
+		free_handle(handle);
+}
+
+struct emu_cma_id *emu_cma_id_new_at(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				     uint8_t qp_type, uint32_t handle)
+{
+	struct emu_cma_id *id;
+	uint32_t h = handle;
+
+	if (h == UINT32_MAX) {
+		h = alloc_handle();
+		if (h == UINT32_MAX)
+			return NULL;
+	} else if (h >= table_len || table[h] != &reserved) {
 		return NULL;
+	}
+	id = calloc(1, sizeof *id);
+	if (!id) {
+		if (handle == UINT32_MAX)
+			free_handle(h);
+		return NULL;
+	}
 	id->handle = h;
 	id->uid = uid;
 	id->file = f;
@@ -146,9 +191,14 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
 	emu_list_init(&id->mcs);
 	emu_list_add_tail(&f->ids, &id->file_node);
 	table[h] = id;
-	table_free = h + 1;
 	emu_cma_trace("cma %u: created (ps 0x%x, qp type %u)", h, ps, qp_type);
 	return id;
+}
+
+struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				  uint8_t qp_type)
+{
+	return emu_cma_id_new_at(f, uid, ps, qp_type, UINT32_MAX);
 }
 
 static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id);
@@ -190,12 +240,10 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	/* Requests queued for this listener that nobody read die with it (their ids were never
 	 * seen by the application); only a listener has such ids. */
 	for (uint32_t h = 0; listener && h < table_len; h++)
-		if (table[h] && table[h]->listen == id)
+		if (table[h] && table[h] != &reserved && table[h]->listen == id)
 			table[h]->listen = NULL;
 	emu_list_del(&id->file_node);
-	table[id->handle] = NULL;
-	if (id->handle < table_free)
-		table_free = id->handle;
+	free_handle(id->handle);
 	free(id);
 }
 
@@ -339,6 +387,12 @@ int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms)
 	if (ret)
 		emu_cma_comp_exch(id, EMU_CMA_ROUTE_QUERY, EMU_CMA_ADDR_RESOLVED);
 	return ret;
+}
+
+bool emu_cma_resolve_route_sure(const struct emu_cma_id *id)
+{
+	return id->state == EMU_CMA_ADDR_RESOLVED && !id->closed && id->dev >= 0 && route_ops &&
+	       route_ops->sure && route_ops->sure(id);
 }
 
 /* ---- options ---- */

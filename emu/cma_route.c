@@ -175,6 +175,17 @@ static void iboe_done(struct emu_clock *clk, struct emu_timer *t, void *arg)
 		emu_cma_route_resolved(r->id, &r->path, 1, 0);
 }
 
+/* What can fail a RoCE route before it is built: the netdev and its MTU, both set when the
+ * address was resolved. */
+static int iboe_check(const struct emu_cma_id *id)
+{
+	const struct emu_host *h = id->host;
+
+	if (id->netdev < 0 || (size_t)id->netdev >= h->nnetdevs)
+		return -ENODEV; /* cma_iboe_set_path_rec_l2_fields: no bound netdev */
+	return emu_cma_net_iboe_mtu(h->netdevs[id->netdev].mtu) ? 0 : -EINVAL;
+}
+
 static int resolve_iboe(struct emu_cma_id *id, struct route_req *r)
 {
 	const struct emu_host *h = id->host;
@@ -182,9 +193,10 @@ static int resolve_iboe(struct emu_cma_id *id, struct route_req *r)
 	const struct sockaddr *dst = (const struct sockaddr *)&id->dst;
 	struct emu_sa_path_rec rec;
 	uint32_t fl = 0;
+	int err = iboe_check(id);
 
-	if (id->netdev < 0 || (size_t)id->netdev >= h->nnetdevs)
-		return -ENODEV; /* cma_iboe_set_path_rec_l2_fields: no bound netdev */
+	if (err)
+		return err;
 	memset(&rec, 0, sizeof(rec));
 	emu_gid_from_sockaddr(src, rec.sgid);
 	emu_gid_from_sockaddr(dst, rec.dgid);
@@ -204,8 +216,6 @@ static int resolve_iboe(struct emu_cma_id *id, struct route_req *r)
 	rec.packet_life_time_selector = 2;
 	rec.packet_life_time = id->timeout_set && id->timeout ? (uint8_t)(id->timeout - 1) :
 		EMU_CMA_IBOE_PACKET_LIFETIME;
-	if (!rec.mtu)
-		return -EINVAL;
 	/* cma_get_roce_udp_flow_label (rxe's ports do RoCE v2) */
 	if (src->sa_family == AF_INET6)
 		fl = ntohl(((const struct sockaddr_in6 *)src)->sin6_flowinfo) & 0xfffff;
@@ -233,6 +243,14 @@ static int resolve_route(struct emu_cma_id *id, uint32_t timeout_ms)
 	return emu_cma_net_is_ib(id) ? resolve_ib(id, r, timeout_ms) : resolve_iboe(id, r);
 }
 
+/* Whether resolve_route, now, surely succeeds (the id's state is checked by the caller): a
+ * RoCE route is built here from what the address resolution set, an IB route needs the SA
+ * client, whose failures (no SM, ...) are not told ahead. Memory aside. */
+static bool sure(const struct emu_cma_id *id)
+{
+	return emu_cma_net_port(id) && !emu_cma_net_is_ib(id) && !iboe_check(id);
+}
+
 static void cancel(struct emu_cma_id *id)
 {
 	struct route_req *r = id->net[EMU_CMA_NET_ROUTE];
@@ -255,6 +273,7 @@ static void cancel(struct emu_cma_id *id)
 
 static const struct emu_cma_route_ops route_ops = {
 	.resolve_route = resolve_route,
+	.sure = sure,
 	.join = emu_cma_mcast_join,
 	.leave = emu_cma_mcast_leave,
 	.cancel = cancel,

@@ -88,6 +88,8 @@ void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 {
 	emu_list_del(&ev->node);
 	f->nevents--;
+	if (f->quiet)
+		return;
 	if (!f->push) {
 		/* the 1->0 edge only: an empty queue's fd is clear already */
 		if (!f->nevents)
@@ -267,6 +269,9 @@ static size_t kss_size(const struct __kernel_sockaddr_storage *ss)
 
 /* ---- commands ---- */
 
+/* The handle a posted CREATE_ID takes (emu_ucma_post_locked), UINT32_MAX otherwise. */
+static uint32_t post_handle = UINT32_MAX;
+
 static int cmd_create_id(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
 {
 	struct rdma_ucm_create_id cmd;
@@ -291,7 +296,7 @@ static int cmd_create_id(struct emu_ucma_file *f, const void *in, size_t in_len,
 	default:
 		return -EINVAL;
 	}
-	id = emu_cma_id_new(f, cmd.uid, cmd.ps, qp_type);
+	id = emu_cma_id_new_at(f, cmd.uid, cmd.ps, qp_type, post_handle);
 	if (!id)
 		return -ENOMEM;
 	resp.id = id->handle;
@@ -1064,6 +1069,29 @@ ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len)
 	struct emu_ucma_file *f = file_of(fd);
 
 	return f ? write_locked(f, buf, len) : -EBADF;
+}
+
+ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handle)
+{
+	struct emu_ucma_file *f = file_of(fd);
+	ssize_t ret;
+
+	if (!f || !f->push)
+		return -EBADF;
+	post_handle = handle;
+	f->quiet = true;
+	ret = write_locked(f, buf, len);
+	f->quiet = false;
+	post_handle = UINT32_MAX;
+	return ret;
+}
+
+bool emu_ucma_route_sure(int fd, uint32_t handle)
+{
+	struct emu_ucma_file *f = file_of(fd);
+	struct emu_cma_id *id = emu_cma_id_lookup(handle);
+
+	return f && id && id->file == f && emu_cma_resolve_route_sure(id);
 }
 
 ssize_t emu_ucma_write(int fd, const void *buf, size_t len)

@@ -39,6 +39,14 @@ int emu_ucma_consumed(int fd, uint32_t seq);
 /* emu_ucma_write on file fd of this process's files with the engine lock held (rdmaemud
  * sends the answer in the same hold). -EBADF for no file. */
 ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
+/* rdmaemud's posted commands (docs/daemon.md "Posted commands"), on push file fd, engine lock
+ * held: emu_ucma_write_locked, except that CREATE_ID creates its id at handle (reserved by
+ * emu_cma_id_reserve; UINT32_MAX: the lowest free) and that the events a command removes
+ * from the queue (DESTROY_ID's) leave unpushed and keep their 1 on the eventfd: the client
+ * dropped them from its copy and took the 1s itself. */
+ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handle);
+/* Whether RESOLVE_ROUTE of id handle on file fd, with a timeout, would return 0 now. */
+bool emu_ucma_route_sure(int fd, uint32_t handle);
 /* on: a GET_EVENT on an empty file answers EAGAIN even on a blocking fd (the daemon never
  * sleeps for a client). */
 void emu_ucma_set_nowait(bool on);
@@ -71,6 +79,9 @@ struct emu_ucma_file {
 	emu_ucma_push_fn push;
 	void *push_ctx;
 	uint32_t push_seq; /* the last sequence number given */
+	/* in a posted DESTROY_ID (emu_ucma_post_locked): the client dropped its copies of the
+	 * id's events and took their 1s off the eventfd itself, so events leave unpushed */
+	bool quiet;
 };
 
 /* An event record for file f, from its spares or malloc (not zeroed: the caller sets every
@@ -88,6 +99,15 @@ struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_
  * drops its queued events and the ids of unread CONNECT_REQUESTs, releases its port. */
 void emu_cma_id_destroy(struct emu_cma_id *id);
 struct emu_cma_id *emu_cma_id_lookup(uint32_t handle);
+/* A handle taken ahead for a posted CREATE_ID of rdmaemud (the lowest free, as any), or
+ * UINT32_MAX; emu_cma_id_new_at creates the id there, emu_cma_id_unreserve gives it back.
+ * Lookups see no id at a reserved handle. */
+uint32_t emu_cma_id_reserve(void);
+void emu_cma_id_unreserve(uint32_t handle);
+/* emu_cma_id_new at reserved handle (UINT32_MAX: the lowest free); NULL when handle is not
+ * reserved or memory runs out. */
+struct emu_cma_id *emu_cma_id_new_at(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				     uint8_t qp_type, uint32_t handle);
 /* Handles are below this bound (for walks over every id). */
 uint32_t emu_cma_id_limit(void);
 /* What rdma_destroy_id does to the kernel state (_destroy_id): cancels address, route and
@@ -114,6 +134,9 @@ void emu_cma_cm_drop_dev(struct emu_cma_id *id, size_t dev);
 int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
 			 const struct sockaddr *dst, uint32_t timeout_ms);
 int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);
+/* Whether RESOLVE_ROUTE on id (its file's command, with a timeout) would return 0 now: the
+ * verdict rdmaemud sends with ADDR_RESOLVED so that its client may post the command. */
+bool emu_cma_resolve_route_sure(const struct emu_cma_id *id);
 int emu_cma_set_option(struct emu_cma_id *id, uint32_t level, uint32_t optname,
 		       const void *optval, uint32_t optlen);
 int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);

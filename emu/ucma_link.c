@@ -40,16 +40,32 @@ struct lev {
 };
 
 /* An answer the daemon pushed with an event, kept for the QUERY / INIT_QP_ATTR that
- * librdmacm sends right after reading it (kept answers). Valid from the moment the event is
- * read until anything could change it: a later event of the same id arrives, or a command
- * other than these two names the id (or, when it cannot be told which id it names, any
- * command of the file). The daemon ran the command when it queued the event, and nothing
+ * librdmacm sends right after reading it (kept answers), or a verdict (len 0, cmd
+ * RESOLVE_ROUTE: that command returns 0, so it may be posted). Valid from the moment the
+ * event is read until anything could change it: a later event of the same id arrives, or a
+ * command other than these two names the id (or, when it cannot be told which id it names,
+ * any command of the file). The daemon ran the command when it queued the event, and nothing
  * of the id has happened since that the process could know of: so the kernel could have
- * answered so at that moment. */
-#define KEPT_MAX 32
+ * answered so at that moment. Kept by id in a hash: a pipelining application (cmtime) reads
+ * the events of a thousand ids before it asks about any. */
+#define KEPT_BUCKETS 256u
+#define KEPT_MAX 65536u /* answers kept per file at most (each id keeps only its latest) */
 struct kept {
-	uint32_t cmd, id, sub, len; /* len 0: empty */
+	struct kept *next;
+	uint32_t cmd, id, sub, len;
 	uint8_t b[];
+};
+
+/* An id whose events_reported the process knows, so that it can answer DESTROY_ID itself
+ * (posted commands): created by this file (CREATE_ID) or handed over by a CONNECT_REQUEST
+ * read from it, and never a listener, a multicast member or migrated (their events count
+ * elsewhere or name other ids). dead: destroyed by a posted DESTROY_ID the daemon has not
+ * run yet (its UCMA_POSTED is on its way): the id's events still arriving are dropped. */
+#define LID_BUCKETS 256u
+struct lid {
+	struct lid *next;
+	uint32_t h, reported;
+	bool dead;
 };
 
 /* A file lives while the application's fd is open or a command is running on it: as in the
@@ -75,8 +91,11 @@ struct lfile {
 	 * wake, an eventfd of ours, which stays set until such a reader finds evq empty */
 	unsigned waiters;
 	int wake;
-	struct kept *kept[KEPT_MAX]; /* lock */
-	unsigned kept_next;	     /* the slot the next one takes (the oldest goes) */
+	struct kept *kept[KEPT_BUCKETS]; /* lock (all below too) */
+	unsigned nkept;
+	struct lid *ids[LID_BUCKETS];
+	uint32_t spare[EMU_DUCMA_SPARE_MAX]; /* handles for posted CREATE_IDs (UCMA_SPARE) */
+	unsigned nspare;
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -139,11 +158,23 @@ static unsigned long kept_count;   /* commands answered from kept answers (the s
 /* Forgets the kept answers of id (all: every one) (f's lock held). */
 static void kept_forget(struct lfile *f, uint32_t id, bool all)
 {
-	for (unsigned i = 0; i < KEPT_MAX; i++)
-		if (f->kept[i] && (all || f->kept[i]->id == id)) {
-			free(f->kept[i]);
-			f->kept[i] = NULL;
+	for (unsigned b = all ? 0 : id % KEPT_BUCKETS; b < KEPT_BUCKETS; b++) {
+		struct kept **pp = &f->kept[b];
+
+		while (*pp) {
+			struct kept *k = *pp;
+
+			if (all || k->id == id) {
+				*pp = k->next;
+				free(k);
+				f->nkept--;
+			} else {
+				pp = &k->next;
+			}
 		}
+		if (!all)
+			break;
+	}
 }
 
 /* e is read: its answers are kept, unless evq holds a later event of its id (something
@@ -158,13 +189,13 @@ static void kept_take(struct lfile *f, const struct lev *e)
 		if (l->resp.id == e->resp.id)
 			return;
 	kept_forget(f, e->resp.id, false);
-	while (off + sizeof(struct emu_ducma_snap) <= e->nsnap) {
+	while (off + sizeof(struct emu_ducma_snap) <= e->nsnap && f->nkept < KEPT_MAX) {
 		struct emu_ducma_snap s;
 		struct kept *k;
 
 		memcpy(&s, e->snap + off, sizeof(s));
 		off += sizeof(s);
-		if (s.len > EMU_DUCMA_MAX_OUT || off + s.len > e->nsnap)
+		if (s.len > EMU_DUCMA_MAX_OUT || off + s.len > e->nsnap || s.id != e->resp.id)
 			return;
 		k = malloc(sizeof(*k) + s.len);
 		if (!k)
@@ -172,25 +203,86 @@ static void kept_take(struct lfile *f, const struct lev *e)
 		k->cmd = s.cmd, k->id = s.id, k->sub = s.sub, k->len = s.len;
 		memcpy(k->b, e->snap + off, s.len);
 		off += (s.len + 7) & ~7u;
-		free(f->kept[f->kept_next]);
-		f->kept[f->kept_next] = k;
-		f->kept_next = (f->kept_next + 1) % KEPT_MAX;
+		k->next = f->kept[s.id % KEPT_BUCKETS];
+		f->kept[s.id % KEPT_BUCKETS] = k;
+		f->nkept++;
 	}
 }
 
 /* The kept answer of (cmd, id, sub), or NULL (f's lock held). */
 static const struct kept *kept_find(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t sub)
 {
-	for (unsigned i = 0; i < KEPT_MAX; i++)
-		if (f->kept[i] && f->kept[i]->cmd == cmd && f->kept[i]->id == id &&
-		    f->kept[i]->sub == sub)
-			return f->kept[i];
+	for (const struct kept *k = f->kept[id % KEPT_BUCKETS]; k; k = k->next)
+		if (k->cmd == cmd && k->id == id && k->sub == sub)
+			return k;
 	return NULL;
 }
 
-/* The push messages (f's lock held): an EVENT joins evq, a DROP leaves it. 1 when h was one
- * (*marker set for a DROP 0, the end of a MIGRATE_ID's drops), 0 when it is no push
- * message, -EPROTO for a malformed one or a DROP of an event evq does not hold. */
+/* ---- ids whose events_reported is known (f's lock held) ---- */
+
+static struct lid *lid_find(struct lfile *f, uint32_t h)
+{
+	struct lid *l;
+
+	for (l = f->ids[h % LID_BUCKETS]; l && l->h != h; l = l->next)
+		;
+	return l;
+}
+
+/* A new id of the file, none of its events read yet (no memory: it stays unknown). */
+static void lid_add(struct lfile *f, uint32_t h)
+{
+	struct lid *l = lid_find(f, h);
+
+	if (!l) {
+		l = malloc(sizeof(*l));
+		if (!l)
+			return;
+		l->h = h;
+		l->next = f->ids[h % LID_BUCKETS];
+		f->ids[h % LID_BUCKETS] = l;
+	}
+	l->reported = 0;
+	l->dead = false;
+}
+
+static void lid_del(struct lfile *f, uint32_t h)
+{
+	struct lid **pp;
+
+	for (pp = &f->ids[h % LID_BUCKETS]; *pp && (*pp)->h != h; pp = &(*pp)->next)
+		;
+	if (*pp) {
+		struct lid *l = *pp;
+
+		*pp = l->next;
+		free(l);
+	}
+}
+
+/* The id's count is no longer known; a dead id stays until its UCMA_POSTED (its events on
+ * their way must still be dropped). */
+static void lid_forget(struct lfile *f, uint32_t h)
+{
+	const struct lid *l = lid_find(f, h);
+
+	if (l && !l->dead)
+		lid_del(f, h);
+}
+
+/* Events whose resp.id is not the id they count for (the kernel's ucma_get_event counts a
+ * CONNECT_REQUEST for its listener, a multicast event's id is the membership's). */
+static bool counts_for_id(uint32_t event)
+{
+	return event != EMU_CMA_EVENT_CONNECT_REQUEST && event != EMU_CMA_EVENT_MULTICAST_JOIN &&
+	       event != EMU_CMA_EVENT_MULTICAST_ERROR;
+}
+
+/* The push messages (f's lock held): an EVENT joins evq (or is dropped: its id is dead), a
+ * DROP leaves it, SPARE brings handles, POSTED ends a dead id. 1 when h was one (*marker set
+ * for a DROP 0, the end of a MIGRATE_ID's drops), 2 for a POSTED (also an answer to whoever
+ * waits for one), 0 when it is no push message, -EPROTO for a malformed one or a DROP of an
+ * event evq does not hold. */
 static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body, size_t got,
 		     bool *marker)
 {
@@ -200,10 +292,21 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 		if (!f || got < sizeof(e->resp) ||
 		    !(e = malloc(sizeof(*e) + got - sizeof(e->resp))))
 			return -EPROTO;
+		memcpy(&e->resp, body, sizeof(e->resp));
+		if (counts_for_id(e->resp.event)) {
+			const struct lid *l = lid_find(f, e->resp.id);
+
+			if (l && l->dead) {
+				/* queued before the daemon ran our posted DESTROY_ID, which drops it
+				 * from its queue quietly: its 1 on the eventfd is ours to take */
+				emu_engine_fd_clear(f->evfd);
+				free(e);
+				return 1;
+			}
+		}
 		e->next = NULL;
 		e->seq = h->arg;
 		e->gen = h->pad;
-		memcpy(&e->resp, body, sizeof(e->resp));
 		e->nsnap = (uint32_t)(got - sizeof(e->resp));
 		memcpy(e->snap, (const uint8_t *)body + sizeof(e->resp), e->nsnap);
 		kept_forget(f, e->resp.id, false); /* something happened to that id */
@@ -213,6 +316,30 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 			emu_engine_fd_signal(f->wake);
 		__atomic_fetch_add(&pushed_count, 1, __ATOMIC_RELAXED);
 		return 1;
+	}
+	if (h->type == EMU_DMSG_UCMA_SPARE) {
+		size_t n = got / sizeof(uint32_t);
+
+		if (!f || got % sizeof(uint32_t) || f->nspare + n > EMU_DUCMA_SPARE_MAX)
+			return -EPROTO;
+		memcpy(f->spare + f->nspare, body, got);
+		f->nspare += (unsigned)n;
+		return 1;
+	}
+	if (h->type == EMU_DMSG_UCMA_POSTED) {
+		struct emu_ducma_posted a;
+
+		if (!f || got != sizeof(a))
+			return -EPROTO;
+		memcpy(&a, body, sizeof(a));
+		if (a.cmd == RDMA_USER_CM_CMD_DESTROY_ID) {
+			const struct lid *l = lid_find(f, a.id);
+
+			/* the daemon ran it: no event of that id is on its way any more */
+			if (l && l->dead)
+				lid_del(f, a.id);
+		}
+		return 2;
 	}
 	if (h->type != EMU_DMSG_UCMA_DROP)
 		return 0;
@@ -286,6 +413,8 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 		r = take_push(f, &h, body.b, blen, &marker);
 		if (r < 0)
 			return r;
+		if (r == 2 && type == EMU_DMSG_UCMA_POSTED)
+			r = 0;
 		if (r > 0) {
 			if (marker && type == 0)
 				return 0;
@@ -344,6 +473,7 @@ static const char *const rt_names[RT_N] = {
 	[RT_QUERY_OPT + EMU_UCMA_QUERY_IB_SERVICE] = "QUERY(ib_service)",
 };
 static unsigned long rt_count[RT_N];
+static unsigned long post_count[EMU_UCMA_NCMDS]; /* posted commands, by command */
 
 static bool rt_trace_on(void)
 {
@@ -383,9 +513,30 @@ static void rt_print(void)
 		n += (size_t)k;
 	}
 	line[n] = 0;
-	rt_trace("pid %d round trips %lu:%s; events pushed %lu; kept answers used %lu",
-		 (int)getpid(), total, line, __atomic_load_n(&pushed_count, __ATOMIC_RELAXED),
-		 __atomic_load_n(&kept_count, __ATOMIC_RELAXED));
+	{
+		char pl[256];
+		size_t pn = 0;
+		unsigned long ptotal = 0;
+
+		pl[0] = 0;
+		for (int i = 0; i < EMU_UCMA_NCMDS; i++) {
+			unsigned long c = __atomic_load_n(&post_count[i], __ATOMIC_RELAXED);
+			int k;
+
+			if (!c)
+				continue;
+			ptotal += c;
+			k = snprintf(pl + pn, sizeof(pl) - pn, " %s %lu", rt_names[i], c);
+			if (k < 0 || (size_t)k >= sizeof(pl) - pn)
+				break;
+			pn += (size_t)k;
+		}
+		rt_trace("pid %d round trips %lu:%s; posted %lu:%s; events pushed %lu; kept "
+			 "answers used %lu",
+			 (int)getpid(), total, line, ptotal, pl,
+			 __atomic_load_n(&pushed_count, __ATOMIC_RELAXED),
+			 __atomic_load_n(&kept_count, __ATOMIC_RELAXED));
+	}
 }
 
 static void rt_register(void)
@@ -393,7 +544,7 @@ static void rt_register(void)
 	atexit(rt_print);
 }
 
-static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in)
+static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in, bool posted)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	uint32_t opt;
@@ -401,6 +552,10 @@ static void rt_count_one(const uint8_t *body, uint32_t cmd, uint32_t in)
 	if (!rt_trace_on() || cmd >= EMU_UCMA_NCMDS)
 		return;
 	pthread_once(&once, rt_register);
+	if (posted) {
+		__atomic_fetch_add(&post_count[cmd], 1, __ATOMIC_RELAXED);
+		return;
+	}
 	__atomic_fetch_add(&rt_count[cmd], 1, __ATOMIC_RELAXED);
 	if (cmd == RDMA_USER_CM_CMD_QUERY &&
 	    offsetof(struct rdma_ucm_query, option) + sizeof(opt) <= in) {
@@ -499,6 +654,9 @@ static void release(struct lfile *f)
 		free(e);
 	}
 	kept_forget(f, 0, true);
+	for (unsigned b = 0; b < LID_BUCKETS; b++)
+		while (f->ids[b])
+			lid_del(f, f->ids[b]->h);
 	close(f->sock);
 	close(f->evfd);
 	close(f->wake);
@@ -648,6 +806,15 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	if (!f->evq)
 		f->evq_tail = &f->evq;
 	kept_take(f, e);
+	/* ucma_get_event's events_reported, where the process can tell whose */
+	if (e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST) {
+		lid_add(f, e->resp.id);
+	} else if (counts_for_id(e->resp.event)) {
+		struct lid *l = lid_find(f, e->resp.id);
+
+		if (l)
+			l->reported++;
+	}
 	/* the event's 1 on the semaphore, under the lock (see above) */
 	emu_engine_fd_clear(f->evfd);
 	{
@@ -672,6 +839,203 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	memcpy(dst, &e->resp, out < sizeof(e->resp) ? out : sizeof(e->resp));
 	free(e);
 	return 0;
+}
+
+/* ---- posted commands (protocol 7, docs/daemon.md "Posted commands") ----
+ *
+ * CREATE_ID, DESTROY_ID and RESOLVE_ROUTE are answered by the process when it knows the
+ * answer for sure, and sent one-way (UCMA_POST): the daemon runs them in the connection's
+ * order, before anything the process sends later. CREATE_ID takes a handle the daemon
+ * reserved for the file (UCMA_SPARE); DESTROY_ID answers the events_reported of an id whose
+ * events the process has counted (struct lid) and drops its unread events itself;
+ * RESOLVE_ROUTE needs the verdict the daemon sent with the id's ADDR_RESOLVED. Anything
+ * else, or nothing known, is a round trip as before. */
+
+static int post(struct lfile *f, const uint8_t *cmd, uint32_t in, int32_t ret, uint32_t val,
+		bool ack)
+{
+	struct emu_ducma_post p = { in, ack ? EMU_DUCMA_POST_ACK : 0, ret, val };
+	struct iovec iov[3];
+
+	iov[1] = (struct iovec){ &p, sizeof(p) };
+	iov[2] = (struct iovec){ (void *)cmd, in };
+	return send_iov(f->sock, EMU_DMSG_UCMA_POST, iov, 3);
+}
+
+static bool kept_check(void);
+
+/* RDMAEMU_UCMA_KEPT_CHECK=1: the daemon's UCMA_POSTED of the command just posted must say
+ * what the process answered; abort otherwise (f's lock held). */
+static int post_check(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t val)
+{
+	struct emu_ducma_posted a;
+	int32_t ret = 0;
+	size_t got = 0;
+	int err;
+
+	if (!kept_check())
+		return 0;
+	err = recv_answer(f->sock, f, EMU_DMSG_UCMA_POSTED, &ret, &a, sizeof(a), &got, NULL,
+			  NULL);
+	if (err)
+		return err;
+	if (got != sizeof(a) || a.cmd != cmd || a.id != id || ret || a.val != val) {
+		fprintf(stderr, "rdmaemu: ucmalink: posted %s (id %u) answered 0 (%u), the "
+				"daemon's %d (%u)\n",
+			rt_names[cmd], id, val, ret, a.val);
+		abort();
+	}
+	return 0;
+}
+
+/* cmd (its header's in and out cut to what the kernel reads) posted and answered here: 1;
+ * not known for sure: 0 (a round trip); -errno of the socket. */
+static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t out,
+		    uint64_t resp_addr)
+{
+	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_create_id)];
+	struct rdma_ucm_cmd_hdr hdr;
+	const uint8_t *body = cmd + sizeof(hdr);
+	uint32_t need, id = 0, val = 0;
+	int32_t unused;
+	int err;
+
+	memcpy(&hdr, cmd, sizeof(hdr));
+	switch (hdr.cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID: {
+		struct rdma_ucm_create_id q;
+
+		need = sizeof(q);
+		if (in < need || out < sizeof(struct rdma_ucm_create_id_resp) || !resp_addr)
+			return 0;
+		memcpy(&q, body, sizeof(q));
+		/* the port spaces ucma_get_qp_type takes; another one is the daemon's EINVAL */
+		if (q.ps != EMU_CMA_PS_TCP && q.ps != EMU_CMA_PS_UDP && q.ps != EMU_CMA_PS_IPOIB &&
+		    q.ps != EMU_CMA_PS_IB)
+			return 0;
+		break;
+	}
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		need = sizeof(struct rdma_ucm_destroy_id);
+		if (in < need || out < sizeof(struct rdma_ucm_destroy_id_resp) || !resp_addr)
+			return 0;
+		id = get_u32(body + offsetof(struct rdma_ucm_destroy_id, id));
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		need = sizeof(struct rdma_ucm_resolve_route);
+		if (in < need || !get_u32(body + offsetof(struct rdma_ucm_resolve_route, timeout_ms)))
+			return 0;
+		id = get_u32(body + offsetof(struct rdma_ucm_resolve_route, id));
+		break;
+	default:
+		return 0;
+	}
+	memcpy(c, cmd, sizeof(hdr) + need);
+	((struct rdma_ucm_cmd_hdr *)(void *)c)->in = (uint16_t)need;
+	((struct rdma_ucm_cmd_hdr *)(void *)c)->out = 0;
+	pthread_mutex_lock(&f->lock);
+	/* what the daemon sent meanwhile first: spares, verdicts' later events */
+	err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+	if (err)
+		goto out;
+	switch (hdr.cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID: {
+		unsigned lo = 0;
+
+		if (!f->nspare)
+			goto out; /* err 0: a round trip, which brings new spares */
+		/* the lowest first, as the kernel's xa_alloc would hand them out */
+		for (unsigned i = 1; i < f->nspare; i++)
+			if (f->spare[i] < f->spare[lo])
+				lo = i;
+		id = val = f->spare[lo];
+		f->spare[lo] = f->spare[--f->nspare];
+		err = post(f, c, sizeof(hdr) + need, 0, val, kept_check());
+		if (!err)
+			lid_add(f, id);
+		break;
+	}
+	case RDMA_USER_CM_CMD_DESTROY_ID: {
+		struct lid *l = lid_find(f, id);
+		struct lev **pp = &f->evq;
+
+		if (!l || l->dead)
+			goto out;
+		val = l->reported;
+		l->dead = true;
+		/* ucma_destroy_id: its unread events go (the daemon drops its copies quietly) */
+		while (*pp) {
+			struct lev *e = *pp;
+
+			if (e->resp.id == id && counts_for_id(e->resp.event)) {
+				*pp = e->next;
+				emu_engine_fd_clear(f->evfd);
+				free(e);
+			} else {
+				pp = &e->next;
+			}
+		}
+		f->evq_tail = pp;
+		kept_forget(f, id, false);
+		err = post(f, c, sizeof(hdr) + need, 0, val, true);
+		break;
+	}
+	default: /* RESOLVE_ROUTE */
+		if (!kept_find(f, RDMA_USER_CM_CMD_RESOLVE_ROUTE, id, 0))
+			goto out;
+		kept_forget(f, id, false);
+		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
+		break;
+	}
+	if (!err) /* the daemon's UCMA_POSTED says events_reported for DESTROY_ID, else 0 */
+		err = post_check(f, hdr.cmd, id,
+				 hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID ? val : 0);
+	pthread_mutex_unlock(&f->lock);
+	if (err)
+		return err;
+	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {
+		struct rdma_ucm_create_id_resp r = { id };
+
+		memcpy((void *)(uintptr_t)resp_addr, &r, sizeof(r));
+	} else if (hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID) {
+		struct rdma_ucm_destroy_id_resp r = { val };
+
+		memcpy((void *)(uintptr_t)resp_addr, &r, sizeof(r));
+	}
+	rt_count_one(c + sizeof(hdr), hdr.cmd, need, true);
+	return 1;
+out:
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+/* The id a command that changes how an id's events count names (LISTEN: its requests count
+ * for it; JOIN: its events name the membership; MIGRATE_ID: it leaves the file; DESTROY_ID),
+ * or -1. */
+static int64_t uncounted_id(uint32_t cmd, const uint8_t *body, uint32_t in)
+{
+	size_t off;
+
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_LISTEN:
+		off = offsetof(struct rdma_ucm_listen, id);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
+		off = offsetof(struct rdma_ucm_join_ip_mcast, id);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_MCAST:
+		off = offsetof(struct rdma_ucm_join_mcast, id);
+		break;
+	case RDMA_USER_CM_CMD_MIGRATE_ID:
+		off = offsetof(struct rdma_ucm_migrate_id, id);
+		break;
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		off = offsetof(struct rdma_ucm_destroy_id, id);
+		break;
+	default:
+		return -1;
+	}
+	return off + 4 <= in ? (int64_t)get_u32(body + off) : -1;
 }
 
 ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
@@ -747,6 +1111,11 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 			return (ssize_t)len;
 		}
 	}
+	err = try_post(f, cmd, in, out, resp_addr);
+	if (err) {
+		put(f);
+		return err < 0 ? err : (ssize_t)len;
+	}
 	if (resp_addr)
 		memcpy(resp, (const void *)(uintptr_t)resp_addr, out);
 	else
@@ -800,8 +1169,20 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 				kept_forget(s, 0, true); /* MIGRATE_ID: its ids leave s */
 		}
 	}
+	{
+		int64_t u = uncounted_id(hdr.cmd, body, in);
+
+		if (u >= 0) {
+			lid_forget(f, (uint32_t)u);
+			if (s)
+				lid_forget(s, (uint32_t)u);
+		}
+	}
 	err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret,
 			 &devrm_gen);
+	if (!err && !ret && hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
+	    out >= sizeof(struct rdma_ucm_create_id_resp))
+		lid_add(f, get_u32(resp + offsetof(struct rdma_ucm_create_id_resp, id)));
 	pthread_mutex_unlock(&f->lock);
 	/* the migration's DROPs on the other file end with a marker: they leave its evq now */
 	if (!err && s && !ret)
@@ -816,7 +1197,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
 	if (devrm_gen)
 		emu_link_devrm_sync(devrm_gen);
-	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in);
+	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in, false);
 	if (hitlen) {
 		/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now */
 		uint8_t want[EMU_DUCMA_MAX_OUT];

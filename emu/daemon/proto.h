@@ -13,8 +13,10 @@
  * 4: device removal (DEVICE_REMOVE / DEVICE_GONE, WELCOME's list of removed devices, the
  * removal generation in the pad of UCMA_WRITE answers), NEIGH_RESOLVE; 5: NEIGH_RESOLVE
  * answers carry the host's neighbour generation, NEIGH_GEN; 6: push
- * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip) */
-#define EMU_DPROTO_VERSION 6
+ * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip); 7: posted
+ * commands (UCMA_POST / UCMA_POSTED / UCMA_SPARE: CREATE_ID, DESTROY_ID and RESOLVE_ROUTE
+ * answered by the client, no round trip) */
+#define EMU_DPROTO_VERSION 7
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -94,6 +96,16 @@ enum emu_dmsg_type {
 				    * with arg = 0 or an errno (ENOENT: no such host or netdev),
 				    * pad = the entries dropped, body: uint32 host, uint32 its
 				    * neighbour generation after the flush */
+	/* Posted commands (protocol 7, docs/daemon.md "Posted commands"): the client answers
+	 * the command itself from what it knows for sure, and the daemon runs it later, in the
+	 * connection's order. */
+	EMU_DMSG_UCMA_POST = 23,   /* client -> daemon, one-way, body emu_ducma_post and the
+				    * command; arg 0 */
+	EMU_DMSG_UCMA_POSTED = 24, /* daemon -> client, after a UCMA_POST that asked for it
+				    * (EMU_DUCMA_POST_ACK), arg = the command's return value,
+				    * body emu_ducma_posted */
+	EMU_DMSG_UCMA_SPARE = 25,  /* daemon -> client, unsolicited, body: uint32 handles the
+				    * daemon reserved for the file's next posted CREATE_IDs */
 };
 
 struct emu_dmsg {

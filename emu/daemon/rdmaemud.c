@@ -703,6 +703,10 @@ static bool client_read(struct client *c, uint8_t *buf)
 		if (c->state != CLIENT_UCMA || emu_ucma_srv_consumed(c->ucma_dfd, h.arg))
 			return false;
 		break;
+	case EMU_DMSG_UCMA_POST:
+		if (c->state != CLIENT_UCMA || emu_ucma_srv_post(c->ucma_dfd, buf, len))
+			return false;
+		break;
 	case EMU_DMSG_UCMA_CLOSE:
 		if (c->state != CLIENT_UCMA)
 			return false;

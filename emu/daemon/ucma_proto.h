@@ -35,11 +35,32 @@
  * buffer the command wrote (it succeeded; a failure is not sent). At most
  * EMU_DUCMA_MAX_OUT bytes of them per event. */
 struct emu_ducma_snap {
-	uint32_t cmd; /* RDMA_USER_CM_CMD_QUERY or RDMA_USER_CM_CMD_INIT_QP_ATTR */
+	uint32_t cmd; /* RDMA_USER_CM_CMD_QUERY or RDMA_USER_CM_CMD_INIT_QP_ATTR; or
+		       * RDMA_USER_CM_CMD_RESOLVE_ROUTE with len 0, a verdict: that command, with
+		       * a timeout, returns 0 on this id now (the client may post it) */
 	uint32_t id;  /* the command's id */
 	uint32_t sub; /* its option (QUERY) or qp_state (INIT_QP_ATTR) */
 	uint32_t len; /* the bytes of the response buffer it wrote */
 };
+
+/* A posted command (UCMA_POST): what the client answered, for the daemon to hold it to. */
+#define EMU_DUCMA_POST_ACK 1u /* flags: answer with UCMA_POSTED */
+struct emu_ducma_post {
+	uint32_t in;	/* bytes of the command (with its header) that follow */
+	uint32_t flags; /* EMU_DUCMA_POST_* */
+	int32_t ret;	/* the return value the client gave (0) */
+	uint32_t val;	/* CREATE_ID: the spare handle it gave; DESTROY_ID: the events_reported */
+};
+
+struct emu_ducma_posted {
+	uint32_t cmd, id; /* the posted command and the id it named (CREATE_ID: the handle) */
+	uint32_t val;	  /* DESTROY_ID: the daemon's events_reported; else 0 */
+	uint32_t pad;
+};
+
+/* Spare handles the daemon keeps reserved for a file's posted CREATE_IDs: topped up to MAX
+ * whenever fewer than MAX / 2 are left. */
+#define EMU_DUCMA_SPARE_MAX 64u
 
 struct emu_ducma_opened {
 	int32_t dfd; /* the daemon's number for the file (MIGRATE_ID names files by it) */

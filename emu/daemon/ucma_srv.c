@@ -35,6 +35,9 @@ static struct owner {
 	int sock;
 	bool broken;
 	void *ctx;
+	/* handles reserved for the file's posted CREATE_IDs, told to the client (UCMA_SPARE) */
+	uint32_t spare[EMU_DUCMA_SPARE_MAX];
+	unsigned nspare;
 } *owners;
 static size_t nowner;
 static unsigned nfiles;
@@ -155,6 +158,15 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 	if (n && snaps_on)
 		for (size_t i = 0; i < n; i++)
 			snap_one(dfd, list[i][0], resp->id, list[i][1], body, &off, sizeof(body));
+	/* the verdict that lets the client post the RESOLVE_ROUTE that usually comes next */
+	if (resp->event == EMU_CMA_EVENT_ADDR_RESOLVED && snaps_on &&
+	    off + sizeof(struct emu_ducma_snap) <= sizeof(body) &&
+	    emu_ucma_route_sure(dfd, resp->id)) {
+		struct emu_ducma_snap v = { RDMA_USER_CM_CMD_RESOLVE_ROUTE, resp->id, 0, 0 };
+
+		memcpy(body + off, &v, sizeof(v));
+		off += sizeof(v);
+	}
 	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
 }
 
@@ -195,12 +207,47 @@ static int set_owner(int dfd, int pid, int sock, void *ctx)
 		if (!t)
 			return -ENOMEM;
 		for (size_t i = nowner; i < n; i++)
-			t[i] = (struct owner){ 0, -1, false, NULL };
+			t[i] = (struct owner){ .sock = -1 };
 		owners = t;
 		nowner = n;
 	}
-	owners[dfd] = (struct owner){ pid, sock, false, ctx };
+	owners[dfd] = (struct owner){ .pid = pid, .sock = sock, .ctx = ctx };
 	return 0;
+}
+
+/* Reserves handles for file dfd's posted CREATE_IDs up to EMU_DUCMA_SPARE_MAX when fewer than
+ * half are left, and tells the client the new ones (UCMA_SPARE). Engine lock held. */
+static void top_up(int dfd)
+{
+	struct owner *o = &owners[dfd];
+	uint32_t fresh[EMU_DUCMA_SPARE_MAX];
+	unsigned n = 0;
+
+	if (o->nspare >= EMU_DUCMA_SPARE_MAX / 2)
+		return;
+	while (o->nspare < EMU_DUCMA_SPARE_MAX) {
+		uint32_t h = emu_cma_id_reserve();
+
+		if (h == UINT32_MAX)
+			break;
+		o->spare[o->nspare++] = h;
+		fresh[n++] = h;
+	}
+	if (n)
+		ops->send(o->ctx, EMU_DMSG_UCMA_SPARE, 0, devrm_gen, fresh, n * sizeof(*fresh));
+}
+
+/* Takes h from file dfd's spares: false when it is none of them. */
+static bool take_spare(int dfd, uint32_t h)
+{
+	struct owner *o = &owners[dfd];
+
+	for (unsigned i = 0; i < o->nspare; i++)
+		if (o->spare[i] == h) {
+			o->spare[i] = o->spare[--o->nspare];
+			return true;
+		}
+	return false;
 }
 
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
@@ -244,6 +291,9 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	}
 	emu_cma_trace("rdmaemud: rdma_cm file %d opened for pid %d on host %s", dfd, h.pid,
 		      host->name);
+	emu_engine_lock(emu_engine_get());
+	top_up(dfd);
+	emu_engine_unlock(emu_engine_get());
 	return dfd;
 }
 
@@ -371,8 +421,112 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	 * still queued: the client has them all when it reads the answer */
 	emu_engine_lock(emu_engine_get());
 	ret = emu_ucma_write_locked(dfd, cmd.b, in);
+	/* a client out of spares asked: the new ones reach it with the answer */
+	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID)
+		top_up(dfd);
 	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_WRITE, (uint32_t)(ret < 0 ? (int32_t)ret : 0),
 		  devrm_gen, resp.b, w.out);
+	emu_engine_unlock(emu_engine_get());
+	return 0;
+}
+
+/* What a posted command did otherwise than its client said: an event of the id was on its
+ * way to the client when it posted (the kernel races so between an event and the next
+ * syscall too), or a bug. Said on stderr either way. */
+static void post_differs(int dfd, uint32_t cmd, uint32_t id, const char *what, long client,
+			 long daemon)
+{
+	fprintf(stderr, "rdmaemud: rdma_cm file %d: posted %s of id %u: %s %ld, the client "
+		"answered %ld\n", dfd, cmd == RDMA_USER_CM_CMD_CREATE_ID ? "CREATE_ID" :
+		cmd == RDMA_USER_CM_CMD_DESTROY_ID ? "DESTROY_ID" : "RESOLVE_ROUTE", id, what,
+		daemon, client);
+}
+
+int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
+{
+	union {
+		uint64_t align;
+		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_create_id)];
+	} cmd;
+	union {
+		uint64_t align;
+		uint8_t b[sizeof(struct rdma_ucm_create_id_resp) +
+			  sizeof(struct rdma_ucm_destroy_id_resp)];
+	} resp;
+	struct emu_ducma_posted ans = { 0, 0, 0, 0 };
+	struct emu_ducma_post p;
+	struct rdma_ucm_cmd_hdr hdr;
+	struct emu_ducma_ptrs ptrs;
+	size_t need;
+	ssize_t ret;
+	uint32_t id;
+
+	if (len < sizeof(p) || (size_t)dfd >= nowner || owners[dfd].broken)
+		return -1;
+	memcpy(&p, body, sizeof(p));
+	if (p.in < sizeof(hdr) || p.in > sizeof(cmd.b) || len != sizeof(p) + p.in)
+		return -1;
+	memset(&cmd, 0, sizeof(cmd));
+	memcpy(cmd.b, body + sizeof(p), p.in);
+	memcpy(&hdr, cmd.b, sizeof(hdr));
+	/* what a client posts: the three commands it can answer, whole */
+	switch (hdr.cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID:
+		need = sizeof(struct rdma_ucm_create_id);
+		break;
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		need = sizeof(struct rdma_ucm_destroy_id);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		need = sizeof(struct rdma_ucm_resolve_route);
+		break;
+	default:
+		return -1;
+	}
+	if (hdr.in != need || p.in != sizeof(hdr) + need)
+		return -1;
+	ptrs = emu_ducma_ptrs_of(hdr.cmd);
+	hdr.out = 0;
+	if (ptrs.resp >= 0) {
+		uint64_t a = (uintptr_t)resp.b;
+
+		memcpy(cmd.b + sizeof(hdr) + ptrs.resp, &a, sizeof(a));
+		hdr.out = sizeof(resp.b);
+	}
+	memcpy(cmd.b, &hdr, sizeof(hdr));
+	id = p.val; /* CREATE_ID: the handle */
+	if (ptrs.id >= 0)
+		memcpy(&id, cmd.b + sizeof(hdr) + ptrs.id, sizeof(id));
+	emu_engine_lock(emu_engine_get());
+	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID && !take_spare(dfd, p.val)) {
+		emu_engine_unlock(emu_engine_get());
+		fprintf(stderr, "rdmaemud: rdma_cm file %d: posted CREATE_ID at handle %u, not one "
+			"of its spares: closing it\n", dfd, p.val);
+		return -1;
+	}
+	ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
+				   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val : UINT32_MAX);
+	ret = ret < 0 ? ret : 0;
+	if (ret != p.ret)
+		post_differs(dfd, hdr.cmd, id, "returned", p.ret, (long)ret);
+	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {
+		if (ret)
+			emu_cma_id_unreserve(p.val);
+		top_up(dfd);
+	} else if (hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID && !ret) {
+		struct rdma_ucm_destroy_id_resp r;
+
+		memcpy(&r, resp.b, sizeof(r));
+		ans.val = r.events_reported;
+		if (ans.val != p.val)
+			post_differs(dfd, hdr.cmd, id, "events_reported", p.val, ans.val);
+	}
+	if (p.flags & EMU_DUCMA_POST_ACK) {
+		ans.cmd = hdr.cmd;
+		ans.id = id;
+		ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_POSTED, (uint32_t)(int32_t)ret, devrm_gen,
+			  &ans, sizeof(ans));
+	}
 	emu_engine_unlock(emu_engine_get());
 	return 0;
 }
@@ -382,8 +536,13 @@ void emu_ucma_srv_close(int dfd)
 	if (dfd < 0)
 		return;
 	emu_cma_trace("rdmaemud: rdma_cm file %d closed", dfd);
-	if ((size_t)dfd < nowner)
-		owners[dfd] = (struct owner){ 0, -1, false, NULL };
+	if ((size_t)dfd < nowner) {
+		emu_engine_lock(emu_engine_get());
+		while (owners[dfd].nspare)
+			emu_cma_id_unreserve(owners[dfd].spare[--owners[dfd].nspare]);
+		emu_engine_unlock(emu_engine_get());
+		owners[dfd] = (struct owner){ .sock = -1 };
+	}
 	emu_ucma_close(dfd);
 	nfiles--;
 }

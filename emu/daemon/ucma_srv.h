@@ -32,6 +32,12 @@ int emu_ucma_srv_consumed(int dfd, uint32_t seq);
 /* UCMA_WRITE on the connection serving file dfd of process pid: runs the command, answers.
  * Returns 0, or -1 when the message is malformed (the caller closes the connection). */
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len);
+/* UCMA_POST on the connection serving file dfd: runs the posted command (CREATE_ID at the
+ * spare handle the client gave, DESTROY_ID, RESOLVE_ROUTE), says on stderr where it did
+ * otherwise than the client answered, and answers with UCMA_POSTED when asked. 0, or -1
+ * for a malformed message or a handle that is no spare of the file (the caller closes the
+ * connection). */
+int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len);
 /* The connection closed or sent UCMA_CLOSE: the kernel's ucma_close (destroys the file's ids:
  * DREQs, rejects) and the daemon's eventfd goes. */
 void emu_ucma_srv_close(int dfd);

@@ -10,7 +10,9 @@
 #   events_reported 0 (1 when one was read first); and back the other way;
 #   LEAVE_MCAST with the join unread: events_reported 0 and the event gone; read: 1;
 #   two threads asleep in GET_EVENT on one file while a third writes the commands: 20 events,
-#   each read exactly once.
+#   each read exactly once;
+#   (a run of its own) DESTROY_ID right as each of 50 ids' events comes: none read, the fd
+#   not readable after, a later event read, the file kept.
 # The process's RDMAEMU_TRACE=ucmalink line says how many events the daemon pushed: 37 (2 +
 # 2 + 9, of them 3 pushed again to the file a migration moved them to, + 2 + 22).
 set -u
@@ -34,11 +36,22 @@ ok leave: events_reported 0 with the join unread (dropped), 1 read
 ok threads: 20 events, each read once by one of two blocked readers
 WANT
 cmp -s "$t/want" "$t/lines" || { echo "FAIL: output differs:"; diff "$t/want" "$t/lines"; fail=1; }
-# the commands it wrote (none reads an event), the events pushed, no QUERY to keep
-rts='round trips 80: CREATE_ID 31 DESTROY_ID 9 BIND_IP 1 RESOLVE_IP 30 RESOLVE_ROUTE 2'
-rts="$rts JOIN_IP_MCAST 2 LEAVE_MCAST 2 MIGRATE_ID 3; events pushed 37; kept answers used 0"
+# the commands it wrote (none reads an event), the events pushed, no QUERY to keep. Posted
+# (protocol 7): every CREATE_ID (spare handles), the DESTROY_IDs of ids whose events the
+# process counted (3 go as round trips: the migrated ids and the multicast member), the
+# RESOLVE_ROUTE whose id's ADDR_RESOLVED was read with its verdict
+rts='round trips 42: DESTROY_ID 3 BIND_IP 1 RESOLVE_IP 30 RESOLVE_ROUTE 1'
+rts="$rts JOIN_IP_MCAST 2 LEAVE_MCAST 2 MIGRATE_ID 3;"
+rts="$rts posted 38: CREATE_ID 31 DESTROY_ID 6 RESOLVE_ROUTE 1;"
+rts="$rts events pushed 37; kept answers used 0"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/out" ||
 	{ echo "FAIL: round trips / events pushed:"; grep ucmalink "$t/out"; fail=1; }
+# DESTROY_ID as the id's event comes (posted: the process drops the event itself)
+timeout 60 "$rdmaemu" run -- "$probe" race >"$t/race" 2>&1 ||
+	{ echo "FAIL: evpush_probe race exit $?"; fail=1; }
+cat "$t/race"
+grep -qx 'ok race: 50 ids destroyed as their events come, none read' "$t/race" ||
+	{ echo "FAIL: race"; fail=1; }
 # the daemon kept no file of the process
 "$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||
 	{ echo "FAIL: files left:"; "$rdmaemu" daemon status; fail=1; }
