@@ -755,7 +755,7 @@ static void event_read(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 	emu_ucma_event_put(f, ev);
 }
 
-int emu_ucma_consumed(int fd, uint32_t seq)
+int emu_ucma_consumed(int fd, uint32_t seq, uint32_t count)
 {
 	struct emu_engine *e = emu_engine_get();
 	struct emu_ucma_file *f;
@@ -766,13 +766,17 @@ int emu_ucma_consumed(int fd, uint32_t seq)
 	emu_engine_lock(e);
 	f = file_of(fd);
 	if (f && f->push) {
-		struct emu_ucma_event *ev = emu_list_empty(&f->events) ? NULL :
-			emu_list_entry(f->events.next, struct emu_ucma_event, node);
-
+		ret = count ? 0 : -EPROTO;
 		/* the client reads its copy from the head, as GET_EVENT reads the queue */
-		ret = ev && ev->seq == seq ? 0 : -EPROTO;
-		if (!ret)
-			event_read(f, ev);
+		while (!ret && count--) {
+			struct emu_ucma_event *ev = emu_list_empty(&f->events) ? NULL :
+				emu_list_entry(f->events.next, struct emu_ucma_event, node);
+
+			if (!ev || ev->seq > seq || (!count && ev->seq != seq))
+				ret = -EPROTO;
+			else
+				event_read(f, ev);
+		}
 	}
 	emu_engine_unlock(e);
 	return ret;

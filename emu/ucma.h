@@ -32,10 +32,11 @@ typedef void (*emu_ucma_push_fn)(void *ctx, int fd, enum emu_ucma_push_kind kind
  * events the client has not read (1 written per EVENT, 1 taken per DROP; the client takes
  * 1 per event it reads). */
 int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ctx);
-/* The client of push file fd handed the event of sequence number seq to its application:
- * the side effects of a GET_EVENT (dequeue, events_reported, backlog). seq must be the head
- * of the queue. 0, -EBADF (no file), -EPROTO (not the head: the copies diverged). */
-int emu_ucma_consumed(int fd, uint32_t seq);
+/* The client of push file fd handed the count events at the head of the queue, the last of
+ * sequence number seq, to its application: the side effects of a GET_EVENT for each
+ * (dequeue, events_reported, backlog). 0, -EBADF (no file), -EPROTO (the queue holds fewer,
+ * or they end elsewhere: the copies diverged). */
+int emu_ucma_consumed(int fd, uint32_t seq, uint32_t count);
 /* emu_ucma_write on file fd of this process's files with the engine lock held (rdmaemud
  * sends the answer in the same hold). -EBADF for no file. */
 ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);

@@ -96,6 +96,9 @@ struct lfile {
 	struct lid *ids[LID_BUCKETS];
 	uint32_t spare[EMU_DUCMA_SPARE_MAX]; /* handles for posted CREATE_IDs (UCMA_SPARE) */
 	unsigned nspare;
+	/* events handed to the application and not yet said (UCMA_CONSUMED): cons_n of them,
+	 * the last cons_seq */
+	uint32_t cons_seq, cons_n;
 };
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,6 +153,30 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 		r = sendmsg(sock, &m, MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : 0;
+}
+
+/* Says the events read since the last time (one UCMA_CONSUMED for them all), f's lock held.
+ * Before every command of the file (so the daemon has applied them when it runs it, as the
+ * kernel had when the application's next syscall came), before a reader sleeps or answers
+ * EAGAIN, at once for a CONNECT_REQUEST (its read gives the listener's backlog slot back),
+ * and every CONSUMED_BATCH events: one message, and one wake-up of the daemon, per burst
+ * of events rather than per event. */
+#define CONSUMED_BATCH 32u
+static int flush_consumed(struct lfile *f)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_CONSUMED,
+			      f->cons_seq, f->cons_n };
+	ssize_t r;
+
+	if (!f->cons_n)
+		return 0;
+	do
+		r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	f->cons_n = 0;
+	return 0;
 }
 
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
@@ -643,7 +670,7 @@ static void release(struct lfile *f)
 	int32_t arg;
 
 	pthread_mutex_lock(&f->lock);
-	if (!send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
+	if (!flush_consumed(f) && !send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
 		(void)recv_answer(f->sock, f, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL,
 				  NULL);
 	pthread_mutex_unlock(&f->lock);
@@ -727,7 +754,9 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	iov[2] = (struct iovec){ (void *)cmd, in };
 	iov[3] = (struct iovec){ resp, out };
 	iov[4] = (struct iovec){ (void *)opt, optlen };
-	err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 5);
+	err = flush_consumed(f);
+	if (!err)
+		err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 5);
 	if (!err)
 		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL,
 				  devrm_gen);
@@ -778,6 +807,12 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 		}
 		if (f->evq)
 			break;
+		/* nothing more to read now: the daemon hears of what was */
+		err = flush_consumed(f);
+		if (err) {
+			pthread_mutex_unlock(&f->lock);
+			return err;
+		}
 		/* the file status flags (O_NONBLOCK) are the shared open file's */
 		fl = fcntl(f->evfd, F_GETFL);
 		if (fl < 0 || (fl & O_NONBLOCK)) {
@@ -817,17 +852,12 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	}
 	/* the event's 1 on the semaphore, under the lock (see above) */
 	emu_engine_fd_clear(f->evfd);
-	{
-		struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_CONSUMED,
-				      e->seq, 0 };
-		ssize_t r;
-
-		/* under the lock: it reaches the daemon before any later command of the file */
-		do
-			r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL);
-		while (r < 0 && errno == EINTR);
-		err = r < 0 ? -errno : 0;
-	}
+	/* said to the daemon before any later command of the file (flush_consumed) */
+	f->cons_seq = e->seq;
+	f->cons_n++;
+	err = e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST || f->cons_n >= CONSUMED_BATCH ?
+		      flush_consumed(f) :
+		      0;
 	pthread_mutex_unlock(&f->lock);
 	if (err) {
 		free(e);
@@ -856,7 +886,10 @@ static int post(struct lfile *f, const uint8_t *cmd, uint32_t in, int32_t ret, u
 {
 	struct emu_ducma_post p = { in, ack ? EMU_DUCMA_POST_ACK : 0, ret, val };
 	struct iovec iov[3];
+	int err = flush_consumed(f);
 
+	if (err)
+		return err;
 	iov[1] = (struct iovec){ &p, sizeof(p) };
 	iov[2] = (struct iovec){ (void *)cmd, in };
 	return send_iov(f->sock, EMU_DMSG_UCMA_POST, iov, 3);
@@ -1178,8 +1211,11 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 				lid_forget(s, (uint32_t)u);
 		}
 	}
-	err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen, &ret,
-			 &devrm_gen);
+	/* MIGRATE_ID: the daemon applies the source's UCMA_CONSUMEDs before it moves events */
+	err = s ? flush_consumed(s) : 0;
+	if (!err)
+		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen,
+				 &ret, &devrm_gen);
 	if (!err && !ret && hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
 	    out >= sizeof(struct rdma_ucm_create_id_resp))
 		lid_add(f, get_u32(resp + offsetof(struct rdma_ucm_create_id_resp, id)));

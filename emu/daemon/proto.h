@@ -15,7 +15,7 @@
  * answers carry the host's neighbour generation, NEIGH_GEN; 6: push
  * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip); 7: posted
  * commands (UCMA_POST / UCMA_POSTED / UCMA_SPARE: CREATE_ID, DESTROY_ID and RESOLVE_ROUTE
- * answered by the client, no round trip) */
+ * answered by the client, no round trip), UCMA_CONSUMED for several events */
 #define EMU_DPROTO_VERSION 7
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
@@ -66,8 +66,10 @@ enum emu_dmsg_type {
 				      * generation, body: struct rdma_ucm_event_resp as GET_EVENT
 				      * copies it. The file's eventfd got 1 for it. */
 	EMU_DMSG_UCMA_CONSUMED = 14, /* client -> daemon, one-way, arg = the sequence number of
-				      * the event it handed to the application: the head of the
-				      * file's queue (anything else is a protocol error) */
+				      * the last event it handed to the application, pad = how
+				      * many it handed since its last CONSUMED (7: 1 before):
+				      * the head of the file's queue (anything else is a
+				      * protocol error) */
 	EMU_DMSG_UCMA_DROP = 15,     /* daemon -> client, unsolicited, arg = the sequence number
 				      * of a pushed event that left the queue unread (destroy,
 				      * leave, migrate); the daemon took its 1 off the eventfd.

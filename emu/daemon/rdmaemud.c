@@ -700,7 +700,7 @@ static bool client_read(struct client *c, uint8_t *buf)
 			return false;
 		break;
 	case EMU_DMSG_UCMA_CONSUMED:
-		if (c->state != CLIENT_UCMA || emu_ucma_srv_consumed(c->ucma_dfd, h.arg))
+		if (c->state != CLIENT_UCMA || emu_ucma_srv_consumed(c->ucma_dfd, h.arg, h.pad))
 			return false;
 		break;
 	case EMU_DMSG_UCMA_POST:

@@ -313,25 +313,25 @@ static void drain_consumed(int src)
 			return; /* the main loop deals with the rest */
 		if (recv(owners[src].sock, &h, sizeof(h), MSG_DONTWAIT) != (ssize_t)sizeof(h))
 			return;
-		if (emu_ucma_consumed(src, h.arg)) {
-			fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u is not the "
-				"head of its queue: closing it\n", src, h.arg);
+		if (emu_ucma_consumed(src, h.arg, h.pad)) {
+			fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u (%u events) is "
+				"not the head of its queue: closing it\n", src, h.arg, h.pad);
 			owners[src].broken = true;
 			return;
 		}
 	}
 }
 
-int emu_ucma_srv_consumed(int dfd, uint32_t seq)
+int emu_ucma_srv_consumed(int dfd, uint32_t seq, uint32_t count)
 {
 	int ret;
 
 	if (dfd < 0 || (size_t)dfd >= nowner || owners[dfd].broken)
 		return -1;
-	ret = emu_ucma_consumed(dfd, seq);
+	ret = emu_ucma_consumed(dfd, seq, count);
 	if (ret)
-		fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u is not the head of "
-			"its queue (%s): closing it\n", dfd, seq, strerror(-ret));
+		fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u (%u events) is not "
+			"the head of its queue (%s): closing it\n", dfd, seq, count, strerror(-ret));
 	return ret ? -1 : 0;
 }
 

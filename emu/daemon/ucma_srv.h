@@ -26,9 +26,9 @@ void emu_ucma_srv_init(const struct emu_ucma_srv_ops *ops);
  * serves it), or -1 after answering an errno. *pid: the pid the client gave. */
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
 		      const void *body, size_t len, int *pid, void *ctx);
-/* UCMA_CONSUMED of seq on file dfd: 0, or -1 when it is not the head of the file's queue
- * (the client's copy diverged: the caller closes the connection). */
-int emu_ucma_srv_consumed(int dfd, uint32_t seq);
+/* UCMA_CONSUMED of count events up to seq on file dfd: 0, or -1 when they are not the head
+ * of the file's queue (the client's copy diverged: the caller closes the connection). */
+int emu_ucma_srv_consumed(int dfd, uint32_t seq, uint32_t count);
 /* UCMA_WRITE on the connection serving file dfd of process pid: runs the command, answers.
  * Returns 0, or -1 when the message is malformed (the caller closes the connection). */
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len);
