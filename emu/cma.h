@@ -198,6 +198,10 @@ struct emu_cma_cm_ops {
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);
 void emu_cma_set_route_ops(const struct emu_cma_route_ops *ops);
+/* Whether host h's port spaces are far from full: fewer binds than half the ephemeral range,
+ * so that an ephemeral bind cannot fail with EADDRNOTAVAIL for a long while (rdmaemud's
+ * RESOLVE_ADDR verdicts, docs/daemon.md "Posted commands"). */
+bool emu_cma_ports_plentiful(const struct emu_host *h);
 void emu_cma_set_cm_ops(const struct emu_cma_cm_ops *ops);
 
 /* ---- what the modules call back ------------------------------------------------------- */

@@ -566,6 +566,16 @@ static int bind_ib(struct emu_cma_id *id, const struct emu_sockaddr_ib *sib)
 	return -ENODEV;
 }
 
+bool emu_cma_ports_plentiful(const struct emu_host *h)
+{
+	const struct emu_cma_ports *p;
+
+	for (p = all_ports; p && p->host != h; p = p->next)
+		;
+	/* fewer binds than half the ephemeral range: the next ones surely find a free port */
+	return !p || p->nbinds < (EMU_CMA_PORT_HIGH - EMU_CMA_PORT_LOW + 1) / 2;
+}
+
 int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr)
 {
 	const struct emu_host *h = id->host;

@@ -1090,6 +1090,30 @@ ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handl
 	return ret;
 }
 
+bool emu_ucma_id_pristine(int fd, uint32_t handle, uint16_t *ps, uint8_t *qp_type)
+{
+	struct emu_ucma_file *f = file_of(fd);
+	struct emu_cma_id *id = emu_cma_id_lookup(handle);
+
+	if (!f || !id || id->file != f || id->state != EMU_CMA_IDLE || id->closed ||
+	    id->reuseaddr || id->afonly_set || id->tos_set || id->timeout_set ||
+	    id->bound_dev_if || id->dev >= 0 || id->bind || !emu_list_empty(&id->mcs) ||
+	    id->has_cm || id->service_recs || !emu_cma_ports_plentiful(f->host))
+		return false;
+	*ps = id->ps;
+	*qp_type = id->qp_type;
+	return true;
+}
+
+void emu_ucma_addr_error(int fd, uint32_t handle, int status)
+{
+	struct emu_ucma_file *f = file_of(fd);
+	struct emu_cma_id *id = emu_cma_id_lookup(handle);
+
+	if (f && id && id->file == f)
+		emu_cma_addr_resolved(id, status);
+}
+
 bool emu_ucma_route_sure(int fd, uint32_t handle)
 {
 	struct emu_ucma_file *f = file_of(fd);

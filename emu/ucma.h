@@ -46,6 +46,14 @@ ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
  * from the queue (DESTROY_ID's) leave unpushed and keep their 1 on the eventfd: the client
  * dropped them from its copy and took the 1s itself. */
 ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handle);
+/* Whether id handle of file fd is as CREATE_ID left it (IDLE, no option, no bind, ...) and
+ * its host's ports are plentiful: a RESOLVE_ADDR that returns 0 on it returns 0 on any such
+ * id of the file (same port space and QP type: *ps, *qp_type) while the host's addresses,
+ * links and devices stay (rdmaemud's verdicts). */
+bool emu_ucma_id_pristine(int fd, uint32_t handle, uint16_t *ps, uint8_t *qp_type);
+/* A posted RESOLVE_ADDR failed where its process answered 0: the ADDR_ERROR (status) the
+ * kernel gives when the resolution fails after the call returned. */
+void emu_ucma_addr_error(int fd, uint32_t handle, int status);
 /* Whether RESOLVE_ROUTE of id handle on file fd, with a timeout, would return 0 now. */
 bool emu_ucma_route_sure(int fd, uint32_t handle);
 /* on: a GET_EVENT on an empty file answers EAGAIN even on a blocking fd (the daemon never

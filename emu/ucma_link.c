@@ -66,6 +66,11 @@ struct lid {
 	struct lid *next;
 	uint32_t h, reported;
 	bool dead;
+	/* fresh: as CREATE_ID left it, no command has named it since (a RESOLVE_ADDR verdict
+	 * holds for it); ps, qp_type: its CREATE_ID's */
+	bool fresh;
+	uint16_t ps;
+	uint8_t qp_type;
 };
 
 /* A file lives while the application's fd is open or a command is running on it: as in the
@@ -96,6 +101,9 @@ struct lfile {
 	struct lid *ids[LID_BUCKETS];
 	uint32_t spare[EMU_DUCMA_SPARE_MAX]; /* handles for posted CREATE_IDs (UCMA_SPARE) */
 	unsigned nspare;
+	/* the daemon's RESOLVE_ADDR verdict (UCMA_VERDICT) and the posts left on it */
+	struct emu_ducma_verdict verdict;
+	uint32_t vuses;
 	/* events handed to the application and not yet said (UCMA_CONSUMED): cons_n of them,
 	 * the last cons_seq */
 	uint32_t cons_seq, cons_n;
@@ -256,21 +264,27 @@ static struct lid *lid_find(struct lfile *f, uint32_t h)
 	return l;
 }
 
-/* A new id of the file, none of its events read yet (no memory: it stays unknown). */
-static void lid_add(struct lfile *f, uint32_t h)
+/* A new id of the file, none of its events read yet (no memory: it stays unknown); fresh
+ * from a CREATE_ID of port space ps and qp_type. */
+static struct lid *lid_add(struct lfile *f, uint32_t h, bool fresh, uint16_t ps,
+			   uint8_t qp_type)
 {
 	struct lid *l = lid_find(f, h);
 
 	if (!l) {
 		l = malloc(sizeof(*l));
 		if (!l)
-			return;
+			return NULL;
 		l->h = h;
 		l->next = f->ids[h % LID_BUCKETS];
 		f->ids[h % LID_BUCKETS] = l;
 	}
 	l->reported = 0;
 	l->dead = false;
+	l->fresh = fresh;
+	l->ps = ps;
+	l->qp_type = qp_type;
+	return l;
 }
 
 static void lid_del(struct lfile *f, uint32_t h)
@@ -351,6 +365,13 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 			return -EPROTO;
 		memcpy(f->spare + f->nspare, body, got);
 		f->nspare += (unsigned)n;
+		return 1;
+	}
+	if (h->type == EMU_DMSG_UCMA_VERDICT) {
+		if (!f || got != sizeof(f->verdict))
+			return -EPROTO;
+		memcpy(&f->verdict, body, got);
+		f->vuses = h->arg;
 		return 1;
 	}
 	if (h->type == EMU_DMSG_UCMA_POSTED) {
@@ -843,7 +864,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	kept_take(f, e);
 	/* ucma_get_event's events_reported, where the process can tell whose */
 	if (e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST) {
-		lid_add(f, e->resp.id);
+		lid_add(f, e->resp.id, false, 0, 0);
 	} else if (counts_for_id(e->resp.event)) {
 		struct lid *l = lid_find(f, e->resp.id);
 
@@ -921,33 +942,48 @@ static int post_check(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t val)
 	return 0;
 }
 
+/* ucma_get_qp_type of a CREATE_ID whose port space it takes. */
+static uint8_t ucma_qp_type(const struct rdma_ucm_create_id *c)
+{
+	return c->ps == EMU_CMA_PS_TCP ? 2 /* IB_QPT_RC */ :
+	       c->ps == EMU_CMA_PS_IB  ? c->qp_type :
+					 4 /* IB_QPT_UD: UDP, IPOIB */;
+}
+
 /* cmd (its header's in and out cut to what the kernel reads) posted and answered here: 1;
  * not known for sure: 0 (a round trip); -errno of the socket. */
 static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t out,
 		    uint64_t resp_addr)
 {
-	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_create_id)];
+	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_resolve_addr)];
 	struct rdma_ucm_cmd_hdr hdr;
 	const uint8_t *body = cmd + sizeof(hdr);
+	struct rdma_ucm_create_id cq;
 	uint32_t need, id = 0, val = 0;
 	int32_t unused;
 	int err;
 
 	memcpy(&hdr, cmd, sizeof(hdr));
 	switch (hdr.cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID: {
-		struct rdma_ucm_create_id q;
-
-		need = sizeof(q);
+	case RDMA_USER_CM_CMD_CREATE_ID:
+		need = sizeof(cq);
 		if (in < need || out < sizeof(struct rdma_ucm_create_id_resp) || !resp_addr)
 			return 0;
-		memcpy(&q, body, sizeof(q));
+		memcpy(&cq, body, sizeof(cq));
 		/* the port spaces ucma_get_qp_type takes; another one is the daemon's EINVAL */
-		if (q.ps != EMU_CMA_PS_TCP && q.ps != EMU_CMA_PS_UDP && q.ps != EMU_CMA_PS_IPOIB &&
-		    q.ps != EMU_CMA_PS_IB)
+		if (cq.ps != EMU_CMA_PS_TCP && cq.ps != EMU_CMA_PS_UDP &&
+		    cq.ps != EMU_CMA_PS_IPOIB && cq.ps != EMU_CMA_PS_IB)
 			return 0;
 		break;
-	}
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		need = hdr.cmd == RDMA_USER_CM_CMD_RESOLVE_ADDR ?
+			       sizeof(struct rdma_ucm_resolve_addr) :
+			       sizeof(struct rdma_ucm_resolve_ip);
+		if (in < need)
+			return 0;
+		id = get_u32(body + emu_ducma_ptrs_of(hdr.cmd).id);
+		break;
 	case RDMA_USER_CM_CMD_DESTROY_ID:
 		need = sizeof(struct rdma_ucm_destroy_id);
 		if (in < need || out < sizeof(struct rdma_ucm_destroy_id_resp) || !resp_addr)
@@ -985,7 +1021,26 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		f->spare[lo] = f->spare[--f->nspare];
 		err = post(f, c, sizeof(hdr) + need, 0, val, kept_check());
 		if (!err)
-			lid_add(f, id);
+			lid_add(f, id, true, cq.ps, ucma_qp_type(&cq));
+		break;
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+	case RDMA_USER_CM_CMD_RESOLVE_IP: {
+		struct lid *l = lid_find(f, id);
+		const struct emu_ducma_verdict *v = &f->verdict;
+		uint8_t key[EMU_DUCMA_KEY_MAX];
+
+		/* the daemon's verdict: these bytes return 0 on a fresh id of this kind */
+		if (!l || l->dead || !l->fresh || !f->vuses || v->cmd != hdr.cmd ||
+		    v->klen != need || v->ps != l->ps || v->qp_type != l->qp_type)
+			goto out;
+		memcpy(key, body, need);
+		memset(key + emu_ducma_ptrs_of(hdr.cmd).id, 0, sizeof(uint32_t));
+		if (memcmp(key, v->key, need))
+			goto out;
+		f->vuses--;
+		l->fresh = false;
+		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
 		break;
 	}
 	case RDMA_USER_CM_CMD_DESTROY_ID: {
@@ -1192,9 +1247,13 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	pthread_mutex_lock(&f->lock);
 	if (s && s > f)
 		pthread_mutex_lock(&s->lock);
-	/* a command that may change an id: what was kept of it goes */
+	/* a command that may change an id: what was kept of it goes, it is fresh no more */
 	if (hdr.cmd != RDMA_USER_CM_CMD_QUERY && hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) {
 		if (ptrs.id >= 0 && (uint32_t)ptrs.id + 4 <= in) {
+			struct lid *l = lid_find(f, get_u32(body + ptrs.id));
+
+			if (l)
+				l->fresh = false;
 			kept_forget(f, get_u32(body + ptrs.id), false);
 		} else if (ptrs.id == -1) {
 			kept_forget(f, 0, true);
@@ -1218,7 +1277,15 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 				 &ret, &devrm_gen);
 	if (!err && !ret && hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
 	    out >= sizeof(struct rdma_ucm_create_id_resp))
-		lid_add(f, get_u32(resp + offsetof(struct rdma_ucm_create_id_resp, id)));
+	{
+		struct rdma_ucm_create_id q;
+
+		memcpy(&q, body, in < sizeof(q) ? in : sizeof(q));
+		if (in < sizeof(q))
+			memset((uint8_t *)&q + in, 0, sizeof(q) - in);
+		lid_add(f, get_u32(resp + offsetof(struct rdma_ucm_create_id_resp, id)), true, q.ps,
+			ucma_qp_type(&q));
+	}
 	pthread_mutex_unlock(&f->lock);
 	/* the migration's DROPs on the other file end with a marker: they leave its evq now */
 	if (!err && s && !ret)

@@ -15,7 +15,8 @@
  * answers carry the host's neighbour generation, NEIGH_GEN; 6: push
  * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip); 7: posted
  * commands (UCMA_POST / UCMA_POSTED / UCMA_SPARE: CREATE_ID, DESTROY_ID and RESOLVE_ROUTE
- * answered by the client, no round trip), UCMA_CONSUMED for several events */
+ * answered by the client, no round trip; RESOLVE_ADDR on fresh ids, UCMA_VERDICT),
+ * UCMA_CONSUMED for several events */
 #define EMU_DPROTO_VERSION 7
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
@@ -108,6 +109,9 @@ enum emu_dmsg_type {
 				    * body emu_ducma_posted */
 	EMU_DMSG_UCMA_SPARE = 25,  /* daemon -> client, unsolicited, body: uint32 handles the
 				    * daemon reserved for the file's next posted CREATE_IDs */
+	EMU_DMSG_UCMA_VERDICT = 26, /* daemon -> client, unsolicited, arg = how many RESOLVE_ADDR
+				     * (or RESOLVE_IP) commands the client may post on its fresh
+				     * ids (0: none any more), body emu_ducma_verdict */
 };
 
 struct emu_dmsg {

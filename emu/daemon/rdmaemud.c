@@ -424,6 +424,8 @@ static void neigh_gen_moved(void *ctx, size_t host, uint32_t gen)
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
 			outq_add_msg(&d.clients[i], EMU_DMSG_NEIGH_GEN, (uint32_t)host, gen, NULL, 0);
+	/* what a fresh id's RESOLVE_ADDR returns may change with it */
+	emu_ucma_srv_revoke(host);
 }
 
 /* gen: the host's neighbour generation the MAC holds for (0 with an error) */
@@ -532,6 +534,7 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 			/* the DEVICE_REMOVAL events the removal pushes carry the generation
 			 * it brings */
 			emu_ucma_srv_devrm(d.devrm_gen + 1);
+			emu_ucma_srv_revoke(SIZE_MAX);
 			rc = emu_device_remove_locked(host, r->dev, &dev);
 			emu_ucma_srv_devrm(d.devrm_gen);
 		}

@@ -58,6 +58,21 @@ struct emu_ducma_posted {
 	uint32_t pad;
 };
 
+/* UCMA_VERDICT: a RESOLVE_ADDR or RESOLVE_IP of these very bytes (the command's struct, its
+ * id 0) on an id of the file as CREATE_ID (of port space ps and qp_type) left it returns 0,
+ * while the daemon does not take the verdict back (it does on any move of the host's
+ * neighbour generation and on device removal). */
+#define EMU_DUCMA_KEY_MAX 320u
+struct emu_ducma_verdict {
+	uint32_t cmd;
+	uint16_t ps;
+	uint8_t qp_type;
+	uint8_t pad;
+	uint32_t klen;
+	uint8_t key[EMU_DUCMA_KEY_MAX];
+};
+#define EMU_DUCMA_VERDICT_USES 64u /* posts granted at a time; renewed every half */
+
 /* Spare handles the daemon keeps reserved for a file's posted CREATE_IDs: topped up to MAX
  * whenever fewer than MAX / 2 are left. */
 #define EMU_DUCMA_SPARE_MAX 64u

@@ -38,6 +38,10 @@ static struct owner {
 	/* handles reserved for the file's posted CREATE_IDs, told to the client (UCMA_SPARE) */
 	uint32_t spare[EMU_DUCMA_SPARE_MAX];
 	unsigned nspare;
+	/* a RESOLVE_ADDR verdict is out (UCMA_VERDICT), and the posts made on it since */
+	size_t host;
+	bool verdict;
+	unsigned verdict_posts;
 } *owners;
 static size_t nowner;
 static unsigned nfiles;
@@ -198,7 +202,7 @@ static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t
 	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
-static int set_owner(int dfd, int pid, int sock, void *ctx)
+static int set_owner(int dfd, int pid, int sock, void *ctx, size_t host)
 {
 	if ((size_t)dfd >= nowner) {
 		size_t n = (size_t)dfd + 64;
@@ -211,7 +215,7 @@ static int set_owner(int dfd, int pid, int sock, void *ctx)
 		owners = t;
 		nowner = n;
 	}
-	owners[dfd] = (struct owner){ .pid = pid, .sock = sock, .ctx = ctx };
+	owners[dfd] = (struct owner){ .pid = pid, .sock = sock, .ctx = ctx, .host = host };
 	return 0;
 }
 
@@ -275,7 +279,7 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	}
 	/* a v5 client (the daemon takes no other): a push file */
 	dfd = emu_ucma_open_push(host, push, ctx);
-	if (dfd >= 0 && set_owner(dfd, h.pid, sock, ctx)) {
+	if (dfd >= 0 && set_owner(dfd, h.pid, sock, ctx, (size_t)(host - f->hosts))) {
 		emu_ucma_close(dfd);
 		dfd = -ENOMEM;
 	}
@@ -333,6 +337,53 @@ int emu_ucma_srv_consumed(int dfd, uint32_t seq, uint32_t count)
 		fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u (%u events) is not "
 			"the head of its queue (%s): closing it\n", dfd, seq, count, strerror(-ret));
 	return ret ? -1 : 0;
+}
+
+/* The struct of a RESOLVE_ADDR / RESOLVE_IP command (the bytes a verdict holds), or 0. */
+static size_t resolve_size(uint32_t cmd)
+{
+	return cmd == RDMA_USER_CM_CMD_RESOLVE_ADDR ? sizeof(struct rdma_ucm_resolve_addr) :
+	       cmd == RDMA_USER_CM_CMD_RESOLVE_IP   ? sizeof(struct rdma_ucm_resolve_ip) :
+						      0;
+}
+
+/* A RESOLVE_ADDR / RESOLVE_IP (cmd, in bytes at body) returned 0 on an id that was pristine
+ * (ps, qp_type): the same bytes return 0 on every pristine id of the file until the host's
+ * addresses, links or devices change (emu_ucma_srv_revoke). Tells the client so
+ * (UCMA_VERDICT, EMU_DUCMA_VERDICT_USES posts). Engine lock held. */
+static void grant(int dfd, uint32_t cmd, const uint8_t *body, size_t in, uint16_t ps,
+		  uint8_t qp_type)
+{
+	struct emu_ducma_verdict v;
+	size_t n = resolve_size(cmd);
+
+	if (!n || in < n || n > sizeof(v.key))
+		return;
+	memset(&v, 0, sizeof(v));
+	v.cmd = cmd;
+	v.ps = ps;
+	v.qp_type = qp_type;
+	v.klen = (uint32_t)n;
+	memcpy(v.key, body, n);
+	memset(v.key + emu_ducma_ptrs_of(cmd).id, 0, sizeof(uint32_t)); /* the id */
+	owners[dfd].verdict = true;
+	owners[dfd].verdict_posts = 0;
+	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_VERDICT, EMU_DUCMA_VERDICT_USES, devrm_gen, &v,
+		  sizeof(v));
+}
+
+void emu_ucma_srv_revoke(size_t host)
+{
+	struct emu_ducma_verdict v;
+
+	memset(&v, 0, sizeof(v));
+	for (size_t i = 0; i < nowner; i++)
+		if (owners[i].verdict && owners[i].sock >= 0 &&
+		    (host == SIZE_MAX || owners[i].host == host)) {
+			owners[i].verdict = false;
+			ops->send(owners[i].ctx, EMU_DMSG_UCMA_VERDICT, 0, devrm_gen, &v,
+				  sizeof(v));
+		}
 }
 
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len)
@@ -420,7 +471,20 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	 * a lock the engine thread contends), behind the events the command pushed and any
 	 * still queued: the client has them all when it reads the answer */
 	emu_engine_lock(emu_engine_get());
-	ret = emu_ucma_write_locked(dfd, cmd.b, in);
+	{
+		uint32_t id = 0;
+		uint16_t ps;
+		uint8_t qp_type;
+		bool fresh;
+
+		if (ptrs.id >= 0)
+			memcpy(&id, cb + ptrs.id, sizeof(id));
+		fresh = resolve_size(hdr.cmd) && emu_ucma_id_pristine(dfd, id, &ps, &qp_type);
+		ret = emu_ucma_write_locked(dfd, cmd.b, in);
+		/* the verdict goes before the answer: the client has it when the call returns */
+		if (fresh && ret >= 0)
+			grant(dfd, hdr.cmd, cb, hdr.in, ps, qp_type);
+	}
 	/* a client out of spares asked: the new ones reach it with the answer */
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID)
 		top_up(dfd);
@@ -436,17 +500,24 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 static void post_differs(int dfd, uint32_t cmd, uint32_t id, const char *what, long client,
 			 long daemon)
 {
+	static const char *const names[] = {
+		[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
+		[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
+		[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
+		[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
+		[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
+	};
+
 	fprintf(stderr, "rdmaemud: rdma_cm file %d: posted %s of id %u: %s %ld, the client "
-		"answered %ld\n", dfd, cmd == RDMA_USER_CM_CMD_CREATE_ID ? "CREATE_ID" :
-		cmd == RDMA_USER_CM_CMD_DESTROY_ID ? "DESTROY_ID" : "RESOLVE_ROUTE", id, what,
-		daemon, client);
+		"answered %ld\n", dfd, cmd < sizeof(names) / sizeof(*names) && names[cmd] ?
+		names[cmd] : "?", id, what, daemon, client);
 }
 
 int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 {
 	union {
 		uint64_t align;
-		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_create_id)];
+		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_resolve_addr)];
 	} cmd;
 	union {
 		uint64_t align;
@@ -455,6 +526,7 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	} resp;
 	struct emu_ducma_posted ans = { 0, 0, 0, 0 };
 	struct emu_ducma_post p;
+	bool fresh = false;
 	struct rdma_ucm_cmd_hdr hdr;
 	struct emu_ducma_ptrs ptrs;
 	size_t need;
@@ -480,6 +552,10 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
 		need = sizeof(struct rdma_ucm_resolve_route);
 		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		need = resolve_size(hdr.cmd);
+		break;
 	default:
 		return -1;
 	}
@@ -504,11 +580,31 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 			"of its spares: closing it\n", dfd, p.val);
 		return -1;
 	}
-	ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
-				   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val : UINT32_MAX);
-	ret = ret < 0 ? ret : 0;
-	if (ret != p.ret)
+	if (resolve_size(hdr.cmd)) {
+		uint16_t ps;
+		uint8_t qp_type;
+
+		fresh = emu_ucma_id_pristine(dfd, id, &ps, &qp_type);
+		if (!fresh)
+			post_differs(dfd, hdr.cmd, id, "found the id used", 0, 1);
+		ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need, UINT32_MAX);
+		ret = ret < 0 ? ret : 0;
+		/* renewed before the client runs out, while it holds */
+		if (!ret && fresh && owners[dfd].verdict &&
+		    ++owners[dfd].verdict_posts >= EMU_DUCMA_VERDICT_USES / 2)
+			grant(dfd, hdr.cmd, cmd.b + sizeof(hdr), need, ps, qp_type);
+	} else {
+		ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
+					   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val :
+										   UINT32_MAX);
+		ret = ret < 0 ? ret : 0;
+	}
+	if (ret != p.ret) {
 		post_differs(dfd, hdr.cmd, id, "returned", p.ret, (long)ret);
+		/* the kernel's answer to a resolution that fails after the call returned */
+		if (resolve_size(hdr.cmd))
+			emu_ucma_addr_error(dfd, id, (int)ret);
+	}
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {
 		if (ret)
 			emu_cma_id_unreserve(p.val);

@@ -23,6 +23,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "emu/ucma_api.h"
+#include "rdmaemu/ctl.h"
 
 /* enum rdma_cm_event_type (<rdma/rdma_cma.h>, whose port spaces clash with the uapi's) */
 enum { EV_ADDR_RESOLVED = 0, EV_ROUTE_RESOLVED = 2, EV_MULTICAST_JOIN = 12 };
@@ -413,6 +414,45 @@ static void race(int a, int b)
 	CHECK(destroy_id(a, last) == 1, "events_reported of the live id");
 }
 
+static void set_tos(int fd, uint32_t id, uint8_t tos)
+{
+	struct rdma_ucm_set_option c = { .optval = (uintptr_t)&tos, .id = id, .level = 0,
+					 .optname = 0 /* RDMA_OPTION_ID_TOS */, .optlen = 1 };
+	int ret = cmd(fd, RDMA_USER_CM_CMD_SET_OPTION, &c, sizeof(c), 0);
+
+	CHECK(ret == 0, "set_option TOS %d", ret);
+}
+
+/* verdict (a run of its own, its ucmalink line checked apart): RESOLVE_IP on fresh ids is
+ * posted once the daemon's verdict came with a round trip's answer, and a round trip again
+ * once the daemon took it back (a device removal: rxe1, which none of these ids uses) or for
+ * an id that was used (TOS set); every id still gets its ADDR_RESOLVED, in order. */
+static void verdict(int a, int b)
+{
+	uint32_t id[5];
+	int r;
+	(void)b;
+
+	id[0] = create_id(a, 1);
+	resolve_addr(a, id[0]); /* round trip: the verdict comes before its answer */
+	id[1] = create_id(a, 2);
+	resolve_addr(a, id[1]); /* posted */
+	r = rdmaemu_ctl_device_remove("rxe-ref", "rxe1");
+	CHECK(r == 0, "remove rxe1: %d", r);
+	id[2] = create_id(a, 3);
+	resolve_addr(a, id[2]); /* round trip: taken back; a new verdict */
+	id[3] = create_id(a, 4);
+	set_tos(a, id[3], 32);
+	resolve_addr(a, id[3]); /* round trip: not fresh */
+	id[4] = create_id(a, 5);
+	resolve_addr(a, id[4]); /* posted */
+	nap();
+	for (int i = 0; i < 5; i++)
+		expect_event(a, (uint64_t)i + 1, EV_ADDR_RESOLVED, "resolved");
+	for (int i = 0; i < 5; i++)
+		CHECK(destroy_id(a, id[i]) == 1, "events_reported of id %d", i);
+}
+
 int main(int argc, char **argv)
 {
 	int a = emu_ucma_open(), b = emu_ucma_open();
@@ -426,6 +466,12 @@ int main(int argc, char **argv)
 	set_nonblock(b);
 	if (argc > 1 && !strcmp(argv[1], "race")) {
 		section(race, a, b, "race: 50 ids destroyed as their events come, none read");
+		emu_ucma_close(a);
+		emu_ucma_close(b);
+		return failed;
+	}
+	if (argc > 1 && !strcmp(argv[1], "verdict")) {
+		section(verdict, a, b, "verdict: 5 ids resolved, 2 posted, all resolved in order");
 		emu_ucma_close(a);
 		emu_ucma_close(b);
 		return failed;

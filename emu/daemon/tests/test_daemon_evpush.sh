@@ -39,10 +39,12 @@ cmp -s "$t/want" "$t/lines" || { echo "FAIL: output differs:"; diff "$t/want" "$
 # the commands it wrote (none reads an event), the events pushed, no QUERY to keep. Posted
 # (protocol 7): every CREATE_ID (spare handles), the DESTROY_IDs of ids whose events the
 # process counted (3 go as round trips: the migrated ids and the multicast member), the
-# RESOLVE_ROUTE whose id's ADDR_RESOLVED was read with its verdict
-rts='round trips 42: DESTROY_ID 3 BIND_IP 1 RESOLVE_IP 30 RESOLVE_ROUTE 1'
+# RESOLVE_ROUTE whose id's ADDR_RESOLVED was read with its verdict, the RESOLVE_IPs of fresh
+# ids once a round trip brought the verdict for their port space (3 ask: the first TCP one,
+# the first UDP one, the next TCP one)
+rts='round trips 15: DESTROY_ID 3 BIND_IP 1 RESOLVE_IP 3 RESOLVE_ROUTE 1'
 rts="$rts JOIN_IP_MCAST 2 LEAVE_MCAST 2 MIGRATE_ID 3;"
-rts="$rts posted 38: CREATE_ID 31 DESTROY_ID 6 RESOLVE_ROUTE 1;"
+rts="$rts posted 65: CREATE_ID 31 DESTROY_ID 6 RESOLVE_IP 27 RESOLVE_ROUTE 1;"
 rts="$rts events pushed 37; kept answers used 0"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/out" ||
 	{ echo "FAIL: round trips / events pushed:"; grep ucmalink "$t/out"; fail=1; }
@@ -52,6 +54,18 @@ timeout 60 "$rdmaemu" run -- "$probe" race >"$t/race" 2>&1 ||
 cat "$t/race"
 grep -qx 'ok race: 50 ids destroyed as their events come, none read' "$t/race" ||
 	{ echo "FAIL: race"; fail=1; }
+# RESOLVE_IP on fresh ids posted on the daemon's verdict (docs/daemon.md "Posted commands"):
+# ids 1 and 3 ask (the verdict comes with the answer; 3 after a device removal took it
+# back), 4 asks (its TOS was set), 2 and 5 are posted
+RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" verdict >"$t/verdict" 2>&1 ||
+	{ echo "FAIL: evpush_probe verdict exit $?"; fail=1; }
+cat "$t/verdict"
+grep -qx 'ok verdict: 5 ids resolved, 2 posted, all resolved in order' "$t/verdict" ||
+	{ echo "FAIL: verdict"; fail=1; }
+rts='round trips 4: RESOLVE_IP 3 SET_OPTION 1; posted 12: CREATE_ID 5 DESTROY_ID 5'
+rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0"
+grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
+	{ echo "FAIL: verdict round trips"; fail=1; }
 # the daemon kept no file of the process
 "$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||
 	{ echo "FAIL: files left:"; "$rdmaemu" daemon status; fail=1; }
