@@ -1003,10 +1003,15 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 	((struct rdma_ucm_cmd_hdr *)(void *)c)->in = (uint16_t)need;
 	((struct rdma_ucm_cmd_hdr *)(void *)c)->out = 0;
 	pthread_mutex_lock(&f->lock);
-	/* what the daemon sent meanwhile first: spares, verdicts' later events */
-	err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
-	if (err)
-		goto out;
+	/* What the daemon sent meanwhile first, where it matters: a verdict taken back, a later
+	 * event of the id (RESOLVE_*), spares when none are left. A DESTROY_ID drops the id's
+	 * events still on their way as they come (struct lid). One recvmsg saved per post. */
+	if ((hdr.cmd != RDMA_USER_CM_CMD_CREATE_ID || !f->nspare) &&
+	    hdr.cmd != RDMA_USER_CM_CMD_DESTROY_ID) {
+		err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+		if (err)
+			goto out;
+	}
 	switch (hdr.cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID: {
 		unsigned lo = 0;
@@ -1143,17 +1148,24 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	int32_t ret, unused;
 	int err;
 
-	/* the checks of emu_ucma_write, in its order */
-	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+	/* The checks of emu_ucma_write, in its order. A file of ours is an open fd (the library
+	 * closes it through emu_ucma_link_close, which takes it off the list first), so only
+	 * an fd we do not know needs the fcntl that tells a closed one (EBADF) from one that
+	 * is no rdma_cm file (EINVAL): a system call less per command. An application that
+	 * close()s the channel's fd itself and writes on it still gets EBADF from the kernel
+	 * only if the library's list is told; here its commands go on (docs/daemon.md). */
+	if (fd < 0)
 		return -EBADF;
-	if (len < sizeof(hdr))
-		return -EINVAL;
-	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.cmd >= EMU_UCMA_NCMDS || hdr.in + sizeof(hdr) > len)
-		return -EINVAL;
 	f = get(fd);
-	if (!f)
+	if (!f && fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	if (len < sizeof(hdr) ||
+	    (memcpy(&hdr, buf, sizeof(hdr)), hdr.cmd >= EMU_UCMA_NCMDS) ||
+	    hdr.in + sizeof(hdr) > len || !f) {
+		if (f)
+			put(f);
 		return -EINVAL;
+	}
 	/* the kernel reads at most its own struct of the command: the rest never matters */
 	in = hdr.in < EMU_DUCMA_MAX_IN ? hdr.in : EMU_DUCMA_MAX_IN;
 	out = hdr.out < EMU_DUCMA_MAX_OUT ? hdr.out : EMU_DUCMA_MAX_OUT;
