@@ -194,6 +194,10 @@ struct emu_cma_cm_ops {
 	/* Device `dev` of a wildcard listener's host is unregistered: let go of the listen
 	 * there (the kernel destroys the per-device child listen id silently). May be NULL. */
 	void (*drop_dev)(struct emu_cma_id *id, size_t dev);
+	/* Whether CONNECT, ACCEPT or DISCONNECT (the ucma command) on the id, in the state its
+	 * caller checked, surely returns 0 now, and for which commands (*sub, the verdict's
+	 * encoding: docs/daemon.md "Posted commands"). No side effect. May be NULL. */
+	bool (*sure)(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub);
 };
 
 void emu_cma_set_addr_ops(const struct emu_cma_addr_ops *ops);

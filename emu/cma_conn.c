@@ -50,6 +50,7 @@ enum {
 	QPA_MAX_DEST_RD_ATOMIC = 1 << 17,
 	QPA_DEST_QPN = 1 << 20,
 };
+#define QPT_RC 2	      /* IB_QPT_RC */
 #define QPT_UD 4	      /* IB_QPT_UD */
 #define QPS_INIT 1
 #define QPS_RTR 2
@@ -173,6 +174,9 @@ static void conn_event(struct emu_cma_id *id, uint32_t event, int32_t status,
 {
 	if (!id->uid && event != EMU_CMA_EVENT_CONNECT_REQUEST) {
 		emu_cma_trace("cma %u: event %u dropped (not accepted yet)", id->handle, event);
+		/* "the accept will just fail later" (ucma_event_handler): a client of rdmaemud
+		 * that kept a verdict for that accept must ask */
+		emu_ucma_forget(id);
 		return;
 	}
 	emu_cma_event(id, NULL, event, status, param);
@@ -914,6 +918,48 @@ static int op_reject(struct emu_cma_id *id, const void *pdata, uint8_t len, uint
 	return emu_cm_send_rej(c->cm, reason, NULL, 0, pdata, len);
 }
 
+/* The checks of op_connect, connect_rc and ib_send_cm_req (RC), op_accept with ib_send_cm_rep
+ * or ib_send_cm_rtu, op_disconnect, without doing anything: what can fail them is known
+ * here, but for memory. *sub: CONNECT the private data bytes it takes at most (with the
+ * CMA header); ACCEPT 0x100 | that for a passive id (a REP: the command's conn_param valid),
+ * 0 for an active one (the RTU: conn_param not valid); DISCONNECT 0. */
+static bool op_sure(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub)
+{
+	const struct cma_conn *c = id->net[EMU_CMA_NET_CM];
+	const struct cma_cm *cc = emu_engine_ext_get(emu_engine_get(), &cma_cm_type);
+
+	if (id->qp_type != QPT_RC)
+		return false;
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CONNECT:
+		if (!cc || !cc->agents || !agent_of(id) || !id->npaths ||
+		    (id->src.ss_family != AF_INET && id->src.ss_family != AF_INET6))
+			return false;
+		*sub = EMU_CM_REQ_PRIVATE_DATA_SIZE - EMU_CMA_HDR_LEN;
+		return true;
+	case RDMA_USER_CM_CMD_ACCEPT:
+		if (!c || !c->cm)
+			return false;
+		switch (emu_cm_id_state(c->cm)) {
+		case EMU_CM_REQ_RCVD:
+		case EMU_CM_MRA_REQ_SENT:
+			*sub = 0x100 | EMU_CM_REP_PRIVATE_DATA_SIZE;
+			return true;
+		case EMU_CM_REP_RCVD:
+		case EMU_CM_MRA_REP_SENT:
+			*sub = 0;
+			return true;
+		default:
+			return false;
+		}
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		*sub = 0;
+		return c && c->cm;
+	default:
+		return false;
+	}
+}
+
 /* rdma_disconnect: a DREQ, or the DREP answering one; neither possible is not an error. */
 static int op_disconnect(struct emu_cma_id *id)
 {
@@ -1142,6 +1188,7 @@ const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.accept = op_accept,
 	.reject = op_reject,
 	.disconnect = op_disconnect,
+	.sure = op_sure,
 	.notify = op_notify,
 	.init_qp_attr = op_init_qp_attr,
 	.destroy = op_destroy,

@@ -389,6 +389,18 @@ int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms)
 	return ret;
 }
 
+bool emu_cma_cm_sure(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub)
+{
+	/* get_ctx_dev, then the state checks of emu_cma_connect / accept / disconnect */
+	if (id->closed || id->dev < 0 || !cm_ops || !cm_ops->sure)
+		return false;
+	if ((cmd == RDMA_USER_CM_CMD_CONNECT && id->state != EMU_CMA_ROUTE_RESOLVED) ||
+	    (cmd == RDMA_USER_CM_CMD_ACCEPT && id->state != EMU_CMA_CONNECT) ||
+	    (cmd == RDMA_USER_CM_CMD_DISCONNECT && !id->has_cm))
+		return false;
+	return cm_ops->sure(id, cmd, sub);
+}
+
 bool emu_cma_resolve_route_sure(const struct emu_cma_id *id)
 {
 	return id->state == EMU_CMA_ADDR_RESOLVED && !id->closed && id->dev >= 0 && route_ops &&

@@ -1090,6 +1090,14 @@ ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handl
 	return ret;
 }
 
+void emu_ucma_forget(const struct emu_cma_id *id)
+{
+	struct emu_ucma_file *f = id->file;
+
+	if (f && f->push)
+		f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_FORGET, id->handle, NULL);
+}
+
 bool emu_ucma_id_pristine(int fd, uint32_t handle, uint16_t *ps, uint8_t *qp_type)
 {
 	struct emu_ucma_file *f = file_of(fd);
@@ -1112,6 +1120,14 @@ void emu_ucma_addr_error(int fd, uint32_t handle, int status)
 
 	if (f && id && id->file == f)
 		emu_cma_addr_resolved(id, status);
+}
+
+bool emu_ucma_cm_sure(int fd, uint32_t handle, uint32_t cmd, uint32_t *sub)
+{
+	struct emu_ucma_file *f = file_of(fd);
+	struct emu_cma_id *id = emu_cma_id_lookup(handle);
+
+	return f && id && id->file == f && emu_cma_cm_sure(id, cmd, sub);
 }
 
 bool emu_ucma_route_sure(int fd, uint32_t handle)

@@ -25,7 +25,14 @@ int emu_ucma_open_host(const struct emu_host *h);
  * sequence number; MOVED, seq 0: a MIGRATE_ID took this file's events of an id, the DROPs
  * are over). fd is the file's. Engine lock held; push() must not take it, and may run
  * read-only commands of the file with emu_ucma_write_locked (rdmaemud's kept answers). */
-enum emu_ucma_push_kind { EMU_UCMA_PUSH_EVENT, EMU_UCMA_PUSH_DROP, EMU_UCMA_PUSH_MOVED };
+enum emu_ucma_push_kind {
+	EMU_UCMA_PUSH_EVENT,
+	EMU_UCMA_PUSH_DROP,
+	EMU_UCMA_PUSH_MOVED,
+	/* seq: an id whose state changed with no event the application will see (a request not
+	 * accepted yet: its events are dropped); what the client kept of it goes */
+	EMU_UCMA_PUSH_FORGET,
+};
 typedef void (*emu_ucma_push_fn)(void *ctx, int fd, enum emu_ucma_push_kind kind, uint32_t seq,
 				 const struct rdma_ucm_event_resp *resp);
 /* emu_ucma_open_host for a push file: its eventfd is EFD_SEMAPHORE and counts the pushed
@@ -46,6 +53,8 @@ ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
  * from the queue (DESTROY_ID's) leave unpushed and keep their 1 on the eventfd: the client
  * dropped them from its copy and took the 1s itself. */
 ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handle);
+/* id's state changed and no event says so (emu_ucma_push_kind FORGET). Engine lock held. */
+void emu_ucma_forget(const struct emu_cma_id *id);
 /* Whether id handle of file fd is as CREATE_ID left it (IDLE, no option, no bind, ...) and
  * its host's ports are plentiful: a RESOLVE_ADDR that returns 0 on it returns 0 on any such
  * id of the file (same port space and QP type: *ps, *qp_type) while the host's addresses,
@@ -146,6 +155,11 @@ int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);
 /* Whether RESOLVE_ROUTE on id (its file's command, with a timeout) would return 0 now: the
  * verdict rdmaemud sends with ADDR_RESOLVED so that its client may post the command. */
 bool emu_cma_resolve_route_sure(const struct emu_cma_id *id);
+/* Whether CONNECT, ACCEPT or DISCONNECT on id would return 0 now, and for which commands
+ * (*sub: emu_cma_cm_ops.sure). */
+bool emu_cma_cm_sure(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub);
+/* The same for id handle of file fd. */
+bool emu_ucma_cm_sure(int fd, uint32_t handle, uint32_t cmd, uint32_t *sub);
 int emu_cma_set_option(struct emu_cma_id *id, uint32_t level, uint32_t optname,
 		       const void *optval, uint32_t optlen);
 int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);

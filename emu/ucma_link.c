@@ -253,6 +253,19 @@ static const struct kept *kept_find(struct lfile *f, uint32_t cmd, uint32_t id, 
 	return NULL;
 }
 
+/* A verdict of no bytes for (cmd, id, sub) (f's lock held; no memory: not kept). */
+static void kept_add(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t sub)
+{
+	struct kept *k = f->nkept < KEPT_MAX ? malloc(sizeof(*k)) : NULL;
+
+	if (!k)
+		return;
+	k->cmd = cmd, k->id = id, k->sub = sub, k->len = 0;
+	k->next = f->kept[id % KEPT_BUCKETS];
+	f->kept[id % KEPT_BUCKETS] = k;
+	f->nkept++;
+}
+
 /* ---- ids whose events_reported is known (f's lock held) ---- */
 
 static struct lid *lid_find(struct lfile *f, uint32_t h)
@@ -321,8 +334,8 @@ static bool counts_for_id(uint32_t event)
 
 /* The push messages (f's lock held): an EVENT joins evq (or is dropped: its id is dead), a
  * DROP leaves it, SPARE brings handles, POSTED ends a dead id. 1 when h was one (*marker set
- * for a DROP 0, the end of a MIGRATE_ID's drops), 2 for a POSTED (also an answer to whoever
- * waits for one), 0 when it is no push message, -EPROTO for a malformed one or a DROP of an
+ * for a DROP 0, the end of a MIGRATE_ID's drops), 2 for a POSTED and 3 for a SPARE (also an
+ * answer to whoever waits for one), 0 when it is no push message, -EPROTO for a malformed one or a DROP of an
  * event evq does not hold. */
 static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body, size_t got,
 		     bool *marker)
@@ -365,6 +378,12 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 			return -EPROTO;
 		memcpy(f->spare + f->nspare, body, got);
 		f->nspare += (unsigned)n;
+		return 3;
+	}
+	if (h->type == EMU_DMSG_UCMA_FORGET) {
+		if (!f)
+			return -EPROTO;
+		kept_forget(f, h->arg, false);
 		return 1;
 	}
 	if (h->type == EMU_DMSG_UCMA_VERDICT) {
@@ -372,6 +391,9 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 			return -EPROTO;
 		memcpy(&f->verdict, body, got);
 		f->vuses = h->arg;
+		/* taken back: the host changed (a device removal closes ids without an event) */
+		if (!h->arg)
+			kept_forget(f, 0, true);
 		return 1;
 	}
 	if (h->type == EMU_DMSG_UCMA_POSTED) {
@@ -461,7 +483,8 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 		r = take_push(f, &h, body.b, blen, &marker);
 		if (r < 0)
 			return r;
-		if (r == 2 && type == EMU_DMSG_UCMA_POSTED)
+		if ((r == 2 && type == EMU_DMSG_UCMA_POSTED) ||
+		    (r == 3 && type == EMU_DMSG_UCMA_SPARE))
 			r = 0;
 		if (r > 0) {
 			if (marker && type == 0)
@@ -670,6 +693,21 @@ int emu_ucma_link_open(const struct emu_host *h)
 	f->dfd = ans.dfd;
 	f->refs = 1;
 	f->evq_tail = &f->evq;
+	{
+		/* the first spares follow the answer (posted CREATE_IDs from the first one) */
+		uint32_t first[EMU_DUCMA_SPARE_MAX];
+
+		err = recv_answer(sock, f, EMU_DMSG_UCMA_SPARE, &arg, first, sizeof(first), NULL,
+				  NULL, NULL);
+		if (err) {
+			close(f->wake);
+			close(f->evfd);
+			close(fd);
+			close(sock);
+			free(f);
+			return err;
+		}
+	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_lock(&files_lock);
 	f->next = files;
@@ -942,6 +980,33 @@ static int post_check(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t val)
 	return 0;
 }
 
+/* The kept verdict for cmd on id, whatever its sub (f's lock held). */
+static const struct kept *verdict_of(struct lfile *f, uint32_t cmd, uint32_t id)
+{
+	for (const struct kept *k = f->kept[id % KEPT_BUCKETS]; k; k = k->next)
+		if (k->cmd == cmd && k->id == id && !k->len &&
+		    (cmd != RDMA_USER_CM_CMD_DISCONNECT || !k->sub))
+			return k;
+	return NULL;
+}
+
+/* Whether the command's conn_param is one the verdict (sub, emu_cma_cm_ops.sure) holds for:
+ * CONNECT valid, with no more private data than it takes; ACCEPT as the verdict says (a
+ * REP: valid, and the private data; the RTU: not valid); DISCONNECT always. */
+static bool verdict_holds(uint32_t cmd, uint32_t sub, const struct rdma_ucm_conn_param *cp)
+{
+	struct rdma_ucm_conn_param p;
+
+	if (cmd == RDMA_USER_CM_CMD_DISCONNECT)
+		return true;
+	memcpy(&p, cp, sizeof(p));
+	if (cmd == RDMA_USER_CM_CMD_CONNECT)
+		return p.valid && p.private_data_len <= sub;
+	if (!(sub & 0x100))
+		return !p.valid;
+	return p.valid && p.private_data_len <= (sub & 0xff);
+}
+
 /* ucma_get_qp_type of a CREATE_ID whose port space it takes. */
 static uint8_t ucma_qp_type(const struct rdma_ucm_create_id *c)
 {
@@ -955,7 +1020,8 @@ static uint8_t ucma_qp_type(const struct rdma_ucm_create_id *c)
 static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t out,
 		    uint64_t resp_addr)
 {
-	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_resolve_addr)];
+	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_POST_MAX];
+	const struct rdma_ucm_conn_param *cp = NULL;
 	struct rdma_ucm_cmd_hdr hdr;
 	const uint8_t *body = cmd + sizeof(hdr);
 	struct rdma_ucm_create_id cq;
@@ -983,6 +1049,26 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		if (in < need)
 			return 0;
 		id = get_u32(body + emu_ducma_ptrs_of(hdr.cmd).id);
+		break;
+	case RDMA_USER_CM_CMD_CONNECT:
+		need = sizeof(struct rdma_ucm_connect);
+		if (in < need)
+			return 0;
+		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_connect, conn_param));
+		id = get_u32(body + offsetof(struct rdma_ucm_connect, id));
+		break;
+	case RDMA_USER_CM_CMD_ACCEPT:
+		need = sizeof(struct rdma_ucm_accept);
+		if (in < need)
+			return 0;
+		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_accept, conn_param));
+		id = get_u32(body + offsetof(struct rdma_ucm_accept, id));
+		break;
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		need = sizeof(struct rdma_ucm_disconnect);
+		if (in < need)
+			return 0;
+		id = get_u32(body + offsetof(struct rdma_ucm_disconnect, id));
 		break;
 	case RDMA_USER_CM_CMD_DESTROY_ID:
 		need = sizeof(struct rdma_ucm_destroy_id);
@@ -1071,6 +1157,23 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		f->evq_tail = pp;
 		kept_forget(f, id, false);
 		err = post(f, c, sizeof(hdr) + need, 0, val, true);
+		break;
+	}
+	case RDMA_USER_CM_CMD_CONNECT:
+	case RDMA_USER_CM_CMD_ACCEPT:
+	case RDMA_USER_CM_CMD_DISCONNECT: {
+		const struct kept *k = verdict_of(f, hdr.cmd, id);
+		bool then_disconnect;
+
+		if (!k || !verdict_holds(hdr.cmd, k->sub, cp))
+			goto out;
+		/* the RTU's verdict came with the DISCONNECT's that holds after it */
+		then_disconnect = hdr.cmd == RDMA_USER_CM_CMD_ACCEPT &&
+				  kept_find(f, RDMA_USER_CM_CMD_DISCONNECT, id, 1);
+		kept_forget(f, id, false);
+		if (then_disconnect)
+			kept_add(f, RDMA_USER_CM_CMD_DISCONNECT, id, 0);
+		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
 		break;
 	}
 	default: /* RESOLVE_ROUTE */

@@ -111,7 +111,11 @@ enum emu_dmsg_type {
 				    * daemon reserved for the file's next posted CREATE_IDs */
 	EMU_DMSG_UCMA_VERDICT = 26, /* daemon -> client, unsolicited, arg = how many RESOLVE_ADDR
 				     * (or RESOLVE_IP) commands the client may post on its fresh
-				     * ids (0: none any more), body emu_ducma_verdict */
+				     * ids (0: none any more, and every answer and verdict kept
+				     * goes too), body emu_ducma_verdict */
+	EMU_DMSG_UCMA_FORGET = 27,  /* daemon -> client, unsolicited, arg = an id whose state
+				     * changed with no event (a request not accepted yet): the
+				     * answers and verdicts kept of it go */
 };
 
 struct emu_dmsg {

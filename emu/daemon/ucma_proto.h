@@ -63,6 +63,9 @@ struct emu_ducma_posted {
  * while the daemon does not take the verdict back (it does on any move of the host's
  * neighbour generation and on device removal). */
 #define EMU_DUCMA_KEY_MAX 320u
+/* The largest command a client posts (CONNECT, ACCEPT: a conn_param with 56 bytes of private
+ * data and the ECE; RESOLVE_ADDR: two sockaddr_storage). */
+#define EMU_DUCMA_POST_MAX 320u
 struct emu_ducma_verdict {
 	uint32_t cmd;
 	uint16_t ps;

@@ -109,6 +109,55 @@ static void snap_one(int dfd, uint32_t cmd, uint32_t id, uint32_t sub, uint8_t *
 	*off += sizeof(s) + padded;
 }
 
+static void add_verdict(uint8_t *buf, size_t *off, size_t max, uint32_t cmd, uint32_t id,
+			uint32_t sub)
+{
+	struct emu_ducma_snap v = { cmd, id, sub, 0 };
+
+	if (*off + sizeof(v) > max)
+		return;
+	memcpy(buf + *off, &v, sizeof(v));
+	*off += sizeof(v);
+}
+
+/* Verdicts (snaps of no bytes) for the commands that follow such an event, when they surely
+ * return 0 now (docs/daemon.md "Posted commands"): RESOLVE_ROUTE after ADDR_RESOLVED, CONNECT
+ * after ROUTE_RESOLVED, ACCEPT after CONNECT_REQUEST (the REP) and CONNECT_RESPONSE (the
+ * RTU; and then DISCONNECT, sub 1: it holds once that ACCEPT has run), DISCONNECT after
+ * ESTABLISHED and DISCONNECTED. Engine lock held. */
+static void verdicts(int dfd, const struct rdma_ucm_event_resp *resp, uint8_t *buf,
+		     size_t *off, size_t max)
+{
+	uint32_t sub;
+
+	switch (resp->event) {
+	case EMU_CMA_EVENT_ADDR_RESOLVED:
+		if (emu_ucma_route_sure(dfd, resp->id))
+			add_verdict(buf, off, max, RDMA_USER_CM_CMD_RESOLVE_ROUTE, resp->id, 0);
+		break;
+	case EMU_CMA_EVENT_ROUTE_RESOLVED:
+		if (emu_ucma_cm_sure(dfd, resp->id, RDMA_USER_CM_CMD_CONNECT, &sub))
+			add_verdict(buf, off, max, RDMA_USER_CM_CMD_CONNECT, resp->id, sub);
+		break;
+	case EMU_CMA_EVENT_CONNECT_REQUEST:
+	case EMU_CMA_EVENT_CONNECT_RESPONSE:
+		if (!emu_ucma_cm_sure(dfd, resp->id, RDMA_USER_CM_CMD_ACCEPT, &sub))
+			break;
+		add_verdict(buf, off, max, RDMA_USER_CM_CMD_ACCEPT, resp->id, sub);
+		/* the RTU keeps the IB CM id: rdma_disconnect will DREQ */
+		if (!sub)
+			add_verdict(buf, off, max, RDMA_USER_CM_CMD_DISCONNECT, resp->id, 1);
+		break;
+	case EMU_CMA_EVENT_ESTABLISHED:
+	case EMU_CMA_EVENT_DISCONNECTED:
+		if (emu_ucma_cm_sure(dfd, resp->id, RDMA_USER_CM_CMD_DISCONNECT, &sub))
+			add_verdict(buf, off, max, RDMA_USER_CM_CMD_DISCONNECT, resp->id, sub);
+		break;
+	default:
+		break;
+	}
+}
+
 /* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
  * queued (the daemon's send), never dropped. An event goes with the answers the library
  * asks for right after reading it (struct emu_ducma_snap): those are round trips no more
@@ -138,6 +187,10 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 	const uint32_t(*list)[2] = NULL;
 	size_t n = 0, off = sizeof(*resp);
 
+	if (kind == EMU_UCMA_PUSH_FORGET) {
+		ops->send(ctx, EMU_DMSG_UCMA_FORGET, seq, devrm_gen, NULL, 0);
+		return;
+	}
 	if (kind != EMU_UCMA_PUSH_EVENT) {
 		ops->send(ctx, EMU_DMSG_UCMA_DROP, seq, devrm_gen, NULL, 0);
 		return;
@@ -162,15 +215,9 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 	if (n && snaps_on)
 		for (size_t i = 0; i < n; i++)
 			snap_one(dfd, list[i][0], resp->id, list[i][1], body, &off, sizeof(body));
-	/* the verdict that lets the client post the RESOLVE_ROUTE that usually comes next */
-	if (resp->event == EMU_CMA_EVENT_ADDR_RESOLVED && snaps_on &&
-	    off + sizeof(struct emu_ducma_snap) <= sizeof(body) &&
-	    emu_ucma_route_sure(dfd, resp->id)) {
-		struct emu_ducma_snap v = { RDMA_USER_CM_CMD_RESOLVE_ROUTE, resp->id, 0, 0 };
-
-		memcpy(body + off, &v, sizeof(v));
-		off += sizeof(v);
-	}
+	/* the verdicts that let the client post the command that usually comes next */
+	if (snaps_on)
+		verdicts(dfd, resp, body, &off, sizeof(body));
 	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
 }
 
@@ -220,8 +267,9 @@ static int set_owner(int dfd, int pid, int sock, void *ctx, size_t host)
 }
 
 /* Reserves handles for file dfd's posted CREATE_IDs up to EMU_DUCMA_SPARE_MAX when fewer than
- * half are left, and tells the client the new ones (UCMA_SPARE). Engine lock held. */
-static void top_up(int dfd)
+ * half are left, and tells the client the new ones (UCMA_SPARE; always: even none, the
+ * first, which the client's open waits for). Engine lock held. */
+static void top_up(int dfd, bool always)
 {
 	struct owner *o = &owners[dfd];
 	uint32_t fresh[EMU_DUCMA_SPARE_MAX];
@@ -237,7 +285,7 @@ static void top_up(int dfd)
 		o->spare[o->nspare++] = h;
 		fresh[n++] = h;
 	}
-	if (n)
+	if (n || always)
 		ops->send(o->ctx, EMU_DMSG_UCMA_SPARE, 0, devrm_gen, fresh, n * sizeof(*fresh));
 }
 
@@ -296,7 +344,7 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	emu_cma_trace("rdmaemud: rdma_cm file %d opened for pid %d on host %s", dfd, h.pid,
 		      host->name);
 	emu_engine_lock(emu_engine_get());
-	top_up(dfd);
+	top_up(dfd, true);
 	emu_engine_unlock(emu_engine_get());
 	return dfd;
 }
@@ -377,9 +425,11 @@ void emu_ucma_srv_revoke(size_t host)
 	struct emu_ducma_verdict v;
 
 	memset(&v, 0, sizeof(v));
+	/* a device removal changes ids without an event the client could see (a request not
+	 * accepted yet is closed silently): every file forgets all it kept */
 	for (size_t i = 0; i < nowner; i++)
-		if (owners[i].verdict && owners[i].sock >= 0 &&
-		    (host == SIZE_MAX || owners[i].host == host)) {
+		if (owners[i].sock >= 0 &&
+		    (host == SIZE_MAX || (owners[i].verdict && owners[i].host == host))) {
 			owners[i].verdict = false;
 			ops->send(owners[i].ctx, EMU_DMSG_UCMA_VERDICT, 0, devrm_gen, &v,
 				  sizeof(v));
@@ -487,7 +537,7 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	}
 	/* a client out of spares asked: the new ones reach it with the answer */
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID)
-		top_up(dfd);
+		top_up(dfd, false);
 	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_WRITE, (uint32_t)(ret < 0 ? (int32_t)ret : 0),
 		  devrm_gen, resp.b, w.out);
 	emu_engine_unlock(emu_engine_get());
@@ -505,6 +555,9 @@ static void post_differs(int dfd, uint32_t cmd, uint32_t id, const char *what, l
 		[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
 		[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
 		[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
+		[RDMA_USER_CM_CMD_CONNECT] = "CONNECT",
+		[RDMA_USER_CM_CMD_ACCEPT] = "ACCEPT",
+		[RDMA_USER_CM_CMD_DISCONNECT] = "DISCONNECT",
 		[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
 	};
 
@@ -517,7 +570,7 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 {
 	union {
 		uint64_t align;
-		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_resolve_addr)];
+		uint8_t b[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_POST_MAX];
 	} cmd;
 	union {
 		uint64_t align;
@@ -541,7 +594,7 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	memset(&cmd, 0, sizeof(cmd));
 	memcpy(cmd.b, body + sizeof(p), p.in);
 	memcpy(&hdr, cmd.b, sizeof(hdr));
-	/* what a client posts: the three commands it can answer, whole */
+	/* what a client posts: the commands it can answer, whole */
 	switch (hdr.cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID:
 		need = sizeof(struct rdma_ucm_create_id);
@@ -555,6 +608,15 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
 	case RDMA_USER_CM_CMD_RESOLVE_IP:
 		need = resolve_size(hdr.cmd);
+		break;
+	case RDMA_USER_CM_CMD_CONNECT:
+		need = sizeof(struct rdma_ucm_connect);
+		break;
+	case RDMA_USER_CM_CMD_ACCEPT:
+		need = sizeof(struct rdma_ucm_accept);
+		break;
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		need = sizeof(struct rdma_ucm_disconnect);
 		break;
 	default:
 		return -1;
@@ -608,7 +670,7 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {
 		if (ret)
 			emu_cma_id_unreserve(p.val);
-		top_up(dfd);
+		top_up(dfd, false);
 	} else if (hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID && !ret) {
 		struct rdma_ucm_destroy_id_resp r;
 

@@ -47,9 +47,9 @@ unsigned emu_ucma_srv_count(void);
  * mcast M\n" (ids it holds, of them listening, multicast memberships). Its length. */
 size_t emu_ucma_srv_status(int dfd, int pid, char *buf, size_t len);
 
-/* The addresses, links or neighbours of host (SIZE_MAX: every host) changed, or a device
- * went: RESOLVE_ADDR verdicts given to its files are taken back (UCMA_VERDICT 0). Engine lock
- * held. */
+/* The addresses, links or neighbours of host changed: the RESOLVE_ADDR verdicts given to its
+ * files are taken back (UCMA_VERDICT 0, which also makes the client forget every answer and
+ * verdict it kept). SIZE_MAX: a device went; every file is told. Engine lock held. */
 void emu_ucma_srv_revoke(size_t host);
 /* The daemon removed a device (generation gen): every later answer carries gen, and the
  * client applies the removals up to it before it returns (emu_link_devrm_sync). */

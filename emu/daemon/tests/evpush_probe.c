@@ -26,7 +26,7 @@
 #include "rdmaemu/ctl.h"
 
 /* enum rdma_cm_event_type (<rdma/rdma_cma.h>, whose port spaces clash with the uapi's) */
-enum { EV_ADDR_RESOLVED = 0, EV_ROUTE_RESOLVED = 2, EV_MULTICAST_JOIN = 12 };
+enum { EV_ADDR_RESOLVED = 0, EV_ROUTE_RESOLVED = 2, EV_CONNECT_REQUEST = 4, EV_MULTICAST_JOIN = 12 };
 
 static int failed;
 
@@ -453,6 +453,72 @@ static void verdict(int a, int b)
 		CHECK(destroy_id(a, id[i]) == 1, "events_reported of id %d", i);
 }
 
+/* forget (a run of its own): file b listens on 192.0.2.1:7199, file a connects to it, b
+ * reads the CONNECT_REQUEST (the daemon sends the verdict that its ACCEPT would return 0),
+ * then a destroys its id: the REJ reaches the request, whose event is dropped (not accepted
+ * yet, as ucma does), and the daemon tells b to forget the verdict, so b's ACCEPT asks and
+ * fails with EINVAL as the kernel's does ("the accept will just fail later"). */
+static void forget(int a, int b)
+{
+	struct rdma_ucm_bind_ip bc;
+	struct rdma_ucm_listen lc;
+	struct rdma_ucm_connect cc;
+	struct rdma_ucm_accept ac;
+	struct rdma_ucm_event_resp ev;
+	uint32_t l = create_id(b, 10), c = create_id(a, 11), n;
+	int ret;
+
+	memset(&bc, 0, sizeof(bc));
+	sin6_of(&bc.addr, "192.0.2.1");
+	((struct sockaddr_in *)&bc.addr)->sin_port = htons(7199);
+	bc.id = l;
+	ret = cmd(b, RDMA_USER_CM_CMD_BIND_IP, &bc, sizeof(bc), 0);
+	CHECK(ret == 0, "bind_ip %d", ret);
+	lc = (struct rdma_ucm_listen){ .id = l, .backlog = 4 };
+	ret = cmd(b, RDMA_USER_CM_CMD_LISTEN, &lc, sizeof(lc), 0);
+	CHECK(ret == 0, "listen %d", ret);
+	{
+		struct rdma_ucm_resolve_ip rc;
+
+		memset(&rc, 0, sizeof(rc));
+		sin6_of(&rc.dst_addr, "192.0.2.1");
+		((struct sockaddr_in *)&rc.dst_addr)->sin_port = htons(7199);
+		rc.id = c;
+		rc.timeout_ms = 2000;
+		ret = cmd(a, RDMA_USER_CM_CMD_RESOLVE_IP, &rc, sizeof(rc), 0);
+		CHECK(ret == 0, "resolve_ip %d", ret);
+	}
+	nap();
+	expect_event(a, 11, EV_ADDR_RESOLVED, "client's address");
+	resolve_route(a, c);
+	nap();
+	expect_event(a, 11, EV_ROUTE_RESOLVED, "client's route");
+	memset(&cc, 0, sizeof(cc));
+	cc.id = c;
+	cc.conn_param.valid = 1;
+	cc.conn_param.qp_num = 0x1234;
+	cc.conn_param.responder_resources = 1;
+	cc.conn_param.initiator_depth = 1;
+	ret = cmd(a, RDMA_USER_CM_CMD_CONNECT, &cc, sizeof(cc), 0);
+	CHECK(ret == 0, "connect %d", ret);
+	nap();
+	ret = get_event(b, &ev);
+	CHECK(ret == 0 && ev.event == EV_CONNECT_REQUEST && ev.uid == 10,
+	      "request: ret %d event %u uid %llu", ret, ev.event, (unsigned long long)ev.uid);
+	n = ev.id;
+	CHECK(destroy_id(a, c) == 2, "events_reported of the client"); /* addr, route */
+	nap();
+	memset(&ac, 0, sizeof(ac));
+	ac.id = n;
+	ac.uid = 12;
+	ac.conn_param.valid = 1;
+	ac.conn_param.qp_num = 0x5678;
+	ret = cmd(b, RDMA_USER_CM_CMD_ACCEPT, &ac, sizeof(ac), 0);
+	CHECK(ret == -EINVAL, "accept of a request its peer gave up: %d", ret);
+	CHECK(destroy_id(b, n) == 0, "events_reported of the request");
+	CHECK(destroy_id(b, l) == 1, "events_reported of the listener");
+}
+
 int main(int argc, char **argv)
 {
 	int a = emu_ucma_open(), b = emu_ucma_open();
@@ -466,6 +532,12 @@ int main(int argc, char **argv)
 	set_nonblock(b);
 	if (argc > 1 && !strcmp(argv[1], "race")) {
 		section(race, a, b, "race: 50 ids destroyed as their events come, none read");
+		emu_ucma_close(a);
+		emu_ucma_close(b);
+		return failed;
+	}
+	if (argc > 1 && !strcmp(argv[1], "forget")) {
+		section(forget, a, b, "forget: accept of a request its peer gave up: EINVAL");
 		emu_ucma_close(a);
 		emu_ucma_close(b);
 		return failed;

@@ -12,7 +12,9 @@
 #   two threads asleep in GET_EVENT on one file while a third writes the commands: 20 events,
 #   each read exactly once;
 #   (a run of its own) DESTROY_ID right as each of 50 ids' events comes: none read, the fd
-#   not readable after, a later event read, the file kept.
+#   not readable after, a later event read, the file kept;
+#   (runs of their own) RESOLVE_IP verdicts given and taken back; an ACCEPT verdict forgotten
+#   when the request's peer gives up first (EINVAL).
 # The process's RDMAEMU_TRACE=ucmalink line says how many events the daemon pushed: 37 (2 +
 # 2 + 9, of them 3 pushed again to the file a migration moved them to, + 2 + 22).
 set -u
@@ -66,6 +68,15 @@ rts='round trips 4: RESOLVE_IP 3 SET_OPTION 1; posted 12: CREATE_ID 5 DESTROY_ID
 rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
 	{ echo "FAIL: verdict round trips"; fail=1; }
+# an ACCEPT verdict forgotten when the request's peer gives up (its event is dropped: not
+# accepted yet): the ACCEPT asks and fails as the kernel's does
+RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" forget >"$t/forget" 2>&1 ||
+	{ echo "FAIL: evpush_probe forget exit $?"; fail=1; }
+cat "$t/forget"
+grep -qx 'ok forget: accept of a request its peer gave up: EINVAL' "$t/forget" ||
+	{ echo "FAIL: forget"; fail=1; }
+grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips .* ACCEPT 1;' "$t/forget" ||
+	{ echo "FAIL: forget: the ACCEPT did not ask"; fail=1; }
 # the daemon kept no file of the process
 "$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||
 	{ echo "FAIL: files left:"; "$rdmaemu" daemon status; fail=1; }

@@ -130,10 +130,10 @@ more() {
 		"rdma_xclient -s $a -p {P} -c r" '^rdma_xserver: end 0$' '^rdma_xclient: end 0$'
 	# cmtime's server (rdmacm-utils 44) serves until it is killed
 	# The client's round trips to the daemon by command (RDMAEMU_TRACE=ucmalink, at exit;
-	# docs/daemon.md): 3 per connection (CONNECT, ACCEPT for the RTU, DISCONNECT), the first
-	# RESOLVE_ADDR (its answer brings the verdict the 3 others are posted on) and the setup's
-	# (rdma_getaddrinfo's id and its queries, the bind); posted: CREATE_ID, DESTROY_ID,
-	# RESOLVE_ROUTE (verdict with ADDR_RESOLVED); no GET_EVENT: the daemon pushed the 16 events (4 a connection:
+	# docs/daemon.md): none per connection but the first RESOLVE_ADDR (its answer brings the
+	# verdict the 3 others are posted on) and the setup's (rdma_getaddrinfo's id and its
+	# queries, the bind); posted: CREATE_ID (spares), DESTROY_ID, RESOLVE_ROUTE, CONNECT,
+	# ACCEPT (the RTU), DISCONNECT (verdicts with the events before them); no GET_EVENT: the daemon pushed the 16 events (4 a connection:
 	# ADDR_RESOLVED, ROUTE_RESOLVED, CONNECT_RESPONSE, DISCONNECTED; ESTABLISHED is the
 	# client's own RTU) and the client read them from its copy; 7 a connection of the QUERY
 	# and INIT_QP_ATTR answers came with them (kept answers: addr and gid with
@@ -142,9 +142,9 @@ more() {
 	pair "cmtime-$tag" $snode $cnode "$L" "cmtime -b $a -p {P} -c 4" \
 		"env RDMAEMU_UCMA_KEPT_CHECK=0 RDMAEMU_TRACE=ucmalink cmtime -s $a -p {P} -c 4" \
 		RUNS '^connect +:'
-	rts='round trips 16: CONNECT 4 ACCEPT 4 DISCONNECT 4 QUERY 2 BIND 1 RESOLVE_ADDR 1'
-	rts="$rts QUERY\\(addr\\) 1 QUERY\\(gid\\) 1;"
-	rts="$rts posted 17: CREATE_ID 5 DESTROY_ID 5 RESOLVE_ROUTE 4 RESOLVE_ADDR 3;"
+	rts='round trips 4: QUERY 2 BIND 1 RESOLVE_ADDR 1 QUERY\(addr\) 1 QUERY\(gid\) 1;'
+	rts="$rts posted 29: CREATE_ID 5 DESTROY_ID 5 RESOLVE_ROUTE 4 CONNECT 4 ACCEPT 4"
+	rts="$rts DISCONNECT 4 RESOLVE_ADDR 3;"
 	rts="$rts events pushed 16; kept answers used 28"
 	grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/cli.out" ||
 		{ echo "FAIL cmtime-$tag: round trips:"; grep ucmalink "$t/cli.out"; fail=1; }
