@@ -10,7 +10,8 @@
 #     are not, and ASan must come first in the process);
 #   - cleanup on exit: SIGKILL to the programs listed in $lpids (those a failed check leaves
 #     running), `rdmaemu daemon stop`, the runtime directory removed; a daemon log saying
-#     that a posted command did otherwise than its process answered fails the test;
+#     that a posted command did otherwise than its process answered, or a sanitizer report
+#     of the daemon, fails the test;
 #   - daemon_test_ports BASE: $port set to a band of 20 TCP ports of this test's own, below the
 #     ephemeral range, for the side channels on 127.0.0.1 (daemon tests run in parallel under
 #     make -j and must never pick the same port: each script has its own BASE).
@@ -33,6 +34,13 @@ cleanup() {
 	"$rdmaemu" daemon stop >/dev/null 2>&1
 	if grep 'posted .* the client answered' "$t/rdmaemud.log" 2>/dev/null; then
 		echo "FAIL: a posted command did otherwise than answered (docs/daemon.md)"
+		rm -rf "$t"
+		exit 1
+	fi
+	# a sanitizer build's daemon reports into its log, which goes with the directory
+	if grep -E 'runtime error:|ERROR: (Address|Leak)Sanitizer' "$t/rdmaemud.log" 2>/dev/null
+	then
+		echo "FAIL: the daemon's sanitizer report above"
 		rm -rf "$t"
 		exit 1
 	fi
