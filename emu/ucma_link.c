@@ -1024,16 +1024,20 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 	const struct rdma_ucm_conn_param *cp = NULL;
 	struct rdma_ucm_cmd_hdr hdr;
 	const uint8_t *body = cmd + sizeof(hdr);
-	struct rdma_ucm_create_id cq;
+	struct rdma_ucm_create_id cq = { 0 };
 	uint32_t need, id = 0, val = 0;
 	int32_t unused;
 	int err;
 
 	memcpy(&hdr, cmd, sizeof(hdr));
+	need = (uint32_t)emu_ducma_post_size(hdr.cmd);
+	if (!need || in < need)
+		return 0;
+	if (emu_ducma_ptrs_of(hdr.cmd).id >= 0)
+		id = get_u32(body + emu_ducma_ptrs_of(hdr.cmd).id);
 	switch (hdr.cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID:
-		need = sizeof(cq);
-		if (in < need || out < sizeof(struct rdma_ucm_create_id_resp) || !resp_addr)
+		if (out < sizeof(struct rdma_ucm_create_id_resp) || !resp_addr)
 			return 0;
 		memcpy(&cq, body, sizeof(cq));
 		/* the port spaces ucma_get_qp_type takes; another one is the daemon's EINVAL */
@@ -1041,49 +1045,22 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		    cq.ps != EMU_CMA_PS_IPOIB && cq.ps != EMU_CMA_PS_IB)
 			return 0;
 		break;
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-	case RDMA_USER_CM_CMD_RESOLVE_IP:
-		need = hdr.cmd == RDMA_USER_CM_CMD_RESOLVE_ADDR ?
-			       sizeof(struct rdma_ucm_resolve_addr) :
-			       sizeof(struct rdma_ucm_resolve_ip);
-		if (in < need)
-			return 0;
-		id = get_u32(body + emu_ducma_ptrs_of(hdr.cmd).id);
-		break;
-	case RDMA_USER_CM_CMD_CONNECT:
-		need = sizeof(struct rdma_ucm_connect);
-		if (in < need)
-			return 0;
-		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_connect, conn_param));
-		id = get_u32(body + offsetof(struct rdma_ucm_connect, id));
-		break;
-	case RDMA_USER_CM_CMD_ACCEPT:
-		need = sizeof(struct rdma_ucm_accept);
-		if (in < need)
-			return 0;
-		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_accept, conn_param));
-		id = get_u32(body + offsetof(struct rdma_ucm_accept, id));
-		break;
-	case RDMA_USER_CM_CMD_DISCONNECT:
-		need = sizeof(struct rdma_ucm_disconnect);
-		if (in < need)
-			return 0;
-		id = get_u32(body + offsetof(struct rdma_ucm_disconnect, id));
-		break;
 	case RDMA_USER_CM_CMD_DESTROY_ID:
-		need = sizeof(struct rdma_ucm_destroy_id);
-		if (in < need || out < sizeof(struct rdma_ucm_destroy_id_resp) || !resp_addr)
+		if (out < sizeof(struct rdma_ucm_destroy_id_resp) || !resp_addr)
 			return 0;
-		id = get_u32(body + offsetof(struct rdma_ucm_destroy_id, id));
 		break;
 	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
-		need = sizeof(struct rdma_ucm_resolve_route);
-		if (in < need || !get_u32(body + offsetof(struct rdma_ucm_resolve_route, timeout_ms)))
+		if (!get_u32(body + offsetof(struct rdma_ucm_resolve_route, timeout_ms)))
 			return 0;
-		id = get_u32(body + offsetof(struct rdma_ucm_resolve_route, id));
 		break;
-	default:
-		return 0;
+	case RDMA_USER_CM_CMD_CONNECT:
+		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_connect, conn_param));
+		break;
+	case RDMA_USER_CM_CMD_ACCEPT:
+		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_accept, conn_param));
+		break;
+	default: /* RESOLVE_ADDR, RESOLVE_IP, DISCONNECT */
+		break;
 	}
 	memcpy(c, cmd, sizeof(hdr) + need);
 	((struct rdma_ucm_cmd_hdr *)(void *)c)->in = (uint16_t)need;

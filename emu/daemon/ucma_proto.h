@@ -52,6 +52,31 @@ struct emu_ducma_post {
 	uint32_t val;	/* CREATE_ID: the spare handle it gave; DESTROY_ID: the events_reported */
 };
 
+/* The struct of a command a client may post (UCMA_POST carries it whole), 0 for the others. */
+static inline size_t emu_ducma_post_size(uint32_t cmd)
+{
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID:
+		return sizeof(struct rdma_ucm_create_id);
+	case RDMA_USER_CM_CMD_DESTROY_ID:
+		return sizeof(struct rdma_ucm_destroy_id);
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		return sizeof(struct rdma_ucm_resolve_ip);
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		return sizeof(struct rdma_ucm_resolve_addr);
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
+		return sizeof(struct rdma_ucm_resolve_route);
+	case RDMA_USER_CM_CMD_CONNECT:
+		return sizeof(struct rdma_ucm_connect);
+	case RDMA_USER_CM_CMD_ACCEPT:
+		return sizeof(struct rdma_ucm_accept);
+	case RDMA_USER_CM_CMD_DISCONNECT:
+		return sizeof(struct rdma_ucm_disconnect);
+	default:
+		return 0;
+	}
+}
+
 struct emu_ducma_posted {
 	uint32_t cmd, id; /* the posted command and the id it named (CREATE_ID: the handle) */
 	uint32_t val;	  /* DESTROY_ID: the daemon's events_reported; else 0 */
@@ -66,6 +91,10 @@ struct emu_ducma_posted {
 /* The largest command a client posts (CONNECT, ACCEPT: a conn_param with 56 bytes of private
  * data and the ECE; RESOLVE_ADDR: two sockaddr_storage). */
 #define EMU_DUCMA_POST_MAX 320u
+_Static_assert(sizeof(struct rdma_ucm_accept) <= EMU_DUCMA_POST_MAX &&
+		       sizeof(struct rdma_ucm_connect) <= EMU_DUCMA_POST_MAX &&
+		       sizeof(struct rdma_ucm_resolve_addr) <= EMU_DUCMA_POST_MAX,
+	       "every posted command fits a post");
 struct emu_ducma_verdict {
 	uint32_t cmd;
 	uint16_t ps;

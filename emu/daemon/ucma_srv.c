@@ -390,9 +390,9 @@ int emu_ucma_srv_consumed(int dfd, uint32_t seq, uint32_t count)
 /* The struct of a RESOLVE_ADDR / RESOLVE_IP command (the bytes a verdict holds), or 0. */
 static size_t resolve_size(uint32_t cmd)
 {
-	return cmd == RDMA_USER_CM_CMD_RESOLVE_ADDR ? sizeof(struct rdma_ucm_resolve_addr) :
-	       cmd == RDMA_USER_CM_CMD_RESOLVE_IP   ? sizeof(struct rdma_ucm_resolve_ip) :
-						      0;
+	return cmd == RDMA_USER_CM_CMD_RESOLVE_ADDR || cmd == RDMA_USER_CM_CMD_RESOLVE_IP ?
+		       emu_ducma_post_size(cmd) :
+		       0;
 }
 
 /* A RESOLVE_ADDR / RESOLVE_IP (cmd, in bytes at body) returned 0 on an id that was pristine
@@ -595,32 +595,9 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	memcpy(cmd.b, body + sizeof(p), p.in);
 	memcpy(&hdr, cmd.b, sizeof(hdr));
 	/* what a client posts: the commands it can answer, whole */
-	switch (hdr.cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID:
-		need = sizeof(struct rdma_ucm_create_id);
-		break;
-	case RDMA_USER_CM_CMD_DESTROY_ID:
-		need = sizeof(struct rdma_ucm_destroy_id);
-		break;
-	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
-		need = sizeof(struct rdma_ucm_resolve_route);
-		break;
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-	case RDMA_USER_CM_CMD_RESOLVE_IP:
-		need = resolve_size(hdr.cmd);
-		break;
-	case RDMA_USER_CM_CMD_CONNECT:
-		need = sizeof(struct rdma_ucm_connect);
-		break;
-	case RDMA_USER_CM_CMD_ACCEPT:
-		need = sizeof(struct rdma_ucm_accept);
-		break;
-	case RDMA_USER_CM_CMD_DISCONNECT:
-		need = sizeof(struct rdma_ucm_disconnect);
-		break;
-	default:
+	need = emu_ducma_post_size(hdr.cmd);
+	if (!need)
 		return -1;
-	}
 	if (hdr.in != need || p.in != sizeof(hdr) + need)
 		return -1;
 	ptrs = emu_ducma_ptrs_of(hdr.cmd);
