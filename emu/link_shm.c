@@ -104,6 +104,9 @@ struct peer {
 	uint8_t *txd, *rxd;
 	struct backlog *bl, **bl_tail;
 	size_t nbl;
+	/* the ring's pages are in our page table (populate): tx at our first frame to the peer,
+	 * rx at the first frame we read from it */
+	bool tx_ready, rx_ready;
 };
 
 static struct {
@@ -175,11 +178,39 @@ static size_t rec_size(size_t len)
  * leaving a WRAP marker at the end when the record does not fit there (the marker is only
  * read once head passes it). *headp: the record's position in the byte stream. -1 when there
  * is no room now. */
+/* Maps one ring's pages into this process at once, at the first frame in that direction,
+ * instead of a page fault per 4 KiB page as the ring fills: on this VM the faults of the first
+ * lap through two 16 MiB rings cost perftest a quarter of a 5,000-message run
+ * (ib_write_bw -s 65536: 1,479-1,683 MB/s against 2,160-2,178 with the rings populated).
+ * Directions nobody uses stay unallocated. Best effort: an older kernel says EINVAL. */
+static void populate(struct shm_ring *r, bool *done)
+{
+	static int off = -1; /* RDMAEMU_SHM_POPULATE=0: fault the pages in as before (measuring) */
+
+	*done = true;
+	if (off < 0) {
+		const char *v = getenv("RDMAEMU_SHM_POPULATE");
+
+		off = v && !strcmp(v, "0");
+	}
+	if (off)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(r, EMU_SHM_RING_SPAN, MADV_POPULATE_WRITE) && shm_trace_on())
+		shm_trace("populating a ring: %s", strerror(errno));
+#else
+	(void)r;
+#endif
+}
+
 static long ring_room(struct peer *p, size_t len, uint64_t *headp)
 {
 	struct shm_ring *r = p->tx;
 	uint64_t head = r->head, tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	size_t need = rec_size(len), pos = (size_t)(head % EMU_SHM_RING_DATA);
+
+	if (!p->tx_ready)
+		populate(r, &p->tx_ready);
 	size_t gap = EMU_SHM_RING_DATA - pos < need ? EMU_SHM_RING_DATA - pos : 0;
 
 	if (head + gap + need - tail > EMU_SHM_RING_DATA)
@@ -359,6 +390,8 @@ static size_t ring_drain(struct peer *p)
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail;
 	size_t n = 0;
 
+	if (!p->rx_ready && tail != head)
+		populate(r, &p->rx_ready);
 	while (tail != head) {
 		size_t pos = (size_t)(tail % EMU_SHM_RING_DATA);
 		struct rec_hdr rh;
@@ -608,6 +641,7 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 			 __ATOMIC_RELAXED);
 	p->txd = (uint8_t *)p->tx + EMU_SHM_RING_HDR;
 	p->rxd = (uint8_t *)p->rx + EMU_SHM_RING_HDR;
+	p->tx_ready = p->rx_ready = false;
 	p->bl = NULL;
 	p->bl_tail = &p->bl;
 	p->nbl = 0;
