@@ -50,31 +50,27 @@ rts="$rts posted 65: CREATE_ID 31 DESTROY_ID 6 RESOLVE_IP 27 RESOLVE_ROUTE 1;"
 rts="$rts events pushed 37; kept answers used 0"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/out" ||
 	{ echo "FAIL: round trips / events pushed:"; grep ucmalink "$t/out"; fail=1; }
+# evpush_probe MODE as a process of its own (output in $t/MODE, its ucmalink line included):
+# its ok line must be "ok MODE: LINE"
+probe_mode() {
+	RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" "$1" >"$t/$1" 2>&1 ||
+		{ echo "FAIL: evpush_probe $1 exit $?"; fail=1; }
+	cat "$t/$1"
+	grep -qx "ok $1: $2" "$t/$1" || { echo "FAIL: $1"; fail=1; }
+}
 # DESTROY_ID as the id's event comes (posted: the process drops the event itself)
-timeout 60 "$rdmaemu" run -- "$probe" race >"$t/race" 2>&1 ||
-	{ echo "FAIL: evpush_probe race exit $?"; fail=1; }
-cat "$t/race"
-grep -qx 'ok race: 50 ids destroyed as their events come, none read' "$t/race" ||
-	{ echo "FAIL: race"; fail=1; }
+probe_mode race '50 ids destroyed as their events come, none read'
 # RESOLVE_IP on fresh ids posted on the daemon's verdict (docs/daemon.md "Posted commands"):
 # ids 1 and 3 ask (the verdict comes with the answer; 3 after a device removal took it
 # back), 4 asks (its TOS was set), 2 and 5 are posted
-RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" verdict >"$t/verdict" 2>&1 ||
-	{ echo "FAIL: evpush_probe verdict exit $?"; fail=1; }
-cat "$t/verdict"
-grep -qx 'ok verdict: 5 ids resolved, 2 posted, all resolved in order' "$t/verdict" ||
-	{ echo "FAIL: verdict"; fail=1; }
+probe_mode verdict '5 ids resolved, 2 posted, all resolved in order'
 rts='round trips 4: RESOLVE_IP 3 SET_OPTION 1; posted 12: CREATE_ID 5 DESTROY_ID 5'
 rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
 	{ echo "FAIL: verdict round trips"; fail=1; }
 # an ACCEPT verdict forgotten when the request's peer gives up (its event is dropped: not
 # accepted yet): the ACCEPT asks and fails as the kernel's does
-RDMAEMU_TRACE=ucmalink timeout 60 "$rdmaemu" run -- "$probe" forget >"$t/forget" 2>&1 ||
-	{ echo "FAIL: evpush_probe forget exit $?"; fail=1; }
-cat "$t/forget"
-grep -qx 'ok forget: accept of a request its peer gave up: EINVAL' "$t/forget" ||
-	{ echo "FAIL: forget"; fail=1; }
+probe_mode forget 'accept of a request its peer gave up: EINVAL'
 grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips .* ACCEPT 1;' "$t/forget" ||
 	{ echo "FAIL: forget: the ACCEPT did not ask"; fail=1; }
 # the daemon kept no file of the process
