@@ -48,7 +48,7 @@ struct lev {
  * of the id has happened since that the process could know of: so the kernel could have
  * answered so at that moment. Kept by id in a hash: a pipelining application (cmtime) reads
  * the events of a thousand ids before it asks about any. */
-#define KEPT_BUCKETS 256u
+#define KEPT_BUCKETS 4096u
 #define KEPT_MAX 65536u /* answers kept per file at most (each id keeps only its latest) */
 struct kept {
 	struct kept *next;
@@ -61,7 +61,7 @@ struct kept {
  * read from it, and never a listener, a multicast member or migrated (their events count
  * elsewhere or name other ids). dead: destroyed by a posted DESTROY_ID the daemon has not
  * run yet (its UCMA_POSTED is on its way): the id's events still arriving are dropped. */
-#define LID_BUCKETS 256u
+#define LID_BUCKETS 4096u
 struct lid {
 	struct lid *next;
 	uint32_t h, reported;
@@ -71,6 +71,15 @@ struct lid {
 	bool fresh;
 	uint16_t ps;
 	uint8_t qp_type;
+};
+
+/* How many events of an id the copy of the queue holds (evq): kept_take asks whether a later
+ * event of the id is still unread, per event read, without a walk of a queue that a
+ * pipelining application lets grow to thousands. */
+#define QCOUNT_BUCKETS 4096u
+struct qcount {
+	struct qcount *next;
+	uint32_t id, n;
 };
 
 /* A file lives while the application's fd is open or a command is running on it: as in the
@@ -99,6 +108,7 @@ struct lfile {
 	struct kept *kept[KEPT_BUCKETS]; /* lock (all below too) */
 	unsigned nkept;
 	struct lid *ids[LID_BUCKETS];
+	struct qcount *queued[QCOUNT_BUCKETS];
 	uint32_t spare[EMU_DUCMA_SPARE_MAX]; /* handles for posted CREATE_IDs (UCMA_SPARE) */
 	unsigned nspare;
 	/* the daemon's RESOLVE_ADDR verdict (UCMA_VERDICT) and the posts left on it */
@@ -190,6 +200,45 @@ static int flush_consumed(struct lfile *f)
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
 static unsigned long kept_count;   /* commands answered from kept answers (the same) */
 
+/* ---- events of an id in evq (f's lock held) ---- */
+
+/* d: +1 an event of id joined evq, -1 one left it. 0, or -1 when a new count finds no
+ * memory (the caller refuses the event, as it does when the event's own record finds none). */
+static int queued_add(struct lfile *f, uint32_t id, int d)
+{
+	struct qcount **pp = &f->queued[id % QCOUNT_BUCKETS];
+
+	while (*pp && (*pp)->id != id)
+		pp = &(*pp)->next;
+	if (d > 0) {
+		if (!*pp) {
+			struct qcount *q = malloc(sizeof(*q));
+
+			if (!q)
+				return -1;
+			q->id = id;
+			q->n = 0;
+			q->next = NULL;
+			*pp = q;
+		}
+		(*pp)->n++;
+	} else if (*pp && !--(*pp)->n) {
+		struct qcount *q = *pp;
+
+		*pp = q->next;
+		free(q);
+	}
+	return 0;
+}
+
+static bool queued_any(const struct lfile *f, uint32_t id)
+{
+	for (const struct qcount *q = f->queued[id % QCOUNT_BUCKETS]; q; q = q->next)
+		if (q->id == id)
+			return true;
+	return false;
+}
+
 /* Forgets the kept answers of id (all: every one) (f's lock held). */
 static void kept_forget(struct lfile *f, uint32_t id, bool all)
 {
@@ -218,11 +267,8 @@ static void kept_take(struct lfile *f, const struct lev *e)
 {
 	size_t off = 0;
 
-	if (!e->nsnap)
+	if (!e->nsnap || queued_any(f, e->resp.id))
 		return;
-	for (const struct lev *l = f->evq; l; l = l->next)
-		if (l->resp.id == e->resp.id)
-			return;
 	kept_forget(f, e->resp.id, false);
 	while (off + sizeof(struct emu_ducma_snap) <= e->nsnap && f->nkept < KEPT_MAX) {
 		struct emu_ducma_snap s;
@@ -364,6 +410,10 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 		e->nsnap = (uint32_t)(got - sizeof(e->resp));
 		memcpy(e->snap, (const uint8_t *)body + sizeof(e->resp), e->nsnap);
 		kept_forget(f, e->resp.id, false); /* something happened to that id */
+		if (queued_add(f, e->resp.id, 1)) {
+			free(e);
+			return -ENOMEM;
+		}
 		*f->evq_tail = e;
 		f->evq_tail = &e->next;
 		if (f->waiters)
@@ -427,6 +477,7 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 	*pp = e->next;
 	if (!*pp)
 		f->evq_tail = pp;
+	queued_add(f, e->resp.id, -1);
 	free(e);
 	return 1;
 }
@@ -737,6 +788,7 @@ static void release(struct lfile *f)
 		struct lev *e = f->evq;
 
 		f->evq = e->next;
+		queued_add(f, e->resp.id, -1);
 		free(e);
 	}
 	kept_forget(f, 0, true);
@@ -899,6 +951,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	f->evq = e->next;
 	if (!f->evq)
 		f->evq_tail = &f->evq;
+	queued_add(f, e->resp.id, -1);
 	kept_take(f, e);
 	/* ucma_get_event's events_reported, where the process can tell whose */
 	if (e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST) {
@@ -1126,6 +1179,7 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 			if (e->resp.id == id && counts_for_id(e->resp.event)) {
 				*pp = e->next;
 				emu_engine_fd_clear(f->evfd);
+				queued_add(f, id, -1);
 				free(e);
 			} else {
 				pp = &e->next;
