@@ -214,6 +214,20 @@ int emu_ucma_close(int fd)
 
 #define RESP(ptr) ((void *)(uintptr_t)(ptr))
 
+/* The end of what the command being run wrote into its response buffer: rdmaemud answers a
+ * UCMA_WRITE with those bytes only (emu_ucma_written), so the bytes of the
+ * application's buffer a command does not write stay as they were without the process
+ * sending them (they are often uninitialised: valgrind said so of every round trip). Every
+ * write into a response buffer goes through resp_put. */
+static uintptr_t resp_end;
+
+static void resp_put(void *dst, const void *src, size_t len)
+{
+	memcpy(dst, src, len);
+	if ((uintptr_t)dst + len > resp_end)
+		resp_end = (uintptr_t)dst + len;
+}
+
 /* _ucma_find_context: the id of this file with that handle. */
 static struct emu_cma_id *find_ctx(struct emu_ucma_file *f, uint32_t handle, int *err)
 {
@@ -300,7 +314,7 @@ static int cmd_create_id(struct emu_ucma_file *f, const void *in, size_t in_len,
 	if (!id)
 		return -ENOMEM;
 	resp.id = id->handle;
-	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	resp_put(RESP(cmd.response), &resp, sizeof resp);
 	return 0;
 }
 
@@ -321,7 +335,7 @@ static int cmd_destroy_id(struct emu_ucma_file *f, const void *in, size_t in_len
 		return err;
 	resp.events_reported = id->events_reported;
 	emu_cma_id_destroy(id);
-	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	resp_put(RESP(cmd.response), &resp, sizeof resp);
 	return 0;
 }
 
@@ -445,7 +459,7 @@ static int query_addr(struct emu_cma_id *id, void *out, size_t out_len)
 	memcpy(&resp.src_addr, &id->src, resp.src_size);
 	resp.dst_size = (uint16_t)emu_cma_addr_size((const struct sockaddr *)&id->dst);
 	memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
-	memcpy(out, &resp, sizeof resp);
+	resp_put(out, &resp, sizeof resp);
 	return 0;
 }
 
@@ -475,7 +489,7 @@ static int query_gid(struct emu_cma_id *id, void *out, size_t out_len)
 		memcpy(side ? (void *)&resp.dst_addr : (void *)&resp.src_addr, &sib, sizeof sib);
 	}
 	resp.src_size = resp.dst_size = sizeof sib;
-	memcpy(out, &resp, sizeof resp);
+	resp_put(out, &resp, sizeof resp);
 	return 0;
 }
 
@@ -489,9 +503,9 @@ static int query_path(struct emu_cma_id *id, void *out, size_t out_len)
 	room = (out_len - sizeof resp) / sizeof(struct ib_path_rec_data);
 	memset(&resp, 0, sizeof resp);
 	resp.num_paths = id->npaths;
-	memcpy(out, &resp, sizeof resp);
+	resp_put(out, &resp, sizeof resp);
 	for (unsigned i = 0; i < id->npaths && i < room; i++)
-		memcpy((char *)out + sizeof resp + i * sizeof(struct ib_path_rec_data),
+		resp_put((char *)out + sizeof resp + i * sizeof(struct ib_path_rec_data),
 		       &id->paths[i], sizeof(struct ib_path_rec_data));
 	return 0;
 }
@@ -512,8 +526,8 @@ static int query_ib_service(struct emu_cma_id *id, void *out, size_t out_len)
 		return 0;
 	if (room > num)
 		room = num;
-	memcpy(out, &num, sizeof num);
-	memcpy((char *)out + sizeof num, id->service_recs, room * EMU_UCMA_SERVICE_REC_SIZE);
+	resp_put(out, &num, sizeof num);
+	resp_put((char *)out + sizeof num, id->service_recs, room * EMU_UCMA_SERVICE_REC_SIZE);
 	return 0;
 }
 
@@ -638,7 +652,7 @@ static int cmd_init_qp_attr(struct emu_ucma_file *f, const void *in, size_t in_l
 	err = emu_cma_init_qp_attr(id, &resp);
 	if (err)
 		return err;
-	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	resp_put(RESP(cmd.response), &resp, sizeof resp);
 	return 0;
 }
 
@@ -725,7 +739,7 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 	}
 	ev = emu_list_entry(f->events.next, struct emu_ucma_event, node);
 	len = out_len < sizeof ev->resp ? out_len : sizeof ev->resp;
-	memcpy(RESP(cmd.response), &ev->resp, len);
+	resp_put(RESP(cmd.response), &ev->resp, len);
 	event_read(f, ev);
 	return 0;
 }
@@ -847,7 +861,7 @@ static int process_join(struct emu_ucma_file *f, uint32_t handle, uint64_t uid,
 	}
 	emu_list_add_tail(&id->mcs, &mc->node);
 	resp.id = mc->handle;
-	memcpy(RESP(response), &resp, sizeof resp);
+	resp_put(RESP(response), &resp, sizeof resp);
 	return 0;
 }
 
@@ -923,7 +937,7 @@ static int cmd_leave_mcast(struct emu_ucma_file *f, const void *in, size_t in_le
 				if (id->closed) /* ucma_leave_multicast's refcount_inc_not_zero */
 					return -ENXIO;
 				leave_one(f, id, mc, &resp);
-				memcpy(RESP(cmd.response), &resp, sizeof resp);
+				resp_put(RESP(cmd.response), &resp, sizeof resp);
 				return 0;
 			}
 		}
@@ -973,7 +987,7 @@ static int cmd_migrate_id(struct emu_ucma_file *f, const void *in, size_t in_len
 		emu_cma_trace("cma %u: migrated from fd %d to fd %d", id->handle, cur->fd, f->fd);
 	}
 	resp.events_reported = id->events_reported;
-	memcpy(RESP(cmd.response), &resp, sizeof resp);
+	resp_put(RESP(cmd.response), &resp, sizeof resp);
 	return 0;
 }
 
@@ -1072,7 +1086,15 @@ ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len)
 {
 	struct emu_ucma_file *f = file_of(fd);
 
+	resp_end = 0;
 	return f ? write_locked(f, buf, len) : -EBADF;
+}
+
+size_t emu_ucma_written(const void *resp, size_t len)
+{
+	uintptr_t base = (uintptr_t)resp;
+
+	return resp_end > base ? (resp_end - base < len ? resp_end - base : len) : 0;
 }
 
 ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handle)

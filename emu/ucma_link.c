@@ -849,30 +849,28 @@ static uint64_t get_u64(const uint8_t *p)
 	return v;
 }
 
-/* One round trip (f's lock held): the command (in bytes of cmd), the response buffer's
- * contents and the option's value go, the return value and the response buffer come back;
- * the events pushed meanwhile join evq. *devrm_gen: the answer's removal generation. */
+/* One round trip (f's lock held): the command (in bytes of cmd) and the option's value go,
+ * the return value and the *got bytes of the response buffer the command wrote come back
+ * into resp (out bytes of room); the events pushed meanwhile join evq. *devrm_gen: the
+ * answer's removal generation. */
 static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t *resp,
 		      uint32_t out, const void *opt, uint32_t optlen, int32_t *ret,
-		      uint32_t *devrm_gen)
+		      uint32_t *devrm_gen, size_t *got)
 {
 	struct emu_ducma_write w = { in, out, optlen };
-	struct iovec iov[5];
-	size_t got = 0;
+	struct iovec iov[4];
 	int err;
 
 	iov[1] = (struct iovec){ &w, sizeof(w) };
 	iov[2] = (struct iovec){ (void *)cmd, in };
-	iov[3] = (struct iovec){ resp, out };
-	iov[4] = (struct iovec){ (void *)opt, optlen };
+	iov[3] = (struct iovec){ (void *)opt, optlen };
+	*got = 0;
 	err = flush_consumed(f);
 	if (!err)
-		err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 5);
+		err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 4);
 	if (!err)
-		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, &got, NULL,
+		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, got, NULL,
 				  devrm_gen);
-	if (!err && got != out)
-		err = -EPROTO;
 	return err;
 }
 
@@ -1277,7 +1275,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	uint32_t in, out, optlen = 0;
 	struct lfile *f, *s = NULL;
 	uint8_t hit[EMU_DUCMA_MAX_OUT];
-	size_t hitlen = 0;
+	size_t hitlen = 0, got = 0;
 	uint32_t devrm_gen = 0;
 	int32_t ret, unused;
 	int err;
@@ -1350,10 +1348,6 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		put(f);
 		return err < 0 ? err : (ssize_t)len;
 	}
-	if (resp_addr)
-		memcpy(resp, (const void *)(uintptr_t)resp_addr, out);
-	else
-		memset(resp, 0, out);
 	if (ptrs.opt >= 0 && (uint32_t)ptrs.opt_len + 4 <= in) {
 		memcpy(&optlen, body + ptrs.opt_len, sizeof(optlen));
 		opt = (const void *)(uintptr_t)get_u64(body + ptrs.opt);
@@ -1420,7 +1414,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	err = s ? flush_consumed(s) : 0;
 	if (!err)
 		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen,
-				 &ret, &devrm_gen);
+				 &ret, &devrm_gen, &got);
 	if (!err && !ret && hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
 	    out >= sizeof(struct rdma_ucm_create_id_resp))
 	{
@@ -1448,12 +1442,9 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		emu_link_devrm_sync(devrm_gen);
 	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in, false);
 	if (hitlen) {
-		/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now */
-		uint8_t want[EMU_DUCMA_MAX_OUT];
-
-		memcpy(want, (const void *)(uintptr_t)resp_addr, out);
-		memcpy(want, hit, hitlen);
-		if (ret < 0 || memcmp(want, resp, out)) {
+		/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now: the same
+		 * bytes written, no more */
+		if (ret < 0 || got != hitlen || memcmp(hit, resp, hitlen)) {
 			fprintf(stderr, "rdmaemu: ucmalink: kept answer of %s (id %u, %u) differs "
 					"from the daemon's (ret %d)\n",
 				rt_names[hdr.cmd], get_u32(body + offsetof(struct rdma_ucm_query, id)),
@@ -1464,7 +1455,8 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 	}
 	if (ret < 0)
 		return ret;
-	if (resp_addr)
-		memcpy((void *)(uintptr_t)resp_addr, resp, out);
+	/* what the command wrote over the application's buffer, as the kernel's copy_to_user */
+	if (resp_addr && got)
+		memcpy((void *)(uintptr_t)resp_addr, resp, got);
 	return (ssize_t)len;
 }

@@ -16,8 +16,9 @@
  * files (UCMA_EVENT / UCMA_CONSUMED / UCMA_DROP: no GET_EVENT round trip); 7: posted
  * commands (UCMA_POST / UCMA_POSTED / UCMA_SPARE: CREATE_ID, DESTROY_ID and RESOLVE_ROUTE
  * answered by the client, no round trip; RESOLVE_ADDR on fresh ids, UCMA_VERDICT),
- * UCMA_CONSUMED for several events */
-#define EMU_DPROTO_VERSION 7
+ * UCMA_CONSUMED for several events; 8: UCMA_WRITE sends no response buffer, its answer the
+ * bytes the command wrote */
+#define EMU_DPROTO_VERSION 8
 #define EMU_DPROTO_NAME_MAX 64
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -45,7 +46,8 @@ enum emu_dmsg_type {
 				  * or an errno, body emu_ducma_opened, the file's eventfd in
 				  * SCM_RIGHTS */
 	EMU_DMSG_UCMA_WRITE = 8, /* client -> daemon, body emu_ducma_write; answered with arg =
-				  * the command's return value, body: the response buffer */
+				  * the command's return value, body: the bytes of the response
+				  * buffer the command wrote (a prefix) */
 	EMU_DMSG_UCMA_CLOSE = 9, /* client -> daemon (no body); answered, then the daemon closes
 				  * the file (kernel ucma_close) and the connection */
 	/* `rdma link delete DEV` on a host of the daemon's fabric (emu/devrm_ctl.c): */

@@ -114,8 +114,9 @@ struct emu_ducma_opened {
 };
 
 /* UCMA_WRITE's body: this, then `in` bytes (struct rdma_ucm_cmd_hdr and the command, its
- * out field clamped to EMU_DUCMA_MAX_OUT), then `out` bytes (the response buffer's current
- * contents), then `opt` bytes (SET_OPTION's value). */
+ * out field clamped to EMU_DUCMA_MAX_OUT), then `opt` bytes (SET_OPTION's value). `out` is
+ * the response buffer's size; its bytes stay with the client (protocol 8: the answer brings
+ * the prefix the command wrote, laid over the buffer). */
 struct emu_ducma_write {
 	uint32_t in, out, opt;
 };

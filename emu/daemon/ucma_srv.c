@@ -462,12 +462,14 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	memcpy(&w, body, sizeof(w));
 	if (w.in < sizeof(hdr) || w.in > sizeof(hdr) + EMU_DUCMA_MAX_IN ||
 	    w.out > EMU_DUCMA_MAX_OUT || w.opt > EMU_DUCMA_MAX_OPT ||
-	    len != sizeof(w) + w.in + w.out + w.opt)
+	    len != sizeof(w) + w.in + w.opt)
 		return -1;
 	memset(&cmd, 0, sizeof(cmd));
 	memcpy(cmd.b, body + sizeof(w), w.in);
-	memcpy(resp.b, body + sizeof(w) + w.in, w.out);
-	memcpy(opt.b, body + sizeof(w) + w.in + w.out, w.opt);
+	/* protocol 8: the response buffer's bytes stay with the client; the answer carries the
+	 * ones the command wrote (emu_ucma_written), which the client lays over its buffer */
+	memset(resp.b, 0, w.out);
+	memcpy(opt.b, body + sizeof(w) + w.in, w.opt);
 	memcpy(&hdr, cmd.b, sizeof(hdr));
 	/* the command describes only the bytes that came */
 	if (hdr.in > w.in - sizeof(hdr))
@@ -539,7 +541,7 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID)
 		top_up(dfd, false);
 	ops->send(owners[dfd].ctx, EMU_DMSG_UCMA_WRITE, (uint32_t)(ret < 0 ? (int32_t)ret : 0),
-		  devrm_gen, resp.b, w.out);
+		  devrm_gen, resp.b, emu_ucma_written(resp.b, w.out));
 	emu_engine_unlock(emu_engine_get());
 	return 0;
 }
