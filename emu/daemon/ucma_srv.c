@@ -63,49 +63,41 @@ void emu_ucma_srv_devrm(uint32_t gen)
 	devrm_gen = gen;
 }
 
-/* Runs QUERY / INIT_QP_ATTR (cmd, sub) on id of file dfd twice, the response buffer filled
- * with 0x00 and with 0xff, and appends its answer to buf at *off (struct emu_ducma_snap):
- * only a success, and only when the bytes it wrote are a prefix (they read the same both
- * times, the rest differs). Engine lock held. */
+/* Runs QUERY / INIT_QP_ATTR (cmd, sub) on id of file dfd and appends its answer to buf at
+ * *off (struct emu_ducma_snap): only a success, with the bytes it wrote (emu_ucma_written,
+ * the prefix a UCMA_WRITE answer carries too). Engine lock held. */
 static void snap_one(int dfd, uint32_t cmd, uint32_t id, uint32_t sub, uint8_t *buf,
 		     size_t *off, size_t max)
 {
-	static uint8_t r[2][EMU_DUCMA_MAX_OUT]; /* the engine lock guards them */
+	static uint8_t r[EMU_DUCMA_MAX_OUT]; /* the engine lock guards it */
 	struct {
 		struct rdma_ucm_cmd_hdr hdr;
 		struct rdma_ucm_query q; /* the same layout as rdma_ucm_init_qp_attr */
 	} c;
 	struct emu_ducma_snap s = { cmd, id, sub, 0 };
-	size_t len = 0, padded;
+	size_t len, padded;
 
 	_Static_assert(sizeof(struct rdma_ucm_query) == sizeof(struct rdma_ucm_init_qp_attr) &&
 			       offsetof(struct rdma_ucm_query, option) ==
 				       offsetof(struct rdma_ucm_init_qp_attr, qp_state),
 		       "QUERY and INIT_QP_ATTR commands share a layout");
-	for (int k = 0; k < 2; k++) {
-		memset(&c, 0, sizeof(c));
-		c.hdr.cmd = cmd;
-		c.hdr.in = sizeof(c.q);
-		c.hdr.out = sizeof(r[k]);
-		c.q.response = (uintptr_t)r[k];
-		c.q.id = id;
-		c.q.option = sub;
-		memset(r[k], k ? 0xff : 0x00, sizeof(r[k]));
-		if (emu_ucma_write_locked(dfd, &c, sizeof(c)) != (ssize_t)sizeof(c))
-			return;
-	}
-	while (len < sizeof(r[0]) && r[0][len] == r[1][len])
-		len++;
-	for (size_t i = len; i < sizeof(r[0]); i++)
-		if (r[0][i] == r[1][i])
-			return; /* not a prefix: the client asks */
+	memset(&c, 0, sizeof(c));
+	c.hdr.cmd = cmd;
+	c.hdr.in = sizeof(c.q);
+	c.hdr.out = sizeof(r);
+	c.q.response = (uintptr_t)r;
+	c.q.id = id;
+	c.q.option = sub;
+	if (emu_ucma_write_locked(dfd, &c, sizeof(c)) != (ssize_t)sizeof(c))
+		return;
+	len = emu_ucma_written(r, sizeof(r));
 	padded = (len + 7) & ~(size_t)7;
 	if (!len || *off + sizeof(s) + padded > max)
 		return;
 	s.len = (uint32_t)len;
 	memcpy(buf + *off, &s, sizeof(s));
 	memset(buf + *off + sizeof(s), 0, padded);
-	memcpy(buf + *off + sizeof(s), r[0], len);
+	memcpy(buf + *off + sizeof(s), r, len);
 	*off += sizeof(s) + padded;
 }
 
