@@ -1063,6 +1063,39 @@ static const ucma_cmd_fn cmd_table[EMU_UCMA_NCMDS] = {
 	[EMU_UCMA_CMD_WRITE_CM_EVENT] = cmd_write_cm_event,
 };
 
+static const char *const cmd_names[EMU_UCMA_NCMDS] = {
+	[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
+	[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
+	[RDMA_USER_CM_CMD_BIND_IP] = "BIND_IP",
+	[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
+	[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
+	[RDMA_USER_CM_CMD_QUERY_ROUTE] = "QUERY_ROUTE",
+	[RDMA_USER_CM_CMD_CONNECT] = "CONNECT",
+	[RDMA_USER_CM_CMD_LISTEN] = "LISTEN",
+	[RDMA_USER_CM_CMD_ACCEPT] = "ACCEPT",
+	[RDMA_USER_CM_CMD_REJECT] = "REJECT",
+	[RDMA_USER_CM_CMD_DISCONNECT] = "DISCONNECT",
+	[RDMA_USER_CM_CMD_INIT_QP_ATTR] = "INIT_QP_ATTR",
+	[RDMA_USER_CM_CMD_GET_EVENT] = "GET_EVENT",
+	[RDMA_USER_CM_CMD_GET_OPTION] = "GET_OPTION",
+	[RDMA_USER_CM_CMD_SET_OPTION] = "SET_OPTION",
+	[RDMA_USER_CM_CMD_NOTIFY] = "NOTIFY",
+	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = "JOIN_IP_MCAST",
+	[RDMA_USER_CM_CMD_LEAVE_MCAST] = "LEAVE_MCAST",
+	[RDMA_USER_CM_CMD_MIGRATE_ID] = "MIGRATE_ID",
+	[RDMA_USER_CM_CMD_QUERY] = "QUERY",
+	[RDMA_USER_CM_CMD_BIND] = "BIND",
+	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
+	[RDMA_USER_CM_CMD_JOIN_MCAST] = "JOIN_MCAST",
+	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = "RESOLVE_IB_SERVICE",
+	[EMU_UCMA_CMD_WRITE_CM_EVENT] = "WRITE_CM_EVENT",
+};
+
+const char *emu_ucma_cmd_name(uint32_t cmd)
+{
+	return cmd < EMU_UCMA_NCMDS && cmd_names[cmd] ? cmd_names[cmd] : "?";
+}
+
 /* The command checks and the command, engine lock held, f the file of fd. */
 static ssize_t write_locked(struct emu_ucma_file *f, const void *buf, size_t len)
 {

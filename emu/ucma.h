@@ -47,6 +47,8 @@ int emu_ucma_consumed(int fd, uint32_t seq, uint32_t count);
 /* emu_ucma_write on file fd of this process's files with the engine lock held (rdmaemud
  * sends the answer in the same hold). -EBADF for no file. */
 ssize_t emu_ucma_write_locked(int fd, const void *buf, size_t len);
+/* The name of a ucma command ("CREATE_ID", ...; "?" for none): traces, the daemon's logs. */
+const char *emu_ucma_cmd_name(uint32_t cmd);
 /* After emu_ucma_write_locked: how many bytes from resp (a response buffer of len bytes) the
  * command wrote, a prefix (every command writes its response from the start). */
 size_t emu_ucma_written(const void *resp, size_t len);

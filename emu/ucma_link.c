@@ -563,37 +563,19 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 
 enum { RT_QUERY_OPT = EMU_UCMA_NCMDS, RT_N = RT_QUERY_OPT + 4 };
 
-static const char *const rt_names[RT_N] = {
-	[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
-	[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
-	[RDMA_USER_CM_CMD_BIND_IP] = "BIND_IP",
-	[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
-	[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
-	[RDMA_USER_CM_CMD_QUERY_ROUTE] = "QUERY_ROUTE",
-	[RDMA_USER_CM_CMD_CONNECT] = "CONNECT",
-	[RDMA_USER_CM_CMD_LISTEN] = "LISTEN",
-	[RDMA_USER_CM_CMD_ACCEPT] = "ACCEPT",
-	[RDMA_USER_CM_CMD_REJECT] = "REJECT",
-	[RDMA_USER_CM_CMD_DISCONNECT] = "DISCONNECT",
-	[RDMA_USER_CM_CMD_INIT_QP_ATTR] = "INIT_QP_ATTR",
-	[RDMA_USER_CM_CMD_GET_EVENT] = "GET_EVENT",
-	[RDMA_USER_CM_CMD_GET_OPTION] = "GET_OPTION",
-	[RDMA_USER_CM_CMD_SET_OPTION] = "SET_OPTION",
-	[RDMA_USER_CM_CMD_NOTIFY] = "NOTIFY",
-	[RDMA_USER_CM_CMD_JOIN_IP_MCAST] = "JOIN_IP_MCAST",
-	[RDMA_USER_CM_CMD_LEAVE_MCAST] = "LEAVE_MCAST",
-	[RDMA_USER_CM_CMD_MIGRATE_ID] = "MIGRATE_ID",
-	[RDMA_USER_CM_CMD_QUERY] = "QUERY",
-	[RDMA_USER_CM_CMD_BIND] = "BIND",
-	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
-	[RDMA_USER_CM_CMD_JOIN_MCAST] = "JOIN_MCAST",
-	[EMU_UCMA_CMD_RESOLVE_IB_SERVICE] = "RESOLVE_IB_SERVICE",
-	[EMU_UCMA_CMD_WRITE_CM_EVENT] = "WRITE_CM_EVENT",
-	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_ADDR] = "QUERY(addr)",
-	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_PATH] = "QUERY(path)",
-	[RT_QUERY_OPT + RDMA_USER_CM_QUERY_GID] = "QUERY(gid)",
-	[RT_QUERY_OPT + EMU_UCMA_QUERY_IB_SERVICE] = "QUERY(ib_service)",
+/* the names of the commands (emu_ucma_cmd_name), then of QUERY's options */
+static const char *const rt_query_names[RT_N - RT_QUERY_OPT] = {
+	[RDMA_USER_CM_QUERY_ADDR] = "QUERY(addr)",
+	[RDMA_USER_CM_QUERY_PATH] = "QUERY(path)",
+	[RDMA_USER_CM_QUERY_GID] = "QUERY(gid)",
+	[EMU_UCMA_QUERY_IB_SERVICE] = "QUERY(ib_service)",
 };
+
+static const char *rt_name(int i)
+{
+	return i < RT_QUERY_OPT ? emu_ucma_cmd_name((uint32_t)i) : rt_query_names[i - RT_QUERY_OPT];
+}
+
 static unsigned long rt_count[RT_N];
 static unsigned long post_count[EMU_UCMA_NCMDS]; /* posted commands, by command */
 
@@ -624,12 +606,12 @@ static void rt_print(void)
 		unsigned long c = __atomic_load_n(&rt_count[i], __ATOMIC_RELAXED);
 		int k;
 
-		if (!c || !rt_names[i])
+		if (!c || !rt_name(i))
 			continue;
 		/* QUERY is counted once under its name and once under its option */
 		if (i < RT_QUERY_OPT)
 			total += c;
-		k = snprintf(line + n, sizeof(line) - n, " %s %lu", rt_names[i], c);
+		k = snprintf(line + n, sizeof(line) - n, " %s %lu", rt_name(i), c);
 		if (k < 0 || (size_t)k >= sizeof(line) - n)
 			break;
 		n += (size_t)k;
@@ -648,7 +630,7 @@ static void rt_print(void)
 			if (!c)
 				continue;
 			ptotal += c;
-			k = snprintf(pl + pn, sizeof(pl) - pn, " %s %lu", rt_names[i], c);
+			k = snprintf(pl + pn, sizeof(pl) - pn, " %s %lu", rt_name(i), c);
 			if (k < 0 || (size_t)k >= sizeof(pl) - pn)
 				break;
 			pn += (size_t)k;
@@ -1025,7 +1007,7 @@ static int post_check(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t val)
 	if (got != sizeof(a) || a.cmd != cmd || a.id != id || ret || a.val != val) {
 		fprintf(stderr, "rdmaemu: ucmalink: posted %s (id %u) answered 0 (%u), the "
 				"daemon's %d (%u)\n",
-			rt_names[cmd], id, val, ret, a.val);
+			emu_ucma_cmd_name(cmd), id, val, ret, a.val);
 		abort();
 	}
 	return 0;
@@ -1447,7 +1429,7 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		if (ret < 0 || got != hitlen || memcmp(hit, resp, hitlen)) {
 			fprintf(stderr, "rdmaemu: ucmalink: kept answer of %s (id %u, %u) differs "
 					"from the daemon's (ret %d)\n",
-				rt_names[hdr.cmd], get_u32(body + offsetof(struct rdma_ucm_query, id)),
+				emu_ucma_cmd_name(hdr.cmd), get_u32(body + offsetof(struct rdma_ucm_query, id)),
 				get_u32(body + offsetof(struct rdma_ucm_query, option)), ret);
 			abort();
 		}

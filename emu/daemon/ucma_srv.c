@@ -544,20 +544,8 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 static void post_differs(int dfd, uint32_t cmd, uint32_t id, const char *what, long client,
 			 long daemon)
 {
-	static const char *const names[] = {
-		[RDMA_USER_CM_CMD_CREATE_ID] = "CREATE_ID",
-		[RDMA_USER_CM_CMD_DESTROY_ID] = "DESTROY_ID",
-		[RDMA_USER_CM_CMD_RESOLVE_IP] = "RESOLVE_IP",
-		[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = "RESOLVE_ROUTE",
-		[RDMA_USER_CM_CMD_CONNECT] = "CONNECT",
-		[RDMA_USER_CM_CMD_ACCEPT] = "ACCEPT",
-		[RDMA_USER_CM_CMD_DISCONNECT] = "DISCONNECT",
-		[RDMA_USER_CM_CMD_RESOLVE_ADDR] = "RESOLVE_ADDR",
-	};
-
 	fprintf(stderr, "rdmaemud: rdma_cm file %d: posted %s of id %u: %s %ld, the client "
-		"answered %ld\n", dfd, cmd < sizeof(names) / sizeof(*names) && names[cmd] ?
-		names[cmd] : "?", id, what, daemon, client);
+		"answered %ld\n", dfd, emu_ucma_cmd_name(cmd), id, what, daemon, client);
 }
 
 int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
