@@ -317,7 +317,7 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 		answer(sock, EMU_DMSG_UCMA_OPEN, ENOENT, &ans, sizeof(ans), -1);
 		return -1;
 	}
-	/* a v5 client (the daemon takes no other): a push file */
+	/* every file of a client is a push file (protocol 6 on) */
 	dfd = emu_ucma_open_push(host, push, ctx);
 	if (dfd >= 0 && set_owner(dfd, h.pid, sock, ctx, (size_t)(host - f->hosts))) {
 		emu_ucma_close(dfd);
@@ -561,7 +561,9 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	} resp;
 	struct emu_ducma_posted ans = { 0, 0, 0, 0 };
 	struct emu_ducma_post p;
-	bool fresh = false;
+	uint16_t ps = 0;
+	uint8_t qp_type = 0;
+	bool fresh;
 	struct rdma_ucm_cmd_hdr hdr;
 	struct emu_ducma_ptrs ptrs;
 	size_t need;
@@ -601,25 +603,18 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 			"of its spares: closing it\n", dfd, p.val);
 		return -1;
 	}
-	if (resolve_size(hdr.cmd)) {
-		uint16_t ps;
-		uint8_t qp_type;
-
-		fresh = emu_ucma_id_pristine(dfd, id, &ps, &qp_type);
-		if (!fresh)
-			post_differs(dfd, hdr.cmd, id, "found the id used", 0, 1);
-		ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need, UINT32_MAX);
-		ret = ret < 0 ? ret : 0;
-		/* renewed before the client runs out, while it holds */
-		if (!ret && fresh && owners[dfd].verdict &&
-		    ++owners[dfd].verdict_posts >= EMU_DUCMA_VERDICT_USES / 2)
-			grant(dfd, hdr.cmd, cmd.b + sizeof(hdr), need, ps, qp_type);
-	} else {
-		ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
-					   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val :
-										   UINT32_MAX);
-		ret = ret < 0 ? ret : 0;
-	}
+	/* a RESOLVE_ADDR is posted on a verdict for ids as CREATE_ID left them */
+	fresh = resolve_size(hdr.cmd) && emu_ucma_id_pristine(dfd, id, &ps, &qp_type);
+	if (resolve_size(hdr.cmd) && !fresh)
+		fprintf(stderr, "rdmaemud: rdma_cm file %d: posted %s of id %u: the id was used "
+			"before\n", dfd, emu_ucma_cmd_name(hdr.cmd), id);
+	ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
+				   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val : UINT32_MAX);
+	ret = ret < 0 ? ret : 0;
+	/* the verdict renewed before the client runs out, while it holds */
+	if (!ret && fresh && owners[dfd].verdict &&
+	    ++owners[dfd].verdict_posts >= EMU_DUCMA_VERDICT_USES / 2)
+		grant(dfd, hdr.cmd, cmd.b + sizeof(hdr), need, ps, qp_type);
 	if (ret != p.ret) {
 		post_differs(dfd, hdr.cmd, id, "returned", p.ret, (long)ret);
 		/* the kernel's answer to a resolution that fails after the call returned */

@@ -32,7 +32,7 @@ cleanup() {
 	# shellcheck disable=SC2086
 	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
 	"$rdmaemu" daemon stop >/dev/null 2>&1
-	if grep 'posted .* the client answered' "$t/rdmaemud.log" 2>/dev/null; then
+	if grep 'rdma_cm file [0-9]*: posted ' "$t/rdmaemud.log" 2>/dev/null; then
 		echo "FAIL: a posted command did otherwise than answered (docs/daemon.md)"
 		rm -rf "$t"
 		exit 1
