@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "emu/kmem.h"
 #include "lib/tests/cma_conn_test.h"
 #include "rdmaemu/ctl.h"
 
@@ -165,6 +166,7 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	struct sockaddr_in dst;
 	struct want wa, wb;
 	double t[S_N + 1];
+	struct emu_kmem_stats km;
 	uint64_t retries, vt;
 	int k = serial ? 1 : n; /* calls issued before their events are read */
 	/* connect: at most the listener's backlog at once (see window) */
@@ -260,13 +262,15 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	t[7] = now_us();
 	/* virtual time the run took and the CM's resends: a burst larger than the listener's
 	 * backlog, or waits long enough for CM timers to fire, show here */
+	emu_kmem_get_stats(&km);
 	printf("cm_bench mode=%s window=%d n=%d virtual_ms=%.3f cm_resends=%llu "
 	       "total_us_per_conn=%.2f", serial ? "serial" : "pipelined", kc, n,
 	       (double)(vnow_ns() - vt) / 1e6, (unsigned long long)(cm_retries() - retries),
 	       (t[S_N] - t[0]) / n);
 	for (int s = 0; s < S_N; s++)
 		printf(" \"%s\"=%.2f", step_name[s], (t[s + 1] - t[s]) / n);
-	printf("\n");
+	/* the emulated kernel's object memory so far (emu/kmem.h): 2 MiB chunks */
+	printf(" kmem_mib=%zu\n", km.chunks * 2);
 	free(a);
 	free(b);
 	free(sa);
@@ -289,6 +293,19 @@ int main(int argc, char **argv)
 	if (asprintf(&fabric, "%s/fixtures/rxe-ref2.fabric", src ? src : RDMAEMU_SRCDIR) < 0 ||
 	    rdmaemu_ctl_attach(fabric, "A") || rdmaemu_ctl_open_host_devices("B"))
 		die("attach");
+	/* the system's libibverbs.so.1 (no emulated devices) answers ADDR_ERROR to everything */
+	{
+		int ndev = 0;
+		struct ibv_device **dl = ibv_get_device_list(&ndev);
+
+		if (dl)
+			ibv_free_device_list(dl);
+		if (ndev < 1) {
+			fprintf(stderr, "cm_bench: no RDMA device: put the emulated libibverbs first "
+					"on LD_LIBRARY_PATH (emu/verbs/.libs:emu/.libs; bench/README)\n");
+			return 2;
+		}
+	}
 	free(fabric);
 	for (; argc > 1 && !strncmp(argv[1], "--", 2); argv++, argc--) {
 		if (!strcmp(argv[1], "--standin"))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/kmem.h"
 #include "emu/trace.h"
 #include "emu/cm_agent_priv.h"
 
@@ -229,7 +230,7 @@ static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 
 struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, void *ctx)
 {
-	struct emu_cm_id *id = calloc(1, sizeof(*id));
+	struct emu_cm_id *id = emu_kmem_zalloc(sizeof(*id));
 	uint32_t n;
 
 	if (!id)
@@ -265,7 +266,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
-	free(id);
+	emu_kmem_free(id);
 }
 
 /* Listen lookups walk the id list (few listeners; creation order makes the choice among

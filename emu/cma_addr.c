@@ -29,6 +29,7 @@
 #include <arpa/inet.h>
 
 #include "emu/clock.h"
+#include "emu/kmem.h"
 #include "emu/cma_net.h"
 #include "emu/neigh.h"
 
@@ -65,7 +66,7 @@ static struct addr_req *req_of(struct emu_cma_id *id)
 	struct addr_req *r = id->net[EMU_CMA_NET_ADDR];
 
 	if (!r) {
-		r = calloc(1, sizeof(*r));
+		r = emu_kmem_zalloc(sizeof(*r));
 		if (!r)
 			return NULL;
 		r->id = id;
@@ -325,7 +326,7 @@ static void cancel(struct emu_cma_id *id)
 	if (emu_timer_pending(&r->t))
 		emu_timer_cancel(emu_engine_clock(emu_engine_get()), &r->t);
 	id->net[EMU_CMA_NET_ADDR] = NULL;
-	free(r);
+	emu_kmem_free(r);
 }
 
 static const struct emu_cma_addr_ops addr_ops = {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/neigh.h"
 #include "emu/pkt.h"
 #include "emu/prng.h"
@@ -57,7 +58,7 @@ void emu_cma_reset(void)
 				struct emu_cma_bind *b = p->bucket[i];
 
 				p->bucket[i] = b->next;
-				free(b);
+				emu_kmem_free(b);
 			}
 		}
 		free(p->bucket);
@@ -386,7 +387,7 @@ static int alloc_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16_t p
 
 	if (p->nbinds >= p->nbuckets && grow_binds(p))
 		return -ENOMEM;
-	b = calloc(1, sizeof *b);
+	b = emu_kmem_zalloc(sizeof *b);
 	if (!b)
 		return -ENOMEM;
 	b->ps = ps;
@@ -421,7 +422,7 @@ void emu_cma_release_port(struct emu_cma_id *id)
 			break;
 		}
 	}
-	free(b);
+	emu_kmem_free(b);
 }
 
 /* cma_alloc_any_port: a random start in ip_local_port_range, then upwards, wrapping; the first

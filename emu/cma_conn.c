@@ -28,6 +28,7 @@
 #include "emu/cm_host.h"
 #include "emu/cma_conn.h"
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/engine_ext.h"
 #include "emu/mad.h"
 #include "emu/ucma.h"
@@ -220,7 +221,7 @@ static uint16_t pkey_index_of(const struct emu_cma_id *id, uint16_t pkey)
 
 static struct cma_conn *conn_new(struct emu_cma_id *id, struct emu_cm_agent *a)
 {
-	struct cma_conn *c = calloc(1, sizeof *c);
+	struct cma_conn *c = emu_kmem_zalloc(sizeof *c);
 
 	if (!c)
 		return NULL;
@@ -242,7 +243,7 @@ static void conn_free(struct emu_cma_id *id)
 		emu_cm_id_set_context(c->cm, NULL);
 		emu_cm_destroy_id(c->cm);
 	}
-	free(c);
+	emu_kmem_free(c);
 	id->net[EMU_CMA_NET_CM] = NULL;
 }
 

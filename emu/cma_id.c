@@ -12,6 +12,7 @@
 
 #include "emu/trace.h"
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/cma_conn.h"
 #include "emu/ucma.h"
 #include "emu/neigh.h"
@@ -173,7 +174,7 @@ struct emu_cma_id *emu_cma_id_new_at(struct emu_ucma_file *f, uint64_t uid, uint
 	} else if (h >= table_len || table[h] != &reserved) {
 		return NULL;
 	}
-	id = calloc(1, sizeof *id);
+	id = emu_kmem_zalloc(sizeof *id);
 	if (!id) {
 		if (handle == UINT32_MAX)
 			free_handle(h);
@@ -244,7 +245,7 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 			table[h]->listen = NULL;
 	emu_list_del(&id->file_node);
 	free_handle(id->handle);
-	free(id);
+	emu_kmem_free(id);
 }
 
 /* Removes the queued events of id; the conn ids of its unread CONNECT_REQUESTs are destroyed. */

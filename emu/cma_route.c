@@ -34,6 +34,7 @@
 
 #include "emu/pkt.h"
 #include "emu/clock.h"
+#include "emu/kmem.h"
 #include "emu/cma_net.h"
 #include "emu/sa_client.h"
 
@@ -88,7 +89,7 @@ static struct route_req *req_of(struct emu_cma_id *id)
 	struct route_req *r = id->net[EMU_CMA_NET_ROUTE];
 
 	if (!r) {
-		r = calloc(1, sizeof(*r));
+		r = emu_kmem_zalloc(sizeof(*r));
 		if (!r)
 			return NULL;
 		r->id = id;
@@ -109,7 +110,7 @@ static void ib_done(struct emu_sa_query *q, int status, uint16_t mad_status, con
 	(void)rec_size;
 	r->q = NULL;
 	if (!id) { /* the id was destroyed meanwhile */
-		free(r);
+		emu_kmem_free(r);
 		return;
 	}
 	if (id->state != EMU_CMA_ROUTE_QUERY)
@@ -268,7 +269,7 @@ static void cancel(struct emu_cma_id *id)
 		emu_sa_query_cancel(q);
 		return;
 	}
-	free(r);
+	emu_kmem_free(r);
 }
 
 static const struct emu_cma_route_ops route_ops = {

@@ -11,6 +11,7 @@
 
 #include "emu/trace.h"
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/engine_ext.h"
 #include "emu/engine_rx.h"
 #include "emu/gsi_priv.h"
@@ -360,7 +361,7 @@ void emu_gsi_send_complete(struct emu_gsi_send *s, int status, const struct emu_
 		s->done(s, status, resp, s->ctx);
 	if (s->msg != (uint8_t *)(s + 1))
 		free(s->msg);
-	free(s);
+	emu_kmem_free(s);
 }
 
 static void send_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
@@ -424,7 +425,7 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 	 * copy below writes the first len bytes of the MAD, so only the send and the tail of a
 	 * short RMPP message are cleared (calloc cleared all of it: ~1 k instructions a
 	 * connection) */
-	s = malloc(sizeof(*s) + (len > EMU_MAD_LEN ? 0 : EMU_MAD_LEN));
+	s = emu_kmem_alloc(sizeof(*s) + (len > EMU_MAD_LEN ? 0 : EMU_MAD_LEN));
 	if (s) {
 		memset(s, 0, sizeof(*s));
 		if (len < EMU_MAD_LEN)
@@ -432,7 +433,7 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 		s->msg = len > EMU_MAD_LEN ? calloc(1, len) : (uint8_t *)(s + 1);
 	}
 	if (!s || !s->msg) {
-		free(s);
+		emu_kmem_free(s);
 		rc = -ENOMEM;
 		goto fail;
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/kmem.h"
 #include "emu/neigh_priv.h"
 #include "emu/pkt.h"
 
@@ -98,7 +99,7 @@ static void req_done(struct emu_neigh_req *q)
 		q->next->pprev = q->pprev;
 	q->res.status = q->status;
 	q->cb(q->ctx, &q->res);
-	free(q);
+	emu_kmem_free(q);
 }
 
 /* process_one_req() */
@@ -135,7 +136,7 @@ int emu_neigh_resolve(struct emu_engine *e, size_t host, const struct sockaddr *
 		return -EINVAL;
 	if (dst->sa_family != AF_INET && dst->sa_family != AF_INET6)
 		return -EAFNOSUPPORT;
-	q = calloc(1, sizeof(*q));
+	q = emu_kmem_zalloc(sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	q->n = n;
@@ -163,7 +164,7 @@ int emu_neigh_resolve(struct emu_engine *e, size_t host, const struct sockaddr *
 	default: {
 		int ret = q->status;
 
-		free(q);
+		emu_kmem_free(q);
 		return ret;
 	}
 	}
@@ -229,7 +230,7 @@ void emu_neigh_cancel(struct emu_engine *e, struct emu_neigh_req *q)
 			*q->pprev = q->next;
 			if (q->next)
 				q->next->pprev = q->pprev;
-			free(q);
+			emu_kmem_free(q);
 			return;
 		}
 }
@@ -249,6 +250,6 @@ void emu_neigh_reqs_free(struct emu_neigh *n)
 
 		emu_timer_cancel(n->clk, &q->timer);
 		n->reqs = q->next;
-		free(q);
+		emu_kmem_free(q);
 	}
 }

@@ -14,6 +14,7 @@
 
 #include "emu/pkt.h"
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/link.h"
 #include "emu/process.h"
 #include "emu/ucma.h"
@@ -51,7 +52,7 @@ struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f)
 	struct emu_ucma_event *ev;
 
 	if (emu_list_empty(&f->spare))
-		return malloc(sizeof *ev);
+		return emu_kmem_alloc(sizeof *ev);
 	ev = emu_list_entry(f->spare.next, struct emu_ucma_event, node);
 	emu_list_del(&ev->node);
 	f->nspare--;
@@ -61,7 +62,7 @@ struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f)
 void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 {
 	if (f->nspare >= UCMA_SPARE_MAX) {
-		free(ev);
+		emu_kmem_free(ev);
 		return;
 	}
 	emu_list_add_tail(&f->spare, &ev->node);
@@ -193,14 +194,14 @@ int emu_ucma_close(int fd)
 					emu_list_entry(f->events.next, struct emu_ucma_event, node);
 
 				emu_list_del(&ev->node);
-				free(ev);
+				emu_kmem_free(ev);
 			}
 			while (!emu_list_empty(&f->spare)) {
 				struct emu_ucma_event *ev =
 					emu_list_entry(f->spare.next, struct emu_ucma_event, node);
 
 				emu_list_del(&ev->node);
-				free(ev);
+				emu_kmem_free(ev);
 			}
 			files[fd] = NULL;
 			free(f);

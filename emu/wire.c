@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/kmem.h"
 #include "emu/list.h"
 #include "emu/prng.h"
 
@@ -122,7 +123,7 @@ static struct wire_pkt *pkt_alloc(struct emu_wire *w, size_t len)
 		w->cache[cls] = p->next_free;
 		w->ncache[cls]--;
 	} else {
-		p = malloc((size_t)1 << (PKT_CLASS_MIN_SHIFT + cls));
+		p = emu_kmem_alloc((size_t)1 << (PKT_CLASS_MIN_SHIFT + cls));
 		if (!p)
 			return NULL;
 	}
@@ -139,7 +140,7 @@ static void pkt_free(struct emu_wire *w, struct wire_pkt *p)
 		w->cache[cls] = p;
 		w->ncache[cls]++;
 	} else {
-		free(p);
+		emu_kmem_free(p);
 	}
 }
 
@@ -173,12 +174,12 @@ void emu_wire_free(struct emu_wire *w)
 	emu_list_for_each_safe(pos, tmp, &w->in_flight) {
 		p = emu_list_entry(pos, struct wire_pkt, node);
 		emu_timer_cancel(w->clk, &p->timer);
-		free(p);
+		emu_kmem_free(p);
 	}
 	for (unsigned c = 0; c < PKT_CLASSES; c++) {
 		while ((p = w->cache[c])) {
 			w->cache[c] = p->next_free;
-			free(p);
+			emu_kmem_free(p);
 		}
 	}
 	free(w->eps);

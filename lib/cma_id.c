@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <infiniband/sa.h>
 
+#include "emu/kmem.h"
 #include "lib/cma.h"
 
 /* AF_IB needs an AF_IB-capable kernel CM. ucma_set_af_ib_support finds out once per process,
@@ -77,7 +78,7 @@ bool cma_is_ud_qp(enum ibv_qp_type qp_type)
 struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *context,
 				    enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
-	struct cma_id_private *id_priv = calloc(1, sizeof *id_priv);
+	struct cma_id_private *id_priv = emu_kmem_zalloc(sizeof *id_priv);
 
 	if (!id_priv)
 		return NULL;
@@ -88,7 +89,7 @@ struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *co
 	if (!channel) {
 		id_priv->id.channel = rdma_create_event_channel();
 		if (!id_priv->id.channel) {
-			free(id_priv);
+			emu_kmem_free(id_priv);
 			return NULL;
 		}
 		id_priv->sync = 1;
@@ -102,13 +103,13 @@ void cma_free_id(struct cma_id_private *id_priv)
 {
 	if (id_priv->cma_dev)
 		cma_put_device(id_priv->cma_dev);
-	free(id_priv->id.route.path_rec);
+	emu_kmem_free(id_priv->id.route.path_rec);
 	if (id_priv->sync)
 		rdma_destroy_event_channel(id_priv->id.channel);
 	free(id_priv->connect);
 	if (id_priv->resolved_ai)
 		rdma_freeaddrinfo(id_priv->resolved_ai);
-	free(id_priv);
+	emu_kmem_free(id_priv);
 }
 
 static int create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
@@ -307,13 +308,13 @@ int cma_query_path(struct rdma_cm_id *id)
 	cmd.option = UCMA_QUERY_PATH;
 	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
 		return -1;
-	free(id->route.path_rec);
+	emu_kmem_free(id->route.path_rec);
 	id->route.path_rec = NULL;
 	id->route.num_paths = 0;
 	if (resp.hdr.num_paths) {
 		unsigned n = resp.hdr.num_paths < 6 ? resp.hdr.num_paths : 6;
 
-		id->route.path_rec = calloc(n, sizeof *id->route.path_rec);
+		id->route.path_rec = emu_kmem_zalloc(n * sizeof *id->route.path_rec);
 		if (!id->route.path_rec)
 			return cma_err(ENOMEM);
 		id->route.num_paths = (int)n;

@@ -1,0 +1,50 @@
+/* kmem: the emulated kernel's object memory (kmalloc/kfree).
+ *
+ * The kernel keeps its rdma_cm, ib_cm and MAD objects in slab caches carved from memory it
+ * maps with large pages (the direct map), so making an id costs no page fault. The emulator
+ * keeps the same objects in user memory; from malloc, every first touch of a 4 KiB page is a
+ * fault, and a fault costs 10-11 us on the VMs this project runs on (a PVM guest) -- more than
+ * the rest of a whole connection (docs/cma.md "Connection setup cost"). So per-connection
+ * objects come from here instead: size classes like kmalloc's, each object with a 16-byte
+ * header naming its class, freed objects kept on a per-class list for the next allocation
+ * (never given back, as a slab cache keeps its slabs), and fresh memory carved from 2 MiB
+ * chunks that ask for transparent huge pages (one fault per chunk; where THP is off, each
+ * 64 KiB is populated with one madvise instead of 16 faults).
+ *
+ * Under AddressSanitizer, under valgrind, and with RDMAEMU_KMEM=0 every call is plain
+ * calloc/malloc/free, so those tools see each object on its own (RDMAEMU_KMEM=1 keeps the pool
+ * under valgrind, for callgrind). The choice is made once per
+ * process, before the first allocation. Objects above EMU_KMEM_MAX bytes come from malloc with
+ * the same header, so any size may be asked for; an object is always given back with
+ * emu_kmem_free, never free(). All calls are thread-safe. */
+#ifndef EMU_KMEM_H
+#define EMU_KMEM_H
+
+#include <stddef.h>
+
+#define EMU_KMEM_MAX 4096
+
+/* Zeroed memory of size bytes (calloc), NULL with errno ENOMEM. */
+void *emu_kmem_zalloc(size_t size);
+/* Uninitialised memory of size bytes (malloc), NULL with errno ENOMEM. */
+void *emu_kmem_alloc(size_t size);
+/* Gives back what emu_kmem_zalloc/alloc returned; NULL is ignored. A pointer that is not a
+ * live kmem object aborts with a message (pool mode). */
+void emu_kmem_free(void *p);
+
+enum emu_kmem_mode {
+	EMU_KMEM_POOL = 1, /* size classes in 2 MiB chunks */
+	EMU_KMEM_LIBC = 2, /* calloc/malloc/free (sanitizers, valgrind, RDMAEMU_KMEM=0) */
+};
+
+struct emu_kmem_stats {
+	enum emu_kmem_mode mode;
+	size_t chunks;    /* 2 MiB chunks mapped */
+	size_t carved;    /* objects ever cut from the chunks (pool mode) */
+	size_t cached;    /* free objects on the shared lists and the calling thread's cache */
+	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time */
+};
+
+void emu_kmem_get_stats(struct emu_kmem_stats *s);
+
+#endif

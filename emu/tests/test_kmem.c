@@ -1,0 +1,248 @@
+/* kmem: zeroing, alignment, reuse per size class, huge-page chunks, thread caches given back
+ * at thread exit, double-free detection, and the libc mode (RDMAEMU_KMEM=0). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "emu/kmem.h"
+
+static bool pool_mode(void)
+{
+	struct emu_kmem_stats s;
+
+	emu_kmem_get_stats(&s);
+	return s.mode == EMU_KMEM_POOL;
+}
+
+/* Pool tests need the pool: a sanitizer build (or valgrind) runs plain malloc. */
+#define NEED_POOL()                                                                      \
+	do {                                                                             \
+		if (!pool_mode())                                                        \
+			skip();                                                          \
+	} while (0)
+
+static void test_mode_default(void **state)
+{
+	struct emu_kmem_stats s;
+
+	(void)state;
+	emu_kmem_get_stats(&s);
+#if defined(__SANITIZE_ADDRESS__)
+	assert_int_equal(s.mode, EMU_KMEM_LIBC);
+#else
+	if (!getenv("RDMAEMU_KMEM") && !strstr(getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "",
+						"vgpreload"))
+		assert_int_equal(s.mode, EMU_KMEM_POOL);
+#endif
+}
+
+static void test_zeroed_after_reuse(void **state)
+{
+	uint8_t *p, *q;
+
+	(void)state;
+	NEED_POOL();
+	p = emu_kmem_alloc(960);
+	assert_non_null(p);
+	memset(p, 0xff, 960);
+	emu_kmem_free(p);
+	q = emu_kmem_zalloc(960);
+	/* the thread cache is LIFO: the same object comes back, cleared */
+	assert_ptr_equal(q, p);
+	for (size_t i = 0; i < 960; i++)
+		assert_int_equal(q[i], 0);
+	emu_kmem_free(q);
+}
+
+static void test_alignment_and_sizes(void **state)
+{
+	static const size_t sizes[] = {0, 1, 15, 16, 17, 32, 33, 100, 255, 256, 257, 960,
+				       2048, 2049, 4095, 4096, 4097, 20000};
+	void *p[sizeof sizes / sizeof sizes[0]];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		p[i] = emu_kmem_zalloc(sizes[i]);
+		assert_non_null(p[i]);
+		assert_int_equal((uintptr_t)p[i] % 16, 0);
+		/* every byte asked for is there and zero; write it to catch overlaps below */
+		for (size_t k = 0; k < sizes[i]; k++)
+			assert_int_equal(((uint8_t *)p[i])[k], 0);
+		memset(p[i], (int)i + 1, sizes[i]);
+	}
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		for (size_t k = 0; k < sizes[i]; k++)
+			assert_int_equal(((uint8_t *)p[i])[k], (uint8_t)(i + 1));
+		emu_kmem_free(p[i]);
+	}
+	emu_kmem_free(NULL);
+}
+
+static void test_reuse_carves_nothing(void **state)
+{
+	enum { N = 1000 };
+	void **p = calloc(N, sizeof *p);
+	struct emu_kmem_stats a, b;
+
+	(void)state;
+	NEED_POOL();
+	for (int round = 0; round < 2; round++) {
+		emu_kmem_get_stats(&a);
+		for (int i = 0; i < N; i++)
+			assert_non_null(p[i] = emu_kmem_zalloc(928));
+		for (int i = 0; i < N; i++)
+			emu_kmem_free(p[i]);
+		emu_kmem_get_stats(&b);
+		if (round == 1) /* the second round takes only freed objects */
+			assert_int_equal(b.carved, a.carved);
+	}
+	/* another class does not take them: 100 bytes carve new objects once */
+	emu_kmem_get_stats(&a);
+	for (int i = 0; i < N; i++)
+		assert_non_null(p[i] = emu_kmem_alloc(100));
+	emu_kmem_get_stats(&b);
+	assert_true(b.carved >= a.carved + N - 64);
+	for (int i = 0; i < N; i++)
+		emu_kmem_free(p[i]);
+	free(p);
+}
+
+/* More than a chunk of objects maps a second 2 MiB chunk. */
+static void test_chunks(void **state)
+{
+	enum { N = 4000 }; /* 4000 x (1024 + 16) bytes > 4 MiB: at least 2 MiB carved new */
+	void **p = calloc(N, sizeof *p);
+	struct emu_kmem_stats a, b;
+
+	(void)state;
+	NEED_POOL();
+	emu_kmem_get_stats(&a);
+	for (int i = 0; i < N; i++)
+		assert_non_null(p[i] = emu_kmem_alloc(1024));
+	emu_kmem_get_stats(&b);
+	assert_true(b.chunks >= a.chunks + 1);
+	assert_true(b.chunks >= 2);
+	for (int i = 0; i < N; i++)
+		emu_kmem_free(p[i]);
+	free(p);
+}
+
+enum { THREAD_N = 200 };
+
+static void *thread_alloc_free(void *arg)
+{
+	void *p[THREAD_N];
+
+	(void)arg;
+	for (int i = 0; i < THREAD_N; i++)
+		p[i] = emu_kmem_alloc(3000);
+	for (int i = 0; i < THREAD_N; i++)
+		emu_kmem_free(p[i]);
+	return NULL;
+}
+
+/* What a thread kept in its cache goes back to the shared lists when it exits. */
+static void test_thread_cache_given_back(void **state)
+{
+	void *p[THREAD_N];
+	struct emu_kmem_stats a, b;
+	pthread_t t;
+
+	(void)state;
+	NEED_POOL();
+	assert_int_equal(pthread_create(&t, NULL, thread_alloc_free, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	emu_kmem_get_stats(&a);
+	for (int i = 0; i < THREAD_N; i++)
+		assert_non_null(p[i] = emu_kmem_alloc(3000));
+	emu_kmem_get_stats(&b);
+	assert_int_equal(b.carved, a.carved);
+	for (int i = 0; i < THREAD_N; i++)
+		emu_kmem_free(p[i]);
+}
+
+static void test_double_free_aborts(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	NEED_POOL();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		void *p = emu_kmem_alloc(64);
+
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		emu_kmem_free(p);
+		emu_kmem_free(p);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+}
+
+/* RDMAEMU_KMEM=0: this program again, in a child that must report the libc mode. */
+static void test_libc_mode(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("RDMAEMU_KMEM", "0", 1);
+		execl("/proc/self/exe", "test_kmem", "--libc-child", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* The child of test_libc_mode: exit 0 when every call is libc's and nothing is carved. */
+static int libc_child(void)
+{
+	struct emu_kmem_stats s;
+	uint8_t *p = emu_kmem_zalloc(500);
+
+	if (!p || p[0] || p[499])
+		return 1;
+	emu_kmem_free(p);
+	emu_kmem_get_stats(&s);
+	return s.mode == EMU_KMEM_LIBC && s.chunks == 0 && s.carved == 0 ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mode_default),
+		cmocka_unit_test(test_zeroed_after_reuse),
+		cmocka_unit_test(test_alignment_and_sizes),
+		cmocka_unit_test(test_reuse_carves_nothing),
+		cmocka_unit_test(test_chunks),
+		cmocka_unit_test(test_thread_cache_given_back),
+		cmocka_unit_test(test_double_free_aborts),
+		cmocka_unit_test(test_libc_mode),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "--libc-child"))
+		return libc_child();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
