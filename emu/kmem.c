@@ -111,6 +111,7 @@ static int thp_available(void)
 }
 
 static void tcache_flush_all(void *arg);
+static void build_class_table(void);
 
 static int decide(void)
 {
@@ -125,6 +126,7 @@ static int decide(void)
 		m = EMU_KMEM_LIBC;
 	pthread_mutex_lock(&km.lock);
 	if (!km.mode) {
+		build_class_table();
 		km.huge = m == EMU_KMEM_POOL && thp_available();
 		if (m == EMU_KMEM_POOL) {
 			pthread_atfork(atfork_prepare, atfork_release, atfork_release);
@@ -145,13 +147,24 @@ static inline int kmem_mode(void)
 	return m ? m : decide();
 }
 
-static unsigned class_of(size_t size)
+/* size -> class: a table by 32-byte step (a loop over the classes cost ~30 instructions an
+ * allocation); built at the first decision, before any allocation */
+static uint8_t class_by_step[EMU_KMEM_MAX / 32 + 1];
+
+static void build_class_table(void)
 {
 	unsigned c = 0;
 
-	while (class_size[c] < size)
-		c++;
-	return c;
+	for (unsigned i = 0; i <= EMU_KMEM_MAX / 32; i++) {
+		while (class_size[c] < i * 32)
+			c++;
+		class_by_step[i] = (uint8_t)c;
+	}
+}
+
+static inline unsigned class_of(size_t size)
+{
+	return class_by_step[(size + 31) / 32];
 }
 
 /* A fresh 2 MiB-aligned chunk: mapped at twice the size and trimmed, since THP backs only

@@ -72,15 +72,20 @@ static int attach_locked(const char *path, const char *text, const char *node)
 		}
 	}
 	attached_fabric = f;
-	attached_host = h;
+	/* released: emu_process_host's lock-free read sees a complete fabric */
+	__atomic_store_n(&attached_host, h, __ATOMIC_RELEASE);
 	return 0;
 }
 
 const struct emu_host *emu_process_host(void)
 {
-	struct emu_host *h;
+	struct emu_host *h = __atomic_load_n(&attached_host, __ATOMIC_ACQUIRE);
 	int e;
 
+	/* attached: no lock (9 calls a connection; the host stays until emu_process_reset,
+	 * which nothing may race) */
+	if (h)
+		return h;
 	pthread_mutex_lock(&attach_lock);
 	if (!attached_host && !attach_errno)
 		attach_errno = attach_locked(getenv("RDMAEMU_FABRIC"), NULL, getenv("RDMAEMU_NODE"));
@@ -108,7 +113,7 @@ void emu_process_reset(void)
 	pthread_mutex_lock(&attach_lock);
 	emu_fabric_free(attached_fabric);
 	attached_fabric = NULL;
-	attached_host = NULL;
+	__atomic_store_n(&attached_host, NULL, __ATOMIC_RELEASE);
 	attach_errno = 0;
 	nextra_hosts = 0;
 	hosts_frozen = false;
