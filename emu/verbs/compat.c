@@ -119,9 +119,20 @@ const char *ibv_get_sysfs_path(void)
 	return path;
 }
 
-/* ibv_register_driver@IBVERBS_1.1 only (no default version) */
-void emu_ibv_register_driver_1_1(const char *name, void *init_func);
+/* ibv_register_driver@IBVERBS_1.1 only (no default version). GCC's symver attribute survives
+ * link-time optimisation, which drops a top-level .symver asm (the library is built with LTO:
+ * configure.ac); other compilers get the asm. */
+#if defined(__has_attribute)
+#if __has_attribute(symver)
+#define EMU_SYMVER_ATTR 1
+#endif
+#endif
+#ifdef EMU_SYMVER_ATTR
+__attribute__((symver("ibv_register_driver@IBVERBS_1.1")))
+#else
 __asm__(".symver emu_ibv_register_driver_1_1, ibv_register_driver@IBVERBS_1.1");
+#endif
+void emu_ibv_register_driver_1_1(const char *name, void *init_func);
 void emu_ibv_register_driver_1_1(const char *name, void *init_func)
 {
 	(void)name, (void)init_func;
