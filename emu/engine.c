@@ -65,6 +65,12 @@ struct emu_engine {
 	uint64_t epoch; /* tells this engine's thread registrations from a reset engine's */
 
 	struct emu_engine_thread *threads;
+	/* The last thread that took the lock and its record: the common one-thread case finds
+	 * itself without a TLS lookup (from a shared library each is a __tls_get_addr call: ~23
+	 * lock/unlock pairs a connection, ~760 instructions). Under the lock; cleared when the
+	 * record is unlinked (a new thread may get an exited one's pthread_t). */
+	pthread_t cached_self;
+	struct emu_engine_thread *cached_thread;
 	size_t nthreads;
 	size_t nsleepers;  /* waiters inside pthread_cond_wait */
 	uint64_t gen;
@@ -117,6 +123,8 @@ static void thread_unlink(struct emu_engine *e, struct emu_engine_thread *t)
 	t->next = NULL;
 	t->pprev = NULL;
 	e->nthreads--;
+	if (e->cached_thread == t)
+		e->cached_thread = NULL;
 	tls_epoch = 0;
 	/* Waiters may have been waiting for this thread only: let them look again. */
 	if (e->nsleepers)
@@ -146,25 +154,39 @@ static void make_key(void)
 /* The calling thread's record, registering it (RUNNING) if needed. Lock held. */
 static struct emu_engine_thread *thread_self(struct emu_engine *e)
 {
-	struct emu_engine_thread *t = &tls_thread;
+	pthread_t me = pthread_self();
+	struct emu_engine_thread *t;
 
-	if (tls_epoch == e->epoch)
-		return t;
-	memset(t, 0, sizeof(*t));
-	t->state = EMU_THREAD_RUNNING;
-	t->tid = (pid_t)syscall(SYS_gettid);
-	if (pthread_getcpuclockid(pthread_self(), &t->cpuclock))
-		t->cpuclock = 0;
-	t->next = e->threads;
-	if (t->next)
-		t->next->pprev = &t->next;
-	t->pprev = &e->threads;
-	e->threads = t;
-	e->nthreads++;
-	tls_epoch = e->epoch;
-	/* A non-NULL value is what makes the destructor run at thread exit. */
-	pthread_setspecific(thread_key, (void *)1);
+	if (e->cached_thread && pthread_equal(e->cached_self, me))
+		return e->cached_thread;
+	t = &tls_thread;
+	if (tls_epoch != e->epoch) {
+		memset(t, 0, sizeof(*t));
+		t->state = EMU_THREAD_RUNNING;
+		t->tid = (pid_t)syscall(SYS_gettid);
+		if (pthread_getcpuclockid(me, &t->cpuclock))
+			t->cpuclock = 0;
+		t->next = e->threads;
+		if (t->next)
+			t->next->pprev = &t->next;
+		t->pprev = &e->threads;
+		e->threads = t;
+		e->nthreads++;
+		tls_epoch = e->epoch;
+		/* A non-NULL value is what makes the destructor run at thread exit. */
+		pthread_setspecific(thread_key, (void *)1);
+	}
+	e->cached_self = me;
+	e->cached_thread = t;
 	return t;
+}
+
+/* The calling thread's record if it has one, without registering. Lock held. */
+static struct emu_engine_thread *thread_known(struct emu_engine *e)
+{
+	if (e->cached_thread && pthread_equal(e->cached_self, pthread_self()))
+		return e->cached_thread;
+	return tls_epoch == e->epoch ? &tls_thread : NULL;
 }
 
 static bool settled(const struct emu_engine *e, const struct emu_engine_thread *t)
@@ -679,12 +701,15 @@ static void rt_after_unlock(struct emu_engine *e)
 
 void emu_engine_unlock(struct emu_engine *e)
 {
+	struct emu_engine_thread *self;
+
 	rt_catch_up(e);
 	emu_engine_run_now(e);
 	/* A RUNNING thread's call may have changed what waiters wait for (posted work,
 	 * queued an event): they must look again before time moves. An idle poller's call
 	 * changed nothing (what its run_now fired already started a generation). */
-	if (tls_epoch == e->epoch && tls_thread.state == EMU_THREAD_RUNNING) {
+	self = thread_known(e);
+	if (self && self->state == EMU_THREAD_RUNNING) {
 		new_generation(e);
 		/* Only such calls hold back the quiescence path: an empty poll (the thread is
 		 * IDLE now) says the application is waiting, so a busy-polling thread next to
