@@ -24,6 +24,7 @@
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/link.h"
 #include "emu/trace.h"
 #include "emu/ucma.h"
@@ -212,7 +213,7 @@ static int queued_add(struct lfile *f, uint32_t id, int d)
 		pp = &(*pp)->next;
 	if (d > 0) {
 		if (!*pp) {
-			struct qcount *q = malloc(sizeof(*q));
+			struct qcount *q = emu_kmem_alloc(sizeof(*q));
 
 			if (!q)
 				return -1;
@@ -226,7 +227,7 @@ static int queued_add(struct lfile *f, uint32_t id, int d)
 		struct qcount *q = *pp;
 
 		*pp = q->next;
-		free(q);
+		emu_kmem_free(q);
 	}
 	return 0;
 }
@@ -250,7 +251,7 @@ static void kept_forget(struct lfile *f, uint32_t id, bool all)
 
 			if (all || k->id == id) {
 				*pp = k->next;
-				free(k);
+				emu_kmem_free(k);
 				f->nkept--;
 			} else {
 				pp = &k->next;
@@ -278,7 +279,7 @@ static void kept_take(struct lfile *f, const struct lev *e)
 		off += sizeof(s);
 		if (s.len > EMU_DUCMA_MAX_OUT || off + s.len > e->nsnap || s.id != e->resp.id)
 			return;
-		k = malloc(sizeof(*k) + s.len);
+		k = emu_kmem_alloc(sizeof(*k) + s.len);
 		if (!k)
 			return;
 		k->cmd = s.cmd, k->id = s.id, k->sub = s.sub, k->len = s.len;
@@ -302,7 +303,7 @@ static const struct kept *kept_find(struct lfile *f, uint32_t cmd, uint32_t id, 
 /* A verdict of no bytes for (cmd, id, sub) (f's lock held; no memory: not kept). */
 static void kept_add(struct lfile *f, uint32_t cmd, uint32_t id, uint32_t sub)
 {
-	struct kept *k = f->nkept < KEPT_MAX ? malloc(sizeof(*k)) : NULL;
+	struct kept *k = f->nkept < KEPT_MAX ? emu_kmem_alloc(sizeof(*k)) : NULL;
 
 	if (!k)
 		return;
@@ -331,7 +332,7 @@ static struct lid *lid_add(struct lfile *f, uint32_t h, bool fresh, uint16_t ps,
 	struct lid *l = lid_find(f, h);
 
 	if (!l) {
-		l = malloc(sizeof(*l));
+		l = emu_kmem_alloc(sizeof(*l));
 		if (!l)
 			return NULL;
 		l->h = h;
@@ -356,7 +357,7 @@ static void lid_del(struct lfile *f, uint32_t h)
 		struct lid *l = *pp;
 
 		*pp = l->next;
-		free(l);
+		emu_kmem_free(l);
 	}
 }
 
@@ -390,7 +391,7 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 
 	if (h->type == EMU_DMSG_UCMA_EVENT) {
 		if (!f || got < sizeof(e->resp) ||
-		    !(e = malloc(sizeof(*e) + got - sizeof(e->resp))))
+		    !(e = emu_kmem_alloc(sizeof(*e) + got - sizeof(e->resp))))
 			return -EPROTO;
 		memcpy(&e->resp, body, sizeof(e->resp));
 		if (counts_for_id(e->resp.event)) {
@@ -400,7 +401,7 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 				/* queued before the daemon ran our posted DESTROY_ID, which drops it
 				 * from its queue quietly: its 1 on the eventfd is ours to take */
 				emu_engine_fd_clear(f->evfd);
-				free(e);
+				emu_kmem_free(e);
 				return 1;
 			}
 		}
@@ -411,7 +412,7 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 		memcpy(e->snap, (const uint8_t *)body + sizeof(e->resp), e->nsnap);
 		kept_forget(f, e->resp.id, false); /* something happened to that id */
 		if (queued_add(f, e->resp.id, 1)) {
-			free(e);
+			emu_kmem_free(e);
 			return -ENOMEM;
 		}
 		*f->evq_tail = e;
@@ -478,7 +479,7 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
 	if (!*pp)
 		f->evq_tail = pp;
 	queued_add(f, e->resp.id, -1);
-	free(e);
+	emu_kmem_free(e);
 	return 1;
 }
 
@@ -771,7 +772,7 @@ static void release(struct lfile *f)
 
 		f->evq = e->next;
 		queued_add(f, e->resp.id, -1);
-		free(e);
+		emu_kmem_free(e);
 	}
 	kept_forget(f, 0, true);
 	for (unsigned b = 0; b < LID_BUCKETS; b++)
@@ -952,14 +953,14 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 		      0;
 	pthread_mutex_unlock(&f->lock);
 	if (err) {
-		free(e);
+		emu_kmem_free(e);
 		return err;
 	}
 	/* a DEVICE_REMOVAL is seen only once the device lists dropped the device */
 	if (e->gen)
 		emu_link_devrm_sync(e->gen);
 	memcpy(dst, &e->resp, out < sizeof(e->resp) ? out : sizeof(e->resp));
-	free(e);
+	emu_kmem_free(e);
 	return 0;
 }
 
@@ -1160,7 +1161,7 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 				*pp = e->next;
 				emu_engine_fd_clear(f->evfd);
 				queued_add(f, id, -1);
-				free(e);
+				emu_kmem_free(e);
 			} else {
 				pp = &e->next;
 			}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "emu/engine.h"
+#include "emu/kmem.h"
 #include "emu/ucma_api.h"
 #include "lib/cma.h"
 #include "lib/gai.h"
@@ -97,14 +98,14 @@ static struct cma_event *event_alloc(void)
 		nspare--;
 	}
 	pthread_mutex_unlock(&ack_lock);
-	return evt ? evt : malloc(sizeof *evt);
+	return evt ? evt : emu_kmem_alloc(sizeof *evt);
 }
 
 /* with ack_lock held */
 static void event_free_locked(struct cma_event *evt)
 {
 	if (nspare >= CMA_SPARE_MAX) {
-		free(evt);
+		emu_kmem_free(evt);
 		return;
 	}
 	evt->next_spare = spare;
@@ -294,7 +295,7 @@ retry:
 	memset(&resp, 0, sizeof resp);
 	ret = cma_write(channel->fd, &cmd, sizeof cmd);
 	if (ret) {
-		free(evt);
+		emu_kmem_free(evt);
 		return -1;
 	}
 	evt->event.event = resp.event;
@@ -376,7 +377,7 @@ retry:
 		/* only the DNS completion marker of rdma_resolve_addrinfo is known; anything else
 		 * fails with EBADE (and, unlike rdma-core, does not leak the buffer) */
 		if (arg != RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED) {
-			free(evt);
+			emu_kmem_free(evt);
 			return cma_err(EBADE);
 		}
 		evt->event.event = RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED;
