@@ -94,11 +94,13 @@ static void test_alignment_and_sizes(void **state)
 static void test_reuse_carves_nothing(void **state)
 {
 	enum { N = 1000 };
-	void **p = calloc(N, sizeof *p);
 	struct emu_kmem_stats a, b;
+	void **p;
 
 	(void)state;
-	NEED_POOL();
+	NEED_POOL(); /* before the calloc: skip() leaves the function */
+	p = calloc(N, sizeof *p);
+	assert_non_null(p);
 	for (int round = 0; round < 2; round++) {
 		emu_kmem_get_stats(&a);
 		for (int i = 0; i < N; i++)
@@ -124,11 +126,13 @@ static void test_reuse_carves_nothing(void **state)
 static void test_chunks(void **state)
 {
 	enum { N = 4000 }; /* 4000 x (1024 + 16) bytes > 4 MiB: at least 2 MiB carved new */
-	void **p = calloc(N, sizeof *p);
 	struct emu_kmem_stats a, b;
+	void **p;
 
 	(void)state;
 	NEED_POOL();
+	p = calloc(N, sizeof *p);
+	assert_non_null(p);
 	emu_kmem_get_stats(&a);
 	for (int i = 0; i < N; i++)
 		assert_non_null(p[i] = emu_kmem_alloc(1024));
