@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -118,7 +119,20 @@ struct lfile {
 	/* events handed to the application and not yet said (UCMA_CONSUMED): cons_n of them,
 	 * the last cons_seq */
 	uint32_t cons_seq, cons_n;
+	/* protocol 9: the daemon's count of the messages it sent on sock (EMU_DUCMA_SENT_LEN
+	 * page, NULL without one) and how many of them were read: equal, a drain has nothing
+	 * to read and makes no recvmsg */
+	const uint64_t *sent;
+	uint64_t nread;
 };
+
+/* Frees a file's memory (its fds are the caller's business). */
+static void lfile_free(struct lfile *f)
+{
+	if (f->sent)
+		munmap((void *)f->sent, EMU_DUCMA_SENT_LEN);
+	free(f);
+}
 
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lfile *files;
@@ -199,6 +213,8 @@ static int flush_consumed(struct lfile *f)
 }
 
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
+/* rdma_cm files opened, and those that got the daemon's sent count (protocol 9) */
+static unsigned long files_opened, files_counted;
 static unsigned long kept_count;   /* commands answered from kept answers (the same) */
 
 /* ---- events of an id in evq (f's lock held) ---- */
@@ -488,8 +504,18 @@ static int take_push(struct lfile *f, const struct emu_dmsg *h, const void *body
  * before the file exists: none may come). The answer's arg, body into buf (up to len), an fd
  * passed with it into *fd (when fd is not NULL). -errno of the socket, -EPROTO for a
  * malformed message. */
+static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
+			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad);
+
 static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *buf, size_t len,
 		       size_t *got, int *fd, uint32_t *pad)
+{
+	return recv_answer2(sock, f, type, arg, buf, len, got, fd, NULL, pad);
+}
+
+/* fd2: a second passed fd (UCMA_OPEN's page), else it is closed */
+static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
+			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad)
 {
 	union {
 		uint8_t b[EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp)];
@@ -498,7 +524,7 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 	struct emu_dmsg h;
 	struct iovec iov[2] = { { &h, sizeof(h) }, { body.b, sizeof(body.b) } };
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 
@@ -511,6 +537,9 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 		ssize_t n;
 		int r;
 
+		/* a drain with every message the daemon sent read: nothing to read */
+		if (type < 0 && f && f->sent && __atomic_load_n(f->sent, __ATOMIC_ACQUIRE) == f->nread)
+			return 0;
 		do
 			n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (type < 0 ? MSG_DONTWAIT : 0));
 		while (n < 0 && errno == EINTR);
@@ -518,15 +547,23 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 			return type < 0 && errno == EAGAIN ? 0 : -errno;
 		if (n == 0)
 			return -ECONNRESET; /* the daemon went away */
+		if (f)
+			f->nread++;
 		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-				int passed;
+				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 
-				memcpy(&passed, CMSG_DATA(cm), sizeof(passed));
-				if (fd && *fd < 0 && type > 0)
-					*fd = passed;
-				else
-					close(passed);
+				for (size_t i = 0; i < k; i++) {
+					int passed;
+
+					memcpy(&passed, CMSG_DATA(cm) + i * sizeof(int), sizeof(passed));
+					if (fd && *fd < 0 && type > 0)
+						*fd = passed;
+					else if (fd2 && *fd2 < 0 && type > 0)
+						*fd2 = passed;
+					else
+						close(passed);
+				}
 			}
 		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
 		    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
@@ -637,10 +674,12 @@ static void rt_print(void)
 			pn += (size_t)k;
 		}
 		rt_trace("pid %d round trips %lu:%s; posted %lu:%s; events pushed %lu; kept "
-			 "answers used %lu",
+			 "answers used %lu; files %lu, %lu with the sent count",
 			 (int)getpid(), total, line, ptotal, pl,
 			 __atomic_load_n(&pushed_count, __ATOMIC_RELAXED),
-			 __atomic_load_n(&kept_count, __ATOMIC_RELAXED));
+			 __atomic_load_n(&kept_count, __ATOMIC_RELAXED),
+			 __atomic_load_n(&files_opened, __ATOMIC_RELAXED),
+			 __atomic_load_n(&files_counted, __ATOMIC_RELAXED));
 	}
 }
 
@@ -679,7 +718,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 	struct lfile *f;
 	int32_t arg = 0;
 	size_t got = 0;
-	int sock, err, fd = -1;
+	int sock, err, fd = -1, sfd = -1;
 
 	memset(&hello, 0, sizeof(hello));
 	snprintf(hello.node, sizeof(hello.node), "%s", h->name);
@@ -692,14 +731,22 @@ int emu_ucma_link_open(const struct emu_host *h)
 	sock = path ? emu_link_connect(path) : -1;
 	if (sock < 0) {
 		err = path ? -errno : -ENODEV;
-		free(f);
+		lfile_free(f);
 		return err;
 	}
 	iov[1] = (struct iovec){ &hello, sizeof(hello) };
 	err = send_iov(sock, EMU_DMSG_UCMA_OPEN, iov, 2);
 	if (!err)
-		err = recv_answer(sock, NULL, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got,
-				  &fd, NULL);
+		err = recv_answer2(sock, NULL, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got,
+				   &fd, &sfd, NULL);
+	if (sfd >= 0) {
+		/* the sent-message count (protocol 9); without it the drains read the socket */
+		void *p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ, MAP_SHARED, sfd, 0);
+
+		if (p != MAP_FAILED)
+			f->sent = p;
+		close(sfd);
+	}
 	if (!err && arg)
 		err = -arg;
 	else if (!err && (got < sizeof(ans) || fd < 0))
@@ -708,7 +755,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 		if (fd >= 0)
 			close(fd);
 		close(sock);
-		free(f);
+		lfile_free(f);
 		return err;
 	}
 	f->evfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -719,7 +766,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 			close(f->evfd);
 		close(fd);
 		close(sock);
-		free(f);
+		lfile_free(f);
 		return err;
 	}
 	f->fd = fd;
@@ -738,7 +785,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 			close(f->evfd);
 			close(fd);
 			close(sock);
-			free(f);
+			lfile_free(f);
 			return err;
 		}
 	}
@@ -747,6 +794,9 @@ int emu_ucma_link_open(const struct emu_host *h)
 	f->next = files;
 	files = f;
 	pthread_mutex_unlock(&files_lock);
+	__atomic_add_fetch(&files_opened, 1, __ATOMIC_RELAXED);
+	if (f->sent)
+		__atomic_add_fetch(&files_counted, 1, __ATOMIC_RELAXED);
 	return fd;
 }
 
@@ -782,7 +832,7 @@ static void release(struct lfile *f)
 	close(f->evfd);
 	close(f->wake);
 	pthread_mutex_destroy(&f->lock);
-	free(f);
+	lfile_free(f);
 }
 
 int emu_ucma_link_close(int fd)

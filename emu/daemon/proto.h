@@ -17,9 +17,19 @@
  * commands (UCMA_POST / UCMA_POSTED / UCMA_SPARE: CREATE_ID, DESTROY_ID and RESOLVE_ROUTE
  * answered by the client, no round trip; RESOLVE_ADDR on fresh ids, UCMA_VERDICT),
  * UCMA_CONSUMED for several events; 8: UCMA_WRITE sends no response buffer, its answer the
- * bytes the command wrote */
-#define EMU_DPROTO_VERSION 8
+ * bytes the command wrote; 9: UCMA_OPEN's answer also passes a shared page whose first 8 bytes
+ * count the messages the daemon has sent on the file's connection since (EMU_DUCMA_SENT_LEN) */
+#define EMU_DPROTO_VERSION 9
 #define EMU_DPROTO_NAME_MAX 64
+
+/* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd). Its first 8 bytes
+ * count the messages the daemon has put on the file's connection since it answered, counted
+ * before each is sent or queued. A client that has read as many knows the socket holds
+ * nothing (at most one still being sent, which it would not have seen anyway): its drains,
+ * a recvmsg ending in EAGAIN, ~12 a connection on cmtime's client and each under the file's
+ * lock, are skipped. A client without the page drains as before. */
+#define EMU_DUCMA_SENT_LEN 4096u
+
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
 #define EMU_DPROTO_MSG_MAX (sizeof(struct emu_dmsg) + EMU_WIRE_MAX_FRAME)

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -71,6 +72,7 @@ struct client {
 	size_t noutq;
 	int fd;
 	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
+	uint64_t *ucma_sent; /* the shared count of its messages (EMU_DUCMA_SENT_LEN), or NULL */
 	int pid;
 	size_t host;
 	unsigned slot; /* its slice of the host's QP numbers */
@@ -228,6 +230,9 @@ static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, cons
 {
 	struct client *c = ctx;
 
+	/* counted first: a client that has read as many finds nothing on its socket */
+	if (c->ucma_sent)
+		__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
 	if (!c->outq) {
 		struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
 		struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
@@ -326,6 +331,25 @@ static int install_ports(void)
 
 /* ---------- client messages ---------- */
 
+/* The page of c's sent-message count (protocol 9), mapped here; its fd for UCMA_OPEN's answer
+ * (the caller closes it), or -1: the client then drains its socket as before. */
+static int ucma_sent_map(struct client *c)
+{
+	int fd = memfd_create("rdmaemu-ucma-sent", MFD_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, EMU_DUCMA_SENT_LEN) ||
+	    (p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+		    MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	c->ucma_sent = p;
+	return fd;
+}
+
 static void client_close(struct client *c)
 {
 	emu_engine_lock(d.e);
@@ -340,6 +364,9 @@ static void client_close(struct client *c)
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
+	if (c->ucma_sent)
+		munmap(c->ucma_sent, EMU_DUCMA_SENT_LEN);
+	c->ucma_sent = NULL;
 	close(c->fd);
 	c->fd = -1;
 	emu_engine_unlock(d.e);
@@ -691,7 +718,14 @@ static bool client_read(struct client *c, uint8_t *buf)
 	case EMU_DMSG_UCMA_OPEN:
 		if (c->state != CLIENT_CONNECTED)
 			return false;
-		c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len, &c->pid, c);
+		{
+			int sfd = ucma_sent_map(c);
+
+			c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len,
+							&c->pid, c, sfd);
+			if (sfd >= 0)
+				close(sfd);
+		}
 		if (c->ucma_dfd < 0)
 			return false;
 		emu_engine_lock(d.e);

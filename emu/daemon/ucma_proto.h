@@ -109,6 +109,7 @@ struct emu_ducma_verdict {
  * whenever fewer than MAX / 2 are left. */
 #define EMU_DUCMA_SPARE_MAX 64u
 
+
 struct emu_ducma_opened {
 	int32_t dfd; /* the daemon's number for the file (MIGRATE_ID names files by it) */
 };

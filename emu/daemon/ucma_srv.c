@@ -213,32 +213,40 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
 }
 
-static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)
+/* fd and fd2 (each -1 for none) go with the message (SCM_RIGHTS) */
+static int answer2(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd,
+		   int fd2)
 {
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, (uint32_t)arg,
 			      devrm_gen };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 	union {
-		char b[CMSG_SPACE(sizeof(int))];
+		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+	int fds[2] = { fd, fd2 }, n = (fd >= 0) + (fd >= 0 && fd2 >= 0);
 
-	if (fd >= 0) {
+	if (n) {
 		struct cmsghdr *cm;
 
 		memset(&c, 0, sizeof(c));
 		m.msg_control = c.b;
-		m.msg_controllen = sizeof(c.b);
+		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
 		cm = CMSG_FIRSTHDR(&m);
 		cm->cmsg_level = SOL_SOCKET;
 		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
 	}
 	/* an answer is small and the client waits for it: the socket has room unless the
 	 * client floods it with requests it does not read the answers of; then it loses them */
 	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
+}
+
+static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)
+{
+	return answer2(sock, type, arg, body, len, fd, -1);
 }
 
 static int set_owner(int dfd, int pid, int sock, void *ctx, size_t host)
@@ -295,7 +303,7 @@ static bool take_spare(int dfd, uint32_t h)
 }
 
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
-		      const void *body, size_t len, int *pid, void *ctx)
+		      const void *body, size_t len, int *pid, void *ctx, int sent_fd)
 {
 	struct emu_dmsg_hello h;
 	struct emu_ducma_opened ans = { -1 };
@@ -329,7 +337,7 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	}
 	ans.dfd = dfd;
 	nfiles++;
-	if (answer(sock, EMU_DMSG_UCMA_OPEN, 0, &ans, sizeof(ans), dfd)) {
+	if (answer2(sock, EMU_DMSG_UCMA_OPEN, 0, &ans, sizeof(ans), dfd, sent_fd)) {
 		emu_ucma_srv_close(dfd);
 		return -1;
 	}

@@ -47,7 +47,7 @@ cmp -s "$t/want" "$t/lines" || { echo "FAIL: output differs:"; diff "$t/want" "$
 rts='round trips 15: DESTROY_ID 3 BIND_IP 1 RESOLVE_IP 3 RESOLVE_ROUTE 1'
 rts="$rts JOIN_IP_MCAST 2 LEAVE_MCAST 2 MIGRATE_ID 3;"
 rts="$rts posted 65: CREATE_ID 31 DESTROY_ID 6 RESOLVE_IP 27 RESOLVE_ROUTE 1;"
-rts="$rts events pushed 37; kept answers used 0"
+rts="$rts events pushed 37; kept answers used 0; files 3, 3 with the sent count"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/out" ||
 	{ echo "FAIL: round trips / events pushed:"; grep ucmalink "$t/out"; fail=1; }
 # evpush_probe MODE as a process of its own (output in $t/MODE, its ucmalink line included):
@@ -65,7 +65,7 @@ probe_mode race '50 ids destroyed as their events come, none read'
 # back), 4 asks (its TOS was set), 2 and 5 are posted
 probe_mode verdict '5 ids resolved, 2 posted, all resolved in order'
 rts='round trips 4: RESOLVE_IP 3 SET_OPTION 1; posted 12: CREATE_ID 5 DESTROY_ID 5'
-rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0"
+rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0; files 2, 2 with the sent count"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
 	{ echo "FAIL: verdict round trips"; fail=1; }
 # an ACCEPT verdict forgotten when the request's peer gives up (its event is dropped: not

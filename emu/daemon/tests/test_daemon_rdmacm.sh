@@ -145,7 +145,7 @@ more() {
 	rts='round trips 4: QUERY 2 BIND 1 RESOLVE_ADDR 1 QUERY\(addr\) 1 QUERY\(gid\) 1;'
 	rts="$rts posted 29: CREATE_ID 5 DESTROY_ID 5 RESOLVE_ROUTE 4 CONNECT 4 ACCEPT 4"
 	rts="$rts DISCONNECT 4 RESOLVE_ADDR 3;"
-	rts="$rts events pushed 16; kept answers used 28"
+	rts="$rts events pushed 16; kept answers used 28; files 2, 2 with the sent count"
 	grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/cli.out" ||
 		{ echo "FAIL cmtime-$tag: round trips:"; grep ucmalink "$t/cli.out"; fail=1; }
 	# mckey: the receiver joins, the sender (bound to its own address) sends 5 datagrams to
