@@ -302,7 +302,7 @@ static struct rec_op compile_op(const struct emu_mad_field *f, unsigned e)
 	return o;
 }
 
-/* The layout's ops, compiled at first use; NULL without memory (callers walk the table). */
+/* The layout's ops, compiled at first use; NULL without memory (run_ops builds them as it goes). */
 static const struct rec_prog *prog_of(const struct emu_mad_record_desc *d)
 {
 	unsigned n = __atomic_load_n(&nprogs, __ATOMIC_ACQUIRE), k = 0;
@@ -340,104 +340,75 @@ out:
 	return p;
 }
 
-static void pack_table(const struct emu_mad_record_desc *d, const uint8_t *sp, uint8_t *wire)
+static inline __attribute__((always_inline)) void pack_op(const struct rec_op *o,
+							 const uint8_t *sp, uint8_t *wire)
 {
-	for (size_t i = 0; i < d->nfields; i++) {
-		const struct emu_mad_field *f = &d->fields[i];
+	uint8_t *w = wire + o->wbyte;
+	uint64_t v;
 
-		for (unsigned e = 0; e < f->count; e++) {
-			unsigned off = f->bit_off + e * f->bits;
-			const uint8_t *m = sp + f->struct_off + e * f->struct_size;
-
-			if (f->kind == EMU_MF_BYTES)
-				memcpy(wire + off / 8, m, f->bits / 8);
-			else if (f->kind == EMU_MF_UINT)
-				bits_put(wire, off, f->bits, member_get(m, f->struct_size));
-		}
+	if (o->kind == REC_BYTES) {
+		memcpy(w, sp + o->soff, o->ssize);
+		return;
 	}
+	v = member_get(sp + o->soff, o->ssize);
+	if (o->kind == REC_WHOLE) {
+		emu_be_store_n(w, o->nbytes, v);
+	} else if (o->kind == REC_PART) {
+		uint64_t m = o->mask << o->tail;
+
+		emu_be_store_n(w, o->nbytes, (emu_be_load_n(w, o->nbytes) & ~m) | ((v << o->tail) & m));
+	} else {
+		bits_put(wire, o->bit_off, o->bits, v);
+	}
+}
+
+static inline __attribute__((always_inline)) void unpack_op(const struct rec_op *o,
+							   const uint8_t *wire, uint8_t *sp)
+{
+	const uint8_t *w = wire + o->wbyte;
+
+	if (o->kind == REC_BYTES)
+		memcpy(sp + o->soff, w, o->ssize);
+	else if (o->kind == REC_WHOLE)
+		member_put(sp + o->soff, o->ssize, emu_be_load_n(w, o->nbytes));
+	else if (o->kind == REC_PART)
+		member_put(sp + o->soff, o->ssize, (emu_be_load_n(w, o->nbytes) >> o->tail) & o->mask);
+	else
+		member_put(sp + o->soff, o->ssize, bits_get(wire, o->bit_off, o->bits));
+}
+
+/* Runs fn on every op of d: the compiled list, or (no memory for it) each op built as the
+ * table is walked. Inlined at both callers, so fn is a direct (inlined) call there. */
+static inline __attribute__((always_inline)) void
+run_ops(const struct emu_mad_record_desc *d, const uint8_t *in, uint8_t *out,
+		    void (*fn)(const struct rec_op *, const uint8_t *, uint8_t *))
+{
+	const struct rec_prog *p = prog_of(d);
+
+	if (p) {
+		for (unsigned i = 0; i < p->n; i++)
+			fn(&p->ops[i], in, out);
+		return;
+	}
+	for (size_t i = 0; i < d->nfields; i++)
+		for (unsigned e = 0; d->fields[i].kind != EMU_MF_RESERVED && e < d->fields[i].count;
+		     e++) {
+			struct rec_op o = compile_op(&d->fields[i], e);
+
+			fn(&o, in, out);
+		}
 }
 
 void emu_mad_record_pack(const struct emu_mad_record_desc *d, const void *s, uint8_t *wire)
 {
-	const uint8_t *sp = s;
-	const struct rec_prog *p = prog_of(d);
-
 	memset(wire, 0, d->wire_len);
-	if (!p) {
-		pack_table(d, sp, wire);
-		return;
-	}
-	for (const struct rec_op *o = p->ops, *end = p->ops + p->n; o < end; o++) {
-		uint8_t *w = wire + o->wbyte;
-
-		switch (o->kind) {
-		case REC_BYTES:
-			memcpy(w, sp + o->soff, o->ssize);
-			break;
-		case REC_WHOLE:
-			emu_be_store_n(w, o->nbytes, member_get(sp + o->soff, o->ssize));
-			break;
-		case REC_PART: {
-			uint64_t m = o->mask << o->tail;
-			uint64_t v = member_get(sp + o->soff, o->ssize);
-
-			emu_be_store_n(w, o->nbytes,
-				       (emu_be_load_n(w, o->nbytes) & ~m) | ((v << o->tail) & m));
-			break;
-		}
-		default:
-			bits_put(wire, o->bit_off, o->bits, member_get(sp + o->soff, o->ssize));
-			break;
-		}
-	}
-}
-
-static void unpack_table(const struct emu_mad_record_desc *d, const uint8_t *wire, uint8_t *sp)
-{
-	for (size_t i = 0; i < d->nfields; i++) {
-		const struct emu_mad_field *f = &d->fields[i];
-
-		for (unsigned e = 0; e < f->count; e++) {
-			unsigned off = f->bit_off + e * f->bits;
-			uint8_t *m = sp + f->struct_off + e * f->struct_size;
-
-			if (f->kind == EMU_MF_BYTES)
-				memcpy(m, wire + off / 8, f->bits / 8);
-			else if (f->kind == EMU_MF_UINT)
-				member_put(m, f->struct_size, bits_get(wire, off, f->bits));
-		}
-	}
+	run_ops(d, s, wire, pack_op);
 }
 
 void emu_mad_record_unpack(const struct emu_mad_record_desc *d, const uint8_t *wire, void *s)
 {
-	uint8_t *sp = s;
-	const struct rec_prog *p = prog_of(d);
-
 	memset(s, 0, d->struct_size);
-	if (!p) {
-		unpack_table(d, wire, sp);
-		return;
-	}
-	for (const struct rec_op *o = p->ops, *end = p->ops + p->n; o < end; o++) {
-		const uint8_t *w = wire + o->wbyte;
-
-		switch (o->kind) {
-		case REC_BYTES:
-			memcpy(sp + o->soff, w, o->ssize);
-			break;
-		case REC_WHOLE:
-			member_put(sp + o->soff, o->ssize, emu_be_load_n(w, o->nbytes));
-			break;
-		case REC_PART:
-			member_put(sp + o->soff, o->ssize,
-				   (emu_be_load_n(w, o->nbytes) >> o->tail) & o->mask);
-			break;
-		default:
-			member_put(sp + o->soff, o->ssize, bits_get(wire, o->bit_off, o->bits));
-			break;
-		}
-	}
+	run_ops(d, wire, s, unpack_op);
 }
 
 static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned off, unsigned bits)
