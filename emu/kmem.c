@@ -46,7 +46,7 @@
 struct kmem_hdr {
 	uint32_t magic;
 	uint32_t cls;
-	uint64_t size; /* what the caller asked for (read by nobody but a debugger) */
+	uint64_t pad;
 };
 
 struct kmem_free {
@@ -280,7 +280,6 @@ static void *pool_alloc(size_t size)
 			return NULL;
 		h->magic = KMEM_MAGIC_BIG;
 		h->cls = KMEM_NCLASS;
-		h->size = size;
 		return h + 1;
 	}
 	c = class_of(size);
@@ -300,7 +299,6 @@ static void *pool_alloc(size_t size)
 	tc.n[c]--;
 	h = (struct kmem_hdr *)f - 1;
 	h->magic = KMEM_MAGIC_LIVE;
-	h->size = size;
 	return f;
 }
 
