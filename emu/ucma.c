@@ -40,33 +40,18 @@ int emu_ucma_open(void)
 	return emu_ucma_open_host(h);
 }
 
-/* Spares kept per file: events of one file are queued and read under its engine's lock, so
- * the list needs no lock of its own. The cap bounds what a burst (N requests queued before
- * any is read) leaves behind: a listener's backlog (EMU_CMA_MAX_BACKLOG, 1024), so that an
- * application reaping its events in bursts as cmtime does (bench/cm_bench) reuses them too;
- * 64 sent ~98 % of cm_bench's pipelined events to malloc. At most ~330 KB a file. */
-#define UCMA_SPARE_MAX EMU_CMA_MAX_BACKLOG
-
+/* Event records come from kmem, whose per-thread free lists make a record read or dropped
+ * the next one made (a per-file list of up to 1,024 spares did that before kmem). */
 struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f)
 {
-	struct emu_ucma_event *ev;
-
-	if (emu_list_empty(&f->spare))
-		return emu_kmem_alloc(sizeof *ev);
-	ev = emu_list_entry(f->spare.next, struct emu_ucma_event, node);
-	emu_list_del(&ev->node);
-	f->nspare--;
-	return ev;
+	(void)f;
+	return emu_kmem_alloc(sizeof(struct emu_ucma_event));
 }
 
 void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 {
-	if (f->nspare >= UCMA_SPARE_MAX) {
-		emu_kmem_free(ev);
-		return;
-	}
-	emu_list_add_tail(&f->spare, &ev->node);
-	f->nspare++;
+	(void)f;
+	emu_kmem_free(ev);
 }
 
 void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
@@ -126,7 +111,6 @@ static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
 	f->push_ctx = ctx;
 	emu_list_init(&f->events);
 	emu_list_init(&f->ids);
-	emu_list_init(&f->spare);
 	emu_engine_lock(e);
 	if (fd >= nfiles) {
 		int n = fd + 16;
@@ -192,13 +176,6 @@ int emu_ucma_close(int fd)
 			while (!emu_list_empty(&f->events)) {
 				struct emu_ucma_event *ev =
 					emu_list_entry(f->events.next, struct emu_ucma_event, node);
-
-				emu_list_del(&ev->node);
-				emu_kmem_free(ev);
-			}
-			while (!emu_list_empty(&f->spare)) {
-				struct emu_ucma_event *ev =
-					emu_list_entry(f->spare.next, struct emu_ucma_event, node);
 
 				emu_list_del(&ev->node);
 				emu_kmem_free(ev);

@@ -95,9 +95,6 @@ struct emu_ucma_file {
 	struct emu_list events;
 	struct emu_list ids;
 	size_t nevents;
-	/* event records read or dropped, kept for the next event (emu_ucma_event_get) */
-	struct emu_list spare;
-	size_t nspare;
 	/* push files (emu_ucma_open_push); push is NULL for the others */
 	emu_ucma_push_fn push;
 	void *push_ctx;
@@ -107,8 +104,8 @@ struct emu_ucma_file {
 	bool quiet;
 };
 
-/* An event record for file f, from its spares or malloc (not zeroed: the caller sets every
- * field), and back. Engine lock held. Every event was a calloc and a free, 7 a connection. */
+/* An event record for file f, from kmem (not zeroed: the caller sets every field), and back.
+ * Engine lock held. */
 struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f);
 void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev);
 /* ev joins the tail of f's queue / leaves it unread: the count, the fd and, for a push

@@ -125,7 +125,6 @@ struct cma_event {
 	uint8_t private_data[RDMA_MAX_PRIVATE_DATA];
 	struct cma_id_private *id_priv;
 	struct cma_multicast *mc;
-	struct cma_event *next_spare; /* on the acked records' list (cma_event.c) */
 };
 
 static inline struct cma_id_private *cma_priv(struct rdma_cm_id *id)

@@ -79,38 +79,11 @@ void cma_wait_acked(const char *what, int *completed, int reported)
 }
 
 /* ---- event records ----
- * An acked record is kept for the next rdma_get_cm_event instead of going back to malloc
- * (a malloc and a free an event were ~4 % of a connection's instructions in
- * bench/cm_bench). The list is under ack_lock, which the ack holds anyway; the cap, as the
- * kernel side's (emu/ucma.c), is a listener's backlog. */
-#define CMA_SPARE_MAX 1024
-static struct cma_event *spare;
-static int nspare;
-
+ * From kmem: its per-thread free lists make an acked record the next one read (an own list
+ * of acked records under ack_lock did that before kmem). */
 static struct cma_event *event_alloc(void)
 {
-	struct cma_event *evt;
-
-	pthread_mutex_lock(&ack_lock);
-	evt = spare;
-	if (evt) {
-		spare = evt->next_spare;
-		nspare--;
-	}
-	pthread_mutex_unlock(&ack_lock);
-	return evt ? evt : emu_kmem_alloc(sizeof *evt);
-}
-
-/* with ack_lock held */
-static void event_free_locked(struct cma_event *evt)
-{
-	if (nspare >= CMA_SPARE_MAX) {
-		emu_kmem_free(evt);
-		return;
-	}
-	evt->next_spare = spare;
-	spare = evt;
-	nspare++;
+	return emu_kmem_alloc(sizeof(struct cma_event));
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
@@ -127,8 +100,8 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		evt->mc->events_completed++;
 	evt->id_priv->events_completed++;
 	pthread_cond_broadcast(&ack_cond);
-	event_free_locked(evt);
 	pthread_mutex_unlock(&ack_lock);
+	emu_kmem_free(evt);
 	return 0;
 }
 
