@@ -64,9 +64,9 @@ void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 			emu_engine_fd_signal(f->fd);
 		return;
 	}
-	/* the semaphore counts every event the client has been sent and not read */
+	/* the semaphore counts every event the client has been sent and not read: push()
+	 * adds its 1 */
 	ev->seq = ++f->push_seq;
-	emu_engine_fd_signal(f->fd);
 	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_EVENT, ev->seq, &ev->resp);
 }
 
@@ -82,8 +82,7 @@ void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 			emu_engine_fd_clear(f->fd);
 		return;
 	}
-	/* on an EFD_SEMAPHORE eventfd the non-blocking read takes 1: this event's */
-	emu_engine_fd_clear(f->fd);
+	/* push() takes this event's 1 off the semaphore */
 	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_DROP, ev->seq, NULL);
 }
 

@@ -36,8 +36,9 @@ enum emu_ucma_push_kind {
 typedef void (*emu_ucma_push_fn)(void *ctx, int fd, enum emu_ucma_push_kind kind, uint32_t seq,
 				 const struct rdma_ucm_event_resp *resp);
 /* emu_ucma_open_host for a push file: its eventfd is EFD_SEMAPHORE and counts the pushed
- * events the client has not read (1 written per EVENT, 1 taken per DROP; the client takes
- * 1 per event it reads). */
+ * events the client has not read: push() adds 1 for an EVENT before its message goes and
+ * takes 1 for a DROP (rdmaemud adds the 1s of a burst of events in one write), the client
+ * takes 1 per event it reads. */
 int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ctx);
 /* The client of push file fd handed the count events at the head of the queue, the last of
  * sequence number seq, to its application: the side effects of a GET_EVENT for each

@@ -101,6 +101,10 @@ struct lfile {
 	int dfd;  /* the daemon's number for it */
 	unsigned refs; /* the files list's (until close) + one per command running on it */
 	pthread_mutex_t lock; /* one request in flight; the socket's reads; evq; waiters */
+	/* The socket's sends, taken under lock and held across the sendmsg while lock may go
+	 * (send_cmd): messages leave in lock's order, and a post's system call does not keep
+	 * the event thread from evq (it waited for lock 3.7 times a connection in cmtime) */
+	pthread_mutex_t slock;
 	struct lev *evq, **evq_tail;
 	/* GET_EVENTs asleep on the socket for an event on its way (get_event): a command
 	 * that takes pushes into evq meanwhile (having read the socket they sleep on) sets
@@ -124,6 +128,8 @@ struct lfile {
 	 * to read and makes no recvmsg */
 	const uint64_t *sent;
 	uint64_t nread;
+	/* protocol 10: the count of this process's messages on sock in the same page (slock) */
+	uint64_t *csent;
 };
 
 /* Frees a file's memory (its fds are the caller's business). */
@@ -175,9 +181,10 @@ static void put(struct lfile *f)
 		release(f);
 }
 
-static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
+static int send_msg(int sock, uint16_t type, uint32_t arg, uint32_t pad, struct iovec *iov,
+		    int n)
 {
-	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, 0, 0 };
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 	ssize_t r;
 
@@ -188,28 +195,55 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 	return r < 0 ? -errno : 0;
 }
 
-/* Says the events read since the last time (one UCMA_CONSUMED for them all), f's lock held.
- * Before every command of the file (so the daemon has applied them when it runs it, as the
- * kernel had when the application's next syscall came), before a reader sleeps or answers
+static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
+{
+	return send_msg(sock, type, 0, 0, iov, n);
+}
+
+/* A message of f (iov[0] for the header) from f's lock, which it lets go before the system
+ * call when unlock is set. It carries the events read since the last one in arg and pad:
+ * UCMA_CONSUMED, and (protocol 10) UCMA_WRITE and UCMA_POST, whose events the daemon
+ * applies before it runs the command. */
+static int send_cmd(struct lfile *f, uint16_t type, struct iovec *iov, int n, bool unlock)
+{
+	uint32_t cnt = f->cons_n, seq = cnt ? f->cons_seq : 0;
+	int err;
+
+	f->cons_n = 0;
+	pthread_mutex_lock(&f->slock);
+	if (unlock)
+		pthread_mutex_unlock(&f->lock);
+	err = send_msg(f->sock, type, seq, cnt, iov, n);
+	/* protocol 10: counted after it is sent (the daemon reads while it has read fewer) */
+	if (!err && f->csent)
+		__atomic_store_n(f->csent, *f->csent + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&f->slock);
+	return err;
+}
+
+/* Says the events read since the last time (one UCMA_CONSUMED for them all), f's lock held,
+ * let go before the system call when unlock is set. Before a reader sleeps or answers
  * EAGAIN, at once for a CONNECT_REQUEST (its read gives the listener's backlog slot back),
- * and every CONSUMED_BATCH events: one message, and one wake-up of the daemon, per burst
- * of events rather than per event. */
+ * every CONSUMED_BATCH events (one message, and one wake-up of the daemon, per burst of
+ * events rather than per event), and before a MIGRATE_ID or close; a command carries them
+ * itself (send_cmd): the daemon has applied them when it runs it, as the kernel had when
+ * the application's next syscall came. */
 #define CONSUMED_BATCH 32u
+static int flush_consumed2(struct lfile *f, bool unlock)
+{
+	struct iovec iov[1];
+
+	if (!f->cons_n) {
+		if (unlock)
+			pthread_mutex_unlock(&f->lock);
+		return 0;
+	}
+	return send_cmd(f, EMU_DMSG_UCMA_CONSUMED, iov, 1, unlock);
+}
+
 static int flush_consumed(struct lfile *f)
 {
-	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_CONSUMED,
-			      f->cons_seq, f->cons_n };
-	ssize_t r;
-
-	if (!f->cons_n)
-		return 0;
-	do
-		r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	f->cons_n = 0;
-	return 0;
+	return flush_consumed2(f, false);
 }
 
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
@@ -741,10 +775,13 @@ int emu_ucma_link_open(const struct emu_host *h)
 				   &fd, &sfd, NULL);
 	if (sfd >= 0) {
 		/* the sent-message count (protocol 9); without it the drains read the socket */
-		void *p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ, MAP_SHARED, sfd, 0);
+		void *p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, sfd,
+			       0);
 
-		if (p != MAP_FAILED)
+		if (p != MAP_FAILED) {
 			f->sent = p;
+			f->csent = (uint64_t *)p + EMU_DUCMA_CSENT;
+		}
 		close(sfd);
 	}
 	if (!err && arg)
@@ -790,6 +827,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 		}
 	}
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->slock, NULL);
 	pthread_mutex_lock(&files_lock);
 	f->next = files;
 	files = f;
@@ -813,7 +851,7 @@ static void release(struct lfile *f)
 	int32_t arg;
 
 	pthread_mutex_lock(&f->lock);
-	if (!flush_consumed(f) && !send_iov(f->sock, EMU_DMSG_UCMA_CLOSE, iov, 1))
+	if (!flush_consumed(f) && !send_cmd(f, EMU_DMSG_UCMA_CLOSE, iov, 1, false))
 		(void)recv_answer(f->sock, f, EMU_DMSG_UCMA_CLOSE, &arg, NULL, 0, NULL, NULL,
 				  NULL);
 	pthread_mutex_unlock(&f->lock);
@@ -832,6 +870,7 @@ static void release(struct lfile *f)
 	close(f->evfd);
 	close(f->wake);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->slock);
 	lfile_free(f);
 }
 
@@ -898,9 +937,7 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	iov[2] = (struct iovec){ (void *)cmd, in };
 	iov[3] = (struct iovec){ (void *)opt, optlen };
 	*got = 0;
-	err = flush_consumed(f);
-	if (!err)
-		err = send_iov(f->sock, EMU_DMSG_UCMA_WRITE, iov, 4);
+	err = send_cmd(f, EMU_DMSG_UCMA_WRITE, iov, 4, false);
 	if (!err)
 		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, got, NULL,
 				  devrm_gen);
@@ -995,13 +1032,15 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	}
 	/* the event's 1 on the semaphore, under the lock (see above) */
 	emu_engine_fd_clear(f->evfd);
-	/* said to the daemon before any later command of the file (flush_consumed) */
+	/* said to the daemon with the file's next message (send_cmd) */
 	f->cons_seq = e->seq;
 	f->cons_n++;
-	err = e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST || f->cons_n >= CONSUMED_BATCH ?
-		      flush_consumed(f) :
-		      0;
-	pthread_mutex_unlock(&f->lock);
+	if (e->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST || f->cons_n >= CONSUMED_BATCH) {
+		err = flush_consumed2(f, true);
+	} else {
+		err = 0;
+		pthread_mutex_unlock(&f->lock);
+	}
 	if (err) {
 		emu_kmem_free(e);
 		return err;
@@ -1024,18 +1063,16 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
  * RESOLVE_ROUTE needs the verdict the daemon sent with the id's ADDR_RESOLVED. Anything
  * else, or nothing known, is a round trip as before. */
 
+/* f's lock held; let go before the system call when unlock is set */
 static int post(struct lfile *f, const uint8_t *cmd, uint32_t in, int32_t ret, uint32_t val,
-		bool ack)
+		bool ack, bool unlock)
 {
 	struct emu_ducma_post p = { in, ack ? EMU_DUCMA_POST_ACK : 0, ret, val };
 	struct iovec iov[3];
-	int err = flush_consumed(f);
 
-	if (err)
-		return err;
 	iov[1] = (struct iovec){ &p, sizeof(p) };
 	iov[2] = (struct iovec){ (void *)cmd, in };
-	return send_iov(f->sock, EMU_DMSG_UCMA_POST, iov, 3);
+	return send_cmd(f, EMU_DMSG_UCMA_POST, iov, 3, unlock);
 }
 
 static bool kept_check(void);
@@ -1171,9 +1208,7 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 				lo = i;
 		id = val = f->spare[lo];
 		f->spare[lo] = f->spare[--f->nspare];
-		err = post(f, c, sizeof(hdr) + need, 0, val, kept_check());
-		if (!err)
-			lid_add(f, id, true, cq.ps, ucma_qp_type(&cq));
+		lid_add(f, id, true, cq.ps, ucma_qp_type(&cq));
 		break;
 	}
 	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
@@ -1192,7 +1227,6 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 			goto out;
 		f->vuses--;
 		l->fresh = false;
-		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
 		break;
 	}
 	case RDMA_USER_CM_CMD_DESTROY_ID: {
@@ -1218,7 +1252,6 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		}
 		f->evq_tail = pp;
 		kept_forget(f, id, false);
-		err = post(f, c, sizeof(hdr) + need, 0, val, true);
 		break;
 	}
 	case RDMA_USER_CM_CMD_CONNECT:
@@ -1235,20 +1268,27 @@ static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t o
 		kept_forget(f, id, false);
 		if (then_disconnect)
 			kept_add(f, RDMA_USER_CM_CMD_DISCONNECT, id, 0);
-		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
 		break;
 	}
 	default: /* RESOLVE_ROUTE */
 		if (!kept_find(f, RDMA_USER_CM_CMD_RESOLVE_ROUTE, id, 0))
 			goto out;
 		kept_forget(f, id, false);
-		err = post(f, c, sizeof(hdr) + need, 0, 0, kept_check());
 		break;
 	}
-	if (!err) /* the daemon's UCMA_POSTED says events_reported for DESTROY_ID, else 0 */
-		err = post_check(f, hdr.cmd, id,
-				 hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID ? val : 0);
-	pthread_mutex_unlock(&f->lock);
+	/* A DESTROY_ID's UCMA_POSTED ends its id's record (take_push). The daemon's UCMA_POSTED
+	 * says events_reported for DESTROY_ID, else 0: checked under the lock, else the lock
+	 * goes before the system call. */
+	if (kept_check()) {
+		err = post(f, c, sizeof(hdr) + need, 0, val, true, false);
+		if (!err)
+			err = post_check(f, hdr.cmd, id,
+					 hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID ? val : 0);
+		pthread_mutex_unlock(&f->lock);
+	} else {
+		err = post(f, c, sizeof(hdr) + need, 0, val,
+			   hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID, true);
+	}
 	if (err)
 		return err;
 	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {

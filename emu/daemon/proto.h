@@ -18,8 +18,11 @@
  * answered by the client, no round trip; RESOLVE_ADDR on fresh ids, UCMA_VERDICT),
  * UCMA_CONSUMED for several events; 8: UCMA_WRITE sends no response buffer, its answer the
  * bytes the command wrote; 9: UCMA_OPEN's answer also passes a shared page whose first 8 bytes
- * count the messages the daemon has sent on the file's connection since (EMU_DUCMA_SENT_LEN) */
-#define EMU_DPROTO_VERSION 9
+ * count the messages the daemon has sent on the file's connection since (EMU_DUCMA_SENT_LEN);
+ * 10: UCMA_WRITE and UCMA_POST carry the events read since the last UCMA_CONSUMED in arg and
+ * pad, as a UCMA_CONSUMED would (no CONSUMED message before a command); the page's second 8
+ * bytes count the client's messages (EMU_DUCMA_SENT_LEN) */
+#define EMU_DPROTO_VERSION 10
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd). Its first 8 bytes
@@ -27,8 +30,15 @@
  * before each is sent or queued. A client that has read as many knows the socket holds
  * nothing (at most one still being sent, which it would not have seen anyway): its drains,
  * a recvmsg ending in EAGAIN, ~12 a connection on cmtime's client and each under the file's
- * lock, are skipped. A client without the page drains as before. */
+ * lock, are skipped. A client without the page drains as before.
+ *
+ * Protocol 10: the next 8 bytes (EMU_DUCMA_CSENT) count the messages the client has sent
+ * on the connection since the answer, counted after each is sent. The daemon reads a
+ * connection's messages in a burst while it has read fewer than that, instead of asking
+ * poll() before each (one system call a message, ~11 a connection on cmtime). A count that
+ * runs ahead (a broken client) costs a recvmsg that finds nothing, never a wait. */
 #define EMU_DUCMA_SENT_LEN 4096u
+#define EMU_DUCMA_CSENT 1 /* the client's count: the page's second uint64_t */
 
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -55,9 +65,10 @@ enum emu_dmsg_type {
 	EMU_DMSG_UCMA_OPEN = 7,  /* client -> daemon, body emu_dmsg_hello; answered with arg = 0
 				  * or an errno, body emu_ducma_opened, the file's eventfd in
 				  * SCM_RIGHTS */
-	EMU_DMSG_UCMA_WRITE = 8, /* client -> daemon, body emu_ducma_write; answered with arg =
-				  * the command's return value, body: the bytes of the response
-				  * buffer the command wrote (a prefix) */
+	EMU_DMSG_UCMA_WRITE = 8, /* client -> daemon, body emu_ducma_write, arg and pad as a
+				  * UCMA_CONSUMED's (pad 0: none), applied first; answered with
+				  * arg = the command's return value, body: the bytes of the
+				  * response buffer the command wrote (a prefix) */
 	EMU_DMSG_UCMA_CLOSE = 9, /* client -> daemon (no body); answered, then the daemon closes
 				  * the file (kernel ucma_close) and the connection */
 	/* `rdma link delete DEV` on a host of the daemon's fabric (emu/devrm_ctl.c): */
@@ -115,7 +126,7 @@ enum emu_dmsg_type {
 	 * the command itself from what it knows for sure, and the daemon runs it later, in the
 	 * connection's order. */
 	EMU_DMSG_UCMA_POST = 23,   /* client -> daemon, one-way, body emu_ducma_post and the
-				    * command; arg 0 */
+				    * command; arg and pad as UCMA_WRITE's */
 	EMU_DMSG_UCMA_POSTED = 24, /* daemon -> client, after a UCMA_POST that asked for it
 				    * (EMU_DUCMA_POST_ACK), arg = the command's return value,
 				    * body emu_ducma_posted */

@@ -184,6 +184,8 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 		return;
 	}
 	if (kind != EMU_UCMA_PUSH_EVENT) {
+		if (kind == EMU_UCMA_PUSH_DROP)
+			ops->sem(ctx, dfd, -1);
 		ops->send(ctx, EMU_DMSG_UCMA_DROP, seq, devrm_gen, NULL, 0);
 		return;
 	}
@@ -210,6 +212,7 @@ static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 	/* the verdicts that let the client post the command that usually comes next */
 	if (snaps_on)
 		verdicts(dfd, resp, body, &off, sizeof(body));
+	ops->sem(ctx, dfd, 1);
 	ops->send(ctx, EMU_DMSG_UCMA_EVENT, seq, devrm_gen, body, off);
 }
 

@@ -16,6 +16,9 @@ struct emu_ucma_srv_ops {
 	 * engine lock is held. */
 	void (*send)(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, const void *body,
 		     size_t len);
+	/* Adds delta (+1 or -1) to the semaphore of file fd (its eventfd), served on ctx: +1
+	 * before an EVENT's send, -1 before a DROP's. The engine lock is held. */
+	void (*sem)(void *ctx, int fd, int delta);
 };
 
 /* Before serving. */
