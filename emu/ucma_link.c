@@ -130,11 +130,13 @@ struct lfile {
 	uint64_t nread;
 	/* protocol 10: the count of this process's messages on sock in the same page (slock) */
 	uint64_t *csent;
+	struct rbatch *rb; /* drain_batch's buffers, made at its first use (lock) */
 };
 
 /* Frees a file's memory (its fds are the caller's business). */
 static void lfile_free(struct lfile *f)
 {
+	free(f->rb);
 	if (f->sent)
 		munmap((void *)f->sent, EMU_DUCMA_SENT_LEN);
 	free(f);
@@ -547,6 +549,75 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 	return recv_answer2(sock, f, type, arg, buf, len, got, fd, NULL, pad);
 }
 
+/* Several pushed messages in one recvmmsg: a drain whose sent count says that k >= 2 wait.
+ * In cmtime -c 1000 a fifth of the client's drains found 5 or more (the event thread
+ * behind), one recvmsg each before. The number read (0: none was there yet: one being
+ * sent), or -errno as recv_answer's. f's lock held. */
+#define RECV_BATCH 16u
+#define RECV_BODY (EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp))
+struct rbatch {
+	struct emu_dmsg h[RECV_BATCH];
+	union {
+		uint8_t b[RECV_BODY];
+		uint64_t align;
+	} body[RECV_BATCH];
+	struct iovec iov[RECV_BATCH][2];
+	struct mmsghdr mh[RECV_BATCH];
+	union {
+		char b[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} c[RECV_BATCH];
+};
+
+static int drain_batch(int sock, struct lfile *f, uint64_t k)
+{
+	struct rbatch *rb = f->rb;
+	unsigned n = k < RECV_BATCH ? (unsigned)k : RECV_BATCH;
+	int got;
+
+	if (!rb && !(rb = f->rb = malloc(sizeof(*rb))))
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		rb->iov[i][0] = (struct iovec){ &rb->h[i], sizeof(rb->h[i]) };
+		rb->iov[i][1] = (struct iovec){ rb->body[i].b, RECV_BODY };
+		rb->mh[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = rb->iov[i],
+							  .msg_iovlen = 2,
+							  .msg_control = rb->c[i].b,
+							  .msg_controllen = sizeof(rb->c[i].b) } };
+	}
+	do
+		got = recvmmsg(sock, rb->mh, n, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, NULL);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	for (int i = 0; i < got; i++) {
+		const struct msghdr *m = &rb->mh[i].msg_hdr;
+		size_t len = rb->mh[i].msg_len;
+		bool marker = false;
+		int r;
+
+		/* no fd comes with a push: any would be closed */
+		for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+				for (size_t j = 0; j < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); j++) {
+					int passed;
+
+					memcpy(&passed, CMSG_DATA(cm) + j * sizeof(int), sizeof(passed));
+					close(passed);
+				}
+		if (len == 0)
+			return -ECONNRESET; /* the daemon went away */
+		f->nread++;
+		if (len < sizeof(rb->h[i]) || rb->h[i].magic != EMU_DPROTO_MAGIC ||
+		    (m->msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+			return -EPROTO;
+		r = take_push(f, &rb->h[i], rb->body[i].b, len - sizeof(rb->h[i]), &marker);
+		if (r <= 0)
+			return r < 0 ? r : -EPROTO; /* an answer nobody waits for */
+	}
+	return got;
+}
+
 /* fd2: a second passed fd (UCMA_OPEN's page), else it is closed */
 static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
 			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad)
@@ -571,9 +642,20 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 		ssize_t n;
 		int r;
 
-		/* a drain with every message the daemon sent read: nothing to read */
-		if (type < 0 && f && f->sent && __atomic_load_n(f->sent, __ATOMIC_ACQUIRE) == f->nread)
-			return 0;
+		/* a drain with every message the daemon sent read: nothing to read; with several
+		 * waiting, one system call for them */
+		if (type < 0 && f && f->sent) {
+			uint64_t k = __atomic_load_n(f->sent, __ATOMIC_ACQUIRE) - f->nread;
+
+			if (!k)
+				return 0;
+			if (k >= 2) {
+				r = drain_batch(sock, f, k);
+				if (r <= 0)
+					return r;
+				continue;
+			}
+		}
 		do
 			n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (type < 0 ? MSG_DONTWAIT : 0));
 		while (n < 0 && errno == EINTR);

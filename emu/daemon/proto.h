@@ -26,8 +26,8 @@
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd). Its first 8 bytes
- * count the messages the daemon has put on the file's connection since it answered, counted
- * before each is sent or queued. A client that has read as many knows the socket holds
+ * count the messages the daemon has put on the file's connection since it answered, each
+ * counted right before its sendmsg or sendmmsg (a queued one when its turn comes). A client that has read as many knows the socket holds
  * nothing (at most one still being sent, which it would not have seen anyway): its drains,
  * a recvmsg ending in EAGAIN, ~12 a connection on cmtime's client and each under the file's
  * lock, are skipped. A client without the page drains as before.

@@ -62,6 +62,7 @@ static const char *const client_state_name[] = {
 struct outmsg {
 	struct outmsg *next;
 	size_t len; /* of the frame */
+	bool counted; /* in the client's sent count (rdma_cm connections) */
 	struct emu_dmsg h;
 	uint8_t frame[];
 };
@@ -197,6 +198,13 @@ static void outq_flush(struct client *c)
 		int r;
 
 		for (; m && n < OUTQ_MMSG; m = m->next, n++) {
+			/* counted right before it is sent (ucma_send), not when it was queued:
+			 * a client that sees k more counted finds about k on its socket and takes
+			 * them in one recvmmsg */
+			if (!m->counted && c->ucma_sent) {
+				__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
+				m->counted = true;
+			}
 			iov[n][0] = (struct iovec){ &m->h, sizeof(m->h) };
 			iov[n][1] = (struct iovec){ m->frame, m->len };
 			mh[n] = (struct mmsghdr){ .msg_hdr = { .msg_iov = iov[n], .msg_iovlen = 2 } };
@@ -232,7 +240,7 @@ static void outq_free(struct client *c)
 /* Queues a message (a header and a body) behind what is already queued for c. Engine lock
  * held. */
 static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t pad,
-			 const uint8_t *frame, size_t len)
+			 const uint8_t *frame, size_t len, bool counted)
 {
 	struct outmsg *m;
 
@@ -246,6 +254,7 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 	}
 	m->next = NULL;
 	m->len = len;
+	m->counted = counted;
 	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
 	if (len)
 		memcpy(m->frame, frame, len);
@@ -275,11 +284,8 @@ static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, cons
 {
 	struct client *c = ctx;
 
-	/* counted first: a client that has read as many finds nothing on its socket */
-	if (c->ucma_sent)
-		__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
 	if (batching) {
-		outq_add_msg(c, type, arg, pad, body, len);
+		outq_add_msg(c, type, arg, pad, body, len, false);
 		batch_add(c);
 		return;
 	}
@@ -288,6 +294,9 @@ static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, cons
 		struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
 
+		/* counted first: a client that has read as many finds nothing on its socket */
+		if (c->ucma_sent)
+			__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
 		if (sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) {
 			c->frames_out++;
 			return;
@@ -296,8 +305,10 @@ static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, cons
 			c->drops++; /* the client is going away: its hang-up comes next */
 			return;
 		}
+		outq_add_msg(c, type, arg, pad, body, len, true);
+		return;
 	}
-	outq_add_msg(c, type, arg, pad, body, len);
+	outq_add_msg(c, type, arg, pad, body, len, false);
 }
 
 /* emu_ucma_srv_ops.sem: the main loop's burst adds its 1s up (taking one back first, as a
@@ -347,7 +358,7 @@ static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send, .sem = ucma
 
 static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 {
-	outq_add_msg(c, EMU_DMSG_FRAME, (uint32_t)ep, 0, frame, len);
+	outq_add_msg(c, EMU_DMSG_FRAME, (uint32_t)ep, 0, frame, len, false);
 }
 
 static void deliver_to(struct client *c, const struct port_ctx *p, const uint8_t *frame,
@@ -543,7 +554,7 @@ static void neigh_gen_moved(void *ctx, size_t host, uint32_t gen)
 	(void)ctx;
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
-			outq_add_msg(&d.clients[i], EMU_DMSG_NEIGH_GEN, (uint32_t)host, gen, NULL, 0);
+			outq_add_msg(&d.clients[i], EMU_DMSG_NEIGH_GEN, (uint32_t)host, gen, NULL, 0, false);
 	/* what a fresh id's RESOLVE_ADDR returns may change with it */
 	emu_ucma_srv_revoke(host);
 }
@@ -668,7 +679,7 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 			for (size_t i = 0; i < MAX_CLIENTS; i++)
 				if (d.clients[i].state == CLIENT_ATTACHED)
 					outq_add_msg(&d.clients[i], EMU_DMSG_DEVICE_GONE, arg,
-						     d.devrm_gen, NULL, 0);
+						     d.devrm_gen, NULL, 0, false);
 			trace("device %s of %s removed (generation %u)", r->dev, r->node,
 			      d.devrm_gen);
 		}
