@@ -608,6 +608,43 @@ static void id_113(const struct conf_case *c)
 	conf_note("0; passive DISCONNECTED");
 }
 
+/* Row 114b: the active side destroys its connecting id before the passive side answers the
+ * request (it gave up). The CM's REJ reaches the request, whose event ucma drops (nobody
+ * accepted it), and rdma_accept then fails -1/EINVAL ("the accept will just fail later",
+ * as ucma_event_handler says). Neither id has a QP (the accept goes straight to the CM). The
+ * pause lets the REJ arrive before the accept; kernel rxe in the reference VM needs it too. */
+static void id_114b(const struct conf_case *c)
+{
+	struct rdma_conn_param cp;
+	struct rdma_cm_event *ev;
+	struct lb l;
+	int ret, e;
+
+	cm_need_both_roles();
+	lb_addr(&l, c->row);
+	lb_listen(&l, RC);
+	lb_active(&l, RC);
+	memset(&cp, 0, sizeof cp);
+	cp.responder_resources = cp.initiator_depth = 1;
+	cp.qp_num = 0x1234;
+	if (rdma_connect(l.act, &cp))
+		conf_fatal("rdma_connect: %s", conf_errno_name(errno));
+	ev = want_ev(l.lch, "passive", RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+	l.pas = ev->id;
+	rdma_ack_cm_event(ev);
+	conf_stimulus("active destroys its connecting id; 300 ms; passive rdma_accept");
+	ret = rdma_destroy_id(l.act);
+	EXPECT_INT("rdma_destroy_id (active)", ret, 0);
+	usleep(300000);
+	cp.qp_num = 0x5678;
+	errno = 0;
+	ret = rdma_accept(l.pas, &cp);
+	e = errno;
+	CM_EXPECT_FAIL("rdma_accept", ret, e, EINVAL);
+	conf_expect(!cm_readable(l.lch), "an event on the listener's channel after the accept");
+	conf_note("-1 errno %s", conf_errno_name(e));
+}
+
 /* Row 149: a listener bound to the wildcard address hears connections to a local RDMA IP. */
 static void listen_149(const struct conf_case *c)
 {
@@ -1016,6 +1053,8 @@ static const struct conf_case cases[] = {
 	C("ID-113", "ID", 113, "destroy a connected id: 0, peer DISCONNECTED", id_113, NULL),
 	C("ID-114", "ID", 114, "passive destroys the request's id: active REJECTED 28", conn_row,
 	  &id_114),
+	C("ID-114b", "ID", 114, "active destroys its connecting id before the accept: "
+	  "rdma_accept -1/EINVAL, no passive event", id_114b, NULL),
 	C("ID-172", "ID", 172, "listener destroyed with an unread CONNECT_REQUEST: active "
 	  "REJECTED 28", conn_row, &id_172),
 	C("LISTEN-149", "LISTEN", 149, "listener on 0.0.0.0:port: CONNECT_REQUEST for a "
