@@ -24,6 +24,7 @@
 
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
+#include "emu/daemon/ucma_ring.h"
 #include "emu/engine.h"
 #include "emu/kmem.h"
 #include "emu/link.h"
@@ -123,13 +124,15 @@ struct lfile {
 	/* events handed to the application and not yet said (UCMA_CONSUMED): cons_n of them,
 	 * the last cons_seq */
 	uint32_t cons_seq, cons_n;
-	/* protocol 9: the daemon's count of the messages it sent on sock (EMU_DUCMA_SENT_LEN
-	 * page, NULL without one) and how many of them were read: equal, a drain has nothing
-	 * to read and makes no recvmsg */
+	/* The page shared with the daemon (emu/daemon/ucma_ring.h; NULL without one: then the
+	 * socket carries everything, as before protocol 9). sent: the daemon's count of the
+	 * messages it sent on sock, nread how many were read: equal, a drain has nothing to
+	 * read and makes no recvmsg. The command ring (protocol 11) and its head (slock). */
+	struct emu_ducma_shared *sh;
 	const uint64_t *sent;
 	uint64_t nread;
-	/* protocol 10: the count of this process's messages on sock in the same page (slock) */
-	uint64_t *csent;
+	uint8_t *ring;
+	uint64_t rhead;
 	struct rbatch *rb; /* drain_batch's buffers, made at its first use (lock) */
 };
 
@@ -137,8 +140,8 @@ struct lfile {
 static void lfile_free(struct lfile *f)
 {
 	free(f->rb);
-	if (f->sent)
-		munmap((void *)f->sent, EMU_DUCMA_SENT_LEN);
+	if (f->sh)
+		munmap(f->sh, EMU_DUCMA_PAGE_LEN);
 	free(f);
 }
 
@@ -202,10 +205,75 @@ static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
 	return send_msg(sock, type, 0, 0, iov, n);
 }
 
-/* A message of f (iov[0] for the header) from f's lock, which it lets go before the system
- * call when unlock is set. It carries the events read since the last one in arg and pad:
- * UCMA_CONSUMED, and (protocol 10) UCMA_WRITE and UCMA_POST, whose events the daemon
- * applies before it runs the command. */
+/* The doorbell: the daemon may be asleep with a record in the ring (protocol 11). A full
+ * socket holds doorbells already. */
+static int ring_doorbell(struct lfile *f)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_RING, 0, 0 };
+	ssize_t r;
+
+	do
+		r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	return r < 0 && errno != EAGAIN ? -errno : 0;
+}
+
+/* A message (iov[1..n-1] its body) as a record of f's command ring, f's send lock held. A
+ * full ring (the daemon behind by 256 KiB of commands) waits for room, the doorbell rung. */
+static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
+		    const struct iovec *iov, int n)
+{
+	struct emu_ducma_rec rec = { 0, type, 0, arg, pad };
+	uint32_t size, off, room;
+	uint8_t *p;
+	int err;
+
+	for (int i = 1; i < n; i++)
+		rec.len += (uint32_t)iov[i].iov_len;
+	if (rec.len > EMU_DUCMA_REC_MAX)
+		return -EMSGSIZE; /* bounded by the ucma limits (EMU_DUCMA_MAX_IN, _OPT) */
+	size = emu_ducma_rec_size(rec.len);
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&f->sh->tail, __ATOMIC_ACQUIRE);
+
+		off = (uint32_t)(f->rhead & (EMU_DUCMA_RING_LEN - 1));
+		room = EMU_DUCMA_RING_LEN - off; /* before the end */
+		if (f->rhead + size + (room < size ? room : 0) - tail <= EMU_DUCMA_RING_LEN)
+			break;
+		err = ring_doorbell(f);
+		if (err)
+			return err;
+		sched_yield();
+	}
+	if (room < size) {
+		struct emu_ducma_rec wrap = { 0, EMU_DUCMA_REC_WRAP, 0, 0, 0 };
+
+		memcpy(f->ring + off, &wrap, sizeof(wrap));
+		f->rhead += room;
+		off = 0;
+	}
+	p = f->ring + off;
+	memcpy(p, &rec, sizeof(rec));
+	p += sizeof(rec);
+	for (int i = 1; i < n; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	f->rhead += size;
+	__atomic_store_n(&f->sh->head, f->rhead, __ATOMIC_RELEASE);
+	/* against the daemon's "awake = 0, then look at head" before it sleeps: one of the two
+	 * sees the other */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&f->sh->awake, __ATOMIC_RELAXED))
+		return ring_doorbell(f);
+	return 0;
+}
+
+/* A message of f (iov[0] for the header) from f's lock, which it lets go before the copy or
+ * system call when unlock is set: into the command ring, or (no shared page) on the socket.
+ * It carries the events read since the last one in arg and pad: UCMA_CONSUMED, and
+ * (protocol 10) UCMA_WRITE and UCMA_POST, whose events the daemon applies before it runs
+ * the command. */
 static int send_cmd(struct lfile *f, uint16_t type, struct iovec *iov, int n, bool unlock)
 {
 	uint32_t cnt = f->cons_n, seq = cnt ? f->cons_seq : 0;
@@ -215,10 +283,8 @@ static int send_cmd(struct lfile *f, uint16_t type, struct iovec *iov, int n, bo
 	pthread_mutex_lock(&f->slock);
 	if (unlock)
 		pthread_mutex_unlock(&f->lock);
-	err = send_msg(f->sock, type, seq, cnt, iov, n);
-	/* protocol 10: counted after it is sent (the daemon reads while it has read fewer) */
-	if (!err && f->csent)
-		__atomic_store_n(f->csent, *f->csent + 1, __ATOMIC_RELEASE);
+	err = f->sh ? ring_put(f, type, seq, cnt, iov, n) :
+		      send_msg(f->sock, type, seq, cnt, iov, n);
 	pthread_mutex_unlock(&f->slock);
 	return err;
 }
@@ -856,13 +922,17 @@ int emu_ucma_link_open(const struct emu_host *h)
 		err = recv_answer2(sock, NULL, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got,
 				   &fd, &sfd, NULL);
 	if (sfd >= 0) {
-		/* the sent-message count (protocol 9); without it the drains read the socket */
-		void *p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, sfd,
-			       0);
+		/* the sent-message count and the command ring; without them the drains read the
+		 * socket and the commands go on it */
+		void *p = mmap(NULL, EMU_DUCMA_PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
 
 		if (p != MAP_FAILED) {
-			f->sent = p;
-			f->csent = (uint64_t *)p + EMU_DUCMA_CSENT;
+			f->sh = p;
+			f->sent = &f->sh->sent;
+			f->ring = (uint8_t *)p + EMU_DUCMA_RING_OFF;
+			/* its pages now, not a fault each as the ring first fills (~10 us each in
+			 * the reference VM) */
+			(void)madvise(f->ring, EMU_DUCMA_RING_LEN, MADV_POPULATE_WRITE);
 		}
 		close(sfd);
 	}

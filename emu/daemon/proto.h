@@ -20,25 +20,20 @@
  * bytes the command wrote; 9: UCMA_OPEN's answer also passes a shared page whose first 8 bytes
  * count the messages the daemon has sent on the file's connection since (EMU_DUCMA_SENT_LEN);
  * 10: UCMA_WRITE and UCMA_POST carry the events read since the last UCMA_CONSUMED in arg and
- * pad, as a UCMA_CONSUMED would (no CONSUMED message before a command); the page's second 8
- * bytes count the client's messages (EMU_DUCMA_SENT_LEN) */
-#define EMU_DPROTO_VERSION 10
+ * pad, as a UCMA_CONSUMED would (no CONSUMED message before a command); 11: the client's
+ * messages after UCMA_OPEN go through a ring in the shared page (emu/daemon/ucma_ring.h),
+ * with UCMA_RING on the socket to wake the daemon */
+#define EMU_DPROTO_VERSION 11
 #define EMU_DPROTO_NAME_MAX 64
 
-/* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd). Its first 8 bytes
- * count the messages the daemon has put on the file's connection since it answered, each
- * counted right before its sendmsg or sendmmsg (a queued one when its turn comes). A client that has read as many knows the socket holds
- * nothing (at most one still being sent, which it would not have seen anyway): its drains,
- * a recvmsg ending in EAGAIN, ~12 a connection on cmtime's client and each under the file's
- * lock, are skipped. A client without the page drains as before.
- *
- * Protocol 10: the next 8 bytes (EMU_DUCMA_CSENT) count the messages the client has sent
- * on the connection since the answer, counted after each is sent. The daemon reads a
- * connection's messages in a burst while it has read fewer than that, instead of asking
- * poll() before each (one system call a message, ~11 a connection on cmtime). A count that
- * runs ahead (a broken client) costs a recvmsg that finds nothing, never a wait. */
-#define EMU_DUCMA_SENT_LEN 4096u
-#define EMU_DUCMA_CSENT 1 /* the client's count: the page's second uint64_t */
+/* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
+ * emu_ducma_shared (emu/daemon/ucma_ring.h). Its first 8 bytes count the messages the daemon
+ * has put on the file's connection since it answered, each counted right before its sendmsg
+ * or sendmmsg (a queued one when its turn comes). A client that has read as many knows the
+ * socket holds nothing (at most one still being sent, which it would not have seen anyway):
+ * its drains, a recvmsg ending in EAGAIN, ~12 a connection on cmtime's client and each under
+ * the file's lock, are skipped. A client without the page drains as before. Protocol 11
+ * adds the command ring. */
 
 #define EMU_DPROTO_PATH_MAX 4096
 /* Largest message: a header and the largest frame the wire carries. */
@@ -139,6 +134,8 @@ enum emu_dmsg_type {
 	EMU_DMSG_UCMA_FORGET = 27,  /* daemon -> client, unsolicited, arg = an id whose state
 				     * changed with no event (a request not accepted yet): the
 				     * answers and verdicts kept of it go */
+	EMU_DMSG_UCMA_RING = 28,    /* client -> daemon, no body, arg 0: the doorbell, a record
+				     * waits in the command ring (protocol 11) */
 };
 
 struct emu_dmsg {

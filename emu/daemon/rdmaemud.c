@@ -36,6 +36,7 @@
 #include "emu/daemon/proto.h"
 #include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
+#include "emu/daemon/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
@@ -73,8 +74,12 @@ struct client {
 	size_t noutq;
 	int fd;
 	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
-	uint64_t *ucma_sent; /* the shared count of its messages (EMU_DUCMA_SENT_LEN), or NULL */
-	uint64_t ucma_nread; /* the client's messages read since the page was passed */
+	/* the page shared with its client (emu/daemon/ucma_ring.h), or NULL: the count of the
+	 * messages sent to it, and the command ring with how far it was read */
+	struct emu_ducma_shared *ucma_sh;
+	uint64_t *ucma_sent;
+	uint64_t rtail;
+	bool ring_broken; /* a record broke the rules: closed on the main loop's next turn */
 	/* the main loop's burst (batch_flush): the 1s its events add to the file's semaphore,
 	 * written in one go before they are sent; whether c is on the list to flush */
 	uint64_t sem_pending;
@@ -354,7 +359,34 @@ static void batch_flush(void)
 	d.ndirty = 0;
 }
 
-static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send, .sem = ucma_sem };
+static bool ring_check(struct client *c, uint64_t head);
+static bool ring_rec(struct client *c, uint64_t head, struct emu_ducma_rec *rec,
+		     uint32_t *off);
+
+/* emu_ucma_srv_ops.ring_consumed */
+static int ucma_ring_consumed(void *ctx, uint32_t *seq, uint32_t *count)
+{
+	struct client *c = ctx;
+	struct emu_ducma_rec rec;
+	uint64_t head;
+	uint32_t off;
+
+	if (!c->ucma_sh)
+		return -1;
+	head = __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE);
+	if (!ring_check(c, head) || !ring_rec(c, head, &rec, &off) ||
+	    rec.type != EMU_DMSG_UCMA_CONSUMED)
+		return 0; /* nothing, or a broken ring the main loop closes */
+	*seq = rec.arg;
+	*count = rec.pad;
+	c->rtail += emu_ducma_rec_size(rec.len);
+	__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
+	return 1;
+}
+
+static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send,
+						  .sem = ucma_sem,
+						  .ring_consumed = ucma_ring_consumed };
 
 static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 {
@@ -444,13 +476,17 @@ static int ucma_sent_map(struct client *c)
 
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, EMU_DUCMA_SENT_LEN) ||
-	    (p = mmap(NULL, EMU_DUCMA_SENT_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+	if (ftruncate(fd, EMU_DUCMA_PAGE_LEN) ||
+	    (p = mmap(NULL, EMU_DUCMA_PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
 		    MAP_FAILED) {
 		close(fd);
 		return -1;
 	}
-	c->ucma_sent = p;
+	c->ucma_sh = p;
+	c->ucma_sent = &c->ucma_sh->sent;
+	c->rtail = 0;
+	c->ring_broken = false;
+	c->ucma_sh->awake = 1; /* the main loop looks at the ring before it next sleeps */
 	return fd;
 }
 
@@ -468,8 +504,9 @@ static void client_close(struct client *c)
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
-	if (c->ucma_sent)
-		munmap(c->ucma_sent, EMU_DUCMA_SENT_LEN);
+	if (c->ucma_sh)
+		munmap(c->ucma_sh, EMU_DUCMA_PAGE_LEN);
+	c->ucma_sh = NULL;
 	c->ucma_sent = NULL;
 	close(c->fd);
 	c->fd = -1;
@@ -760,6 +797,130 @@ static void on_shm_hello(struct client *c, int efd)
 		       c->qpn_max, c->pid);
 }
 
+/* A message of an rdma_cm file's client (from its socket, or a record of its ring); false
+ * when it ends the connection. */
+static bool ucma_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t pad,
+		     const uint8_t *buf, size_t len)
+{
+	if (c->state != CLIENT_UCMA)
+		return false;
+	switch (type) {
+	case EMU_DMSG_UCMA_WRITE:
+		/* protocol 10: the events the client read before it sent the command first */
+		return !(pad && emu_ucma_srv_consumed(c->ucma_dfd, arg, pad)) &&
+		       !emu_ucma_srv_write(c->fd, c->ucma_dfd, c->pid, buf, len);
+	case EMU_DMSG_UCMA_CONSUMED:
+		return !emu_ucma_srv_consumed(c->ucma_dfd, arg, pad);
+	case EMU_DMSG_UCMA_POST:
+		return !(pad && emu_ucma_srv_consumed(c->ucma_dfd, arg, pad)) &&
+		       !emu_ucma_srv_post(c->ucma_dfd, buf, len);
+	case EMU_DMSG_UCMA_CLOSE:
+		emu_ucma_srv_close(c->ucma_dfd); /* before the answer: close() returns after it */
+		c->ucma_dfd = -1;
+		send_msg(c->fd, EMU_DMSG_UCMA_CLOSE, 0, NULL, 0, MSG_DONTWAIT);
+		return false;
+	default:
+		fprintf(stderr, "rdmaemud: unknown record type %u in the ring of pid %d: closing "
+			"it\n", type, c->pid);
+		return false;
+	}
+}
+
+/* The records c's client put in its command ring, up to max of them (the main loop's turn
+ * for it); false when the client broke the ring's rules or ended the connection (the caller
+ * closes it). Each body is copied out before it is looked at: the client may be writing. */
+/* Whether head (the client's, just read) is within a ring of what was read. */
+static bool ring_check(struct client *c, uint64_t head)
+{
+	if (head - c->rtail <= EMU_DUCMA_RING_LEN && !((head - c->rtail) % EMU_DUCMA_REC_ALIGN))
+		return true;
+	fprintf(stderr, "rdmaemud: pid %d's ring head %llu is out of its ring: closing it\n",
+		c->pid, (unsigned long long)head);
+	return false;
+}
+
+/* The header of the next record (a wrap skipped) into *rec, its offset into *off; false for
+ * none (rtail == head) or a broken one (said on stderr). */
+static bool ring_rec(struct client *c, uint64_t head, struct emu_ducma_rec *rec,
+		     uint32_t *off)
+{
+	const uint8_t *ring = (const uint8_t *)c->ucma_sh + EMU_DUCMA_RING_OFF;
+
+	for (;;) {
+		uint32_t room;
+
+		if (c->rtail == head)
+			return false;
+		*off = (uint32_t)(c->rtail & (EMU_DUCMA_RING_LEN - 1));
+		room = EMU_DUCMA_RING_LEN - *off;
+		memcpy(rec, ring + *off, sizeof(*rec));
+		if (rec->type != EMU_DUCMA_REC_WRAP)
+			break;
+		if (head - c->rtail < room)
+			goto broken;
+		c->rtail += room;
+		__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
+	}
+	if (rec->len <= EMU_DUCMA_REC_MAX &&
+	    emu_ducma_rec_size(rec->len) <= EMU_DUCMA_RING_LEN - *off &&
+	    emu_ducma_rec_size(rec->len) <= head - c->rtail)
+		return true;
+broken:
+	fprintf(stderr, "rdmaemud: pid %d's ring holds a broken record (type %u, %u bytes): "
+		"closing it\n", c->pid, rec->type, rec->len);
+	c->ring_broken = true;
+	return false;
+}
+
+static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
+{
+	const uint8_t *ring = (const uint8_t *)c->ucma_sh + EMU_DUCMA_RING_OFF;
+	uint64_t head = __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE);
+	struct emu_ducma_rec rec;
+	uint32_t off;
+
+	if (!ring_check(c, head))
+		return false;
+	while (max-- && ring_rec(c, head, &rec, &off)) {
+		memcpy(buf, ring + off + sizeof(rec), rec.len);
+		c->rtail += emu_ducma_rec_size(rec.len);
+		__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
+		if (!ucma_msg(c, rec.type, rec.arg, rec.pad, buf, rec.len))
+			return false;
+	}
+	return !c->ring_broken;
+}
+
+/* The main loop is running: clients need not ring. */
+static void rings_awake(void)
+{
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh)
+			__atomic_store_n(&d.clients[i].ucma_sh->awake, 1, __ATOMIC_RELAXED);
+}
+
+/* Before the main loop sleeps: every ring's awake mark goes, then each is looked at once
+ * more (the client publishes, then looks at the mark: one of the two sees the other).
+ * false when one holds a record: the marks come back and the loop does not sleep. */
+#define RING_TURN 64u
+static bool rings_idle(void)
+{
+	bool idle = true;
+
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh)
+			__atomic_store_n(&d.clients[i].ucma_sh->awake, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (size_t i = 0; i < MAX_CLIENTS && idle; i++)
+		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh &&
+		    __atomic_load_n(&d.clients[i].ucma_sh->head, __ATOMIC_ACQUIRE) !=
+			    d.clients[i].rtail)
+			idle = false;
+	if (!idle)
+		rings_awake();
+	return idle;
+}
+
 /* Reads one message of client c (*got set when there was one); false when the client is
  * gone. */
 static bool client_read(struct client *c, uint8_t *buf, bool *got)
@@ -794,9 +955,6 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		return false;
 	}
 	len = (size_t)n - sizeof(h);
-	/* counted as the client counts them: from the first after UCMA_OPEN */
-	if (c->state == CLIENT_UCMA)
-		c->ucma_nread++;
 	switch (h.type) {
 	case EMU_DMSG_HELLO:
 		on_hello(c, (const void *)buf, len);
@@ -842,29 +1000,18 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		emu_engine_unlock(d.e);
 		break;
 	case EMU_DMSG_UCMA_WRITE:
-		/* protocol 10: the events the client read before it sent the command first */
-		if (c->state != CLIENT_UCMA ||
-		    (h.pad && emu_ucma_srv_consumed(c->ucma_dfd, h.arg, h.pad)) ||
-		    emu_ucma_srv_write(c->fd, c->ucma_dfd, c->pid, buf, len))
-			return false;
-		break;
 	case EMU_DMSG_UCMA_CONSUMED:
-		if (c->state != CLIENT_UCMA || emu_ucma_srv_consumed(c->ucma_dfd, h.arg, h.pad))
-			return false;
-		break;
 	case EMU_DMSG_UCMA_POST:
-		if (c->state != CLIENT_UCMA ||
-		    (h.pad && emu_ucma_srv_consumed(c->ucma_dfd, h.arg, h.pad)) ||
-		    emu_ucma_srv_post(c->ucma_dfd, buf, len))
+	case EMU_DMSG_UCMA_CLOSE:
+		/* with the shared page these come through the ring only */
+		if (c->ucma_sh)
+			return false;
+		return ucma_msg(c, h.type, h.arg, h.pad, buf, len);
+	case EMU_DMSG_UCMA_RING:
+		/* the doorbell: the main loop runs every ring each pass */
+		if (c->state != CLIENT_UCMA || !c->ucma_sh)
 			return false;
 		break;
-	case EMU_DMSG_UCMA_CLOSE:
-		if (c->state != CLIENT_UCMA)
-			return false;
-		emu_ucma_srv_close(c->ucma_dfd); /* before the answer: close() returns after it */
-		c->ucma_dfd = -1;
-		send_msg(c->fd, EMU_DMSG_UCMA_CLOSE, 0, NULL, 0, MSG_DONTWAIT);
-		return false;
 	case EMU_DMSG_STOP:
 		send_msg(c->fd, EMU_DMSG_STOP, 0, NULL, 0, 0);
 		stop_requested = 1;
@@ -1021,12 +1168,14 @@ int main(int argc, char **argv)
 				who[n++] = i;
 			}
 		emu_engine_unlock(d.e);
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, rings_idle() ? -1 : 0) < 0) {
+			rings_awake();
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "rdmaemud: poll: %s\n", strerror(errno));
 			break;
 		}
+		rings_awake();
 		if (pfd[1].revents & POLLIN)
 			while (read(d.wake[0], drain, sizeof(drain)) > 0)
 				;
@@ -1057,18 +1206,23 @@ int main(int argc, char **argv)
 					break;
 				if (pfd[k].revents & POLLHUP)
 					continue;
-				/* protocol 10: the client's count says whether more waits */
-				if (c->state == CLIENT_UCMA && c->ucma_sent) {
-					if (__atomic_load_n(c->ucma_sent + EMU_DUCMA_CSENT,
-							    __ATOMIC_ACQUIRE) <= c->ucma_nread)
-						break;
-				} else {
+				/* a ring's client says little here: its doorbells */
+				if (c->state == CLIENT_UCMA && c->ucma_sh)
+					break;
+				{
 					struct pollfd one = { .fd = c->fd, .events = POLLIN };
 
 					if (poll(&one, 1, 0) <= 0)
 						break;
 				}
 			}
+		}
+		/* the command rings (protocol 11), each client's turn up to RING_TURN records */
+		for (size_t i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &d.clients[i];
+
+			if (c->state == CLIENT_UCMA && c->ucma_sh && !ring_run(c, buf, RING_TURN))
+				client_close(c);
 		}
 		batching = false;
 		if (d.ndirty) {

@@ -359,7 +359,17 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 static void drain_consumed(int src)
 {
 	struct emu_dmsg h;
+	int r;
 
+	while ((r = ops->ring_consumed(owners[src].ctx, &h.arg, &h.pad)) > 0)
+		if (emu_ucma_consumed(src, h.arg, h.pad)) {
+			fprintf(stderr, "rdmaemud: rdma_cm file %d: UCMA_CONSUMED %u (%u events) is "
+				"not the head of its queue: closing it\n", src, h.arg, h.pad);
+			owners[src].broken = true;
+			return;
+		}
+	if (r == 0)
+		return; /* the ring's head is something else: the main loop deals with it */
 	for (;;) {
 		ssize_t n = recv(owners[src].sock, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
 

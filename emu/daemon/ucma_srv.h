@@ -19,6 +19,10 @@ struct emu_ucma_srv_ops {
 	/* Adds delta (+1 or -1) to the semaphore of file fd (its eventfd), served on ctx: +1
 	 * before an EVENT's send, -1 before a DROP's. The engine lock is held. */
 	void (*sem)(void *ctx, int fd, int delta);
+	/* Takes the UCMA_CONSUMED at the head of the command ring of connection ctx (protocol
+	 * 11): 1 (its seq and count), 0 when the head is anything else or nothing, -1 when the
+	 * connection has no ring (its socket carries them). No lock needed. */
+	int (*ring_consumed)(void *ctx, uint32_t *seq, uint32_t *count);
 };
 
 /* Before serving. */
