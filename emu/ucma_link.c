@@ -256,6 +256,8 @@ static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
 	memcpy(p, &rec, sizeof(rec));
 	p += sizeof(rec);
 	for (int i = 1; i < n; i++) {
+		if (!iov[i].iov_len)
+			continue; /* an absent option: base NULL */
 		memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
