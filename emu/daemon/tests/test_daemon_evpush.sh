@@ -14,7 +14,8 @@
 #   (a run of its own) DESTROY_ID right as each of 50 ids' events comes: none read, the fd
 #   not readable after, a later event read, the file kept;
 #   (runs of their own) RESOLVE_IP verdicts given and taken back; an ACCEPT verdict forgotten
-#   when the request's peer gives up first (EINVAL).
+#   when the request's peer gives up first (EINVAL); (ring_probe) a client that breaks its
+#   command ring in any of 7 ways is closed, and the daemon serves on.
 # The process's RDMAEMU_TRACE=ucmalink line says how many events the daemon pushed: 37 (2 +
 # 2 + 9, of them 3 pushed again to the file a migration moved them to, + 2 + 22).
 set -u
@@ -73,6 +74,22 @@ grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
 probe_mode forget 'accept of a request its peer gave up: EINVAL'
 grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ round trips .* ACCEPT 1;' "$t/forget" ||
 	{ echo "FAIL: forget: the ACCEPT did not ask"; fail=1; }
+# a client that breaks its command ring (protocol 11) is closed and the daemon serves on:
+# ring_probe breaks 7 rings, one way each, and opens a file after them; the log says why each
+# connection went
+timeout 60 "$rdmaemu" run -- "$b/emu/daemon/tests/ring_probe" >"$t/ring" 2>&1 ||
+	{ echo "FAIL: ring_probe exit $?"; fail=1; }
+cat "$t/ring"
+grep -qx 'ok ring: 7 broken rings closed, the daemon serves on' "$t/ring" ||
+	{ echo "FAIL: ring"; fail=1; }
+for why in "ring head 262160 is out of its ring" "ring head 24 is out of its ring" \
+	"ring holds a broken record (type 23, 64 bytes)" \
+	"ring holds a broken record (type 65535, 0 bytes)" \
+	"ring holds a broken record (type 8, 4097 bytes)" "unknown record type 4 in the ring" \
+	"UCMA_CONSUMED 7 (1 events) is not the head of its queue"; do
+	[ "$(grep -cF "$why" "$t/rdmaemud.log")" = 1 ] ||
+		{ echo "FAIL: the daemon's log does not say once: $why"; fail=1; }
+done
 # the daemon kept no file of the process
 "$rdmaemu" daemon status | grep -q '^rdma_cm files 0$' ||
 	{ echo "FAIL: files left:"; "$rdmaemu" daemon status; fail=1; }
