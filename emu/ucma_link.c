@@ -102,9 +102,9 @@ struct lfile {
 	int dfd;  /* the daemon's number for it */
 	unsigned refs; /* the files list's (until close) + one per command running on it */
 	pthread_mutex_t lock; /* one request in flight; the socket's reads; evq; waiters */
-	/* The socket's sends, taken under lock and held across the sendmsg while lock may go
-	 * (send_cmd): messages leave in lock's order, and a post's system call does not keep
-	 * the event thread from evq (it waited for lock 3.7 times a connection in cmtime) */
+	/* The file's sends (the command ring, or the socket without one), taken under lock
+	 * and held across the copy or sendmsg while lock may go (send_cmd): messages leave in
+	 * lock's order, and a post's system call does not keep the event thread from evq */
 	pthread_mutex_t slock;
 	struct lev *evq, **evq_tail;
 	/* GET_EVENTs asleep on the socket for an event on its way (get_event): a command
