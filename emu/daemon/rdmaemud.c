@@ -1217,7 +1217,9 @@ int main(int argc, char **argv)
 				}
 			}
 		}
-		/* the command rings (protocol 11), each client's turn up to RING_TURN records */
+		/* the command rings (protocol 11), each client's turn up to RING_TURN records, in
+		 * the same batch (a pass woken by a ring alone reads no socket) */
+		batching = true;
 		for (size_t i = 0; i < MAX_CLIENTS; i++) {
 			struct client *c = &d.clients[i];
 
