@@ -28,17 +28,7 @@
 /* enum rdma_cm_event_type (<rdma/rdma_cma.h>, whose port spaces clash with the uapi's) */
 enum { EV_ADDR_RESOLVED = 0, EV_ROUTE_RESOLVED = 2, EV_CONNECT_REQUEST = 4, EV_MULTICAST_JOIN = 12 };
 
-static int failed;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			printf("FAIL line %d: %s: ", __LINE__, #cond);      \
-			printf(__VA_ARGS__);                                \
-			printf("\n");                                       \
-			failed = 1;                                         \
-		}                                                           \
-	} while (0)
+#include "emu/daemon/tests/probe_check.h"
 
 /* One command: header + body; its return value (len or -errno) as an int. */
 static int cmd(int fd, uint32_t c, void *body, size_t in, size_t out)
@@ -323,7 +313,7 @@ static void *reader(void *arg)
 
 		if (ret) {
 			printf("FAIL reader: get_event %d\n", ret);
-			failed = 1;
+			probe_failed = 1;
 			return NULL;
 		}
 		if (ev.uid == 999)
@@ -377,13 +367,13 @@ static void threads(int a, int b)
 /* Runs one part; its ok line only when none of its checks failed. */
 static void section(void (*fn)(int, int), int a, int b, const char *what)
 {
-	int before = failed;
+	int before = probe_failed;
 
-	failed = 0;
+	probe_failed = 0;
 	fn(a, b);
-	if (!failed)
+	if (!probe_failed)
 		printf("ok %s\n", what);
-	failed |= before;
+	probe_failed |= before;
 }
 
 /* race (a run of its own: how many events get pushed varies): DESTROY_ID right after the
@@ -534,19 +524,19 @@ int main(int argc, char **argv)
 		section(race, a, b, "race: 50 ids destroyed as their events come, none read");
 		emu_ucma_close(a);
 		emu_ucma_close(b);
-		return failed;
+		return probe_failed;
 	}
 	if (argc > 1 && !strcmp(argv[1], "forget")) {
 		section(forget, a, b, "forget: accept of a request its peer gave up: EINVAL");
 		emu_ucma_close(a);
 		emu_ucma_close(b);
-		return failed;
+		return probe_failed;
 	}
 	if (argc > 1 && !strcmp(argv[1], "verdict")) {
 		section(verdict, a, b, "verdict: 5 ids resolved, 2 posted, all resolved in order");
 		emu_ucma_close(a);
 		emu_ucma_close(b);
-		return failed;
+		return probe_failed;
 	}
 	section(order, a, b, "order: 2 events pushed while outside the library, read in order");
 	section(destroy, a, b,
@@ -557,5 +547,5 @@ int main(int argc, char **argv)
 	section(threads, a, b, "threads: 20 events, each read once by one of two blocked readers");
 	emu_ucma_close(a);
 	emu_ucma_close(b);
-	return failed;
+	return probe_failed;
 }

@@ -26,17 +26,7 @@
 #include "emu/daemon/ucma_proto.h"
 #include "emu/daemon/ucma_ring.h"
 
-static int failed;
-
-#define CHECK(cond, ...)                                                    \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			printf("FAIL line %d: %s: ", __LINE__, #cond);      \
-			printf(__VA_ARGS__);                                \
-			printf("\n");                                       \
-			failed = 1;                                         \
-		}                                                           \
-	} while (0)
+#include "emu/daemon/tests/probe_check.h"
 
 struct file {
 	int sock;
@@ -222,7 +212,7 @@ int main(void)
 		if (!err)
 			release(&f);
 	}
-	if (!failed)
+	if (!probe_failed)
 		printf("ok ring: %d broken rings closed, the daemon serves on\n", NCASE);
-	return failed;
+	return probe_failed;
 }
