@@ -129,9 +129,7 @@ struct lfile {
 	 * messages it sent on sock, nread how many were read: equal, a drain has nothing to
 	 * read and makes no recvmsg. The command ring (protocol 11) and its head (slock). */
 	struct emu_ducma_shared *sh;
-	const uint64_t *sent;
 	uint64_t nread;
-	uint8_t *ring;
 	uint64_t rhead;
 	struct rbatch *rb; /* drain_batch's buffers, made at its first use (lock) */
 };
@@ -200,11 +198,6 @@ static int send_msg(int sock, uint16_t type, uint32_t arg, uint32_t pad, struct 
 	return r < 0 ? -errno : 0;
 }
 
-static int send_iov(int sock, uint16_t type, struct iovec *iov, int n)
-{
-	return send_msg(sock, type, 0, 0, iov, n);
-}
-
 /* The doorbell: the daemon may be asleep with a record in the ring (protocol 11). A full
  * socket holds doorbells already. */
 static int ring_doorbell(struct lfile *f)
@@ -219,13 +212,15 @@ static int ring_doorbell(struct lfile *f)
 }
 
 /* A message (iov[1..n-1] its body) as a record of f's command ring, f's send lock held. A
- * full ring (the daemon behind by 256 KiB of commands) waits for room, the doorbell rung. */
+ * full ring (the daemon behind by 256 KiB of commands) waits for room, the doorbell rung
+ * once: a daemon that is awake with a record in a ring does not sleep. */
 static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
 		    const struct iovec *iov, int n)
 {
 	struct emu_ducma_rec rec = { 0, type, 0, arg, pad };
+	uint8_t *ring = (uint8_t *)f->sh + EMU_DUCMA_RING_OFF, *p;
 	uint32_t size, off, room;
-	uint8_t *p;
+	bool rung = false;
 	int err;
 
 	for (int i = 1; i < n; i++)
@@ -240,19 +235,22 @@ static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
 		room = EMU_DUCMA_RING_LEN - off; /* before the end */
 		if (f->rhead + size + (room < size ? room : 0) - tail <= EMU_DUCMA_RING_LEN)
 			break;
-		err = ring_doorbell(f);
-		if (err)
-			return err;
+		if (!rung) {
+			err = ring_doorbell(f);
+			if (err)
+				return err;
+			rung = true;
+		}
 		sched_yield();
 	}
 	if (room < size) {
 		struct emu_ducma_rec wrap = { 0, EMU_DUCMA_REC_WRAP, 0, 0, 0 };
 
-		memcpy(f->ring + off, &wrap, sizeof(wrap));
+		memcpy(ring + off, &wrap, sizeof(wrap));
 		f->rhead += room;
 		off = 0;
 	}
-	p = f->ring + off;
+	p = ring + off;
 	memcpy(p, &rec, sizeof(rec));
 	p += sizeof(rec);
 	for (int i = 1; i < n; i++) {
@@ -621,6 +619,34 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
  * In cmtime -c 1000 a fifth of the client's drains found 5 or more (the event thread
  * behind), one recvmsg each before. The number read (0: none was there yet: one being
  * sent), or -errno as recv_answer's. f's lock held. */
+/* The fds passed with message m: into *fd, then *fd2, where the caller wants them (not NULL
+ * and still -1); the others are closed. */
+static void take_fds(const struct msghdr *m, int *fd, int *fd2)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+			int passed;
+
+			memcpy(&passed, CMSG_DATA(cm) + i * sizeof(int), sizeof(passed));
+			if (fd && *fd < 0)
+				*fd = passed;
+			else if (fd2 && *fd2 < 0)
+				*fd2 = passed;
+			else
+				close(passed);
+		}
+	}
+}
+
+/* Whether the n bytes of message m are a whole message of the protocol (header h). */
+static bool msg_ok(const struct msghdr *m, const struct emu_dmsg *h, size_t n)
+{
+	return n >= sizeof(*h) && h->magic == EMU_DPROTO_MAGIC &&
+	       !(m->msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+}
+
 #define RECV_BATCH 16u
 #define RECV_BODY (EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp))
 struct rbatch {
@@ -664,20 +690,11 @@ static int drain_batch(int sock, struct lfile *f, uint64_t k)
 		bool marker = false;
 		int r;
 
-		/* no fd comes with a push: any would be closed */
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-				for (size_t j = 0; j < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); j++) {
-					int passed;
-
-					memcpy(&passed, CMSG_DATA(cm) + j * sizeof(int), sizeof(passed));
-					close(passed);
-				}
+		take_fds(m, NULL, NULL); /* no fd comes with a push */
 		if (len == 0)
 			return -ECONNRESET; /* the daemon went away */
 		f->nread++;
-		if (len < sizeof(rb->h[i]) || rb->h[i].magic != EMU_DPROTO_MAGIC ||
-		    (m->msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		if (!msg_ok(m, &rb->h[i], len))
 			return -EPROTO;
 		r = take_push(f, &rb->h[i], rb->body[i].b, len - sizeof(rb->h[i]), &marker);
 		if (r <= 0)
@@ -704,7 +721,6 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 	for (;;) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.b,
 				    .msg_controllen = sizeof(c.b) };
-		struct cmsghdr *cm;
 		bool marker = false;
 		size_t blen;
 		ssize_t n;
@@ -712,8 +728,8 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 
 		/* a drain with every message the daemon sent read: nothing to read; with several
 		 * waiting, one system call for them */
-		if (type < 0 && f && f->sent) {
-			uint64_t k = __atomic_load_n(f->sent, __ATOMIC_ACQUIRE) - f->nread;
+		if (type < 0 && f && f->sh) {
+			uint64_t k = __atomic_load_n(&f->sh->sent, __ATOMIC_ACQUIRE) - f->nread;
 
 			if (!k)
 				return 0;
@@ -733,24 +749,8 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 			return -ECONNRESET; /* the daemon went away */
 		if (f)
 			f->nread++;
-		for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-				size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-				for (size_t i = 0; i < k; i++) {
-					int passed;
-
-					memcpy(&passed, CMSG_DATA(cm) + i * sizeof(int), sizeof(passed));
-					if (fd && *fd < 0 && type > 0)
-						*fd = passed;
-					else if (fd2 && *fd2 < 0 && type > 0)
-						*fd2 = passed;
-					else
-						close(passed);
-				}
-			}
-		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
-		    (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+		take_fds(&m, type > 0 ? fd : NULL, type > 0 ? fd2 : NULL);
+		if (!msg_ok(&m, &h, (size_t)n))
 			return -EPROTO;
 		blen = (size_t)n - sizeof(h);
 		r = take_push(f, &h, body.b, blen, &marker);
@@ -919,7 +919,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 		return err;
 	}
 	iov[1] = (struct iovec){ &hello, sizeof(hello) };
-	err = send_iov(sock, EMU_DMSG_UCMA_OPEN, iov, 2);
+	err = send_msg(sock, EMU_DMSG_UCMA_OPEN, 0, 0, iov, 2);
 	if (!err)
 		err = recv_answer2(sock, NULL, EMU_DMSG_UCMA_OPEN, &arg, &ans, sizeof(ans), &got,
 				   &fd, &sfd, NULL);
@@ -930,11 +930,10 @@ int emu_ucma_link_open(const struct emu_host *h)
 
 		if (p != MAP_FAILED) {
 			f->sh = p;
-			f->sent = &f->sh->sent;
-			f->ring = (uint8_t *)p + EMU_DUCMA_RING_OFF;
-			/* its pages now, not a fault each as the ring first fills (~10 us each in
+			/* the ring's pages now, not a fault each as it first fills (~10 us each in
 			 * the reference VM) */
-			(void)madvise(f->ring, EMU_DUCMA_RING_LEN, MADV_POPULATE_WRITE);
+			(void)madvise((uint8_t *)p + EMU_DUCMA_RING_OFF, EMU_DUCMA_RING_LEN,
+				      MADV_POPULATE_WRITE);
 		}
 		close(sfd);
 	}
@@ -987,7 +986,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 	files = f;
 	pthread_mutex_unlock(&files_lock);
 	__atomic_add_fetch(&files_opened, 1, __ATOMIC_RELAXED);
-	if (f->sent)
+	if (f->sh)
 		__atomic_add_fetch(&files_counted, 1, __ATOMIC_RELAXED);
 	return fd;
 }

@@ -77,13 +77,11 @@ struct client {
 	/* the page shared with its client (emu/daemon/ucma_ring.h), or NULL: the count of the
 	 * messages sent to it, and the command ring with how far it was read */
 	struct emu_ducma_shared *ucma_sh;
-	uint64_t *ucma_sent;
 	uint64_t rtail;
 	bool ring_broken; /* a record broke the rules: closed on the main loop's next turn */
 	/* the main loop's burst (batch_flush): the 1s its events add to the file's semaphore,
 	 * written in one go before they are sent; whether c is on the list to flush */
 	uint64_t sem_pending;
-	int sem_fd; /* the file's eventfd they go to */
 	bool dirty;
 	int pid;
 	size_t host;
@@ -115,6 +113,9 @@ static struct {
 	int wake[2]; /* a pipe: the forwarder tells the main loop to watch a client for POLLOUT */
 	struct client *dirty[MAX_CLIENTS]; /* batch_add (engine lock) */
 	size_t ndirty;
+	/* the rdma_cm connections with a command ring (main thread), the main loop's to run */
+	struct client *rings[MAX_CLIENTS];
+	size_t nrings;
 	uint32_t devrm_gen; /* devices removed (DEVICE_REMOVE), each in removed[] */
 	struct {
 		uint16_t host, dev;
@@ -178,6 +179,14 @@ static struct client *owner(size_t host, bool transport, uint32_t dqpn)
  * main loop was the busiest of cmtime's three processes: ~130 us of CPU a connection). */
 static __thread bool batching;
 
+/* One more message on rdma_cm connection c, counted right before it is sent: a client that
+ * has read as many finds nothing on its socket (protocol 9). */
+static void count_sent(struct client *c)
+{
+	if (c->ucma_sh)
+		__atomic_store_n(&c->ucma_sh->sent, c->ucma_sh->sent + 1, __ATOMIC_RELEASE);
+}
+
 /* Takes the head of c's queue. */
 static void outq_pop(struct client *c)
 {
@@ -206,8 +215,8 @@ static void outq_flush(struct client *c)
 			/* counted right before it is sent (ucma_send), not when it was queued:
 			 * a client that sees k more counted finds about k on its socket and takes
 			 * them in one recvmmsg */
-			if (!m->counted && c->ucma_sent) {
-				__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
+			if (!m->counted) {
+				count_sent(c);
 				m->counted = true;
 			}
 			iov[n][0] = (struct iovec){ &m->h, sizeof(m->h) };
@@ -299,9 +308,7 @@ static void ucma_send(void *ctx, uint16_t type, uint32_t arg, uint32_t pad, cons
 		struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
 
-		/* counted first: a client that has read as many finds nothing on its socket */
-		if (c->ucma_sent)
-			__atomic_store_n(c->ucma_sent, *c->ucma_sent + 1, __ATOMIC_RELEASE);
+		count_sent(c);
 		if (sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) >= 0) {
 			c->frames_out++;
 			return;
@@ -330,7 +337,6 @@ static void ucma_sem(void *ctx, int fd, int delta)
 	} else if (batching || c->sem_pending) {
 		/* behind a burst's messages still queued: written with them */
 		c->sem_pending++;
-		c->sem_fd = fd;
 		if (batching)
 			batch_add(c);
 	} else {
@@ -348,12 +354,13 @@ static void batch_flush(void)
 		c->dirty = false;
 		if (c->state == CLIENT_FREE)
 			continue;
-		if (c->sem_pending) {
-			ssize_t r = write(c->sem_fd, &c->sem_pending, sizeof(c->sem_pending));
+		/* the file's eventfd (the push's fd); gone with UCMA_CLOSE, and its 1s with it */
+		if (c->sem_pending && c->ucma_dfd >= 0) {
+			ssize_t r = write(c->ucma_dfd, &c->sem_pending, sizeof(c->sem_pending));
 
 			(void)r; /* an eventfd takes any count below 2^64 - 1 */
-			c->sem_pending = 0;
 		}
+		c->sem_pending = 0;
 		outq_flush(c);
 	}
 	d.ndirty = 0;
@@ -373,6 +380,8 @@ static int ucma_ring_consumed(void *ctx, uint32_t *seq, uint32_t *count)
 
 	if (!c->ucma_sh)
 		return -1;
+	if (c->ring_broken)
+		return 0; /* the main loop closes it */
 	head = __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE);
 	if (!ring_check(c, head) || !ring_rec(c, head, &rec, &off) ||
 	    rec.type != EMU_DMSG_UCMA_CONSUMED)
@@ -467,9 +476,10 @@ static int install_ports(void)
 
 /* ---------- client messages ---------- */
 
-/* The page of c's sent-message count (protocol 9), mapped here; its fd for UCMA_OPEN's answer
- * (the caller closes it), or -1: the client then drains its socket as before. */
-static int ucma_sent_map(struct client *c)
+/* The page shared with c's client (emu/daemon/ucma_ring.h: the sent count, the command ring),
+ * mapped here; its fd for UCMA_OPEN's answer (the caller closes it), or -1: the client then
+ * drains its socket and sends its commands on it as before. */
+static int ucma_page_map(struct client *c)
 {
 	int fd = memfd_create("rdmaemu-ucma-sent", MFD_CLOEXEC);
 	void *p;
@@ -483,7 +493,6 @@ static int ucma_sent_map(struct client *c)
 		return -1;
 	}
 	c->ucma_sh = p;
-	c->ucma_sent = &c->ucma_sh->sent;
 	c->rtail = 0;
 	c->ring_broken = false;
 	c->ucma_sh->awake = 1; /* the main loop looks at the ring before it next sleeps */
@@ -504,10 +513,15 @@ static void client_close(struct client *c)
 	emu_engine_lock(d.e);
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
-	if (c->ucma_sh)
+	if (c->ucma_sh) {
+		for (size_t i = 0; i < d.nrings; i++)
+			if (d.rings[i] == c) {
+				d.rings[i] = d.rings[--d.nrings];
+				break;
+			}
 		munmap(c->ucma_sh, EMU_DUCMA_PAGE_LEN);
+	}
 	c->ucma_sh = NULL;
-	c->ucma_sent = NULL;
 	close(c->fd);
 	c->fd = -1;
 	emu_engine_unlock(d.e);
@@ -826,16 +840,15 @@ static bool ucma_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t pad
 	}
 }
 
-/* The records c's client put in its command ring, up to max of them (the main loop's turn
- * for it); false when the client broke the ring's rules or ended the connection (the caller
- * closes it). Each body is copied out before it is looked at: the client may be writing. */
-/* Whether head (the client's, just read) is within a ring of what was read. */
+/* Whether head (the client's, just read) is within a ring of what was read and on a record
+ * boundary; else the ring is broken (said on stderr once). */
 static bool ring_check(struct client *c, uint64_t head)
 {
 	if (head - c->rtail <= EMU_DUCMA_RING_LEN && !((head - c->rtail) % EMU_DUCMA_REC_ALIGN))
 		return true;
 	fprintf(stderr, "rdmaemud: pid %d's ring head %llu is out of its ring: closing it\n",
 		c->pid, (unsigned long long)head);
+	c->ring_broken = true;
 	return false;
 }
 
@@ -872,6 +885,9 @@ broken:
 	return false;
 }
 
+/* The records c's client put in its command ring, up to max of them (the main loop's turn
+ * for it); false when the client broke the ring's rules or ended the connection (the caller
+ * closes it). Each body is copied out before it is looked at: the client may be writing. */
 static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 {
 	const uint8_t *ring = (const uint8_t *)c->ucma_sh + EMU_DUCMA_RING_OFF;
@@ -894,9 +910,8 @@ static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 /* The main loop is running: clients need not ring. */
 static void rings_awake(void)
 {
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
-		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh)
-			__atomic_store_n(&d.clients[i].ucma_sh->awake, 1, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < d.nrings; i++)
+		__atomic_store_n(&d.rings[i]->ucma_sh->awake, 1, __ATOMIC_RELAXED);
 }
 
 /* Before the main loop sleeps: every ring's awake mark goes, then each is looked at once
@@ -907,14 +922,12 @@ static bool rings_idle(void)
 {
 	bool idle = true;
 
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
-		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh)
-			__atomic_store_n(&d.clients[i].ucma_sh->awake, 0, __ATOMIC_RELAXED);
+	for (size_t i = 0; i < d.nrings; i++)
+		__atomic_store_n(&d.rings[i]->ucma_sh->awake, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (size_t i = 0; i < MAX_CLIENTS && idle; i++)
-		if (d.clients[i].state == CLIENT_UCMA && d.clients[i].ucma_sh &&
-		    __atomic_load_n(&d.clients[i].ucma_sh->head, __ATOMIC_ACQUIRE) !=
-			    d.clients[i].rtail)
+	for (size_t i = 0; i < d.nrings && idle; i++)
+		if (__atomic_load_n(&d.rings[i]->ucma_sh->head, __ATOMIC_ACQUIRE) !=
+		    d.rings[i]->rtail)
 			idle = false;
 	if (!idle)
 		rings_awake();
@@ -986,7 +999,7 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		if (c->state != CLIENT_CONNECTED)
 			return false;
 		{
-			int sfd = ucma_sent_map(c);
+			int sfd = ucma_page_map(c);
 
 			c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len,
 							&c->pid, c, sfd);
@@ -995,6 +1008,8 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		}
 		if (c->ucma_dfd < 0)
 			return false;
+		if (c->ucma_sh)
+			d.rings[d.nrings++] = c;
 		emu_engine_lock(d.e);
 		client_set_state(c, CLIENT_UCMA);
 		emu_engine_unlock(d.e);
@@ -1220,12 +1235,10 @@ int main(int argc, char **argv)
 		/* the command rings (protocol 11), each client's turn up to RING_TURN records, in
 		 * the same batch (a pass woken by a ring alone reads no socket) */
 		batching = true;
-		for (size_t i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &d.clients[i];
-
-			if (c->state == CLIENT_UCMA && c->ucma_sh && !ring_run(c, buf, RING_TURN))
-				client_close(c);
-		}
+		/* backwards: a closed client leaves d.rings, the last one taking its place */
+		for (size_t i = d.nrings; i-- > 0;)
+			if (!ring_run(d.rings[i], buf, RING_TURN))
+				client_close(d.rings[i]);
 		batching = false;
 		if (d.ndirty) {
 			emu_engine_lock(d.e);
