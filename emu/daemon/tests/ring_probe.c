@@ -136,71 +136,48 @@ static void release(struct file *f)
 	close(f->sock);
 }
 
-enum {
-	HEAD_OUT,
-	HEAD_MISALIGNED,
-	REC_BEYOND_HEAD,
-	WRAP_BEYOND_HEAD,
-	REC_TOO_BIG,
-	REC_BAD_TYPE,
-	CONSUMED_NONE,
-	NCASE
+/* One broken ring a row: the record written at offset 0 (type 0: none) and the head then
+ * published. */
+static const struct broken {
+	const char *name;
+	uint16_t type;
+	uint32_t len, arg, pad;
+	uint64_t head;
+} cases[] = {
+	{ "a head more than a ring ahead", 0, 0, 0, 0,
+	  EMU_DUCMA_RING_LEN + EMU_DUCMA_REC_ALIGN },
+	{ "a head off the record boundary", EMU_DMSG_UCMA_CONSUMED, 0, 1, 1, 24 },
+	{ "a record longer than what the head published", EMU_DMSG_UCMA_POST, 64, 0, 0,
+	  EMU_DUCMA_REC_ALIGN },
+	{ "a wrap past what the head published", EMU_DUCMA_REC_WRAP, 0, 0, 0,
+	  EMU_DUCMA_REC_ALIGN },
+	{ "a body bigger than the largest", EMU_DMSG_UCMA_WRITE, EMU_DUCMA_REC_MAX + 1, 0, 0,
+	  /* emu_ducma_rec_size(EMU_DUCMA_REC_MAX + 1): the header and the body, padded */
+	  (EMU_DUCMA_REC_MAX + 2 * EMU_DUCMA_REC_ALIGN) & ~(uint64_t)(EMU_DUCMA_REC_ALIGN - 1) },
+	{ "a record of a type no client sends", EMU_DMSG_STATUS, 0, 0, 0, EMU_DUCMA_REC_ALIGN },
+	{ "a UCMA_CONSUMED of an event the file never had", EMU_DMSG_UCMA_CONSUMED, 0, 7, 1,
+	  EMU_DUCMA_REC_ALIGN },
 };
-static const char *const case_name[NCASE] = {
-	[HEAD_OUT] = "a head more than a ring ahead",
-	[HEAD_MISALIGNED] = "a head off the record boundary",
-	[REC_BEYOND_HEAD] = "a record longer than what the head published",
-	[WRAP_BEYOND_HEAD] = "a wrap past what the head published",
-	[REC_TOO_BIG] = "a body bigger than the largest",
-	[REC_BAD_TYPE] = "a record of a type no client sends",
-	[CONSUMED_NONE] = "a UCMA_CONSUMED of an event the file never had",
-};
+#define NCASE ((int)(sizeof(cases) / sizeof(cases[0])))
 
 int main(void)
 {
+	_Static_assert(sizeof(struct emu_ducma_rec) == EMU_DUCMA_REC_ALIGN, "the size in cases[]");
 	for (int k = 0; k < NCASE; k++) {
+		const struct broken *c = &cases[k];
 		struct file f;
 		int err = open_file(&f);
 
-		CHECK(err == 0, "%s: UCMA_OPEN answered %d", case_name[k], err);
+		CHECK(err == 0, "%s: UCMA_OPEN answered %d", c->name, err);
 		if (err)
 			continue;
 		CHECK(f.sh->head == 0 && f.sh->tail == 0, "%s: a fresh ring: head %llu tail %llu",
-		      case_name[k], (unsigned long long)f.sh->head,
-		      (unsigned long long)f.sh->tail);
-		switch (k) {
-		case HEAD_OUT:
-			__atomic_store_n(&f.sh->head, EMU_DUCMA_RING_LEN + EMU_DUCMA_REC_ALIGN,
-					 __ATOMIC_RELEASE);
-			break;
-		case HEAD_MISALIGNED:
-			put_rec(&f, 0, EMU_DMSG_UCMA_CONSUMED, 0, 1, 1);
-			__atomic_store_n(&f.sh->head, 24, __ATOMIC_RELEASE);
-			break;
-		case REC_BEYOND_HEAD:
-			put_rec(&f, 0, EMU_DMSG_UCMA_POST, 64, 0, 0);
-			__atomic_store_n(&f.sh->head, EMU_DUCMA_REC_ALIGN, __ATOMIC_RELEASE);
-			break;
-		case WRAP_BEYOND_HEAD:
-			put_rec(&f, 0, EMU_DUCMA_REC_WRAP, 0, 0, 0);
-			__atomic_store_n(&f.sh->head, EMU_DUCMA_REC_ALIGN, __ATOMIC_RELEASE);
-			break;
-		case REC_TOO_BIG:
-			put_rec(&f, 0, EMU_DMSG_UCMA_WRITE, EMU_DUCMA_REC_MAX + 1, 0, 0);
-			__atomic_store_n(&f.sh->head, emu_ducma_rec_size(EMU_DUCMA_REC_MAX + 1),
-					 __ATOMIC_RELEASE);
-			break;
-		case REC_BAD_TYPE:
-			put_rec(&f, 0, EMU_DMSG_STATUS, 0, 0, 0);
-			__atomic_store_n(&f.sh->head, EMU_DUCMA_REC_ALIGN, __ATOMIC_RELEASE);
-			break;
-		case CONSUMED_NONE:
-			put_rec(&f, 0, EMU_DMSG_UCMA_CONSUMED, 0, 7, 1);
-			__atomic_store_n(&f.sh->head, EMU_DUCMA_REC_ALIGN, __ATOMIC_RELEASE);
-			break;
-		}
+		      c->name, (unsigned long long)f.sh->head, (unsigned long long)f.sh->tail);
+		if (c->type)
+			put_rec(&f, 0, c->type, c->len, c->arg, c->pad);
+		__atomic_store_n(&f.sh->head, c->head, __ATOMIC_RELEASE);
 		doorbell(&f);
-		CHECK(closed(&f), "%s: the daemon kept the connection", case_name[k]);
+		CHECK(closed(&f), "%s: the daemon kept the connection", c->name);
 		release(&f);
 	}
 	{
