@@ -1,7 +1,5 @@
-/* MAD and SA headers, the SA record tables and the generic table-driven pack/unpack/match. */
-#include <pthread.h>
+/* MAD and SA headers, the SA record tables with their packers and unpackers, and match. */
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "emu/mad.h"
@@ -226,189 +224,167 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 	bits_put(rec, bit_off, bits, v);
 }
 
-static uint64_t member_get(const uint8_t *p, unsigned size)
+/* ---- records ----
+ * Each record's rows (below) are expanded into its field table (names, component mask bits;
+ * match and the dissectors read it) and into its own straight-line packer and unpacker, which
+ * the compiler folds to a load or store and a shift per field. A walk over compiled rows cost
+ * ~20 instructions a field, ~2.5 k a connection through the route, the REQ's path and the
+ * passive side's path; now a PathRecord pack is ~60. */
+
+/* Member bits [0, bits) to the record's bits [off, off + bits), the record zeroed before. */
+static inline __attribute__((always_inline)) void rec_put(uint8_t *w, unsigned off,
+							 unsigned bits, uint64_t v)
 {
-	switch (size) {
-	case 1: return *p;
-	case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-	default: { uint64_t v; memcpy(&v, p, 8); return v; }
-	}
-}
+	unsigned first = off / 8, n = (off + bits - 1) / 8 - first + 1;
+	unsigned tail = 7 - (off + bits - 1) % 8;
 
-static void member_put(uint8_t *p, unsigned size, uint64_t x)
-{
-	switch (size) {
-	case 1: *p = (uint8_t)x; break;
-	case 2: { uint16_t v = (uint16_t)x; memcpy(p, &v, 2); break; }
-	case 4: { uint32_t v = (uint32_t)x; memcpy(p, &v, 4); break; }
-	default: memcpy(p, &x, 8); break;
-	}
-}
-
-/* ---- compiled record layouts ----
- * pack/unpack walked every row of the table for every record, reserved rows included (a
- * PathRecord: ~70 iterations, ~1.6 k instructions a pack, 3 a connection through the route
- * and the REQ). The table stays the single source; at first use per layout it becomes a list
- * of ops, one per element of each field that has a member: a byte copy, a whole-byte
- * big-endian store/load, or the bits of a word with their mask. */
-enum rec_op_kind { REC_BYTES, REC_WHOLE, REC_PART, REC_SLOW };
-
-struct rec_op {
-	uint8_t kind;
-	uint8_t ssize;	/* member size (UINT), or bytes (BYTES) */
-	uint8_t nbytes; /* wire bytes holding the field (WHOLE, PART) */
-	uint8_t tail;	/* PART: bits below the field in those bytes */
-	uint16_t soff;	/* member offset */
-	uint16_t wbyte; /* first wire byte */
-	uint16_t bit_off, bits; /* SLOW: the general bit loop */
-	uint64_t mask;	/* PART: field mask, unshifted */
-};
-
-struct rec_prog {
-	const struct emu_mad_record_desc *d;
-	struct rec_op *ops;
-	unsigned n;
-};
-
-#define REC_PROGS_MAX 64
-static struct rec_prog progs[REC_PROGS_MAX];
-static unsigned nprogs; /* published with a release store after the entry is complete */
-static pthread_mutex_t prog_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static struct rec_op compile_op(const struct emu_mad_field *f, unsigned e)
-{
-	unsigned off = f->bit_off + e * f->bits;
-	unsigned first = off / 8, last = (off + f->bits - 1) / 8;
-	struct rec_op o = {
-		.ssize = f->struct_size,
-		.soff = (uint16_t)(f->struct_off + e * f->struct_size),
-		.wbyte = (uint16_t)first,
-		.bit_off = (uint16_t)off,
-		.bits = f->bits,
-	};
-
-	if (f->kind == EMU_MF_BYTES) {
-		o.kind = REC_BYTES;
-		o.ssize = (uint8_t)(f->bits / 8);
-	} else if (last - first >= 8) {
-		o.kind = REC_SLOW;
-	} else {
-		o.nbytes = (uint8_t)(last - first + 1);
-		o.kind = !(off % 8) && !(f->bits % 8) ? REC_WHOLE : REC_PART;
-		o.tail = (uint8_t)(7 - (off + f->bits - 1) % 8);
-		o.mask = field_mask(f->bits);
-	}
-	return o;
-}
-
-/* The layout's ops, compiled at first use; NULL without memory (run_ops builds them as it goes). */
-static const struct rec_prog *prog_of(const struct emu_mad_record_desc *d)
-{
-	unsigned n = __atomic_load_n(&nprogs, __ATOMIC_ACQUIRE), k = 0;
-	struct rec_prog *p = NULL;
-
-	for (unsigned i = 0; i < n; i++)
-		if (progs[i].d == d)
-			return &progs[i];
-	pthread_mutex_lock(&prog_lock);
-	for (unsigned i = 0; i < nprogs; i++)
-		if (progs[i].d == d) {
-			p = &progs[i];
-			goto out;
-		}
-	if (nprogs == REC_PROGS_MAX)
-		goto out;
-	for (size_t i = 0; i < d->nfields; i++)
-		if (d->fields[i].kind != EMU_MF_RESERVED)
-			k += d->fields[i].count;
-	p = &progs[nprogs];
-	p->ops = malloc((k ? k : 1) * sizeof(*p->ops));
-	if (!p->ops) {
-		p = NULL;
-		goto out;
-	}
-	k = 0;
-	for (size_t i = 0; i < d->nfields; i++)
-		for (unsigned e = 0; d->fields[i].kind != EMU_MF_RESERVED && e < d->fields[i].count; e++)
-			p->ops[k++] = compile_op(&d->fields[i], e);
-	p->n = k;
-	p->d = d;
-	__atomic_store_n(&nprogs, nprogs + 1, __ATOMIC_RELEASE);
-out:
-	pthread_mutex_unlock(&prog_lock);
-	return p;
-}
-
-static inline __attribute__((always_inline)) void pack_op(const struct rec_op *o,
-							 const uint8_t *sp, uint8_t *wire)
-{
-	uint8_t *w = wire + o->wbyte;
-	uint64_t v;
-
-	if (o->kind == REC_BYTES) {
-		memcpy(w, sp + o->soff, o->ssize);
-		return;
-	}
-	v = member_get(sp + o->soff, o->ssize);
-	if (o->kind == REC_WHOLE) {
-		emu_be_store_n(w, o->nbytes, v);
-	} else if (o->kind == REC_PART) {
-		uint64_t m = o->mask << o->tail;
-
-		emu_be_store_n(w, o->nbytes, (emu_be_load_n(w, o->nbytes) & ~m) | ((v << o->tail) & m));
-	} else {
-		bits_put(wire, o->bit_off, o->bits, v);
-	}
-}
-
-static inline __attribute__((always_inline)) void unpack_op(const struct rec_op *o,
-							   const uint8_t *wire, uint8_t *sp)
-{
-	const uint8_t *w = wire + o->wbyte;
-
-	if (o->kind == REC_BYTES)
-		memcpy(sp + o->soff, w, o->ssize);
-	else if (o->kind == REC_WHOLE)
-		member_put(sp + o->soff, o->ssize, emu_be_load_n(w, o->nbytes));
-	else if (o->kind == REC_PART)
-		member_put(sp + o->soff, o->ssize, (emu_be_load_n(w, o->nbytes) >> o->tail) & o->mask);
+	if (!(off % 8) && !(bits % 8))
+		emu_be_store_n(w + first, n, v);
+	else if (n == 1)
+		w[first] |= (uint8_t)((v & field_mask(bits)) << tail);
 	else
-		member_put(sp + o->soff, o->ssize, bits_get(wire, o->bit_off, o->bits));
+		emu_be_store_n(w + first, n,
+			       emu_be_load_n(w + first, n) | (v & field_mask(bits)) << tail);
 }
 
-/* Runs fn on every op of d: the compiled list, or (no memory for it) each op built as the
- * table is walked. Inlined at both callers, so fn is a direct (inlined) call there. */
-static inline __attribute__((always_inline)) void
-run_ops(const struct emu_mad_record_desc *d, const uint8_t *in, uint8_t *out,
-		    void (*fn)(const struct rec_op *, const uint8_t *, uint8_t *))
+static inline __attribute__((always_inline)) uint64_t rec_get(const uint8_t *w, unsigned off,
+							     unsigned bits)
 {
-	const struct rec_prog *p = prog_of(d);
+	unsigned first = off / 8, n = (off + bits - 1) / 8 - first + 1;
 
-	if (p) {
-		for (unsigned i = 0; i < p->n; i++)
-			fn(&p->ops[i], in, out);
-		return;
-	}
-	for (size_t i = 0; i < d->nfields; i++)
-		for (unsigned e = 0; d->fields[i].kind != EMU_MF_RESERVED && e < d->fields[i].count;
-		     e++) {
-			struct rec_op o = compile_op(&d->fields[i], e);
-
-			fn(&o, in, out);
-		}
+	return emu_be_load_n(w + first, n) >> (7 - (off + bits - 1) % 8) & field_mask(bits);
 }
+
+/* Row kinds: X(kind, T, member, bit offset, bits, component mask bit)
+ *   FLD    an unsigned integer member
+ *   SID    the 64-bit ServiceID, selected by either of mask bits comp and comp + 1
+ *   BYTES  bits / 8 bytes copied as they are
+ *   RSV    reserved bits (the member name is a placeholder)
+ * and X(ARRAY, T, member, bit offset, bits of one element, elements, comp). */
+#define MF_SPAN(type, member, kind_, bitoff, nbits, n, comp, span)                           \
+	{ .name = #member, .kind = (kind_), .bit_off = (bitoff), .bits = (nbits),            \
+	  .count = (n), .comp_bit = (comp), .comp_span = (span),                             \
+	  .struct_off = offsetof(type, member), .struct_size = sizeof(((type *)0)->member) }
+#define TAB(kind, ...) TAB_##kind(__VA_ARGS__)
+#define TAB_FLD(T, member, off, bits, comp) MF_SPAN(T, member, EMU_MF_UINT, off, bits, 1, comp, 1),
+#define TAB_SID(T, member, off, bits, comp) MF_SPAN(T, member, EMU_MF_UINT, off, bits, 1, comp, 2),
+#define TAB_BYTES(T, member, off, bits, comp) \
+	MF_SPAN(T, member, EMU_MF_BYTES, off, bits, 1, comp, 1),
+#define TAB_RSV(T, member, off, nb, comp)                                                    \
+	{ .name = "reserved", .kind = EMU_MF_RESERVED, .bit_off = (off), .bits = (nb),       \
+	  .count = 1, .comp_bit = (comp), .comp_span = 1 },
+#define TAB_ARRAY(T, member, off, nb, n, comp)                                               \
+	{ .name = #member, .kind = EMU_MF_UINT, .bit_off = (off), .bits = (nb),              \
+	  .count = (n), .comp_bit = (comp), .comp_span = 1,                                  \
+	  .struct_off = offsetof(T, member), .struct_size = sizeof(((T *)0)->member[0]) },
+
+#define PACK(kind, ...) PACK_##kind(__VA_ARGS__)
+#define PACK_FLD(T, member, off, bits, comp) rec_put(w, off, bits, s->member);
+#define PACK_SID PACK_FLD
+#define PACK_BYTES(T, member, off, bits, comp) memcpy(w + (off) / 8, s->member, (bits) / 8);
+#define PACK_RSV(T, member, off, bits, comp)
+#define PACK_ARRAY(T, member, off, bits, n, comp)           \
+	for (unsigned i_ = 0; i_ < (n); i_++)               \
+		rec_put(w, (off) + i_ * (bits), bits, s->member[i_]);
+
+#define UNPACK(kind, ...) UNPACK_##kind(__VA_ARGS__)
+#define UNPACK_FLD(T, member, off, bits, comp) \
+	s->member = (__typeof__(s->member))rec_get(w, off, bits);
+#define UNPACK_SID UNPACK_FLD
+#define UNPACK_BYTES(T, member, off, bits, comp) memcpy(s->member, w + (off) / 8, (bits) / 8);
+#define UNPACK_RSV(T, member, off, bits, comp)
+#define UNPACK_ARRAY(T, member, off, bits, n, comp) \
+	for (unsigned i_ = 0; i_ < (n); i_++)       \
+		s->member[i_] = (__typeof__(s->member[0]))rec_get(w, (off) + i_ * (bits), bits);
+
+#define RECORD(lc, T, ROWS)                                                  \
+	static const struct emu_mad_field lc##_fields[] = { ROWS(TAB, T) }; \
+	static void lc##_pack(const void *sv, uint8_t *w)                    \
+	{                                                                    \
+		const T *s = sv;                                             \
+		ROWS(PACK, T)                                                \
+	}                                                                    \
+	static void lc##_unpack(const uint8_t *w, void *sv)                  \
+	{                                                                    \
+		T *s = sv;                                                   \
+		ROWS(UNPACK, T)                                              \
+	}
+
+/* Table 206. ServiceID is one 64-bit field selected by either of mask bits 0 (ServiceID8MSB)
+ * and 1 (ServiceID56LSB): a query gives both in practice (the CM sets both). */
+#define PATH_REC_ROWS(X, T)                                \
+	X(SID, T, service_id, 0, 64, 0)                    \
+	X(BYTES, T, dgid, 64, 128, 2)                      \
+	X(BYTES, T, sgid, 192, 128, 3)                     \
+	X(FLD, T, dlid, 320, 16, 4)                        \
+	X(FLD, T, slid, 336, 16, 5)                        \
+	X(FLD, T, raw_traffic, 352, 1, 6)                  \
+	X(RSV, T, rsv, 353, 3, 7)                          \
+	X(FLD, T, flow_label, 356, 20, 8)                  \
+	X(FLD, T, hop_limit, 376, 8, 9)                    \
+	X(FLD, T, traffic_class, 384, 8, 10)               \
+	X(FLD, T, reversible, 392, 1, 11)                  \
+	X(FLD, T, numb_path, 393, 7, 12)                   \
+	X(FLD, T, pkey, 400, 16, 13)                       \
+	X(FLD, T, qos_class, 416, 12, 14)                  \
+	X(FLD, T, sl, 428, 4, 15)                          \
+	X(FLD, T, mtu_selector, 432, 2, 16)                \
+	X(FLD, T, mtu, 434, 6, 17)                         \
+	X(FLD, T, rate_selector, 440, 2, 18)               \
+	X(FLD, T, rate, 442, 6, 19)                        \
+	X(FLD, T, packet_life_time_selector, 448, 2, 20)   \
+	X(FLD, T, packet_life_time, 450, 6, 21)            \
+	X(FLD, T, preference, 456, 8, 22)                  \
+	X(RSV, T, rsv, 464, 48, EMU_MF_NO_COMP)
+
+#define MCMEMBER_REC_ROWS(X, T)                            \
+	X(BYTES, T, mgid, 0, 128, 0)                       \
+	X(BYTES, T, port_gid, 128, 128, 1)                 \
+	X(FLD, T, qkey, 256, 32, 2)                        \
+	X(FLD, T, mlid, 288, 16, 3)                        \
+	X(FLD, T, mtu_selector, 304, 2, 4)                 \
+	X(FLD, T, mtu, 306, 6, 5)                          \
+	X(FLD, T, traffic_class, 312, 8, 6)                \
+	X(FLD, T, pkey, 320, 16, 7)                        \
+	X(FLD, T, rate_selector, 336, 2, 8)                \
+	X(FLD, T, rate, 338, 6, 9)                         \
+	X(FLD, T, packet_life_time_selector, 344, 2, 10)   \
+	X(FLD, T, packet_life_time, 346, 6, 11)            \
+	X(FLD, T, sl, 352, 4, 12)                          \
+	X(FLD, T, flow_label, 356, 20, 13)                 \
+	X(FLD, T, hop_limit, 376, 8, 14)                   \
+	X(FLD, T, scope, 384, 4, 15)                       \
+	X(FLD, T, join_state, 388, 4, 16)                  \
+	X(FLD, T, proxy_join, 392, 1, 17)                  \
+	X(RSV, T, rsv, 393, 23, EMU_MF_NO_COMP)
+
+#define SERVICE_REC_ROWS(X, T)                             \
+	X(FLD, T, id, 0, 64, 0)                            \
+	X(BYTES, T, gid, 64, 128, 1)                       \
+	X(FLD, T, pkey, 192, 16, 2)                        \
+	X(RSV, T, rsv, 208, 16, 3)                         \
+	X(FLD, T, lease, 224, 32, 4)                       \
+	X(BYTES, T, key, 256, 128, 5)                      \
+	X(BYTES, T, name, 384, 512, 6)                     \
+	X(ARRAY, T, data8, 896, 8, 16, 7)                  \
+	X(ARRAY, T, data16, 1024, 16, 8, 23)               \
+	X(ARRAY, T, data32, 1152, 32, 4, 31)               \
+	X(ARRAY, T, data64, 1280, 64, 2, 35)
+
+RECORD(path_rec, struct emu_sa_path_rec, PATH_REC_ROWS)
+RECORD(mcmember_rec, struct emu_sa_mcmember_rec, MCMEMBER_REC_ROWS)
+RECORD(service_rec, struct emu_sa_service_rec, SERVICE_REC_ROWS)
 
 void emu_mad_record_pack(const struct emu_mad_record_desc *d, const void *s, uint8_t *wire)
 {
 	memset(wire, 0, d->wire_len);
-	run_ops(d, s, wire, pack_op);
+	d->pack(s, wire);
 }
 
 void emu_mad_record_unpack(const struct emu_mad_record_desc *d, const uint8_t *wire, void *s)
 {
 	memset(s, 0, d->struct_size);
-	run_ops(d, wire, s, unpack_op);
+	d->unpack(wire, s);
 }
 
 static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned off, unsigned bits)
@@ -450,107 +426,18 @@ const struct emu_mad_field *emu_mad_field_find(const struct emu_mad_record_desc 
 
 /* ---- the tables ---- */
 
-#define FLD(type, member, bitoff, nbits, comp)                                               \
-	{ .name = #member, .kind = EMU_MF_UINT, .bit_off = (bitoff), .bits = (nbits),        \
-	  .count = 1, .comp_bit = (comp), .comp_span = 1,                                    \
-	  .struct_off = offsetof(type, member), .struct_size = sizeof(((type *)0)->member) }
-#define BYTES(type, member, bitoff, nbits, comp)                                             \
-	{ .name = #member, .kind = EMU_MF_BYTES, .bit_off = (bitoff), .bits = (nbits),       \
-	  .count = 1, .comp_bit = (comp), .comp_span = 1,                                    \
-	  .struct_off = offsetof(type, member), .struct_size = sizeof(((type *)0)->member) }
-#define ARRAY(type, member, bitoff, nbits, n, comp)                                          \
-	{ .name = #member, .kind = EMU_MF_UINT, .bit_off = (bitoff), .bits = (nbits),        \
-	  .count = (n), .comp_bit = (comp), .comp_span = 1,                                  \
-	  .struct_off = offsetof(type, member),                                              \
-	  .struct_size = sizeof(((type *)0)->member[0]) }
-#define RSV(bitoff, nbits, comp)                                                             \
-	{ .name = "reserved", .kind = EMU_MF_RESERVED, .bit_off = (bitoff), .bits = (nbits), \
-	  .count = 1, .comp_bit = (comp), .comp_span = 1 }
-
-#define PR struct emu_sa_path_rec
-/* Table 206. ServiceID is one 64-bit field selected by either of mask bits 0 (ServiceID8MSB)
- * and 1 (ServiceID56LSB): a query gives both in practice (the CM sets both). */
-static const struct emu_mad_field path_rec_fields[] = {
-	{ .name = "service_id", .kind = EMU_MF_UINT, .bit_off = 0, .bits = 64, .count = 1,
-	  .comp_bit = 0, .comp_span = 2, .struct_off = offsetof(PR, service_id),
-	  .struct_size = 8 },
-	BYTES(PR, dgid, 64, 128, 2),
-	BYTES(PR, sgid, 192, 128, 3),
-	FLD(PR, dlid, 320, 16, 4),
-	FLD(PR, slid, 336, 16, 5),
-	FLD(PR, raw_traffic, 352, 1, 6),
-	RSV(353, 3, 7),
-	FLD(PR, flow_label, 356, 20, 8),
-	FLD(PR, hop_limit, 376, 8, 9),
-	FLD(PR, traffic_class, 384, 8, 10),
-	FLD(PR, reversible, 392, 1, 11),
-	FLD(PR, numb_path, 393, 7, 12),
-	FLD(PR, pkey, 400, 16, 13),
-	FLD(PR, qos_class, 416, 12, 14),
-	FLD(PR, sl, 428, 4, 15),
-	FLD(PR, mtu_selector, 432, 2, 16),
-	FLD(PR, mtu, 434, 6, 17),
-	FLD(PR, rate_selector, 440, 2, 18),
-	FLD(PR, rate, 442, 6, 19),
-	FLD(PR, packet_life_time_selector, 448, 2, 20),
-	FLD(PR, packet_life_time, 450, 6, 21),
-	FLD(PR, preference, 456, 8, 22),
-	RSV(464, 48, EMU_MF_NO_COMP),
-};
-#undef PR
-
-#define MC struct emu_sa_mcmember_rec
-static const struct emu_mad_field mcmember_rec_fields[] = {
-	BYTES(MC, mgid, 0, 128, 0),
-	BYTES(MC, port_gid, 128, 128, 1),
-	FLD(MC, qkey, 256, 32, 2),
-	FLD(MC, mlid, 288, 16, 3),
-	FLD(MC, mtu_selector, 304, 2, 4),
-	FLD(MC, mtu, 306, 6, 5),
-	FLD(MC, traffic_class, 312, 8, 6),
-	FLD(MC, pkey, 320, 16, 7),
-	FLD(MC, rate_selector, 336, 2, 8),
-	FLD(MC, rate, 338, 6, 9),
-	FLD(MC, packet_life_time_selector, 344, 2, 10),
-	FLD(MC, packet_life_time, 346, 6, 11),
-	FLD(MC, sl, 352, 4, 12),
-	FLD(MC, flow_label, 356, 20, 13),
-	FLD(MC, hop_limit, 376, 8, 14),
-	FLD(MC, scope, 384, 4, 15),
-	FLD(MC, join_state, 388, 4, 16),
-	FLD(MC, proxy_join, 392, 1, 17),
-	RSV(393, 23, EMU_MF_NO_COMP),
-};
-#undef MC
-
-#define SR struct emu_sa_service_rec
-static const struct emu_mad_field service_rec_fields[] = {
-	FLD(SR, id, 0, 64, 0),
-	BYTES(SR, gid, 64, 128, 1),
-	FLD(SR, pkey, 192, 16, 2),
-	RSV(208, 16, 3),
-	FLD(SR, lease, 224, 32, 4),
-	BYTES(SR, key, 256, 128, 5),
-	BYTES(SR, name, 384, 512, 6),
-	ARRAY(SR, data8, 896, 8, 16, 7),
-	ARRAY(SR, data16, 1024, 16, 8, 23),
-	ARRAY(SR, data32, 1152, 32, 4, 31),
-	ARRAY(SR, data64, 1280, 64, 2, 35),
-};
-#undef SR
-
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 const struct emu_mad_record_desc emu_sa_path_rec_desc = {
 	"PathRecord", EMU_SA_ATTR_PATH_RECORD, 64, 8, sizeof(struct emu_sa_path_rec),
-	path_rec_fields, N(path_rec_fields)
+	path_rec_fields, N(path_rec_fields), path_rec_pack, path_rec_unpack
 };
 const struct emu_mad_record_desc emu_sa_mcmember_rec_desc = {
 	"MCMemberRecord", EMU_SA_ATTR_MCMEMBER_RECORD, 52, 7, sizeof(struct emu_sa_mcmember_rec),
-	mcmember_rec_fields, N(mcmember_rec_fields)
+	mcmember_rec_fields, N(mcmember_rec_fields), mcmember_rec_pack, mcmember_rec_unpack
 };
 const struct emu_mad_record_desc emu_sa_service_rec_desc = {
 	"ServiceRecord", EMU_SA_ATTR_SERVICE_RECORD, 176, 22, sizeof(struct emu_sa_service_rec),
-	service_rec_fields, N(service_rec_fields)
+	service_rec_fields, N(service_rec_fields), service_rec_pack, service_rec_unpack
 };
 
 const struct emu_mad_record_desc *emu_sa_record_desc(uint16_t attr_id)

@@ -165,6 +165,10 @@ struct emu_mad_record_desc {
 	size_t struct_size;
 	const struct emu_mad_field *fields;
 	size_t nfields;
+	/* expanded from the same rows as fields (emu/mad.c): the wire is zeroed before pack,
+	 * the struct before unpack */
+	void (*pack)(const void *s, uint8_t *wire);
+	void (*unpack)(const uint8_t *wire, void *s);
 };
 
 /* Bit field access on a big-endian wire record. bits <= 64. */
