@@ -266,6 +266,8 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
+	emu_kmem_free(id->out.mad);
+	emu_kmem_free(id->pdata);
 	emu_kmem_free(id);
 }
 
@@ -368,7 +370,7 @@ unsigned emu_cm_id_timeout_ms(const struct emu_cm_id *id)
 void emu_cm_cancel_out(struct emu_cm_id *id)
 {
 	/* ib_cancel_mad: the send completes with a flush error, which cm_send_handler frees */
-	id->out.active = false;
+	emu_cm_out_done(id);
 	emu_timer_cancel(id->agent->clk, &id->out.timer);
 }
 
@@ -587,8 +589,17 @@ static void cm_store_pdata(struct emu_cm_id *id, const void *pd, uint8_t len)
 {
 	/* cm_set_private_data: kept for the answers to duplicates */
 	id->pdata_len = pd ? len : 0;
-	if (id->pdata_len)
-		memcpy(id->pdata, pd, len);
+	if (!id->pdata_len)
+		return;
+	if (!id->pdata)
+		id->pdata = emu_kmem_alloc(EMU_CM_PRIVATE_DATA_MAX);
+	if (!id->pdata) { /* (the kernel's kmemdup failing fails the send instead) */
+		emu_cm_trace(id->agent, "cm 0x%x: no memory to keep %u bytes of private data: "
+					"duplicates are answered without it", id->local_id, len);
+		id->pdata_len = 0;
+		return;
+	}
+	memcpy(id->pdata, pd, len);
 }
 
 /* ---- the consumer's API ---- */

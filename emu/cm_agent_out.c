@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/cm_agent_priv.h"
+#include "emu/kmem.h"
 
 static uint16_t mad_attr(const uint8_t mad[EMU_MAD_LEN])
 {
@@ -116,16 +117,33 @@ void emu_cm_send_expect(struct emu_cm_id *id, const uint8_t mad[EMU_MAD_LEN], un
 
 	/* One outstanding MAD per id (cm_id_priv->msg): a new one replaces the old. */
 	emu_timer_cancel(id->agent->clk, &o->timer);
-	memcpy(o->mad, mad, EMU_MAD_LEN);
+	if (!o->mad)
+		o->mad = emu_kmem_alloc(EMU_MAD_LEN);
 	o->dst = id->av;
 	o->timeout_ms = id->timeout_ms;
 	o->retries_left = id->max_cm_retries;
+	if (o->mad) {
+		memcpy(o->mad, mad, EMU_MAD_LEN);
+	} else {
+		/* no copy to resend: the MAD goes once and the id gets its response timeout
+		 * after one timeout_ms, as after the last retry */
+		emu_cm_trace(id->agent, "cm 0x%x: no memory to keep %s for resending: no retries",
+			     id->local_id, emu_cm_attr_name(mad_attr(mad)));
+		o->retries_left = 0;
+	}
 	o->state = (uint8_t)state;
 	o->active = true;
 	/* wait_for_response: the timeout runs from the send completion, which is immediate;
 	 * armed before the send so that an answer handled during it can cancel it */
 	emu_timer_arm_in(id->agent->clk, &o->timer, (uint64_t)o->timeout_ms * EMU_NSEC_PER_MSEC);
-	emu_cm_output(id->agent, &o->dst, o->mad, false);
+	emu_cm_output(id->agent, &o->dst, mad, false);
+}
+
+void emu_cm_out_done(struct emu_cm_id *id)
+{
+	id->out.active = false;
+	emu_kmem_free(id->out.mad);
+	id->out.mad = NULL;
 }
 
 void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
@@ -153,7 +171,7 @@ void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	}
 	/* IB_WC_RESP_TIMEOUT_ERR -> cm_process_send_error: only for the id's current MAD and the
 	 * state it was sent in (MRA handling updates that state) */
-	o->active = false;
+	emu_cm_out_done(id);
 	if (o->state == id->state && !emu_cm_step(id, EMU_CM_EV_RESPONSE_TIMEOUT, &tr) &&
 	    tr.disp == EMU_CM_OK && (tr.actions & EMU_CM_A_EVENT)) {
 		ev.type = (enum emu_cm_uevent)tr.uevent;

@@ -10,7 +10,9 @@
  * retransmission state): resent every timeout_ms while retries_left, then the id gets the
  * response-timeout event if it is still in the state the MAD was sent for (context[1]). */
 struct cm_out {
-	uint8_t mad[EMU_MAD_LEN];
+	/* emu_kmem, only while active: 1,000 established connections keep none (the CM id was
+	 * 928 bytes with this and pdata inline, a 1 KiB size class; now a 512-byte one) */
+	uint8_t *mad;
 	struct emu_cm_addr dst;
 	unsigned timeout_ms;
 	unsigned retries_left;
@@ -43,8 +45,9 @@ struct emu_cm_id {
 	uint8_t max_cm_retries;
 	uint8_t service_timeout; /* the MRA's, with its DELAY flag */
 
-	/* cm_id_priv->private_data: what a duplicate is answered with (RTU, MRA, DREP) */
-	uint8_t pdata[EMU_CM_PRIVATE_DATA_MAX];
+	/* cm_id_priv->private_data: what a duplicate is answered with (RTU, MRA, DREP);
+	 * EMU_CM_PRIVATE_DATA_MAX bytes of emu_kmem once some is stored, NULL before */
+	uint8_t *pdata;
 	uint8_t pdata_len;
 
 	/* membership of the agent's tables (cm_timewait_info's inserted_remote_id/_qp, the
@@ -164,6 +167,8 @@ void emu_cm_output(struct emu_cm_agent *a, const struct emu_cm_addr *dst,
 /* Sends the id's MAD expecting an answer: arms the response timer. */
 void emu_cm_send_expect(struct emu_cm_id *id, const uint8_t mad[EMU_MAD_LEN], unsigned state);
 void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
+/* The outstanding MAD is answered, cancelled or timed out: inactive, its copy freed. */
+void emu_cm_out_done(struct emu_cm_id *id);
 void emu_cm_delayed_flush(struct emu_cm_agent *a);
 
 /* cm_agent_rx.c */
