@@ -83,9 +83,10 @@ struct emu_sockaddr_ib {
 	uint64_t sib_scope_id;
 };
 
-/* A kernel CM id (struct rdma_id_private + struct ucma_context). */
+/* A kernel CM id (struct rdma_id_private + struct ucma_context). 512 bytes on x86-64, one
+ * emu_kmem size class (bench/cm_bench keeps 2 a connection): members are ordered so that
+ * the compiler pads nothing; mind the holes when adding one. */
 struct emu_cma_id {
-	uint32_t handle;             /* the ucma id (ctx->id), unique across files */
 	uint64_t uid;                /* the library's cookie, returned in events */
 	struct emu_ucma_file *file;
 	const struct emu_host *host;
@@ -112,6 +113,7 @@ struct emu_cma_id {
 	struct emu_cma_bind *bind;
 	struct emu_list bind_node;
 	int backlog;                 /* remaining CONNECT_REQUEST slots of a listener */
+	uint32_t handle;             /* the ucma id (ctx->id), unique across files */
 	struct emu_cma_id *listen;   /* for ids created by a CONNECT_REQUEST: the listener */
 	/* Address resolution's result (the kernel's rdma_dev_addr): the destination's GID (IB:
 	 * bytes 4-19 of its IPoIB hardware address; RoCE reports the IPs as GIDs instead), its
@@ -119,18 +121,20 @@ struct emu_cma_id {
 	uint8_t dgid[16];
 	uint8_t dst_hw[20], dst_hw_len;
 	uint8_t hop_limit;
-	/* Route: path records (ib_path_rec_data: 72 bytes each, flags + 64-byte record). */
-	struct ib_path_rec_data paths[6];
-	unsigned npaths;
+	bool has_cm;                 /* an IB CM id exists (connect/REQ): reject/notify/... allowed */
+	/* Route: path records (ib_path_rec_data: 72 bytes each, flags + 64-byte record), in
+	 * emu_kmem for paths_cap of them (emu_cma_paths_set); the six the kernel allows were
+	 * 432 bytes inline, which put the id in a 1 KiB size class. */
+	struct ib_path_rec_data *paths;
+	uint8_t npaths, paths_cap;
 	uint32_t events_reported;
 	uint32_t seq_num;            /* rq_psn for RTR (the kernel's id_priv->seq_num) */
+	unsigned nservice_recs;      /* of service_recs below */
 	struct emu_list file_node;   /* in file->ids */
 	struct emu_list mcs;         /* struct emu_cma_mc */
-	bool has_cm;                 /* an IB CM id exists (connect/REQ): reject/notify/... allowed */
 	/* RESOLVE_IB_SERVICE's answer (route.service_recs): ServiceRecords in their 176-byte wire
 	 * form, which is also ib_user_service_rec's layout. */
 	uint8_t (*service_recs)[176];
-	unsigned nservice_recs;
 	void *net[EMU_CMA_NET_NSLOTS];
 };
 
@@ -223,6 +227,12 @@ int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, 
 /* Address resolution finished: status 0 (dev/netdev/port set via emu_cma_acquire_dev, dst
  * stored) -> ADDR_RESOLVED, else back to ADDR_BOUND and ADDR_ERROR with status. */
 void emu_cma_addr_resolved(struct emu_cma_id *id, int status);
+/* Room for n (<= EMU_CMA_MAX_PATHS) path records in id->paths: 0 or -ENOMEM. */
+int emu_cma_paths_reserve(struct emu_cma_id *id, unsigned n);
+/* The id's route becomes paths[0..n) (n capped at EMU_CMA_MAX_PATHS): 0 or -ENOMEM. */
+int emu_cma_paths_set(struct emu_cma_id *id, const struct ib_path_rec_data *paths, unsigned n);
+#define EMU_CMA_MAX_PATHS 6 /* ucma_copy_ib_route: primary, alternate, and OPA's */
+
 /* Route resolution finished: paths copied into the id, ROUTE_RESOLVED / ROUTE_ERROR. */
 void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,
 			    unsigned npaths, int status);

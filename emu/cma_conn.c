@@ -598,6 +598,7 @@ static void hdr_addr(struct sockaddr_storage *ss, const struct emu_cma_hdr *h, c
 /* cma_format_paths_from_req: the passive side's path, stored as the PATH query returns it. */
 static void store_req_path(struct emu_cma_id *id, struct cma_conn *c, const struct emu_cm_msg *m)
 {
+	struct ib_path_rec_data pd;
 	struct emu_sa_path_rec r;
 	unsigned plt = m->primary.local_ack_timeout;
 
@@ -632,10 +633,10 @@ static void store_req_path(struct emu_cma_id *id, struct cma_conn *c, const stru
 	r.rate = c->path.rate;
 	r.packet_life_time_selector = 2;
 	r.packet_life_time = c->path.packet_life_time;
-	memset(&id->paths[0], 0, sizeof id->paths[0]);
-	id->paths[0].flags = PATH_FLAGS_PRIMARY;
-	emu_mad_record_pack(&emu_sa_path_rec_desc, &r, (uint8_t *)id->paths[0].path_rec);
-	id->npaths = 1;
+	memset(&pd, 0, sizeof pd);
+	pd.flags = PATH_FLAGS_PRIMARY;
+	emu_mad_record_pack(&emu_sa_path_rec_desc, &r, (uint8_t *)pd.path_rec);
+	(void)emu_cma_paths_set(id, &pd, 1); /* room reserved by req_handler */
 }
 
 /* cma_req_handler for a REQ or SIDR_REQ that reached one of our ib_cm listens. Non-zero: the
@@ -771,6 +772,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		ret = emu_cma_bind_ib_dev(id);
 	else
 		ret = emu_cma_acquire_dev(id, netdev_of(h, (const struct sockaddr *)&dst));
+	if (!ret && !sidr) /* the REQ's path, stored below (cma_ib_new_conn_id's kmalloc) */
+		ret = emu_cma_paths_reserve(id, 1);
 	c = ret ? NULL : conn_new(id, a);
 	if (!c) {
 		/* never reported: its backlog slot goes back */

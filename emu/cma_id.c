@@ -245,6 +245,7 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 			table[h]->listen = NULL;
 	emu_list_del(&id->file_node);
 	free_handle(id->handle);
+	emu_kmem_free(id->paths);
 	emu_kmem_free(id);
 }
 
@@ -321,14 +322,47 @@ void emu_cma_addr_resolved(struct emu_cma_id *id, int status)
 	emu_cma_event(id, NULL, EMU_CMA_EVENT_ADDR_ERROR, status ? status : -EINVAL, NULL);
 }
 
+int emu_cma_paths_reserve(struct emu_cma_id *id, unsigned n)
+{
+	struct ib_path_rec_data *p;
+
+	if (n > EMU_CMA_MAX_PATHS)
+		n = EMU_CMA_MAX_PATHS;
+	if (n <= id->paths_cap)
+		return 0;
+	p = emu_kmem_alloc(n * sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	if (id->npaths)
+		memcpy(p, id->paths, id->npaths * sizeof *p);
+	emu_kmem_free(id->paths);
+	id->paths = p;
+	id->paths_cap = (uint8_t)n;
+	return 0;
+}
+
+int emu_cma_paths_set(struct emu_cma_id *id, const struct ib_path_rec_data *paths, unsigned n)
+{
+	int err;
+
+	if (n > EMU_CMA_MAX_PATHS)
+		n = EMU_CMA_MAX_PATHS;
+	err = emu_cma_paths_reserve(id, n);
+	if (err)
+		return err;
+	if (n)
+		memcpy(id->paths, paths, n * sizeof *paths);
+	id->npaths = (uint8_t)n;
+	return 0;
+}
+
 void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,
 			    unsigned npaths, int status)
 {
+	/* cma_query_handler: a path that cannot be kept fails the route (-ENOMEM) */
+	if (!status && id->state == EMU_CMA_ROUTE_QUERY)
+		status = emu_cma_paths_set(id, paths, npaths);
 	if (!status && emu_cma_comp_exch(id, EMU_CMA_ROUTE_QUERY, EMU_CMA_ROUTE_RESOLVED)) {
-		if (npaths > 6)
-			npaths = 6;
-		memcpy(id->paths, paths, npaths * sizeof *paths);
-		id->npaths = npaths;
 		emu_cma_event(id, NULL, EMU_CMA_EVENT_ROUTE_RESOLVED, 0, NULL);
 		return;
 	}
@@ -434,8 +468,10 @@ static int set_ib_path(struct emu_cma_id *id, const void *optval, uint32_t optle
 		emu_cma_comp_exch(id, EMU_CMA_ROUTE_QUERY, EMU_CMA_ADDR_RESOLVED);
 		return -ENODEV;
 	}
-	memcpy(&id->paths[0], p, sizeof *p);
-	id->npaths = 1;
+	if (emu_cma_paths_set(id, p, 1)) {
+		emu_cma_comp_exch(id, EMU_CMA_ROUTE_QUERY, EMU_CMA_ADDR_RESOLVED);
+		return -ENOMEM; /* cma_set_ib_paths: kmalloc of the route */
+	}
 	emu_cma_comp_exch(id, EMU_CMA_ROUTE_QUERY, EMU_CMA_ROUTE_RESOLVED);
 	return emu_cma_event(id, NULL, EMU_CMA_EVENT_ROUTE_RESOLVED, 0, NULL);
 }
