@@ -37,6 +37,15 @@ struct emu_gsi_port {
 	 * IPv4-mapped), [0]: IPv6; 0 until the first. The layout depends on nothing else: a UD
 	 * SEND_ONLY with DETH and 256 bytes on Ethernet. */
 	ssize_t lazy_frame_len[2];
+	/* RoCE: the last destination GID's route (emu_gsi_xmit), three scans of GID tables
+	 * (~370 instructions a MAD), kept while the GID tables and the MAC resolver stay as
+	 * they are; valid false until the first */
+	struct {
+		bool valid, local;
+		unsigned long gen;
+		const struct emu_fabric *fabric;
+		uint8_t dgid[16], sgid[16], smac[6], dmac[6];
+	} route;
 };
 
 /* Cancels and frees the port's looped-back frames still in flight (gsi_free). */

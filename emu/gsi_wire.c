@@ -9,6 +9,7 @@
 #include "emu/engine.h"
 #include "emu/gsi_priv.h"
 #include "emu/pkt.h"
+#include "emu/roce_gid.h"
 #include "emu/topology.h"
 
 int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *from,
@@ -60,6 +61,48 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 		return 0;
 	}
 	return -EADDRNOTAVAIL;
+}
+
+/* The RoCE addressing of a MAD to dgid: source GID and MAC, the destination MAC, and whether
+ * dgid is one of the port's own (looped back). Kept for the port's last destination while no
+ * GID table changed (emu_roce_gid_generation) and the MACs come from the fabric file, the
+ * one resolver whose answers depend on nothing else. */
+static bool roce_own_gid(const struct emu_gsi_port *p, const uint8_t dgid[16]);
+
+static int roce_route(struct emu_gsi_port *p, const uint8_t dgid[16], struct emu_pkt_addr *a,
+		      bool *local)
+{
+	struct emu_engine *e = p->g->e;
+	const struct emu_fabric *f = emu_engine_fabric(e);
+	unsigned long gen = emu_roce_gid_generation();
+	bool cacheable = p->g->mac == emu_gsi_mac_from_fabric;
+	int rc;
+
+	if (cacheable && p->route.valid && p->route.gen == gen && p->route.fabric == f &&
+	    !memcmp(p->route.dgid, dgid, 16)) {
+		memcpy(a->sgid, p->route.sgid, 16);
+		memcpy(a->smac, p->route.smac, 6);
+		memcpy(a->dmac, p->route.dmac, 6);
+		*local = p->route.local;
+		return 0;
+	}
+	rc = roce_source(p, dgid, a->sgid, a->smac);
+	*local = !rc && roce_own_gid(p, dgid);
+	if (*local)
+		memcpy(a->dmac, a->smac, 6);
+	else if (!rc)
+		rc = p->g->mac(e, p, dgid, a->dmac);
+	if (rc || !cacheable)
+		return rc;
+	p->route.valid = true;
+	p->route.local = *local;
+	p->route.gen = gen;
+	p->route.fabric = f;
+	memcpy(p->route.dgid, dgid, 16);
+	memcpy(p->route.sgid, a->sgid, 16);
+	memcpy(p->route.smac, a->smac, 6);
+	memcpy(p->route.dmac, a->dmac, 6);
+	return 0;
 }
 
 /* rxe_net.c's loopback (prepare4/6 set RXE_LOOPBACK_MASK when the source and destination
@@ -184,12 +227,7 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	a.hop_limit = to->hop_limit;
 	memcpy(a.dgid, to->gid, 16);
 	if (a.link_layer == EMU_LL_ETHERNET) {
-		rc = roce_source(p, to->gid, a.sgid, a.smac);
-		local = !rc && roce_own_gid(p, to->gid);
-		if (local)
-			memcpy(a.dmac, a.smac, 6);
-		else if (!rc)
-			rc = p->g->mac(e, p, to->gid, a.dmac);
+		rc = roce_route(p, to->gid, &a, &local);
 		if (rc) {
 			emu_gsi_trace("xmit: no route to the destination GID: %d", rc);
 			return rc;

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -260,10 +261,118 @@ static void test_fast_equals_wire(void **state)
 	expect_same(&fast, &cap);
 }
 
+/* The port keeps its last destination's route (emu_gsi_xmit): it must follow the GID tables.
+ * B's address goes: a MAD to its GID finds no port (-EIO completion, nothing received); it
+ * comes back: delivered again. A's own address goes: no source GID of that kind. */
+static const char plain_fabric[] =
+	"seed 7\n"
+	"host A\n"
+	"  device rxe0 link=eth\n"
+	"  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"
+	"    addr 192.0.2.65/28\n"
+	"host B\n"
+	"  device rxe0 link=eth\n"
+	"  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"
+	"    addr 192.0.2.66/28\n"
+	"link A/rxe0/1 B/rxe0/1\n";
+
+static unsigned nrecv;
+static int last_status;
+static bool completed;
+
+static void count_recv(struct emu_gsi_agent *a, const struct emu_gsi_recv *r, void *ctx)
+{
+	(void)a;
+	(void)r;
+	(void)ctx;
+	nrecv++;
+}
+
+static void note_done(struct emu_gsi_send *s, int status, const struct emu_gsi_recv *resp,
+		      void *ctx)
+{
+	(void)s;
+	(void)resp;
+	(void)ctx;
+	last_status = status;
+	completed = true;
+}
+
+static bool is_completed(void *arg)
+{
+	(void)arg;
+	return completed;
+}
+
+/* One Get from A to 192.0.2.66 without a response timeout: its completion status. */
+static int send_one(struct emu_gsi_agent *client)
+{
+	struct emu_gsi_addr to = { .qpn = 1, .grh = true };
+	uint8_t mad[EMU_MAD_LEN] = { 1, CLASS, 1, 0x01 };
+	int err = 0;
+
+	memcpy(to.gid, (const uint8_t[16]){ [10] = 0xff, [11] = 0xff, 192, 0, 2, 66 }, 16);
+	mad[17] = 0x10;
+	completed = false;
+	emu_engine_lock(eng);
+	assert_non_null(emu_gsi_send(client, &to, mad, EMU_MAD_LEN, 0, 0, note_done, NULL, &err));
+	assert_int_equal(emu_engine_wait(eng, "completion", is_completed, NULL,
+					 EMU_ENGINE_FOREVER), 0);
+	emu_engine_wait(eng, "delivery", never, NULL, EMU_NSEC_PER_MSEC);
+	emu_engine_unlock(eng);
+	return last_status;
+}
+
+static void test_route_follows_gid_changes(void **state)
+{
+	struct emu_gsi *g;
+	struct emu_gsi_agent *client, *srv;
+
+	(void)state;
+	emu_engine_reset();
+	emu_process_reset();
+	unsetenv("RDMAEMU_PCAP");
+	assert_int_equal(rdmaemu_ctl_attach_text(plain_fabric, NULL), 0);
+	eng = emu_engine_get();
+	assert_non_null(eng);
+	emu_engine_lock(eng);
+	g = emu_gsi_get(eng);
+	assert_non_null(g);
+	srv = emu_gsi_agent_register(emu_gsi_port_get(g, 1, 0, 1), CLASS, 1, EMU_GSI_SERVER,
+				     count_recv, NULL);
+	client = emu_gsi_agent_register(emu_gsi_port_get(g, 0, 0, 1), CLASS, 1, 0, NULL, NULL);
+	assert_non_null(srv);
+	assert_non_null(client);
+	emu_engine_unlock(eng);
+
+	nrecv = 0;
+	assert_int_equal(send_one(client), 0);
+	assert_int_equal(send_one(client), 0); /* the second from the kept route */
+	assert_int_equal(nrecv, 2);
+	assert_int_equal(rdmaemu_ctl_addr_del("B", "eth0", "192.0.2.66/28"), 0);
+	assert_int_equal(send_one(client), -EIO);
+	assert_int_equal(nrecv, 2);
+	assert_int_equal(rdmaemu_ctl_addr_add("B", "eth0", "192.0.2.66/28"), 0);
+	assert_int_equal(send_one(client), 0);
+	assert_int_equal(nrecv, 3);
+	assert_int_equal(rdmaemu_ctl_addr_del("A", "eth0", "192.0.2.65/28"), 0);
+	assert_int_equal(send_one(client), -EIO);
+	assert_int_equal(nrecv, 3);
+
+	emu_engine_lock(eng);
+	emu_gsi_agent_unregister(client);
+	emu_gsi_agent_unregister(srv);
+	emu_engine_unlock(eng);
+	emu_engine_reset();
+	emu_process_reset();
+	eng = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fast_equals_wire),
+		cmocka_unit_test(test_route_follows_gid_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
