@@ -27,18 +27,21 @@
 #include "emu/wire.h"
 #include "rdmaemu/ctl.h"
 
-/* rxe-ref2's two hosts, one link with every fault the wire draws randomly */
-static const char fabric[] =
-	"seed 7\n"
-	"host A\n"
-	"  device rxe0 link=eth\n"
-	"  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"
-	"    addr 192.0.2.65/28\n"
-	"host B\n"
-	"  device rxe0 link=eth\n"
-	"  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"
+/* rxe-ref2's two hosts */
+#define HOSTS                                                          \
+	"seed 7\n"                                                     \
+	"host A\n"                                                     \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"   \
+	"    addr 192.0.2.65/28\n"                                     \
+	"host B\n"                                                     \
+	"  device rxe0 link=eth\n"                                     \
+	"  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"   \
 	"    addr 192.0.2.66/28\n"
-	"link A/rxe0/1 B/rxe0/1 delay=3us jitter=2us loss=0.15 duplicate=0.2 reorder=0.2\n";
+
+/* one link with every fault the wire draws randomly */
+static const char fabric[] =
+	HOSTS "link A/rxe0/1 B/rxe0/1 delay=3us jitter=2us loss=0.15 duplicate=0.2 reorder=0.2\n";
 
 #define NSEND 40
 #define MAXRX (4 * NSEND)
@@ -264,17 +267,7 @@ static void test_fast_equals_wire(void **state)
 /* The port keeps its last destination's route (emu_gsi_xmit): it must follow the GID tables.
  * B's address goes: a MAD to its GID finds no port (-EIO completion, nothing received); it
  * comes back: delivered again. A's own address goes: no source GID of that kind. */
-static const char plain_fabric[] =
-	"seed 7\n"
-	"host A\n"
-	"  device rxe0 link=eth\n"
-	"  netdev eth0 mac=02:00:00:00:02:01 mtu=1500 rdma=rxe0/1\n"
-	"    addr 192.0.2.65/28\n"
-	"host B\n"
-	"  device rxe0 link=eth\n"
-	"  netdev eth0 mac=02:00:00:00:02:02 mtu=1500 rdma=rxe0/1\n"
-	"    addr 192.0.2.66/28\n"
-	"link A/rxe0/1 B/rxe0/1\n";
+static const char plain_fabric[] = HOSTS "link A/rxe0/1 B/rxe0/1\n";
 
 static unsigned nrecv;
 static int last_status;
