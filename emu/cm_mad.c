@@ -254,12 +254,7 @@ const char *emu_cm_sidr_status_name(unsigned status)
 	{ name, MEMBER(mem), byte, 0, 8 * sizeof(((struct emu_cm_msg *)0)->mem), 0 },
 #define PUB_ARR(name, mem, byte, count) PUB_G(name, mem, byte)
 
-/* -- the packer: the MAD data is zero before the rows run -- */
-
-static uint64_t width_mask(unsigned width)
-{
-	return width >= 64 ? UINT64_MAX : (1ull << width) - 1;
-}
+/* -- the packer -- */
 
 /* false: the value has bits above `cover` or exceeds max (0: no maximum). The arguments but v
  * are constants: what is left is a range test, a shift and a store. */
@@ -268,18 +263,9 @@ static inline __attribute__((always_inline)) bool put_field(uint8_t *d, unsigned
 							     unsigned shift, uint64_t max,
 							     unsigned cover, uint64_t v)
 {
-	unsigned nbytes = (bit + width + 7) / 8, lsb = 8 * nbytes - bit - width;
-	uint64_t bits;
-
 	if ((cover < 64 && v >> cover) || (max && v > max))
 		return false;
-	bits = v >> shift & width_mask(width);
-	if (nbytes == 1) /* the byte may hold other fields: OR (the data starts zeroed) */
-		d[byte] |= (uint8_t)(bits << lsb);
-	else if (!lsb && !bit) /* whole bytes */
-		emu_be_store_n(d + byte, nbytes, bits);
-	else
-		emu_be_store_n(d + byte, nbytes, emu_be_load_n(d + byte, nbytes) | bits << lsb);
+	emu_bits_put(d, 8 * byte + bit, width, v >> shift);
 	return true;
 }
 
@@ -300,14 +286,7 @@ static inline __attribute__((always_inline)) bool put_field(uint8_t *d, unsigned
 
 /* -- the unpacker: the message starts zeroed -- */
 
-static inline __attribute__((always_inline)) uint64_t get_field(const uint8_t *d, unsigned byte,
-								 unsigned bit, unsigned width)
-{
-	unsigned nbytes = (bit + width + 7) / 8, lsb = 8 * nbytes - bit - width;
-
-	return (nbytes == 1 ? d[byte] : emu_be_load_n(d + byte, nbytes)) >> lsb &
-	       width_mask(width);
-}
+#define get_field(d, byte, bit, width) emu_bits_get(d, 8 * (byte) + (bit), width)
 
 /* A count past its array, or a message-response value 3 (reserved). */
 #define RANGE_ERR(max) ((max) == EMU_CM_MSG_RESPONSE_OTHER ? -EMU_CM_ERANGE : -EMU_CM_EINFOLEN)

@@ -227,11 +227,12 @@ int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, 
 /* Address resolution finished: status 0 (dev/netdev/port set via emu_cma_acquire_dev, dst
  * stored) -> ADDR_RESOLVED, else back to ADDR_BOUND and ADDR_ERROR with status. */
 void emu_cma_addr_resolved(struct emu_cma_id *id, int status);
-/* Room for n (<= EMU_CMA_MAX_PATHS) path records in id->paths: 0 or -ENOMEM. */
+#define EMU_CMA_MAX_PATHS 6 /* ucma_copy_ib_route: primary, alternate, and OPA's */
+/* Room for n (<= EMU_CMA_MAX_PATHS) path records in id->paths, for emu_cma_paths_set to
+ * fill: 0 (the id keeps no paths if the room had to grow) or -ENOMEM (nothing changed). */
 int emu_cma_paths_reserve(struct emu_cma_id *id, unsigned n);
 /* The id's route becomes paths[0..n) (n capped at EMU_CMA_MAX_PATHS): 0 or -ENOMEM. */
 int emu_cma_paths_set(struct emu_cma_id *id, const struct ib_path_rec_data *paths, unsigned n);
-#define EMU_CMA_MAX_PATHS 6 /* ucma_copy_ib_route: primary, alternate, and OPA's */
 
 /* Route resolution finished: paths copied into the id, ROUTE_RESOLVED / ROUTE_ERROR. */
 void emu_cma_route_resolved(struct emu_cma_id *id, const struct ib_path_rec_data *paths,

@@ -333,11 +333,10 @@ int emu_cma_paths_reserve(struct emu_cma_id *id, unsigned n)
 	p = emu_kmem_alloc(n * sizeof *p);
 	if (!p)
 		return -ENOMEM;
-	if (id->npaths)
-		memcpy(p, id->paths, id->npaths * sizeof *p);
 	emu_kmem_free(id->paths);
 	id->paths = p;
 	id->paths_cap = (uint8_t)n;
+	id->npaths = 0;
 	return 0;
 }
 

@@ -39,9 +39,9 @@ struct emu_gsi_port {
 	ssize_t lazy_frame_len[2];
 	/* RoCE: the last destination GID's route (emu_gsi_xmit), three scans of GID tables
 	 * (~370 instructions a MAD), kept while the GID tables and the MAC resolver stay as
-	 * they are; valid false until the first */
+	 * they are; fabric NULL until the first */
 	struct {
-		bool valid, local;
+		bool local;
 		unsigned long gen;
 		const struct emu_fabric *fabric;
 		uint8_t dgid[16], sgid[16], smac[6], dmac[6];

@@ -78,7 +78,7 @@ static int roce_route(struct emu_gsi_port *p, const uint8_t dgid[16], struct emu
 	bool cacheable = p->g->mac == emu_gsi_mac_from_fabric;
 	int rc;
 
-	if (cacheable && p->route.valid && p->route.gen == gen && p->route.fabric == f &&
+	if (cacheable && p->route.fabric == f && p->route.gen == gen &&
 	    !memcmp(p->route.dgid, dgid, 16)) {
 		memcpy(a->sgid, p->route.sgid, 16);
 		memcpy(a->smac, p->route.smac, 6);
@@ -94,7 +94,6 @@ static int roce_route(struct emu_gsi_port *p, const uint8_t dgid[16], struct emu
 		rc = p->g->mac(e, p, dgid, a->dmac);
 	if (rc || !cacheable)
 		return rc;
-	p->route.valid = true;
 	p->route.local = *local;
 	p->route.gen = gen;
 	p->route.fabric = f;

@@ -268,13 +268,33 @@ static void tcache_register(void)
 	pthread_setspecific(km.key, &tc); /* any non-NULL value runs the destructor */
 }
 
+/* The thread's cache of class c: take its first object, give one back. */
+static inline void *tc_pop(unsigned c)
+{
+	struct kmem_free *f = tc.head[c];
+
+	tc.head[c] = f->next;
+	tc.n[c]--;
+	((struct kmem_hdr *)f - 1)->magic = KMEM_MAGIC_LIVE;
+	return f;
+}
+
+static inline void tc_push(unsigned c, struct kmem_hdr *h)
+{
+	struct kmem_free *f = (struct kmem_free *)(h + 1);
+
+	h->magic = KMEM_MAGIC_FREE;
+	f->next = tc.head[c];
+	tc.head[c] = f;
+	tc.n[c]++;
+}
+
 /* What the fast path below does not: a big object, the thread's first object, an empty
  * cache. Out of line so that the fast path saves no registers (the two paths together in one
  * function cost ~15 instructions a call in prologue and epilogue, ~1 k a connection). */
 static void *__attribute__((noinline)) pool_alloc_slow(size_t size)
 {
 	struct kmem_hdr *h;
-	struct kmem_free *f;
 	unsigned c;
 
 	if (size > EMU_KMEM_MAX) {
@@ -286,38 +306,22 @@ static void *__attribute__((noinline)) pool_alloc_slow(size_t size)
 		return h + 1;
 	}
 	c = class_of(size);
+	if (!tc.registered)
+		tcache_register();
+	pthread_mutex_lock(&km.lock);
+	refill(c);
+	pthread_mutex_unlock(&km.lock);
 	if (!tc.head[c]) {
-		if (!tc.registered)
-			tcache_register();
-		pthread_mutex_lock(&km.lock);
-		refill(c);
-		pthread_mutex_unlock(&km.lock);
-		if (!tc.head[c]) {
-			errno = ENOMEM;
-			return NULL;
-		}
+		errno = ENOMEM;
+		return NULL;
 	}
-	f = tc.head[c];
-	tc.head[c] = f->next;
-	tc.n[c]--;
-	h = (struct kmem_hdr *)f - 1;
-	h->magic = KMEM_MAGIC_LIVE;
-	return f;
+	return tc_pop(c);
 }
 
 static inline void *pool_alloc(size_t size)
 {
-	if (size <= EMU_KMEM_MAX) {
-		unsigned c = class_of(size);
-		struct kmem_free *f = tc.head[c];
-
-		if (f) {
-			tc.head[c] = f->next;
-			tc.n[c]--;
-			((struct kmem_hdr *)f - 1)->magic = KMEM_MAGIC_LIVE;
-			return f;
-		}
-	}
+	if (size <= EMU_KMEM_MAX && tc.head[class_of(size)])
+		return tc_pop(class_of(size));
 	return pool_alloc_slow(size);
 }
 
@@ -350,7 +354,6 @@ static void __attribute__((noreturn)) bad_free(const void *p, uint32_t magic)
 /* A big object, a bad free, the thread's first free, a full cache (see pool_alloc_slow). */
 static void __attribute__((noinline)) free_slow(struct kmem_hdr *h)
 {
-	struct kmem_free *f = (struct kmem_free *)(h + 1);
 	unsigned c;
 
 	if (h->magic == KMEM_MAGIC_BIG) {
@@ -360,13 +363,11 @@ static void __attribute__((noinline)) free_slow(struct kmem_hdr *h)
 	}
 	if (h->magic != KMEM_MAGIC_LIVE || h->cls >= KMEM_NCLASS)
 		bad_free(h + 1, h->magic);
-	h->magic = KMEM_MAGIC_FREE;
 	c = h->cls;
 	if (!tc.registered)
 		tcache_register();
-	f->next = tc.head[c];
-	tc.head[c] = f;
-	if (++tc.n[c] > KMEM_TCACHE_MAX) {
+	tc_push(c, h);
+	if (tc.n[c] > KMEM_TCACHE_MAX) {
 		pthread_mutex_lock(&km.lock);
 		flush(c, KMEM_TCACHE_BATCH);
 		pthread_mutex_unlock(&km.lock);
@@ -376,7 +377,6 @@ static void __attribute__((noinline)) free_slow(struct kmem_hdr *h)
 void emu_kmem_free(void *p)
 {
 	struct kmem_hdr *h;
-	struct kmem_free *f = p;
 	unsigned c;
 
 	if (!p)
@@ -388,14 +388,10 @@ void emu_kmem_free(void *p)
 	h = (struct kmem_hdr *)p - 1;
 	c = h->cls;
 	if (h->magic != KMEM_MAGIC_LIVE || c >= KMEM_NCLASS || !tc.registered ||
-	    tc.n[c] >= KMEM_TCACHE_MAX) {
+	    tc.n[c] >= KMEM_TCACHE_MAX)
 		free_slow(h);
-		return;
-	}
-	h->magic = KMEM_MAGIC_FREE;
-	f->next = tc.head[c];
-	tc.head[c] = f;
-	tc.n[c]++;
+	else
+		tc_push(c, h);
 }
 
 void emu_kmem_get_stats(struct emu_kmem_stats *s)

@@ -152,76 +152,16 @@ const char *emu_sa_attr_name(uint16_t attr_id)
 	return "Unknown";
 }
 
-/* ---- bit fields ---- */
-
-/* A field lies in the bytes first..last; when they fit a 64-bit word (every field of the SA
- * records does but a 64-bit one off a byte boundary) it is shifted out of that word, else it
- * goes bit by bit. Bit 0 is the MSB of byte 0 (IBA order). */
-static uint64_t field_mask(unsigned bits)
-{
-	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
-}
-
-/* The exported functions are calls through the PLT from inside the library too (the record
- * packers made ~60 of them a connection): the packers use these static copies. */
-static inline uint64_t bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
-{
-	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
-	uint64_t v = 0;
-
-	if (!bits)
-		return 0;
-	if (last - first < 8) {
-		/* whole bytes (most record fields) need no shift or mask: tail 0, mask all ones */
-		v = emu_be_load_n(rec + first, last - first + 1);
-		return (v >> (7 - (bit_off + bits - 1) % 8)) & field_mask(bits);
-	}
-	for (unsigned i = 0; i < bits; i++) {
-		unsigned b = bit_off + i;
-
-		v = (v << 1) | ((rec[b / 8] >> (7 - b % 8)) & 1u);
-	}
-	return v;
-}
-
-static inline void bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
-{
-	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
-
-	if (!bits)
-		return;
-	if (!(bit_off % 8) && !(bits % 8) && bits <= 64) {
-		/* whole bytes: a big-endian store, no read-modify-write */
-		emu_be_store_n(rec + first, last - first + 1, v);
-		return;
-	}
-	if (last - first < 8) {
-		unsigned tail = 7 - (bit_off + bits - 1) % 8, n = last - first + 1;
-		uint64_t m = field_mask(bits) << tail;
-		uint64_t w = emu_be_load_n(rec + first, n);
-
-		emu_be_store_n(rec + first, n, (w & ~m) | ((v << tail) & m));
-		return;
-	}
-	for (unsigned i = 0; i < bits; i++) {
-		unsigned b = bit_off + bits - 1 - i;
-		uint8_t m = (uint8_t)(1u << (7 - b % 8));
-
-		if ((v >> i) & 1)
-			rec[b / 8] |= m;
-		else
-			rec[b / 8] &= (uint8_t)~m;
-	}
-}
+/* ---- bit fields (emu_bits_get/put, emu/pkt.h) ---- */
 
 uint64_t emu_mad_bits_get(const uint8_t *rec, unsigned bit_off, unsigned bits)
 {
-	return bits_get(rec, bit_off, bits);
+	return emu_bits_get(rec, bit_off, bits);
 }
 
 void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 {
-	bits_put(rec, bit_off, bits, v);
+	emu_bits_put(rec, bit_off, bits, v);
 }
 
 /* ---- records ----
@@ -229,31 +169,7 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
  * match and the dissectors read it) and into its own straight-line packer and unpacker, which
  * the compiler folds to a load or store and a shift per field. A walk over compiled rows cost
  * ~20 instructions a field, ~2.5 k a connection through the route, the REQ's path and the
- * passive side's path; now a PathRecord pack is ~60. */
-
-/* Member bits [0, bits) to the record's bits [off, off + bits), the record zeroed before. */
-static inline __attribute__((always_inline)) void rec_put(uint8_t *w, unsigned off,
-							 unsigned bits, uint64_t v)
-{
-	unsigned first = off / 8, n = (off + bits - 1) / 8 - first + 1;
-	unsigned tail = 7 - (off + bits - 1) % 8;
-
-	if (!(off % 8) && !(bits % 8))
-		emu_be_store_n(w + first, n, v);
-	else if (n == 1)
-		w[first] |= (uint8_t)((v & field_mask(bits)) << tail);
-	else
-		emu_be_store_n(w + first, n,
-			       emu_be_load_n(w + first, n) | (v & field_mask(bits)) << tail);
-}
-
-static inline __attribute__((always_inline)) uint64_t rec_get(const uint8_t *w, unsigned off,
-							     unsigned bits)
-{
-	unsigned first = off / 8, n = (off + bits - 1) / 8 - first + 1;
-
-	return emu_be_load_n(w + first, n) >> (7 - (off + bits - 1) % 8) & field_mask(bits);
-}
+ * passive side's path (45.25 k -> 42.9 k instructions a connection in bench/cm_bench). */
 
 /* Row kinds: X(kind, T, member, bit offset, bits, component mask bit)
  *   FLD    an unsigned integer member
@@ -279,23 +195,23 @@ static inline __attribute__((always_inline)) uint64_t rec_get(const uint8_t *w, 
 	  .struct_off = offsetof(T, member), .struct_size = sizeof(((T *)0)->member[0]) },
 
 #define PACK(kind, ...) PACK_##kind(__VA_ARGS__)
-#define PACK_FLD(T, member, off, bits, comp) rec_put(w, off, bits, s->member);
+#define PACK_FLD(T, member, off, bits, comp) emu_bits_put(w, off, bits, s->member);
 #define PACK_SID PACK_FLD
 #define PACK_BYTES(T, member, off, bits, comp) memcpy(w + (off) / 8, s->member, (bits) / 8);
 #define PACK_RSV(T, member, off, bits, comp)
 #define PACK_ARRAY(T, member, off, bits, n, comp)           \
 	for (unsigned i_ = 0; i_ < (n); i_++)               \
-		rec_put(w, (off) + i_ * (bits), bits, s->member[i_]);
+		emu_bits_put(w, (off) + i_ * (bits), bits, s->member[i_]);
 
 #define UNPACK(kind, ...) UNPACK_##kind(__VA_ARGS__)
 #define UNPACK_FLD(T, member, off, bits, comp) \
-	s->member = (__typeof__(s->member))rec_get(w, off, bits);
+	s->member = (__typeof__(s->member))emu_bits_get(w, off, bits);
 #define UNPACK_SID UNPACK_FLD
 #define UNPACK_BYTES(T, member, off, bits, comp) memcpy(s->member, w + (off) / 8, (bits) / 8);
 #define UNPACK_RSV(T, member, off, bits, comp)
 #define UNPACK_ARRAY(T, member, off, bits, n, comp) \
 	for (unsigned i_ = 0; i_ < (n); i_++)       \
-		s->member[i_] = (__typeof__(s->member[0]))rec_get(w, (off) + i_ * (bits), bits);
+		s->member[i_] = (__typeof__(s->member[0]))emu_bits_get(w, (off) + i_ * (bits), bits);
 
 #define RECORD(lc, T, ROWS)                                                  \
 	static const struct emu_mad_field lc##_fields[] = { ROWS(TAB, T) }; \
@@ -391,7 +307,7 @@ static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned off, unsigne
 {
 	if (off % 8 == 0 && bits % 8 == 0)
 		return !memcmp(a + off / 8, b + off / 8, bits / 8);
-	return bits_get(a, off, bits) == bits_get(b, off, bits);
+	return emu_bits_get(a, off, bits) == emu_bits_get(b, off, bits);
 }
 
 bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *query,

@@ -359,6 +359,65 @@ static inline void emu_be_store_n(uint8_t *p, unsigned n, uint64_t v)
 	}
 }
 
+/* Bit fields of big-endian wire structures (IBA order: bit 0 is the MSB of byte 0), `bits`
+ * <= 64. A field within 8 bytes is one load (and store) of those bytes plus a shift and a
+ * mask, which the compiler folds when the position is a constant (the CM MAD and SA record
+ * codecs: always inlined, or it would not see the constants); a 64-bit field off a byte boundary goes bit by bit. put clears the field's bits
+ * first, so the buffer need not be zeroed. */
+static inline uint64_t emu_bits_mask(unsigned bits)
+{
+	return bits >= 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+static inline __attribute__((always_inline)) uint64_t emu_bits_get(const uint8_t *p,
+								    unsigned bit_off,
+								    unsigned bits)
+{
+	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
+	uint64_t v = 0;
+
+	if (!bits)
+		return 0;
+	if (last - first < 8)
+		return emu_be_load_n(p + first, last - first + 1) >> (7 - (bit_off + bits - 1) % 8) &
+		       emu_bits_mask(bits);
+	for (unsigned i = 0; i < bits; i++) {
+		unsigned b = bit_off + i;
+
+		v = (v << 1) | ((p[b / 8] >> (7 - b % 8)) & 1u);
+	}
+	return v;
+}
+
+static inline __attribute__((always_inline)) void emu_bits_put(uint8_t *p, unsigned bit_off,
+								unsigned bits, uint64_t v)
+{
+	unsigned first = bit_off / 8, last = (bit_off + bits - 1) / 8;
+
+	if (!bits)
+		return;
+	if (!(bit_off % 8) && !(bits % 8)) { /* whole bytes: a store, no read-modify-write */
+		emu_be_store_n(p + first, last - first + 1, v);
+		return;
+	}
+	if (last - first < 8) {
+		unsigned tail = 7 - (bit_off + bits - 1) % 8, n = last - first + 1;
+		uint64_t m = emu_bits_mask(bits) << tail;
+
+		emu_be_store_n(p + first, n, (emu_be_load_n(p + first, n) & ~m) | ((v << tail) & m));
+		return;
+	}
+	for (unsigned i = 0; i < bits; i++) {
+		unsigned b = bit_off + bits - 1 - i;
+		uint8_t m = (uint8_t)(1u << (7 - b % 8));
+
+		if ((v >> i) & 1)
+			p[b / 8] |= m;
+		else
+			p[b / 8] &= (uint8_t)~m;
+	}
+}
+
 /* Internet checksum (RFC 1071) of buf, folded and complemented; over a region that includes a
  * correct checksum it is 0. `sum` carries a partial (unfolded) sum, 0 to start. */
 uint32_t emu_inet_sum(uint32_t sum, const void *buf, size_t len);
