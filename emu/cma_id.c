@@ -259,7 +259,7 @@ restart:
 		struct emu_ucma_event *ev = emu_list_entry(pos, struct emu_ucma_event, node);
 		struct emu_cma_id *conn = NULL;
 
-		if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen == id)
+		if (ev->event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen == id)
 			conn = ev->id;
 		else if (ev->id != id)
 			continue;
@@ -273,24 +273,61 @@ restart:
 	}
 }
 
+/* How many response bytes from EMU_UCMA_EV_PARAM an event of param keeps: the union's fixed
+ * fields and the private data its length covers, read both as conn and as UD parameters (what
+ * the other reading adds is only kept in vain); the rest up to the tail is zero, since every
+ * caller starts from a zeroed response. */
+static size_t param_len(const struct rdma_ucm_event_resp *param)
+{
+	const size_t conn = offsetof(struct rdma_ucm_event_resp, param.conn.private_data) +
+			    param->param.conn.private_data_len;
+	size_t ud = offsetof(struct rdma_ucm_event_resp, param.ud.private_data) +
+		    param->param.ud.private_data_len;
+
+	if (ud > EMU_UCMA_EV_TAIL)
+		ud = EMU_UCMA_EV_TAIL;
+	return (conn > ud ? conn : ud) - EMU_UCMA_EV_PARAM;
+}
+
+static bool tail_zero(const struct rdma_ucm_event_resp *param)
+{
+	const uint8_t *t = (const uint8_t *)param + EMU_UCMA_EV_TAIL;
+	uint64_t w, any = 0;
+	size_t i;
+
+	/* word by word: a memcmp call cost more than the whole test */
+	for (i = 0; i + sizeof w <= EMU_UCMA_EV_TAIL_LEN; i += sizeof w) {
+		memcpy(&w, t + i, sizeof w);
+		any |= w;
+	}
+	for (; i < EMU_UCMA_EV_TAIL_LEN; i++)
+		any |= t[i];
+	return !any;
+}
+
 int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, int32_t status,
 		  const struct rdma_ucm_event_resp *param)
 {
 	struct emu_ucma_file *f = id->file;
-	struct emu_ucma_event *ev = emu_ucma_event_get(f);
+	size_t plen = param ? param_len(param) : 0;
+	bool tail = param && !tail_zero(param);
+	struct emu_ucma_event *ev = emu_ucma_event_get(f, plen + (tail ? EMU_UCMA_EV_TAIL_LEN : 0));
 
 	if (!ev)
 		return -ENOMEM;
-	if (param)
-		ev->resp = *param;
-	else
-		memset(&ev->resp, 0, sizeof ev->resp);
 	ev->id = id;
 	ev->mc = mc;
-	ev->resp.uid = mc ? mc->uid : id->uid;
-	ev->resp.id = id->handle;
-	ev->resp.event = event;
-	ev->resp.status = (uint32_t)status;
+	ev->uid = mc ? mc->uid : id->uid;
+	ev->handle = id->handle;
+	ev->event = event;
+	ev->status = (uint32_t)status;
+	ev->param_len = (uint16_t)plen;
+	ev->tail = tail;
+	if (plen)
+		memcpy(ev->data, (const uint8_t *)param + EMU_UCMA_EV_PARAM, plen);
+	if (tail)
+		memcpy(ev->data + plen, (const uint8_t *)param + EMU_UCMA_EV_TAIL,
+		       EMU_UCMA_EV_TAIL_LEN);
 	emu_ucma_event_queue(f, ev);
 	emu_cma_trace("cma %u: event %u status %d queued", id->handle, event, status);
 	return 0;

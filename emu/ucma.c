@@ -42,10 +42,24 @@ int emu_ucma_open(void)
 
 /* Event records come from kmem, whose per-thread free lists make a record read or dropped
  * the next one made (a per-file list of up to 1,024 spares did that before kmem). */
-struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f)
+struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f, size_t data)
 {
 	(void)f;
-	return emu_kmem_alloc(sizeof(struct emu_ucma_event));
+	return emu_kmem_alloc(sizeof(struct emu_ucma_event) + data);
+}
+
+void emu_ucma_event_resp(const struct emu_ucma_event *ev, struct rdma_ucm_event_resp *resp)
+{
+	uint8_t *r = (uint8_t *)resp;
+
+	memset(resp, 0, sizeof *resp);
+	resp->uid = ev->uid;
+	resp->id = ev->handle;
+	resp->event = ev->event;
+	resp->status = ev->status;
+	memcpy(r + EMU_UCMA_EV_PARAM, ev->data, ev->param_len);
+	if (ev->tail)
+		memcpy(r + EMU_UCMA_EV_TAIL, ev->data + ev->param_len, EMU_UCMA_EV_TAIL_LEN);
 }
 
 void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
@@ -56,6 +70,8 @@ void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 
 void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 {
+	struct rdma_ucm_event_resp resp;
+
 	emu_list_add_tail(&f->events, &ev->node);
 	f->nevents++;
 	if (!f->push) {
@@ -67,7 +83,8 @@ void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 	/* the semaphore counts every event the client has been sent and not read: push()
 	 * adds its 1 */
 	ev->seq = ++f->push_seq;
-	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_EVENT, ev->seq, &ev->resp);
+	emu_ucma_event_resp(ev, &resp);
+	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_EVENT, ev->seq, &resp);
 }
 
 void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
@@ -195,14 +212,19 @@ int emu_ucma_close(int fd)
  * UCMA_WRITE with those bytes only (emu_ucma_written), so the bytes of the
  * application's buffer a command does not write stay as they were without the process
  * sending them (they are often uninitialised: valgrind said so of every round trip). Every
- * write into a response buffer goes through resp_put. */
+ * write into a response buffer goes through resp_put, or is marked with resp_mark. */
 static uintptr_t resp_end;
+
+static void resp_mark(void *dst, size_t len)
+{
+	if ((uintptr_t)dst + len > resp_end)
+		resp_end = (uintptr_t)dst + len;
+}
 
 static void resp_put(void *dst, const void *src, size_t len)
 {
 	memcpy(dst, src, len);
-	if ((uintptr_t)dst + len > resp_end)
-		resp_end = (uintptr_t)dst + len;
+	resp_mark(dst, len);
 }
 
 /* _ucma_find_context: the id of this file with that handle. */
@@ -691,6 +713,7 @@ static void event_read(struct emu_ucma_file *f, struct emu_ucma_event *ev);
 static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len, size_t out_len)
 {
 	struct rdma_ucm_get_event cmd;
+	struct rdma_ucm_event_resp resp;
 	struct emu_ucma_event *ev;
 	size_t len;
 
@@ -715,8 +738,16 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 			return -ret;
 	}
 	ev = emu_list_entry(f->events.next, struct emu_ucma_event, node);
-	len = out_len < sizeof ev->resp ? out_len : sizeof ev->resp;
-	resp_put(RESP(cmd.response), &ev->resp, len);
+	if (out_len >= sizeof resp &&
+	    !((uintptr_t)cmd.response % _Alignof(struct rdma_ucm_event_resp))) {
+		/* straight into the caller's buffer */
+		emu_ucma_event_resp(ev, RESP(cmd.response));
+		resp_mark(RESP(cmd.response), sizeof resp);
+	} else {
+		emu_ucma_event_resp(ev, &resp);
+		len = out_len;
+		resp_put(RESP(cmd.response), &resp, len);
+	}
 	event_read(f, ev);
 	return 0;
 }
@@ -732,13 +763,13 @@ static void event_read(struct emu_ucma_file *f, struct emu_ucma_event *ev)
 		emu_engine_fd_clear(f->fd);
 	/* ucma_connect_event_handler queues a CONNECT_REQUEST on the listener's context: it
 	 * counts for the listener, whose destroy waits for its ack */
-	if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen)
+	if (ev->event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen)
 		ev->id->listen->events_reported++;
 	else
 		ev->id->events_reported++;
 	if (ev->mc)
 		ev->mc->events_reported++;
-	if (ev->resp.event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen) {
+	if (ev->event == EMU_CMA_EVENT_CONNECT_REQUEST && ev->id->listen) {
 		/* the backlog slot comes back when the request is read */
 		ev->id->listen->backlog++;
 		ev->id->listen = NULL;
