@@ -571,6 +571,92 @@ static void test_events(void **state)
 	emu_ucma_close(fd2);
 }
 
+/* GET_EVENT of an event queued with response param: handle, event and status set, into a
+ * buffer of out bytes at offset skew of a 0xa5-filled one. */
+static void event_round_trip(int fd, uint32_t h, const struct rdma_ucm_event_resp *param,
+			     size_t out, size_t skew)
+{
+	struct emu_engine *e = emu_engine_get();
+	struct rdma_ucm_event_resp want;
+	uint8_t buf[sizeof want + 16], tail[sizeof buf];
+	struct rdma_ucm_get_event c;
+
+	emu_engine_lock(e);
+	assert_int_equal(emu_cma_event(emu_cma_id_lookup(h), NULL, EMU_CMA_EVENT_CONNECT_RESPONSE,
+				       -7, param), 0);
+	emu_engine_unlock(e);
+	if (param)
+		want = *param;
+	else
+		memset(&want, 0, sizeof want);
+	want.uid = 0x1000;
+	want.id = h;
+	want.event = EMU_CMA_EVENT_CONNECT_RESPONSE;
+	want.status = (uint32_t)-7;
+	memset(buf, 0xa5, sizeof buf);
+	memset(tail, 0xa5, sizeof tail);
+	c.response = (uintptr_t)(buf + skew);
+	assert_int_equal(ucmd(fd, RDMA_USER_CM_CMD_GET_EVENT, &c, sizeof c, out), 0);
+	assert_memory_equal(buf + skew, &want, out);
+	/* nothing before or after the response the caller sized */
+	assert_memory_equal(buf, tail, skew);
+	assert_memory_equal(buf + skew + out, tail, sizeof buf - skew - out);
+}
+
+/* A queued event keeps its response without the zeros (emu/ucma.h): every byte of the
+ * response must come back as it was given, for conn and UD private data of every length,
+ * the conn flags and ECE in the tail, and through both copies (whole and aligned: straight
+ * into the caller's buffer; short or unaligned: through a local response). */
+static void test_event_records(void **state)
+{
+	int fd = emu_ucma_open();
+	uint32_t h = new_id(fd, EMU_CMA_PS_TCP);
+	struct rdma_ucm_event_resp p;
+	static const size_t lens[] = { 0, 1, 7, 56, 148, 196, 224, 255 };
+	const size_t min = EMU_UCMA_GET_EVENT_MIN_OUT, whole = sizeof p;
+
+	(void)state;
+	/* no param, and an all-zero one: header only */
+	event_round_trip(fd, h, NULL, whole, 0);
+	memset(&p, 0, sizeof p);
+	event_round_trip(fd, h, &p, whole, 0);
+	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		/* conn: qp_num, qkey, private data of that length (no zero byte in it), the
+		 * flags after it and the ECE */
+		memset(&p, 0, sizeof p);
+		p.param.conn.qp_num = 0x123456;
+		p.param.conn.qkey = 0x11223344;
+		for (size_t k = 0; k < lens[i]; k++)
+			p.param.conn.private_data[k] = (uint8_t)(k * 7 + 1) | 1;
+		p.param.conn.private_data_len = (uint8_t)lens[i];
+		p.param.conn.responder_resources = 3;
+		p.param.conn.rnr_retry_count = 7;
+		p.param.conn.valid = 1;
+		p.ece.vendor_id = 0x15b3;
+		p.ece.attr_mod = 0xabcd;
+		event_round_trip(fd, h, &p, whole, 0);
+		event_round_trip(fd, h, &p, whole, 4);
+		event_round_trip(fd, h, &p, min, 0);
+		/* UD: the address handle, private data of that length (up to where the union
+		 * ends, the rest is in the tail), its length */
+		memset(&p, 0, sizeof p);
+		p.param.ud.qp_num = 0xffffff;
+		p.param.ud.qkey = 0x80010000;
+		p.param.ud.ah_attr.dlid = 0x1234;
+		p.param.ud.ah_attr.grh.dgid[15] = 9;
+		p.param.ud.ah_attr.is_global = 1;
+		for (size_t k = 0; k < lens[i] && k < sizeof p.param.ud.private_data; k++)
+			p.param.ud.private_data[k] = (uint8_t)(k * 5 + 3) | 1;
+		p.param.ud.private_data_len = (uint8_t)lens[i];
+		event_round_trip(fd, h, &p, whole, 0);
+		event_round_trip(fd, h, &p, min, 8);
+	}
+	/* every event was read: none left */
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(get_event(fd, &p), -EAGAIN);
+	emu_ucma_close(fd);
+}
+
 static void test_migrate(void **state)
 {
 	int fd = emu_ucma_open(), fd2 = emu_ucma_open(), p[2];
@@ -931,6 +1017,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bind_query, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_migrate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requests_die_with_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_options, setup, teardown),
