@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <rdma/ib_user_sa.h>
 #include <rdma/ib_user_verbs.h>
@@ -83,9 +84,27 @@ struct emu_sockaddr_ib {
 	uint64_t sib_scope_id;
 };
 
-/* A kernel CM id (struct rdma_id_private + struct ucma_context). 512 bytes on x86-64, one
- * emu_kmem size class (bench/cm_bench keeps 2 a connection): members are ordered so that
- * the compiler pads nothing; mind the holes when adding one. */
+/* An id's address: room for the largest family an rdma_cm id takes (AF_IB, 48 bytes), not a
+ * whole sockaddr_storage (128; the kernel's rdma_addr has those). The first member keeps
+ * sockaddr_storage's name for the family. Copy into one with emu_cma_addr_size bytes. */
+struct emu_cma_sockaddr {
+	union {
+		sa_family_t ss_family;
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+		struct emu_sockaddr_ib ib;
+	};
+};
+
+/* Sets *to from an address of any family: its emu_cma_addr_size bytes, zeros after (none of
+ * an unknown family). */
+void emu_cma_addr_copy(struct emu_cma_sockaddr *to, const struct sockaddr *from);
+
+/* A kernel CM id (struct rdma_id_private + struct ucma_context). 352 bytes on x86-64, the
+ * 384 emu_kmem size class (bench/cm_bench keeps 2 a connection and walks them once a step,
+ * so every line counts at 10,000 connections): members are ordered so that the compiler
+ * pads nothing; mind the holes when adding one. */
 struct emu_cma_id {
 	uint64_t uid;                /* the library's cookie, returned in events */
 	struct emu_ucma_file *file;
@@ -93,7 +112,7 @@ struct emu_cma_id {
 	enum emu_cma_state state;
 	uint16_t ps;
 	uint8_t qp_type;             /* enum ib_qp_type: 2 RC, 4 UD, ... */
-	struct sockaddr_storage src, dst;
+	struct emu_cma_sockaddr src, dst;
 	/* Device association (cma_acquire_dev): indices into host->devices / netdevs. */
 	int dev, netdev;
 	/* Position on the device's id list (cma_attach_to_dev appends): device removal walks

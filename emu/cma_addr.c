@@ -261,7 +261,7 @@ static void ip_done(void *ctx, const struct emu_neigh_result *res)
 {
 	struct addr_req *r = ctx;
 	struct emu_cma_id *id = r->id;
-	struct sockaddr_storage old = id->src;
+	struct emu_cma_sockaddr old = id->src;
 	int status = res->status;
 
 	r->neigh = NULL;

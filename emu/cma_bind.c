@@ -143,6 +143,12 @@ size_t emu_cma_addr_size(const struct sockaddr *sa)
 	}
 }
 
+void emu_cma_addr_copy(struct emu_cma_sockaddr *to, const struct sockaddr *from)
+{
+	memset(to, 0, sizeof *to);
+	memcpy(to, from, emu_cma_addr_size(from));
+}
+
 uint16_t emu_cma_port(const struct sockaddr *sa)
 {
 	switch (sa->sa_family) {

@@ -300,11 +300,11 @@ static int format_hdr(const struct emu_cma_id *id, uint8_t *p)
 
 /* rdma_get_service_id: an AF_IB address carries its service ID, an IP one gives
  * (port space << 16) + port. */
-static uint64_t service_id_of(const struct emu_cma_id *id, const struct sockaddr_storage *a)
+static uint64_t service_id_of(const struct emu_cma_id *id, const struct emu_cma_sockaddr *a)
 {
 	if (a->ss_family == 27 /* AF_IB */)
-		return be64toh(((const struct emu_sockaddr_ib *)a)->sib_sid);
-	return emu_cma_service_id(id->ps, emu_cma_port((const struct sockaddr *)a));
+		return be64toh(a->ib.sib_sid);
+	return emu_cma_service_id(id->ps, emu_cma_port(&a->sa));
 }
 
 /* cma_user_data_offset: an AF_IB id sends no CMA header (its user may: ai_connect), so all of
@@ -763,8 +763,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	id = emu_cma_conn_id_new(listen);
 	if (!id)
 		return -ENOMEM;
-	memcpy(&id->src, &dst, sizeof dst);
-	memcpy(&id->dst, &src, sizeof src);
+	emu_cma_addr_copy(&id->src, (const struct sockaddr *)&dst);
+	emu_cma_addr_copy(&id->dst, (const struct sockaddr *)&src);
 	if (afib_listen && sidr && !afib_req)
 		ret = attach_recv_port(id, h, d, ev->src->port, m->pkey);
 	else if (afib_listen)
