@@ -214,6 +214,10 @@ void emu_cm_agent_counters(const struct emu_cm_agent *a, struct emu_cm_counters 
 
 /* ---- ids ---- */
 
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct emu_cm_id) <= 384, "a CM id fits the 384-byte kmem class");
+#endif
+
 static void cm_timewait_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
 static void cm_remove_remote(struct emu_cm_id *id);
 static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
@@ -246,7 +250,6 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	id->local_id = n ^ a->random_id_operand;
 	emu_timer_init(&id->out.timer, emu_cm_out_timer, id);
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
-	emu_timer_init(&id->establish, cm_establish_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
 	emu_list_add_tail(&a->lid_hash[emu_cm_bucket(a, id->local_id)], &id->lid_node);
 	a->nids++;
@@ -261,7 +264,10 @@ void emu_cm_id_free(struct emu_cm_id *id)
 
 	emu_timer_cancel(a->clk, &id->out.timer);
 	emu_timer_cancel(a->clk, &id->timewait);
-	emu_timer_cancel(a->clk, &id->establish);
+	if (id->establish) {
+		emu_timer_cancel(a->clk, id->establish);
+		emu_kmem_free(id->establish);
+	}
 	cm_remove_remote(id);
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
@@ -494,7 +500,9 @@ static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void 
 	struct emu_cm_event ev = { .type = EMU_CM_UE_USER_ESTABLISHED };
 
 	(void)clk;
-	(void)t;
+	/* the work is done with once it runs (the clock touches no timer after its call) */
+	emu_kmem_free(t);
+	id->establish = NULL;
 	/* cm_establish_handler: the state changed at the call; the work cancels the REP's MAD
 	 * and reports the event if the id is still established */
 	if (id->state != EMU_CM_ESTABLISHED)
@@ -935,17 +943,27 @@ int emu_cm_send_drep(struct emu_cm_id *id, const void *pd, uint8_t len)
 int emu_cm_establish(struct emu_cm_id *id)
 {
 	struct emu_cm_trans t;
+	struct emu_timer *work;
 	int err;
 
 	if (!id)
 		return -EINVAL;
+	/* cm_establish allocates its work first: -ENOMEM before any state is looked at */
+	work = emu_kmem_alloc(sizeof(*work));
+	if (!work)
+		return -ENOMEM;
 	API_ENTER(id);
 	err = emu_cm_step(id, EMU_CM_EV_ESTABLISH, &t);
-	if (err)
+	if (err) {
+		emu_kmem_free(work);
 		API_RETURN(err);
+	}
 	/* the table's CANCEL belongs to the queued work (cm_establish_handler), not the call:
-	 * the REP keeps its timer until the work runs */
-	emu_timer_arm_in(a_->clk, &id->establish, 0);
+	 * the REP keeps its timer until the work runs. The step leaves ESTABLISHED, which
+	 * takes no second ESTABLISH (EISCONN): one work at most is queued. */
+	emu_timer_init(work, cm_establish_timer, id);
+	id->establish = work;
+	emu_timer_arm_in(a_->clk, work, 0);
 	API_RETURN(0);
 }
 

@@ -11,16 +11,20 @@
  * response-timeout event if it is still in the state the MAD was sent for (context[1]). */
 struct cm_out {
 	/* emu_kmem, only while active: 1,000 established connections keep none (the CM id was
-	 * 928 bytes with this and pdata inline, a 1 KiB size class; now a 512-byte one) */
+	 * 928 bytes with this and pdata inline, a 1 KiB size class) */
 	uint8_t *mad;
-	struct emu_cm_addr dst;
 	unsigned timeout_ms;
 	unsigned retries_left;
+	struct emu_cm_addr dst;
 	uint8_t state; /* msg->context[1] */
 	bool active;
 	struct emu_timer timer;
 };
 
+/* 384 bytes on x86-64, exactly the emu_kmem size class (bench/cm_bench keeps two a connection
+ * and walks them once a step): the members are ordered so that nothing is padded but the
+ * timers' tails, and the rare USER_ESTABLISHED work is allocated when queued. Mind the
+ * size when adding one (cm_agent.c asserts it). */
 struct emu_cm_id {
 	struct emu_cm_agent *agent;
 	struct emu_list node; /* agent->ids */
@@ -30,37 +34,37 @@ struct emu_cm_id {
 	emu_cm_handler *handler;
 	void *context;
 
-	uint8_t state;
-	uint32_t local_id, remote_id;
 	uint64_t service_id, service_mask;
 	uint64_t tid;
 	uint64_t remote_ca_guid;
+	uint32_t local_id, remote_id;
 	uint32_t local_qpn, remote_qpn;
 	uint32_t sidr_remote_id; /* SIDR: the requester's Request ID (id.remote_id in cm.c) */
-	uint8_t qp_type;
-
-	struct emu_cm_addr av; /* where this id's MADs go */
-	uint8_t av_timeout;    /* cm_av.timeout (encoded) */
+	uint32_t tw_remote_qpn; /* timewait_info->remote_qpn: checked when timewait ends */
 	unsigned timeout_ms;
-	uint8_t max_cm_retries;
-	uint8_t service_timeout; /* the MRA's, with its DELAY flag */
+	unsigned in_handler;
 
 	/* cm_id_priv->private_data: what a duplicate is answered with (RTU, MRA, DREP);
 	 * EMU_CM_PRIVATE_DATA_MAX bytes of emu_kmem once some is stored, NULL before */
 	uint8_t *pdata;
-	uint8_t pdata_len;
 
+	struct emu_cm_addr av; /* where this id's MADs go */
+	uint8_t state;
+	uint8_t qp_type;
+	uint8_t av_timeout;    /* cm_av.timeout (encoded) */
+	uint8_t max_cm_retries;
+	uint8_t service_timeout; /* the MRA's, with its DELAY flag */
+	uint8_t pdata_len;
 	/* membership of the agent's tables (cm_timewait_info's inserted_remote_id/_qp, the
 	 * service and SIDR tables) */
 	bool in_remote_id, in_remote_qpn, in_listen, in_sidr;
+	bool destroy_pending;
 
 	struct cm_out out;
 	struct emu_timer timewait;
-	uint32_t tw_remote_qpn; /* timewait_info->remote_qpn: checked when timewait ends */
-	struct emu_timer establish; /* the queued USER_ESTABLISHED work */
-
-	unsigned in_handler;
-	bool destroy_pending;
+	/* the queued USER_ESTABLISHED work (cm_establish's kmalloc'd work): emu_kmem while
+	 * queued, NULL otherwise */
+	struct emu_timer *establish;
 };
 
 /* A MAD held back by the delay fault. */

@@ -249,6 +249,10 @@ void emu_cma_id_destroy(struct emu_cma_id *id)
 	emu_kmem_free(id);
 }
 
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct emu_cma_id) <= 384, "an rdma_cm id fits the 384-byte kmem class");
+#endif
+
 /* Removes the queued events of id; the conn ids of its unread CONNECT_REQUESTs are destroyed. */
 static void drop_events(struct emu_ucma_file *f, struct emu_cma_id *id)
 {
