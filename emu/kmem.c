@@ -276,6 +276,9 @@ static void tcache_flush_all(void *arg)
 	for (unsigned c = 0; c < KMEM_NCLASS; c++)
 		flush(c, tc.n[c]);
 	pthread_mutex_unlock(&km.lock);
+	/* another key's destructor may free or allocate after this one (their order is
+	 * unspecified): that use registers again, and the next round of destructors flushes */
+	tc.registered = false;
 }
 
 /* A thread's first use: its cache goes back to the shared lists when it exits. */

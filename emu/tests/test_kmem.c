@@ -179,6 +179,45 @@ static void test_thread_cache_given_back(void **state)
 		emu_kmem_free(p[i]);
 }
 
+/* A key created after kmem's: its destructor runs after kmem's has flushed the thread's
+ * cache (glibc runs them in key order) and frees an object there. */
+static pthread_key_t late_key;
+
+static void late_free(void *p)
+{
+	emu_kmem_free(p);
+}
+
+static void *thread_late_free(void *arg)
+{
+	(void)arg;
+	/* the thread's first use registers its cache (kmem's key exists since the first
+	 * test) */
+	emu_kmem_free(emu_kmem_alloc(2000));
+	assert_int_equal(pthread_setspecific(late_key, emu_kmem_alloc(2000)), 0);
+	return NULL;
+}
+
+/* What a later destructor frees still reaches the shared lists: kmem's destructor leaves
+ * the thread unregistered, so that free registers again and the next round flushes. */
+static void test_free_after_thread_cache_flush(void **state)
+{
+	struct emu_kmem_stats a, b;
+	pthread_t t;
+
+	(void)state;
+	NEED_POOL();
+	assert_int_equal(pthread_key_create(&late_key, late_free), 0);
+	emu_kmem_get_stats(&a);
+	assert_int_equal(pthread_create(&t, NULL, thread_late_free, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	emu_kmem_get_stats(&b);
+	/* every object the thread took (a batch from the shared lists, or fresh ones carved)
+	 * is cached again, the late one too: none stayed in its dead cache */
+	assert_int_equal(b.cached, a.cached + (b.carved - a.carved));
+	assert_int_equal(pthread_key_delete(late_key), 0);
+}
+
 static void test_double_free_aborts(void **state)
 {
 	int st;
@@ -243,6 +282,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reuse_carves_nothing),
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_thread_cache_given_back),
+		cmocka_unit_test(test_free_after_thread_cache_flush),
 		cmocka_unit_test(test_double_free_aborts),
 		cmocka_unit_test(test_libc_mode),
 	};
