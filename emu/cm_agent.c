@@ -198,6 +198,7 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 	free(a->lid_hash);
 	free(a->rid_hash);
 	free(a->rqpn_hash);
+	free(a->listeners);
 	free(a);
 }
 
@@ -221,6 +222,7 @@ _Static_assert(sizeof(struct emu_cm_id) <= 384, "a CM id fits the 384-byte kmem 
 static void cm_timewait_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
 static void cm_remove_remote(struct emu_cm_id *id);
 static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
+static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id);
 
 static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 {
@@ -269,6 +271,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 		emu_kmem_free(id->establish);
 	}
 	cm_remove_remote(id);
+	cm_listen_del(a, id);
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
@@ -280,15 +283,6 @@ void emu_cm_id_free(struct emu_cm_id *id)
 /* Listen lookups walk the id list (few listeners; creation order makes the choice among
  * overlapping listeners deterministic); lookups by local ID, remote ID and remote QPN go
  * through the hash tables of struct emu_cm_agent (a host may hold 10,000 connections). */
-#define FOR_EACH_ID(a, id, body)                                                        \
-	do {                                                                            \
-		struct emu_list *pos_, *tmp_;                                           \
-		emu_list_for_each_safe(pos_, tmp_, &(a)->ids) {                         \
-			struct emu_cm_id *id = emu_list_entry(pos_, struct emu_cm_id, node); \
-			body                                                            \
-		}                                                                       \
-	} while (0)
-
 struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id)
 {
 	struct emu_list *pos, *tmp;
@@ -305,11 +299,43 @@ struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint
 
 struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id)
 {
-	FOR_EACH_ID(a, id, {
-		if (id->in_listen && (id->service_mask & service_id) == id->service_id)
+	for (size_t i = 0; i < a->nlisteners; i++) {
+		struct emu_cm_id *id = a->listeners[i];
+
+		if ((id->service_mask & service_id) == id->service_id)
 			return id;
-	});
+	}
 	return NULL;
+}
+
+/* Room for one more listener: 0 or -ENOMEM. */
+static int cm_listen_reserve(struct emu_cm_agent *a)
+{
+	if (a->nlisteners == a->listeners_cap) {
+		size_t cap = a->listeners_cap ? 2 * a->listeners_cap : 4;
+		struct emu_cm_id **l = realloc(a->listeners, cap * sizeof(*l));
+
+		if (!l)
+			return -ENOMEM;
+		a->listeners = l;
+		a->listeners_cap = cap;
+	}
+	return 0;
+}
+
+/* id leaves the listeners (cm_remove_listen), keeping the others' order. */
+static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id)
+{
+	if (!id->in_listen)
+		return;
+	id->in_listen = false;
+	for (size_t i = 0; i < a->nlisteners; i++)
+		if (a->listeners[i] == id) {
+			memmove(&a->listeners[i], &a->listeners[i + 1],
+				(a->nlisteners - i - 1) * sizeof(a->listeners[0]));
+			a->nlisteners--;
+			return;
+		}
 }
 
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id)
@@ -447,7 +473,7 @@ int emu_cm_step(struct emu_cm_id *id, unsigned ev, struct emu_cm_trans *t)
 	if (t->actions & EMU_CM_A_TIMEWAIT)
 		cm_enter_timewait(id);
 	if (t->actions & EMU_CM_A_UNLISTEN)
-		id->in_listen = false;
+		cm_listen_del(id->agent, id);
 	return 0;
 }
 
@@ -655,15 +681,22 @@ int emu_cm_listen(struct emu_cm_id *id, uint64_t service_id, uint64_t mask)
 	if ((service_id >> 56) == 0x02)
 		API_RETURN(-EINVAL);
 	/* cm_insert_listen: overlapping listeners collide */
-	FOR_EACH_ID(a_, cur, {
-		if (cur->in_listen && (cur->service_mask & service_id) == (mask & cur->service_id))
+	for (size_t i = 0; i < a_->nlisteners; i++) {
+		const struct emu_cm_id *cur = a_->listeners[i];
+
+		if ((cur->service_mask & service_id) == (mask & cur->service_id))
 			API_RETURN(-EBUSY);
-	});
+	}
+	/* room first: the step below is not undone (cm_init_listen allocates first too) */
+	err = cm_listen_reserve(a_);
+	if (err)
+		API_RETURN(err);
 	err = emu_cm_step(id, EMU_CM_EV_LISTEN, &t);
 	if (err)
 		API_RETURN(err);
 	id->service_id = service_id;
 	id->service_mask = mask;
+	a_->listeners[a_->nlisteners++] = id;
 	id->in_listen = true;
 	API_RETURN(0);
 }
@@ -1069,7 +1102,7 @@ void emu_cm_destroy_id(struct emu_cm_id *id)
 		if (t.actions & EMU_CM_A_CANCEL && !(t.actions & EMU_CM_A_SEND_DREQ))
 			emu_cm_cancel_out(id);
 		if (t.actions & EMU_CM_A_UNLISTEN)
-			id->in_listen = false;
+			cm_listen_del(a, id);
 		if (t.actions & EMU_CM_A_REJ_TIMEOUT) {
 			uint8_t ari[8];
 

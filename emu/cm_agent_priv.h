@@ -105,6 +105,11 @@ struct emu_cm_agent {
 	/* the remote-ID and remote-QPN tables (cm.c's rb-trees), by remote comm ID / QPN */
 	struct emu_list *rid_hash, *rqpn_hash;
 	unsigned hash_bits; /* each table has 2^hash_bits buckets */
+	/* the listening ids (cm.c's listen_service_table), in the order they listened: a REQ
+	 * and a new listen look only at these, not at every id (a server that listens again
+	 * while it holds 10,000 connections) */
+	struct emu_cm_id **listeners;
+	size_t nlisteners, listeners_cap;
 	uint32_t local_id_next;
 	uint32_t random_id_operand;
 

@@ -967,7 +967,7 @@ static void test_api_errors(void **state)
 	struct net *n = net_new(2, 1);
 	struct emu_cm_path_rec path = path_to(n, 0, 1, 0);
 	struct emu_cm_req_param p = req_param(n, 0, 1, &path, 15);
-	struct emu_cm_id *c, *l, *l2;
+	struct emu_cm_id *c, *l, *l2, *l3;
 	uint8_t big[255] = { 0 };
 	struct emu_cm_rep_param rep = { .private_data = big, .private_data_len = 197 };
 	struct emu_cm_sidr_req_param sp = { .path = &path, .private_data = big,
@@ -1023,6 +1023,14 @@ static void test_api_errors(void **state)
 	assert_int_equal(n->h[1].ev[1].t, 2 * LAT_NS);
 	run_to(n, 1000000 * MS);
 	assert_int_equal(count_tx(n, 1, EMU_CM_ATTR_REP), 1); /* the work cancelled the REP */
+	/* a destroyed listener leaves the listeners: its services are free again, the other
+	 * listener stays */
+	emu_cm_destroy_id(l);
+	assert_int_equal(emu_cm_create_id(n->h[1].a, handler, &n->h[1], &l), 0);
+	assert_int_equal(emu_cm_listen(l, SID_TCP(5), 0), 0);
+	assert_int_equal(emu_cm_create_id(n->h[1].a, handler, &n->h[1], &l3), 0);
+	assert_int_equal(emu_cm_listen(l3, SID_UDP(5), 0), -EBUSY);
+	assert_int_equal(emu_cm_listen(l3, SID_TCP(6), 0), 0);
 	/* fault setter */
 	assert_int_equal(emu_cm_fault_set(n->h[0].a, 0x10 - 1, &(struct emu_cm_fault){ 0 }), -EINVAL);
 	assert_int_equal(emu_cm_fault_set(n->h[0].a, EMU_CM_ATTR_APR + 1, &(struct emu_cm_fault){ 0 }),
