@@ -745,7 +745,7 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 		resp_mark(RESP(cmd.response), sizeof resp);
 	} else {
 		emu_ucma_event_resp(ev, &resp);
-		len = out_len;
+		len = out_len < sizeof resp ? out_len : sizeof resp;
 		resp_put(RESP(cmd.response), &resp, len);
 	}
 	event_read(f, ev);

@@ -580,6 +580,7 @@ static void event_round_trip(int fd, uint32_t h, const struct rdma_ucm_event_res
 	struct rdma_ucm_event_resp want;
 	uint8_t buf[sizeof want + 16], tail[sizeof buf];
 	struct rdma_ucm_get_event c;
+	const size_t wrote = out < sizeof want ? out : sizeof want;
 
 	emu_engine_lock(e);
 	assert_int_equal(emu_cma_event(emu_cma_id_lookup(h), NULL, EMU_CMA_EVENT_CONNECT_RESPONSE,
@@ -593,14 +594,15 @@ static void event_round_trip(int fd, uint32_t h, const struct rdma_ucm_event_res
 	want.id = h;
 	want.event = EMU_CMA_EVENT_CONNECT_RESPONSE;
 	want.status = (uint32_t)-7;
+	assert_true(skew + out <= sizeof buf);
 	memset(buf, 0xa5, sizeof buf);
 	memset(tail, 0xa5, sizeof tail);
 	c.response = (uintptr_t)(buf + skew);
 	assert_int_equal(ucmd(fd, RDMA_USER_CM_CMD_GET_EVENT, &c, sizeof c, out), 0);
-	assert_memory_equal(buf + skew, &want, out);
-	/* nothing before or after the response the caller sized */
+	assert_memory_equal(buf + skew, &want, wrote);
+	/* nothing before or after the response (at most the size the caller gave) */
 	assert_memory_equal(buf, tail, skew);
-	assert_memory_equal(buf + skew + out, tail, sizeof buf - skew - out);
+	assert_memory_equal(buf + skew + wrote, tail, sizeof buf - skew - wrote);
 }
 
 /* A queued event keeps its response without the zeros (emu/ucma.h): every byte of the
@@ -651,6 +653,8 @@ static void test_event_records(void **state)
 		event_round_trip(fd, h, &p, whole, 0);
 		event_round_trip(fd, h, &p, min, 8);
 	}
+	/* a buffer larger than the response and unaligned: the response's bytes only */
+	event_round_trip(fd, h, &p, whole + 8, 3);
 	/* every event was read: none left */
 	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
 	assert_int_equal(get_event(fd, &p), -EAGAIN);
