@@ -280,8 +280,8 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	emu_kmem_free(id);
 }
 
-/* Listen lookups walk the id list (few listeners; creation order makes the choice among
- * overlapping listeners deterministic); lookups by local ID, remote ID and remote QPN go
+/* Listen lookups walk the listeners (in the order they listened; overlapping ones are
+ * refused, so one matches at most); lookups by local ID, remote ID and remote QPN go
  * through the hash tables of struct emu_cm_agent (a host may hold 10,000 connections). */
 struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id)
 {

@@ -254,7 +254,7 @@ static void flush(unsigned c, unsigned n)
 {
 	struct kmem_free *b = tc.head[c], *last = b;
 
-	if (!b)
+	if (!b || !n)
 		return;
 	if (n > tc.n[c])
 		n = tc.n[c];
