@@ -22,9 +22,9 @@ struct cm_out {
 };
 
 /* 384 bytes on x86-64, exactly the emu_kmem size class (bench/cm_bench keeps two a connection
- * and walks them once a step): the members are ordered so that nothing is padded but the
- * timers' tails, and the rare USER_ESTABLISHED work is allocated when queued. Mind the
- * size when adding one (cm_agent.c asserts it). */
+ * and walks them once a step): the members are ordered by size, so the padding left is the
+ * timers' tails and a few bytes around the byte-sized members, and the rare USER_ESTABLISHED
+ * work is allocated when queued. Mind the size when adding one (cm_agent.c asserts it). */
 struct emu_cm_id {
 	struct emu_cm_agent *agent;
 	struct emu_list node; /* agent->ids */

@@ -103,8 +103,8 @@ void emu_cma_addr_copy(struct emu_cma_sockaddr *to, const struct sockaddr *from)
 
 /* A kernel CM id (struct rdma_id_private + struct ucma_context). 352 bytes on x86-64, the
  * 384 emu_kmem size class (bench/cm_bench keeps 2 a connection and walks them once a step,
- * so every line counts at 10,000 connections): members are ordered so that the compiler
- * pads nothing; mind the holes when adding one (cma_id.c asserts the size). */
+ * so every line counts at 10,000 connections): members are ordered to leave only a few
+ * bytes of holes; mind them when adding one (cma_id.c asserts the size). */
 struct emu_cma_id {
 	uint64_t uid;                /* the library's cookie, returned in events */
 	struct emu_ucma_file *file;
