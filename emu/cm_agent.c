@@ -198,7 +198,8 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 	free(a->lid_hash);
 	free(a->rid_hash);
 	free(a->rqpn_hash);
-	free(a->listeners);
+	free(a->listeners.v);
+	free(a->sidr.v);
 	free(a);
 }
 
@@ -272,6 +273,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	}
 	cm_remove_remote(id);
 	cm_listen_del(a, id);
+	emu_cm_sidr_done(id);
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
@@ -299,8 +301,8 @@ struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint
 
 struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id)
 {
-	for (size_t i = 0; i < a->nlisteners; i++) {
-		struct emu_cm_id *id = a->listeners[i];
+	for (size_t i = 0; i < a->listeners.n; i++) {
+		struct emu_cm_id *id = a->listeners.v[i];
 
 		if ((id->service_mask & service_id) == id->service_id)
 			return id;
@@ -308,34 +310,50 @@ struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id
 	return NULL;
 }
 
-/* Room for one more listener: 0 or -ENOMEM. */
-static int cm_listen_reserve(struct emu_cm_agent *a)
+int emu_cm_idset_reserve(struct emu_cm_idset *s)
 {
-	if (a->nlisteners == a->listeners_cap) {
-		size_t cap = a->listeners_cap ? 2 * a->listeners_cap : 4;
-		struct emu_cm_id **l = realloc(a->listeners, cap * sizeof(*l));
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 4;
+		struct emu_cm_id **v = realloc(s->v, cap * sizeof(*v));
 
-		if (!l)
+		if (!v)
 			return -ENOMEM;
-		a->listeners = l;
-		a->listeners_cap = cap;
+		s->v = v;
+		s->cap = cap;
 	}
 	return 0;
 }
 
-/* id leaves the listeners (cm_remove_listen), keeping the others' order. */
+void emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id)
+{
+	s->v[s->n++] = id;
+}
+
+void emu_cm_idset_del(struct emu_cm_idset *s, struct emu_cm_id *id)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i] == id) {
+			memmove(&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof(s->v[0]));
+			s->n--;
+			return;
+		}
+}
+
+/* id leaves the listeners (cm_remove_listen). */
 static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id)
 {
 	if (!id->in_listen)
 		return;
 	id->in_listen = false;
-	for (size_t i = 0; i < a->nlisteners; i++)
-		if (a->listeners[i] == id) {
-			memmove(&a->listeners[i], &a->listeners[i + 1],
-				(a->nlisteners - i - 1) * sizeof(a->listeners[0]));
-			a->nlisteners--;
-			return;
-		}
+	emu_cm_idset_del(&a->listeners, id);
+}
+
+void emu_cm_sidr_done(struct emu_cm_id *id)
+{
+	if (!id->in_sidr)
+		return;
+	id->in_sidr = false;
+	emu_cm_idset_del(&id->agent->sidr, id);
 }
 
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id)
@@ -681,14 +699,14 @@ int emu_cm_listen(struct emu_cm_id *id, uint64_t service_id, uint64_t mask)
 	if ((service_id >> 56) == 0x02)
 		API_RETURN(-EINVAL);
 	/* cm_insert_listen: overlapping listeners collide */
-	for (size_t i = 0; i < a_->nlisteners; i++) {
-		const struct emu_cm_id *cur = a_->listeners[i];
+	for (size_t i = 0; i < a_->listeners.n; i++) {
+		const struct emu_cm_id *cur = a_->listeners.v[i];
 
 		if ((cur->service_mask & service_id) == (mask & cur->service_id))
 			API_RETURN(-EBUSY);
 	}
 	/* room first: the step below is not undone (cm_init_listen allocates first too) */
-	err = cm_listen_reserve(a_);
+	err = emu_cm_idset_reserve(&a_->listeners);
 	if (err)
 		API_RETURN(err);
 	err = emu_cm_step(id, EMU_CM_EV_LISTEN, &t);
@@ -696,7 +714,7 @@ int emu_cm_listen(struct emu_cm_id *id, uint64_t service_id, uint64_t mask)
 		API_RETURN(err);
 	id->service_id = service_id;
 	id->service_mask = mask;
-	a_->listeners[a_->nlisteners++] = id;
+	emu_cm_idset_add(&a_->listeners, id);
 	id->in_listen = true;
 	API_RETURN(0);
 }
@@ -1063,7 +1081,7 @@ static int cm_sidr_rep_locked(struct emu_cm_id *id, const struct emu_cm_sidr_rep
 		return err;
 	emu_cm_format(EMU_CM_ATTR_SIDR_REP, &m, mad);
 	emu_cm_output(id->agent, &id->av, mad, false);
-	id->in_sidr = false;
+	emu_cm_sidr_done(id);
 	return 0;
 }
 

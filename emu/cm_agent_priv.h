@@ -88,6 +88,22 @@ struct cm_rxq {
  * timewait), walked by every MAD's lookup. */
 #define EMU_CM_HASH_BITS_MIN 10
 
+/* A few ids in an array, in the order they joined: for what a message is matched against
+ * by more than a key of the hash tables (a service ID under a mask, a SIDR request's
+ * sender). */
+struct emu_cm_idset {
+	struct emu_cm_id **v;
+	size_t n, cap;
+};
+
+/* Room for one more id: 0 or -ENOMEM (the caller reserves before it changes any state). */
+int emu_cm_idset_reserve(struct emu_cm_idset *s);
+/* id joins (room reserved); id leaves, the others keep their order. */
+void emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id);
+void emu_cm_idset_del(struct emu_cm_idset *s, struct emu_cm_id *id);
+/* The SIDR request id leaves the agent's table (in_sidr cleared). */
+void emu_cm_sidr_done(struct emu_cm_id *id);
+
 struct emu_cm_agent {
 	struct emu_clock *clk;
 	const struct emu_cm_transport_ops *ops;
@@ -105,11 +121,11 @@ struct emu_cm_agent {
 	/* the remote-ID and remote-QPN tables (cm.c's rb-trees), by remote comm ID / QPN */
 	struct emu_list *rid_hash, *rqpn_hash;
 	unsigned hash_bits; /* each table has 2^hash_bits buckets */
-	/* the listening ids (cm.c's listen_service_table), in the order they listened: a REQ
-	 * and a new listen look only at these, not at every id (a server that listens again
-	 * while it holds 10,000 connections) */
-	struct emu_cm_id **listeners;
-	size_t nlisteners, listeners_cap;
+	/* the listening ids (cm.c's listen_service_table) and the SIDR requests being served
+	 * (remote_sidr_table), each in insertion order: a REQ, a new listen and a SIDR_REQ look
+	 * only at these, not at every id (a server that listens again while it holds 10,000
+	 * connections) */
+	struct emu_cm_idset listeners, sidr;
 	uint32_t local_id_next;
 	uint32_t random_id_operand;
 

@@ -310,18 +310,21 @@ static void cm_sidr_req(struct emu_cm_agent *a, const struct emu_cm_addr *src,
 {
 	struct emu_cm_id *id, *listen;
 	struct emu_cm_event e;
-	struct emu_list *pos, *tmp;
 
 	/* cm_insert_remote_sidr: (Request ID, requester's address) being served: duplicate */
-	emu_list_for_each_safe(pos, tmp, &a->ids) {
-		struct emu_cm_id *cur = emu_list_entry(pos, struct emu_cm_id, node);
+	for (size_t i = 0; i < a->sidr.n; i++) {
+		const struct emu_cm_id *cur = a->sidr.v[i];
 
-		if (cur->in_sidr && cur->sidr_remote_id == m->request_id && addr_eq(&cur->av, src)) {
+		if (cur->sidr_remote_id == m->request_id && addr_eq(&cur->av, src)) {
 			a->cnt.rx_dup[7]++;
 			emu_cm_trace(a, "SIDR_REQ 0x%x: duplicate, dropped", m->request_id);
 			return;
 		}
 	}
+	/* without room in the table, as without memory for the id: dropped (the requester
+	 * resends) */
+	if (emu_cm_idset_reserve(&a->sidr))
+		return;
 	id = emu_cm_id_alloc(a, NULL, NULL);
 	if (!id)
 		return;
@@ -330,6 +333,7 @@ static void cm_sidr_req(struct emu_cm_agent *a, const struct emu_cm_addr *src,
 	id->service_mask = ~0ull;
 	id->tid = m->tid;
 	id->av = *src;
+	emu_cm_idset_add(&a->sidr, id);
 	id->in_sidr = true;
 	id->state = EMU_CM_SIDR_REQ_RCVD;
 	emu_cm_trace(a, "cm 0x%x: IDLE --SIDR_REQ--> SIDR_REQ_RCVD", id->local_id);

@@ -203,6 +203,9 @@ static int handler(struct emu_cm_id *id, const struct emu_cm_event *e)
 						   .status = EMU_CM_SIDR_SUCCESS,
 						   .private_data = "ud", .private_data_len = 2 };
 
+		h->last_new = id;
+		if (h->on_req == REQ_NOTHING)
+			break; /* held: the test answers it */
 		assert_int_equal(emu_cm_send_sidr_rep(id, &p), 0);
 		return 1;
 	}
@@ -918,6 +921,55 @@ static void test_sidr(void **state)
 	net_free(n);
 }
 
+/* A SIDR_REQ resent while the first is still being served is a duplicate, dropped and
+ * counted (cm_insert_remote_sidr); once answered, the served request leaves the table and
+ * the same Request ID is a new request again. */
+static void test_sidr_duplicate(void **state)
+{
+	struct net *n = net_new(2, 1);
+	struct emu_cm_path_rec path = path_to(n, 0, 1, 0);
+	struct emu_cm_sidr_req_param p = { .path = &path, .dst = n->h[1].addr,
+					   .service_id = SID_UDP(7174), .timeout_ms = 2000,
+					   .max_cm_retries = 2 };
+	struct emu_cm_sidr_rep_param rep = { .qp_num = 0x345, .qkey = 0x01234567,
+					     .status = EMU_CM_SIDR_SUCCESS };
+	const int cls = emu_cm_class(EMU_CM_ATTR_SIDR_REQ);
+	struct emu_cm_counters cnt;
+	struct emu_cm_id *c, *held;
+
+	(void)state;
+	listen_on(&n->h[1], SID_UDP(7174));
+	n->h[1].on_req = REQ_NOTHING;
+	assert_int_equal(emu_cm_create_id(n->h[0].a, handler, &n->h[0], &c), 0);
+	assert_int_equal(emu_cm_send_sidr_req(c, &p), 0);
+	/* the first arrives after LAT_NS, the resend 2000 ms later */
+	run_to(n, 2000 * MS + 2 * LAT_NS);
+	assert_int_equal(count_tx(n, 0, EMU_CM_ATTR_SIDR_REQ), 2);
+	assert_int_equal(n->h[1].nev, 1);
+	assert_int_equal(n->h[1].ev[0].type, EMU_CM_UE_SIDR_REQ_RECEIVED);
+	emu_cm_agent_counters(n->h[1].a, &cnt);
+	assert_int_equal(cnt.rx_dup[cls], 1);
+	assert_int_equal(emu_cm_agent_nids(n->h[1].a), 2); /* the listener and the held request */
+	/* answered: the requester is done, the request leaves the table (the id stays) */
+	held = n->h[1].last_new;
+	assert_int_equal(emu_cm_send_sidr_rep(held, &rep), 0);
+	run_to(n, 2000 * MS + 4 * LAT_NS);
+	assert_int_equal(n->h[0].ev[0].type, EMU_CM_UE_SIDR_REP_RECEIVED);
+	assert_int_equal(n->h[0].ev[0].qpn, 0x345);
+	/* the same Request ID (the same requesting id) again: a new request, not a duplicate */
+	n->h[1].on_req = REQ_ACCEPT;
+	assert_int_equal(emu_cm_send_sidr_req(c, &p), 0);
+	run_to(n, 2000 * MS + 6 * LAT_NS);
+	assert_int_equal(n->h[1].nev, 2);
+	assert_int_equal(n->h[1].ev[1].type, EMU_CM_UE_SIDR_REQ_RECEIVED);
+	assert_int_equal(n->h[0].ev[1].type, EMU_CM_UE_SIDR_REP_RECEIVED);
+	emu_cm_agent_counters(n->h[1].a, &cnt);
+	assert_int_equal(cnt.rx_dup[cls], 1);
+	emu_cm_destroy_id(held);
+	assert_int_equal(emu_cm_agent_nids(n->h[1].a), 1);
+	net_free(n);
+}
+
 static void test_three_agents_demux(void **state)
 {
 	struct net *n = net_new(3, 7);
@@ -1146,6 +1198,7 @@ int main(void)
 		cmocka_unit_test(test_dreq_for_no_id),
 		cmocka_unit_test(test_destroy_sends),
 		cmocka_unit_test(test_sidr),
+		cmocka_unit_test(test_sidr_duplicate),
 		cmocka_unit_test(test_three_agents_demux),
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_fault_reproducible),
