@@ -11,6 +11,7 @@
 
 #include "emu/kmem.h"
 #include "emu/trace.h"
+#include "emu/array.h"
 #include "emu/cm_agent_priv.h"
 
 /* ---- tracing (RDMAEMU_TRACE=cm) ---- */
@@ -224,6 +225,7 @@ static void cm_timewait_timer(struct emu_clock *clk, struct emu_timer *t, void *
 static void cm_remove_remote(struct emu_cm_id *id);
 static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void *arg);
 static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id);
+static void cm_sidr_del(struct emu_cm_agent *a, struct emu_cm_id *id);
 
 static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
 {
@@ -273,7 +275,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	}
 	cm_remove_remote(id);
 	cm_listen_del(a, id);
-	emu_cm_sidr_done(id);
+	cm_sidr_del(a, id);
 	emu_list_del(&id->node);
 	emu_list_del(&id->lid_node);
 	a->nids--;
@@ -310,23 +312,14 @@ struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id
 	return NULL;
 }
 
-int emu_cm_idset_reserve(struct emu_cm_idset *s)
+int emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 4;
-		struct emu_cm_id **v = realloc(s->v, cap * sizeof(*v));
+	int i = emu_array_push(&s->v, &s->n, sizeof(s->v[0]));
 
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (i < 0)
+		return -ENOMEM;
+	s->v[i] = id;
 	return 0;
-}
-
-void emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id)
-{
-	s->v[s->n++] = id;
 }
 
 void emu_cm_idset_del(struct emu_cm_idset *s, struct emu_cm_id *id)
@@ -348,12 +341,13 @@ static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id)
 	emu_cm_idset_del(&a->listeners, id);
 }
 
-void emu_cm_sidr_done(struct emu_cm_id *id)
+/* The SIDR request id leaves the requests being served (cm_sidr_rep's rb_erase). */
+static void cm_sidr_del(struct emu_cm_agent *a, struct emu_cm_id *id)
 {
 	if (!id->in_sidr)
 		return;
 	id->in_sidr = false;
-	emu_cm_idset_del(&id->agent->sidr, id);
+	emu_cm_idset_del(&a->sidr, id);
 }
 
 struct emu_cm_id *emu_cm_find_remote_id(struct emu_cm_agent *a, uint64_t guid, uint32_t remote_id)
@@ -705,16 +699,17 @@ int emu_cm_listen(struct emu_cm_id *id, uint64_t service_id, uint64_t mask)
 		if ((cur->service_mask & service_id) == (mask & cur->service_id))
 			API_RETURN(-EBUSY);
 	}
-	/* room first: the step below is not undone (cm_init_listen allocates first too) */
-	err = emu_cm_idset_reserve(&a_->listeners);
+	/* the place first: the step below is not undone (cm_init_listen allocates first too) */
+	err = emu_cm_idset_add(&a_->listeners, id);
 	if (err)
 		API_RETURN(err);
 	err = emu_cm_step(id, EMU_CM_EV_LISTEN, &t);
-	if (err)
+	if (err) {
+		a_->listeners.n--; /* the place taken above */
 		API_RETURN(err);
+	}
 	id->service_id = service_id;
 	id->service_mask = mask;
-	emu_cm_idset_add(&a_->listeners, id);
 	id->in_listen = true;
 	API_RETURN(0);
 }
@@ -1081,7 +1076,7 @@ static int cm_sidr_rep_locked(struct emu_cm_id *id, const struct emu_cm_sidr_rep
 		return err;
 	emu_cm_format(EMU_CM_ATTR_SIDR_REP, &m, mad);
 	emu_cm_output(id->agent, &id->av, mad, false);
-	emu_cm_sidr_done(id);
+	cm_sidr_del(id->agent, id);
 	return 0;
 }
 

@@ -88,21 +88,19 @@ struct cm_rxq {
  * timewait), walked by every MAD's lookup. */
 #define EMU_CM_HASH_BITS_MIN 10
 
-/* A few ids in an array, in the order they joined: for what a message is matched against
- * by more than a key of the hash tables (a service ID under a mask, a SIDR request's
- * sender). */
+/* A few ids in an array (emu/array.h), in the order they joined: for what a message is
+ * matched against by more than a key of the hash tables (a service ID under a mask, a SIDR
+ * request's sender). */
 struct emu_cm_idset {
 	struct emu_cm_id **v;
-	size_t n, cap;
+	size_t n;
 };
 
-/* Room for one more id: 0 or -ENOMEM (the caller reserves before it changes any state). */
-int emu_cm_idset_reserve(struct emu_cm_idset *s);
-/* id joins (room reserved); id leaves, the others keep their order. */
-void emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id);
+/* id joins at the end: 0 or -ENOMEM. Taken before the caller changes any state (the last
+ * place is given back by lowering n if that change is refused). */
+int emu_cm_idset_add(struct emu_cm_idset *s, struct emu_cm_id *id);
+/* id leaves; the others keep their order. */
 void emu_cm_idset_del(struct emu_cm_idset *s, struct emu_cm_id *id);
-/* The SIDR request id leaves the agent's table (in_sidr cleared). */
-void emu_cm_sidr_done(struct emu_cm_id *id);
 
 struct emu_cm_agent {
 	struct emu_clock *clk;

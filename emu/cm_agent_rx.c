@@ -321,19 +321,20 @@ static void cm_sidr_req(struct emu_cm_agent *a, const struct emu_cm_addr *src,
 			return;
 		}
 	}
-	/* without room in the table, as without memory for the id: dropped (the requester
-	 * resends) */
-	if (emu_cm_idset_reserve(&a->sidr))
-		return;
 	id = emu_cm_id_alloc(a, NULL, NULL);
 	if (!id)
 		return;
+	/* without room in the table, as without memory for the id: dropped (the requester
+	 * resends) */
+	if (emu_cm_idset_add(&a->sidr, id)) {
+		emu_cm_id_free(id);
+		return;
+	}
 	id->sidr_remote_id = m->request_id;
 	id->service_id = m->service_id;
 	id->service_mask = ~0ull;
 	id->tid = m->tid;
 	id->av = *src;
-	emu_cm_idset_add(&a->sidr, id);
 	id->in_sidr = true;
 	id->state = EMU_CM_SIDR_REQ_RCVD;
 	emu_cm_trace(a, "cm 0x%x: IDLE --SIDR_REQ--> SIDR_REQ_RCVD", id->local_id);

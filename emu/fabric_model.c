@@ -12,22 +12,6 @@
 
 #include "emu/fabric_priv.h"
 
-int emu_array_push(void *arr, size_t *n, size_t sz)
-{
-	void **p = arr;
-
-	/* the capacity is implied by the count: 4, then doubling */
-	if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
-		void *grown = realloc(*p, (*n ? *n * 2 : 4) * sz);
-
-		if (!grown)
-			return -1;
-		*p = grown;
-	}
-	memset((char *)*p + *n * sz, 0, sz);
-	return (int)(*n)++;
-}
-
 static void free_port(struct emu_port *p)
 {
 	free(p->gids);

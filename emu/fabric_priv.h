@@ -8,6 +8,7 @@
 #ifndef RDMAEMU_EMU_FABRIC_PRIV_H
 #define RDMAEMU_EMU_FABRIC_PRIV_H
 
+#include "emu/array.h"
 #include "emu/fabric.h"
 
 #define EMU_INCLUDE_DEPTH_MAX 16
@@ -158,8 +159,6 @@ struct emu_loader {
 };
 
 /* --- model helpers (fabric_model.c) --- */
-/* Appends one zeroed element to *arr (of *n elements of size sz); returns its index or -1. */
-int emu_array_push(void *arr, size_t *n, size_t sz);
 int emu_loader_add_host(struct emu_loader *L, const char *name, bool declared);
 int emu_loader_add_device(struct emu_loader *L, int host, const char *name, uint8_t link_layer);
 int emu_loader_add_ports(struct emu_loader *L, int host, int dev, size_t nports);
