@@ -4,7 +4,8 @@
 # (loopback through the daemon, QP numbers from two slices of one host), then server on A and
 # client on B of fixtures/rxe-ref2.fabric (over the daemon's wire). Their TCP side channel is on
 # 127.0.0.1. A client killed mid-run must not take the daemon down: status still answers and a
-# new pair still runs. Timeouts are real-time safety nets only (generous, for a loaded machine).
+# new pair still runs. Last, ./rdmaemu at the top of the build tree works from there.
+# Timeouts are real-time safety nets only (generous, for a loaded machine).
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
@@ -101,4 +102,14 @@ kill $spid 2>/dev/null
 wait $spid 2>/dev/null
 lpids=
 pair rc-after-kill "$ref2" A B 40960 5 ibv_rc_pingpong -d rxe0 -g 1 -n 5 -s 4096
+
+# ./rdmaemu at the top of the build tree (README), run from there: the same daemon, host B's
+# one device
+if (cd "$b" && ./rdmaemu run --fabric "$ref2" --node B -- ibv_devices) >"$t/devices.out" 2>&1 &&
+   grep -Eq '^[[:space:]]+rxe0[[:space:]]+000000fffe000202$' "$t/devices.out" &&
+   [ "$(grep -c rxe "$t/devices.out")" = 1 ]; then
+	echo "ok ./rdmaemu in the build tree"
+else
+	echo "FAIL: ./rdmaemu run -- ibv_devices in $b:"; cat "$t/devices.out"; fail=1
+fi
 exit $fail
