@@ -131,13 +131,13 @@ struct lfile {
 	struct emu_ducma_shared *sh;
 	uint64_t nread;
 	uint64_t rhead;
-	struct rbatch *rb; /* drain_batch's buffers, made at its first use (lock) */
+	uint8_t *rbuf; /* recv_answer2's, EMU_DUCMA_BUNDLE_MAX bytes: a bundle fits (lock) */
 };
 
 /* Frees a file's memory (its fds are the caller's business). */
 static void lfile_free(struct lfile *f)
 {
-	free(f->rb);
+	free(f->rbuf);
 	if (f->sh)
 		munmap(f->sh, EMU_DUCMA_PAGE_LEN);
 	free(f);
@@ -317,6 +317,9 @@ static int flush_consumed(struct lfile *f)
 static unsigned long pushed_count; /* UCMA_EVENTs received (RDMAEMU_TRACE=ucmalink) */
 /* rdma_cm files opened, and those that got the daemon's sent count (protocol 9) */
 static unsigned long files_opened, files_counted;
+/* the daemon's socket messages read on rdma_cm files, and the bundles among them with the
+ * messages they held (protocol 12) */
+static unsigned long sockmsg_count, bundle_count, bundled_count;
 static unsigned long kept_count;   /* commands answered from kept answers (the same) */
 
 /* ---- events of an id in evq (f's lock held) ---- */
@@ -615,10 +618,6 @@ static int recv_answer(int sock, struct lfile *f, int type, int32_t *arg, void *
 	return recv_answer2(sock, f, type, arg, buf, len, got, fd, NULL, pad);
 }
 
-/* Several pushed messages in one recvmmsg: a drain whose sent count says that k >= 2 wait.
- * In cmtime -c 1000 a fifth of the client's drains found 5 or more (the event thread
- * behind), one recvmsg each before. The number read (0: none was there yet: one being
- * sent), or -errno as recv_answer's. f's lock held. */
 /* The fds passed with message m: into *fd, then *fd2, where the caller wants them (not NULL
  * and still -1); the others are closed. */
 static void take_fds(const struct msghdr *m, int *fd, int *fd2)
@@ -647,99 +646,113 @@ static bool msg_ok(const struct msghdr *m, const struct emu_dmsg *h, size_t n)
 	       !(m->msg_flags & (MSG_TRUNC | MSG_CTRUNC));
 }
 
-#define RECV_BATCH 16u
-#define RECV_BODY (EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp))
-struct rbatch {
-	struct emu_dmsg h[RECV_BATCH];
-	union {
-		uint8_t b[RECV_BODY];
-		uint64_t align;
-	} body[RECV_BATCH];
-	struct iovec iov[RECV_BATCH][2];
-	struct mmsghdr mh[RECV_BATCH];
-	union {
-		char b[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} c[RECV_BATCH];
+/* What recv_answer2's caller waits for, and where its answer goes. */
+struct want {
+	int type; /* as recv_answer2's */
+	int32_t *arg;
+	void *buf;
+	size_t len, *got;
+	uint32_t *pad;
+	bool done; /* the answer (or the DROP 0 marker) was taken */
 };
 
-static int drain_batch(int sock, struct lfile *f, uint64_t k)
+/* One message of the file's connection (on its own or in a bundle): a push is applied, the
+ * answer waited for is taken into w. 0, or -errno as recv_answer2's. */
+static int take_msg(struct lfile *f, const struct emu_dmsg *h, const void *body, size_t blen,
+		    struct want *w)
 {
-	struct rbatch *rb = f->rb;
-	unsigned n = k < RECV_BATCH ? (unsigned)k : RECV_BATCH;
-	int got;
+	bool marker = false;
+	int r = take_push(f, h, body, blen, &marker);
 
-	if (!rb && !(rb = f->rb = malloc(sizeof(*rb))))
-		return -ENOMEM;
-	for (unsigned i = 0; i < n; i++) {
-		rb->iov[i][0] = (struct iovec){ &rb->h[i], sizeof(rb->h[i]) };
-		rb->iov[i][1] = (struct iovec){ rb->body[i].b, RECV_BODY };
-		rb->mh[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = rb->iov[i],
-							  .msg_iovlen = 2,
-							  .msg_control = rb->c[i].b,
-							  .msg_controllen = sizeof(rb->c[i].b) } };
+	if (r < 0)
+		return r;
+	if (w->done)
+		return r > 0 ? 0 : -EPROTO; /* a second answer: nobody waits for it */
+	if ((r == 2 && w->type == EMU_DMSG_UCMA_POSTED) ||
+	    (r == 3 && w->type == EMU_DMSG_UCMA_SPARE))
+		r = 0;
+	if (r > 0) {
+		if (marker && w->type == 0)
+			w->done = true;
+		return 0;
 	}
-	do
-		got = recvmmsg(sock, rb->mh, n, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, NULL);
-	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	for (int i = 0; i < got; i++) {
-		const struct msghdr *m = &rb->mh[i].msg_hdr;
-		size_t len = rb->mh[i].msg_len;
-		bool marker = false;
-		int r;
-
-		take_fds(m, NULL, NULL); /* no fd comes with a push */
-		if (len == 0)
-			return -ECONNRESET; /* the daemon went away */
-		f->nread++;
-		if (!msg_ok(m, &rb->h[i], len))
-			return -EPROTO;
-		r = take_push(f, &rb->h[i], rb->body[i].b, len - sizeof(rb->h[i]), &marker);
-		if (r <= 0)
-			return r < 0 ? r : -EPROTO; /* an answer nobody waits for */
-	}
-	return got;
+	if (w->type <= 0 || h->type != w->type || blen > w->len)
+		return -EPROTO;
+	if (blen)
+		memcpy(w->buf, body, blen);
+	*w->arg = (int32_t)h->arg;
+	if (w->pad)
+		*w->pad = h->pad;
+	if (w->got)
+		*w->got = blen;
+	w->done = true;
+	return 0;
 }
 
-/* fd2: a second passed fd (UCMA_OPEN's page), else it is closed */
+/* Protocol 12: a UCMA_BUNDLE's messages, in order (emu/daemon/proto.h). Every one of them
+ * is taken, also those after the answer waited for: the bundle has left the socket. */
+static int take_bundle(struct lfile *f, const struct emu_dmsg *h, const uint8_t *body,
+		       size_t blen, struct want *w)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+
+	if (!f || h->arg < 2)
+		return -EPROTO;
+	while (off < blen) {
+		struct emu_ducma_rec rec;
+		struct emu_dmsg inner;
+		int r;
+
+		if (blen - off < sizeof(rec))
+			return -EPROTO;
+		memcpy(&rec, body + off, sizeof(rec));
+		if (rec.zero || rec.type == EMU_DMSG_UCMA_BUNDLE ||
+		    rec.len > blen - off - sizeof(rec) ||
+		    emu_ducma_rec_size(rec.len) > blen - off)
+			return -EPROTO;
+		inner = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, rec.type, rec.arg,
+					   rec.pad };
+		r = take_msg(f, &inner, body + off + sizeof(rec), rec.len, w);
+		if (r)
+			return r;
+		off += emu_ducma_rec_size(rec.len);
+		n++;
+	}
+	return n == h->arg ? 0 : -EPROTO;
+}
+
+/* fd2: a second passed fd (UCMA_OPEN's page), else it is closed. Before the file exists (f
+ * NULL: UCMA_OPEN's answer) the message is read into a buffer on the stack; then into the
+ * file's, which a bundle fits (f's lock held). */
 static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
 			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad)
 {
 	union {
 		uint8_t b[EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp)];
 		uint64_t align;
-	} body;
+	} sbody;
+	uint8_t *body = f && f->rbuf ? f->rbuf : sbody.b;
 	struct emu_dmsg h;
-	struct iovec iov[2] = { { &h, sizeof(h) }, { body.b, sizeof(body.b) } };
+	struct iovec iov[2] = { { &h, sizeof(h) },
+				{ body, f && f->rbuf ? EMU_DUCMA_BUNDLE_MAX : sizeof(sbody.b) } };
 	union {
 		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
+	struct want w = { type, arg, buf, len, got, pad, false };
 
 	for (;;) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.b,
 				    .msg_controllen = sizeof(c.b) };
-		bool marker = false;
 		size_t blen;
 		ssize_t n;
 		int r;
 
-		/* a drain with every message the daemon sent read: nothing to read; with several
-		 * waiting, one system call for them */
-		if (type < 0 && f && f->sh) {
-			uint64_t k = __atomic_load_n(&f->sh->sent, __ATOMIC_ACQUIRE) - f->nread;
-
-			if (!k)
-				return 0;
-			if (k >= 2) {
-				r = drain_batch(sock, f, k);
-				if (r <= 0)
-					return r;
-				continue;
-			}
-		}
+		/* a drain with every message the daemon sent read: nothing to read */
+		if (type < 0 && f && f->sh &&
+		    __atomic_load_n(&f->sh->sent, __ATOMIC_ACQUIRE) == f->nread)
+			return 0;
 		do
 			n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (type < 0 ? MSG_DONTWAIT : 0));
 		while (n < 0 && errno == EINTR);
@@ -753,27 +766,18 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 		if (!msg_ok(&m, &h, (size_t)n))
 			return -EPROTO;
 		blen = (size_t)n - sizeof(h);
-		r = take_push(f, &h, body.b, blen, &marker);
+		__atomic_fetch_add(&sockmsg_count, 1, __ATOMIC_RELAXED);
+		if (h.type == EMU_DMSG_UCMA_BUNDLE) {
+			__atomic_fetch_add(&bundle_count, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&bundled_count, h.arg, __ATOMIC_RELAXED);
+			r = take_bundle(f, &h, body, blen, &w);
+		} else {
+			r = take_msg(f, &h, body, blen, &w);
+		}
 		if (r < 0)
 			return r;
-		if ((r == 2 && type == EMU_DMSG_UCMA_POSTED) ||
-		    (r == 3 && type == EMU_DMSG_UCMA_SPARE))
-			r = 0;
-		if (r > 0) {
-			if (marker && type == 0)
-				return 0;
-			continue;
-		}
-		if (type <= 0 || h.type != type || blen > len)
-			return -EPROTO;
-		if (blen)
-			memcpy(buf, body.b, blen);
-		*arg = (int32_t)h.arg;
-		if (pad)
-			*pad = h.pad;
-		if (got)
-			*got = blen;
-		return 0;
+		if (w.done)
+			return 0;
 	}
 }
 
@@ -864,6 +868,10 @@ static void rt_print(void)
 			 __atomic_load_n(&kept_count, __ATOMIC_RELAXED),
 			 __atomic_load_n(&files_opened, __ATOMIC_RELAXED),
 			 __atomic_load_n(&files_counted, __ATOMIC_RELAXED));
+		rt_trace("pid %d bundles %lu holding %lu messages; socket messages %lu",
+			 (int)getpid(), __atomic_load_n(&bundle_count, __ATOMIC_RELAXED),
+			 __atomic_load_n(&bundled_count, __ATOMIC_RELAXED),
+			 __atomic_load_n(&sockmsg_count, __ATOMIC_RELAXED));
 	}
 }
 
@@ -912,6 +920,11 @@ int emu_ucma_link_open(const struct emu_host *h)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	f->rbuf = malloc(EMU_DUCMA_BUNDLE_MAX);
+	if (!f->rbuf) {
+		lfile_free(f);
+		return -ENOMEM;
+	}
 	sock = path ? emu_link_connect(path) : -1;
 	if (sock < 0) {
 		err = path ? -errno : -ENODEV;
@@ -1152,7 +1165,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 			return -EAGAIN;
 		}
 		coming = fd_readable(f->evfd);
-		p[0] = (struct pollfd){ .fd = f->sock, .events = coming ? POLLIN : 0 };
+		p[0] = (struct pollfd){ .fd = coming ? f->sock : -1, .events = coming ? POLLIN : 0 };
 		p[1] = (struct pollfd){ .fd = coming ? f->wake : f->evfd, .events = POLLIN };
 		if (coming)
 			emu_engine_fd_clear(f->wake);

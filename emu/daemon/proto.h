@@ -22,8 +22,9 @@
  * 10: UCMA_WRITE and UCMA_POST carry the events read since the last UCMA_CONSUMED in arg and
  * pad, as a UCMA_CONSUMED would (no CONSUMED message before a command); 11: the client's
  * messages after UCMA_OPEN go through a ring in the shared page (emu/daemon/ucma_ring.h),
- * with UCMA_RING on the socket to wake the daemon */
-#define EMU_DPROTO_VERSION 11
+ * with UCMA_RING on the socket to wake the daemon; 12: the daemon's queued messages on a
+ * file's connection go several to a socket message (UCMA_BUNDLE) */
+#define EMU_DPROTO_VERSION 12
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
@@ -136,6 +137,12 @@ enum emu_dmsg_type {
 				     * answers and verdicts kept of it go */
 	EMU_DMSG_UCMA_RING = 28,    /* client -> daemon, no body, arg 0: the doorbell, a record
 				     * waits in the command ring (protocol 11) */
+	EMU_DMSG_UCMA_BUNDLE = 29,  /* daemon -> client (protocol 12), arg = n >= 2: the body is
+				     * n messages of the file's connection in their order, each
+				     * a struct emu_ducma_rec (its type, arg, pad and body length)
+				     * and the body, padded to 16 bytes as in the command ring
+				     * (emu_ducma_rec_size); EMU_DUCMA_BUNDLE_MAX bytes at most.
+				     * Counted once in the shared page's sent count */
 };
 
 struct emu_dmsg {

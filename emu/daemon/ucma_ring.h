@@ -1,4 +1,4 @@
-/* The shared page of an rdma_cm file's connection (protocol 9..11, docs/daemon.md "rdma_cm
+/* The shared page of an rdma_cm file's connection (protocol 9..12, docs/daemon.md "rdma_cm
  * files"): a memfd the daemon creates at UCMA_OPEN and passes with its answer, mapped by both.
  *
  * - sent (protocol 9): the messages the daemon has sent on the connection since, each counted
@@ -27,6 +27,10 @@
 #define EMU_DUCMA_REC_ALIGN 16u
 #define EMU_DUCMA_REC_WRAP 0xffffu /* the rest of the ring is a gap */
 #define EMU_DUCMA_REC_MAX 4096u	   /* largest body (a UCMA_WRITE with its option: ~2 KiB) */
+/* Protocol 12: the largest body of a UCMA_BUNDLE (emu/daemon/proto.h), whose records have
+ * the command ring's form. The daemon's messages on the file's connection are the answers and
+ * pushed events (~0.3-2.5 KiB each with their kept answers), 64 KiB can hold dozens. */
+#define EMU_DUCMA_BUNDLE_MAX (64u * 1024u)
 
 struct emu_ducma_shared {
 	uint64_t sent; /* daemon: messages sent on the socket */

@@ -69,6 +69,10 @@ rts='round trips 4: RESOLVE_IP 3 SET_OPTION 1; posted 12: CREATE_ID 5 DESTROY_ID
 rts="$rts RESOLVE_IP 2; events pushed 5; kept answers used 0; files 2, 2 with the sent count"
 grep -Eq "^rdmaemu: ucmalink: pid [0-9]+ $rts\$" "$t/verdict" ||
 	{ echo "FAIL: verdict round trips"; fail=1; }
+# protocol 12: a RESOLVE_IP that asks gets its answer and the verdict in one pass of the
+# daemon, so they come as one bundle (UCMA_BUNDLE), taken whole and in order
+grep -Eq '^rdmaemu: ucmalink: pid [0-9]+ bundles [1-9][0-9]* holding [0-9]+ messages; socket messages [0-9]+$' \
+	"$t/verdict" || { echo "FAIL: verdict: no bundle"; fail=1; }
 # an ACCEPT verdict forgotten when the request's peer gives up (its event is dropped: not
 # accepted yet): the ACCEPT asks and fails as the kernel's does
 probe_mode forget 'accept of a request its peer gave up: EINVAL'
