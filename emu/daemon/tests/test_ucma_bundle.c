@@ -284,9 +284,11 @@ static void test_bundle_answer_then_event(void **state)
 
 /* Broken bundles: the read that meets one fails with EPROTO. */
 enum breakage { B_COUNT, B_OVERRUN, B_NESTED, B_ONE };
+static enum breakage breakages[] = { B_COUNT, B_OVERRUN, B_NESTED, B_ONE };
 
-static void broken(enum breakage how)
+static void test_bundle_broken(void **state)
 {
+	enum breakage how = *(enum breakage *)*state;
 	struct rdma_ucm_event_resp e = event(1, 2, EMU_CMA_EVENT_ADDR_RESOLVED), r;
 	static uint8_t b[EMU_DUCMA_BUNDLE_MAX];
 	struct emu_ducma_rec rec;
@@ -321,30 +323,6 @@ static void broken(enum breakage how)
 	close_file(&d, fd);
 }
 
-static void test_bundle_count(void **state)
-{
-	(void)state;
-	broken(B_COUNT);
-}
-
-static void test_bundle_overrun(void **state)
-{
-	(void)state;
-	broken(B_OVERRUN);
-}
-
-static void test_bundle_nested(void **state)
-{
-	(void)state;
-	broken(B_NESTED);
-}
-
-static void test_bundle_one(void **state)
-{
-	(void)state;
-	broken(B_ONE);
-}
-
 static int setup(void **state)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -372,10 +350,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bundle_in_order),
 		cmocka_unit_test(test_bundle_answer_then_event),
-		cmocka_unit_test(test_bundle_count),
-		cmocka_unit_test(test_bundle_overrun),
-		cmocka_unit_test(test_bundle_nested),
-		cmocka_unit_test(test_bundle_one),
+		{ "test_bundle_broken_count", test_bundle_broken, NULL, NULL, &breakages[B_COUNT] },
+		{ "test_bundle_broken_overrun", test_bundle_broken, NULL, NULL, &breakages[B_OVERRUN] },
+		{ "test_bundle_broken_nested", test_bundle_broken, NULL, NULL, &breakages[B_NESTED] },
+		{ "test_bundle_broken_one", test_bundle_broken, NULL, NULL, &breakages[B_ONE] },
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
