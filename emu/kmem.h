@@ -9,7 +9,10 @@
  * header naming its class, freed objects kept on a per-class list for the next allocation
  * (never given back, as a slab cache keeps its slabs), and fresh memory carved from 2 MiB
  * chunks that ask for transparent huge pages (one fault per chunk; where THP is off, each
- * 64 KiB is populated with one madvise instead of 16 faults).
+ * 64 KiB is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
+ * rings come from here too (the kernel's QP and queue objects are slab memory as well):
+ * from malloc, making and destroying one a connection grew and trimmed the thread's arena
+ * with an mprotect every ~128 KiB (docs/daemon.md).
  *
  * Under AddressSanitizer, under valgrind, and with RDMAEMU_KMEM=0 every call is plain
  * calloc/malloc/free, so those tools see each object on its own (RDMAEMU_KMEM=1 keeps the pool

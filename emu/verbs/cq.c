@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/kmem.h"
 #include "emu/link_shm.h"
 #include "emu/verbs/datapath.h"
 
@@ -26,8 +27,8 @@ static void vcq_free(struct emu_vcq *c)
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->cq.mutex);
 	pthread_cond_destroy(&c->cq.cond);
-	free(c->ring);
-	free(c);
+	emu_kmem_free(c->ring);
+	emu_kmem_free(c);
 }
 
 /* Context close with the CQ still there: the channel reference goes with it. */
@@ -64,15 +65,16 @@ static struct emu_vcq *cq_create(struct ibv_context *ctx, int cqe, struct ibv_co
 		errno = err;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
+	/* kmem, as the QP (qp.c); a large ring comes from malloc through it */
+	c = emu_kmem_zalloc(sizeof(*c));
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	c->nslots = emu_queue_usable((uint32_t)cqe) + 1;
-	c->ring = calloc(c->nslots, sizeof(*c->ring));
+	c->ring = emu_kmem_zalloc((size_t)c->nslots * sizeof(*c->ring));
 	if (!c->ring) {
-		free(c);
+		emu_kmem_free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -85,8 +87,8 @@ static struct emu_vcq *cq_create(struct ibv_context *ctx, int cqe, struct ibv_co
 	pthread_mutex_unlock(emu_hca_lock(vc->hca));
 	if (err) {
 		pthread_mutex_destroy(&c->lock);
-		free(c->ring);
-		free(c);
+		emu_kmem_free(c->ring);
+		emu_kmem_free(c);
 		errno = err;
 		return NULL;
 	}
@@ -213,14 +215,14 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	if (err)
 		goto out;
 	n = emu_queue_usable((uint32_t)cqe) + 1;
-	ring = calloc(n, sizeof(*ring));
+	ring = emu_kmem_zalloc((size_t)n * sizeof(*ring));
 	if (!ring) {
 		err = ENOMEM;
 		goto out;
 	}
 	for (uint32_t i = 0; i < c->count; i++)
 		ring[i] = c->ring[(c->head + i) % c->nslots];
-	free(c->ring);
+	emu_kmem_free(c->ring);
 	c->ring = ring;
 	c->nslots = n;
 	c->head = 0;

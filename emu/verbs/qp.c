@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/kmem.h"
 #include "emu/verbs/datapath.h"
 
 #define RXE_MAX_INLINE 512 /* RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe): 32 SGEs */
@@ -26,7 +27,7 @@ static void vqp_free(struct emu_vqp *q)
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->qp.mutex);
 	pthread_cond_destroy(&q->qp.cond);
-	free(q);
+	emu_kmem_free(q);
 }
 
 static void vqp_destroy(struct emu_obj *obj)
@@ -73,7 +74,10 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 		errno = err;
 		return NULL;
 	}
-	q = calloc(1, sizeof(*q));
+	/* kmem, as the kernel's QP and queues are slab memory: from malloc, each connection's QP
+	 * grew and trimmed the thread's arena (an mprotect, i.e. a TLB shootdown, every ~128 KiB)
+	 * and faulted its pages in; cmtime's server makes one per connection inside the step */
+	q = emu_kmem_zalloc(sizeof(*q));
 	if (!q) {
 		errno = ENOMEM;
 		return NULL;
@@ -111,7 +115,7 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 	}
 	pthread_mutex_unlock(emu_hca_lock(vc->hca));
 	if (err) {
-		free(q);
+		emu_kmem_free(q);
 		errno = err;
 		return NULL;
 	}
