@@ -112,15 +112,17 @@ struct emu_cma_id {
 	enum emu_cma_state state;
 	uint16_t ps;
 	uint8_t qp_type;             /* enum ib_qp_type: 2 RC, 4 UD, ... */
-	struct emu_cma_sockaddr src, dst;
+	/* ucma's close_work ran after DEVICE_REMOVAL: the kernel state is gone, commands fail
+	 * with ENXIO, only DESTROY_ID still works. In the first line with file and dev: every
+	 * ucma command's lookup reads them (get_ctx), and with N = 10,000 ids that line is a
+	 * cache miss of its own per command (docs/cma.md "Where N = 10,000 goes"). */
+	bool closed;
 	/* Device association (cma_acquire_dev): indices into host->devices / netdevs. */
 	int dev, netdev;
+	struct emu_cma_sockaddr src, dst;
 	/* Position on the device's id list (cma_attach_to_dev appends): device removal walks
 	 * the ids in this order. */
 	uint64_t attach_seq;
-	/* ucma's close_work ran after DEVICE_REMOVAL: the kernel state is gone, commands fail
-	 * with ENXIO, only DESTROY_ID still works. */
-	bool closed;
 	uint8_t port;
 	int gid_index;
 	uint16_t pkey;
