@@ -294,14 +294,9 @@ static void outq_flush(struct client *c)
 		unsigned n = 0;
 		int r;
 
+		/* no sent count here: the connections with one (rdma_cm files with a shared page)
+		 * go through outq_flush_bundled */
 		for (; m && n < OUTQ_MMSG; m = m->next, n++) {
-			/* counted right before it is sent (ucma_send), not when it was queued:
-			 * a client that sees k more counted finds about k on its socket and takes
-			 * them in one recvmmsg */
-			if (!m->counted) {
-				count_sent(c);
-				m->counted = true;
-			}
 			iov[n][0] = (struct iovec){ &m->h, sizeof(m->h) };
 			iov[n][1] = (struct iovec){ m->frame, m->len };
 			mh[n] = (struct mmsghdr){ .msg_hdr = { .msg_iov = iov[n], .msg_iovlen = 2 } };
