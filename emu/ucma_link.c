@@ -732,10 +732,10 @@ static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void 
 		uint8_t b[EMU_DUCMA_MAX_OUT + sizeof(struct rdma_ucm_event_resp)];
 		uint64_t align;
 	} sbody;
-	uint8_t *body = f && f->rbuf ? f->rbuf : sbody.b;
+	uint8_t *body = f ? f->rbuf : sbody.b;
 	struct emu_dmsg h;
 	struct iovec iov[2] = { { &h, sizeof(h) },
-				{ body, f && f->rbuf ? EMU_DUCMA_BUNDLE_MAX : sizeof(sbody.b) } };
+				{ body, f ? EMU_DUCMA_BUNDLE_MAX : sizeof(sbody.b) } };
 	union {
 		char b[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
@@ -1130,13 +1130,15 @@ static bool fd_readable(int fd)
  * at 0 sleeps on the eventfd until the next push; with the count above 0 the event is on its
  * way: the reader sleeps on the socket, and on wake, which a command of another thread sets
  * when it takes pushes into evq meanwhile (it may read the message the reader waits for).
- * The socket's hang-up (the daemon died) ends both sleeps: the read that follows says
- * ECONNRESET. */
+ * The socket's hang-up (the daemon died) ends both sleeps: once what the daemon sent before
+ * is read, GET_EVENT says ECONNRESET (test_ucma_link). */
 static int get_event(struct lfile *f, void *dst, uint32_t out)
 {
 	struct lev *e;
 	int32_t unused;
 	int err, fl;
+
+	bool hup = false;
 
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
@@ -1152,6 +1154,12 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 		}
 		if (f->evq)
 			break;
+		/* the daemon went away and what it sent before is read (the drain above reads
+		 * only what the sent count says, so it never meets the end of the socket) */
+		if (hup) {
+			pthread_mutex_unlock(&f->lock);
+			return -ECONNRESET;
+		}
 		/* nothing more to read now: the daemon hears of what was */
 		err = flush_consumed(f);
 		if (err) {
@@ -1165,7 +1173,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 			return -EAGAIN;
 		}
 		coming = fd_readable(f->evfd);
-		p[0] = (struct pollfd){ .fd = coming ? f->sock : -1, .events = coming ? POLLIN : 0 };
+		p[0] = (struct pollfd){ .fd = f->sock, .events = coming ? POLLIN : 0 };
 		p[1] = (struct pollfd){ .fd = coming ? f->wake : f->evfd, .events = POLLIN };
 		if (coming)
 			emu_engine_fd_clear(f->wake);
@@ -1173,6 +1181,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 		pthread_mutex_unlock(&f->lock);
 		while (poll(p, 2, -1) < 0 && errno == EINTR)
 			;
+		hup = p[0].revents & (POLLHUP | POLLERR);
 		pthread_mutex_lock(&f->lock);
 		f->waiters -= coming;
 	}

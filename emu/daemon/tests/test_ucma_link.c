@@ -1,6 +1,7 @@
-/* test_ucma_bundle: the client end of an rdma_cm file (emu/ucma_link.c) takes the daemon's
- * bundles (UCMA_BUNDLE, protocol 12, emu/daemon/proto.h) whole and in order, and refuses a
- * broken one with EPROTO.
+/* test_ucma_link: the client end of an rdma_cm file (emu/ucma_link.c) against a daemon the
+ * test plays. It takes the daemon's bundles (UCMA_BUNDLE, protocol 12, emu/daemon/proto.h)
+ * whole and in order and refuses a broken one with EPROTO; a GET_EVENT asleep with nothing
+ * on its way ends with ECONNRESET when the daemon goes away (nothing hangs).
  *
  * The test plays the daemon on a Unix socket of its own (RDMAEMU_DAEMON): a thread accepts
  * each UCMA_OPEN and answers it as rdmaemud does (the file's eventfd and the shared page with
@@ -13,6 +14,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -282,6 +285,58 @@ static void test_bundle_answer_then_event(void **state)
 	close_file(&d, fd);
 }
 
+/* A GET_EVENT asleep on an empty file (the eventfd at 0: nothing on its way) wakes with
+ * ECONNRESET when the daemon's end closes: the reader's poll() holds the socket too, for its
+ * hang-up. Waited for 10 s at most (a reader that never wakes fails the test, not hangs it). */
+struct reader {
+	int fd, ret;
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	bool finished;
+};
+
+static void *read_one(void *arg)
+{
+	struct reader *r = arg;
+	struct rdma_ucm_event_resp e;
+	int ret = get_event(r->fd, &e);
+
+	pthread_mutex_lock(&r->lock);
+	r->ret = ret;
+	r->finished = true;
+	pthread_cond_signal(&r->done);
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+static void test_blocked_reader_daemon_gone(void **state)
+{
+	struct reader r = { .lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER };
+	struct timespec until;
+	struct dfile d;
+	pthread_t t;
+	int err = 0;
+
+	(void)state;
+	r.fd = open_file(&d);
+	assert_int_equal(pthread_create(&t, NULL, read_one, &r), 0);
+	usleep(100 * 1000); /* the reader asleep (were it not, it would see the hang-up anyway) */
+	assert_false(r.finished);
+	close(d.sock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&r.lock);
+	while (!r.finished && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&r.done, &r.lock, &until);
+	pthread_mutex_unlock(&r.lock);
+	assert_true(r.finished);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(r.ret, -ECONNRESET);
+	(void)emu_ucma_link_close(r.fd);
+	close(d.evfd);
+	munmap(d.sh, EMU_DUCMA_PAGE_LEN);
+}
+
 /* Broken bundles: the read that meets one fails with EPROTO. */
 enum breakage { B_COUNT, B_OVERRUN, B_NESTED, B_ONE };
 static enum breakage breakages[] = { B_COUNT, B_OVERRUN, B_NESTED, B_ONE };
@@ -350,6 +405,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bundle_in_order),
 		cmocka_unit_test(test_bundle_answer_then_event),
+		cmocka_unit_test(test_blocked_reader_daemon_gone),
 		{ "test_bundle_broken_count", test_bundle_broken, NULL, NULL, &breakages[B_COUNT] },
 		{ "test_bundle_broken_overrun", test_bundle_broken, NULL, NULL, &breakages[B_OVERRUN] },
 		{ "test_bundle_broken_nested", test_bundle_broken, NULL, NULL, &breakages[B_NESTED] },
