@@ -128,6 +128,34 @@ int emu_link_socket_path(char *buf, size_t len, bool create)
 	return n < 0 || (size_t)n >= len ? ENAMETOOLONG : 0;
 }
 
+ssize_t emu_link_sendmsg_fds(int sock, const struct iovec *iov, int n, const int *fds,
+			     int nfds, int flags)
+{
+	union {
+		char b[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct msghdr m = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+
+	if (nfds < 0 || nfds > 2) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds) {
+		struct cmsghdr *cm;
+
+		memset(&c, 0, sizeof(c));
+		m.msg_control = c.b;
+		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
+	return sendmsg(sock, &m, flags);
+}
+
 int emu_link_connect(const char *path)
 {
 	struct sockaddr_un sa;

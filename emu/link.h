@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #include "emu/fabric.h"
 #include "emu/link_shm.h"
@@ -75,5 +77,11 @@ int emu_link_socket_path(char *buf, size_t len, bool create);
 
 /* Connects a SOCK_SEQPACKET socket to path: the fd, or -1 with errno. */
 int emu_link_connect(const char *path);
+
+/* sendmsg of the n buffers of iov on sock, with nfds descriptors (at most 2, 0 for none)
+ * passed along (SCM_RIGHTS); flags as sendmsg's. What sendmsg returns (-1 with errno;
+ * EINVAL for more than 2 descriptors). */
+ssize_t emu_link_sendmsg_fds(int sock, const struct iovec *iov, int n, const int *fds,
+			     int nfds, int flags);
 
 #endif

@@ -46,6 +46,7 @@
 #include "emu/daemon/proto.h"
 #include "emu/engine.h"
 #include "emu/engine_rx.h"
+#include "emu/link.h"
 #include "emu/link_shm.h"
 #include "emu/pkt.h"
 #include "emu/trace.h"
@@ -692,13 +693,6 @@ int emu_link_shm_start(int fd)
 	const char *env = getenv("RDMAEMU_SHM");
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_SHM_HELLO, 0, 0 };
 	struct iovec iov = { &h, sizeof(h) };
-	union {
-		struct cmsghdr c;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
-			    .msg_controllen = sizeof(cm.buf) };
-	struct cmsghdr *c;
 
 	if (env && !strcmp(env, "0"))
 		return 0;
@@ -707,13 +701,7 @@ int emu_link_shm_start(int fd)
 	sh.efd = eventfd(0, EFD_CLOEXEC);
 	if (sh.efd < 0)
 		return errno;
-	memset(&cm, 0, sizeof(cm));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &sh.efd, sizeof(int));
-	if (sendmsg(fd, &m, MSG_NOSIGNAL) < 0) {
+	if (emu_link_sendmsg_fds(fd, &iov, 1, &sh.efd, 1, MSG_NOSIGNAL) < 0) {
 		int err = errno;
 
 		close(sh.efd);

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "emu/link.h"
 #include "emu/daemon/proto.h"
 #include "emu/daemon/shm.h"
 
@@ -98,26 +99,9 @@ void emu_dshm_flush(unsigned ci)
 	while (c->q) {
 		struct pend *p = c->q;
 		struct iovec iov[2] = { { &p->h, sizeof(p->h) }, { &p->body, sizeof(p->body) } };
-		union {
-			struct cmsghdr c;
-			char b[CMSG_SPACE(2 * sizeof(int))];
-		} cm;
-		struct msghdr m = { .msg_iov = iov, .msg_iovlen = p->h.type == EMU_DMSG_SHM_PEER ?
-								  2 : 1 };
 
-		if (p->nfds) {
-			struct cmsghdr *h;
-
-			memset(&cm, 0, sizeof(cm));
-			m.msg_control = cm.b;
-			m.msg_controllen = CMSG_SPACE((size_t)p->nfds * sizeof(int));
-			h = CMSG_FIRSTHDR(&m);
-			h->cmsg_level = SOL_SOCKET;
-			h->cmsg_type = SCM_RIGHTS;
-			h->cmsg_len = CMSG_LEN((size_t)p->nfds * sizeof(int));
-			memcpy(CMSG_DATA(h), p->fds, (size_t)p->nfds * sizeof(int));
-		}
-		if (sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+		if (emu_link_sendmsg_fds(c->fd, iov, p->h.type == EMU_DMSG_SHM_PEER ? 2 : 1,
+					 p->fds, p->nfds, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
 		    (errno == EAGAIN || errno == EINTR))
 			return; /* the main loop calls again on POLLOUT */
 		/* sent, or the client is going away (its hang-up comes next) */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
 
+#include "emu/link.h"
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
 #include "emu/daemon/ucma_srv.h"
@@ -223,28 +224,12 @@ static int answer2(int sock, uint16_t type, int32_t arg, const void *body, size_
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, (uint32_t)arg,
 			      devrm_gen };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-	union {
-		char b[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} c;
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
 	int fds[2] = { fd, fd2 }, n = (fd >= 0) + (fd >= 0 && fd2 >= 0);
 
-	if (n) {
-		struct cmsghdr *cm;
-
-		memset(&c, 0, sizeof(c));
-		m.msg_control = c.b;
-		m.msg_controllen = CMSG_SPACE((size_t)n * sizeof(int));
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)n * sizeof(int));
-	}
 	/* an answer is small and the client waits for it: the socket has room unless the
 	 * client floods it with requests it does not read the answers of; then it loses them */
-	return sendmsg(sock, &m, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
+	return emu_link_sendmsg_fds(sock, iov, body && len ? 2 : 1, fds, n,
+				    MSG_NOSIGNAL | MSG_DONTWAIT) < 0 ? -errno : 0;
 }
 
 static int answer(int sock, uint16_t type, int32_t arg, const void *body, size_t len, int fd)

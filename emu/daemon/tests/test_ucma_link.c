@@ -34,6 +34,7 @@
 #include "emu/daemon/proto.h"
 #include "emu/daemon/ucma_proto.h"
 #include "emu/daemon/ucma_ring.h"
+#include "emu/link.h"
 #include "emu/ucma_link.h"
 
 /* The daemon's end of one file. */
@@ -51,25 +52,11 @@ static int send_raw(int sock, uint16_t type, uint32_t arg, const void *body, siz
 {
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, 0 };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
-	struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-	union {
-		char b[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} c;
 
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&c, 0, sizeof(c));
-		m.msg_control = c.b;
-		m.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-	}
-	return sendmsg(sock, &m, MSG_NOSIGNAL) == (ssize_t)(sizeof(h) + len) ? 0 : -1;
+	return emu_link_sendmsg_fds(sock, iov, len ? 2 : 1, fds, nfds, MSG_NOSIGNAL) ==
+			       (ssize_t)(sizeof(h) + len)
+		       ? 0
+		       : -1;
 }
 
 /* The accepting thread: one UCMA_OPEN, answered as rdmaemud answers it. */
