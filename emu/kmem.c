@@ -1,4 +1,4 @@
-/* kmem: size-class object memory in huge-page chunks for the emulated kernel (emu/kmem.h). */
+/* kmem: size-class object memory in huge-page slabs for the emulated kernel (emu/kmem.h). */
 #define _GNU_SOURCE
 #include "kmem.h"
 
@@ -36,59 +36,70 @@
 #endif
 
 #define KMEM_CHUNK ((size_t)2 << 20) /* one transparent huge page on x86-64 and arm64 (4K) */
-#define KMEM_STEP ((size_t)64 << 10) /* populated at once where THP is off */
+#define KMEM_SLAB_SHIFT 16
+#define KMEM_SLAB ((size_t)1 << KMEM_SLAB_SHIFT) /* one class's objects; populated at once
+						    where THP is off */
+/* Address space reserved (not memory: PROT_NONE until a chunk is used): 16 GiB, ~3.5 million
+ * connections' worth; 1 GiB where that much cannot be had. */
+#define KMEM_REGION ((size_t)16 << 30)
+#define KMEM_REGION_SMALL ((size_t)1 << 30)
 
-#define KMEM_MAGIC_LIVE 0x6b6d656du
-#define KMEM_MAGIC_FREE 0x6b66726eu
 #define KMEM_MAGIC_BIG 0x6b626967u
+#define KMEM_MAGIC_FREE 0x6b66726eu
 
-/* 16 bytes, so objects keep malloc's 16-byte alignment */
-struct kmem_hdr {
+/* Objects above EMU_KMEM_MAX come from malloc behind this header (16 bytes: malloc's
+ * alignment is kept). Class objects have no header: a slab's class is in slab_cls. */
+struct kmem_big {
 	uint32_t magic;
-	uint32_t cls;
-	uint64_t pad;
-};
-
-/* A free object. The shared lists hold batches: chains of up to KMEM_TCACHE_BATCH objects
- * (more at a thread's exit) whose first object carries the chain's length and the next
- * batch, so a thread's cache trades a whole chain by moving one pointer. Refilling object by
- * object walked the shared list, one dependent cache miss an object once the list had gone
- * cold (N = 10,000 connections of bench/cm_bench). The smallest class holds these 24 bytes. */
-struct kmem_free {
-	struct kmem_free *next;  /* within the chain */
-	struct kmem_free *batch; /* a batch's first object: the next batch on the shared list */
-	size_t n;                /* a batch's first object: the chain's length */
+	uint32_t pad[3];
 };
 
 /* kmalloc's classes up to a page: 32 ... 4096 */
 static const uint32_t class_size[] = {32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048,
 				      3072, 4096};
 #define KMEM_NCLASS (sizeof class_size / sizeof class_size[0])
+/* ceil(2^32 / size): (offset * recip) >> 32 is offset / size for any offset in a slab */
+static uint64_t class_recip[KMEM_NCLASS];
+
+/* A slab's class + 1 by its index in the region (0: not handed out). 256 KiB of bss, of
+ * which only the pages of slabs in use are ever touched. */
+static uint8_t slab_cls[KMEM_REGION / KMEM_SLAB];
 
 static struct {
 	pthread_mutex_t lock;
 	int mode; /* 0 until decided, then enum emu_kmem_mode */
 	int huge;
 	pthread_key_t key; /* flushes a thread's cache when it exits */
-	struct kmem_free *free[KMEM_NCLASS];
-	size_t cached, carved, chunks;
-	char *bump, *end, *populated;
+	uintptr_t base;    /* the reserved region: 2 MiB aligned */
+	size_t len;
+	size_t chunks;       /* mapped read-write from base, in order */
+	size_t next_slab;    /* the next slab not handed out yet, by index */
+	char *cur[KMEM_NCLASS], *cur_end[KMEM_NCLASS]; /* each class's slab being carved */
+	/* Free objects not in any thread's cache, by class: a stack of pointers whose room
+	 * is grown when objects are carved (room for every object ever carved), so giving
+	 * objects back never needs memory. */
+	void **stack[KMEM_NCLASS];
+	size_t sn[KMEM_NCLASS], scap[KMEM_NCLASS], carved_cls[KMEM_NCLASS];
+	size_t cached, carved;
 } km = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Each thread keeps up to KMEM_TCACHE_MAX free objects a class and trades KMEM_TCACHE_BATCH
- * at a time with the shared lists, so most calls take no lock (the lock was ~2 k instructions
- * of a connection's ~63 k in bench/cm_bench). Initial-exec TLS: one %fs-relative load, no
- * __tls_get_addr; librdmaemu is always a load-time dependency, and the block is small. */
+ * at a time with the shared stacks, so most calls take no lock (the lock was ~2 k
+ * instructions of a connection's ~63 k in bench/cm_bench). A cache is an array of pointers,
+ * so neither alloc nor free touches the object's memory: at N = 10,000 connections the
+ * former in-object free list and header were ~9 last-level misses a connection, most in
+ * frees of objects not touched since their step. The array lives on the heap (~7 KiB); the
+ * thread keeps a pointer to it in initial-exec TLS (one %fs-relative load, no
+ * __tls_get_addr; 8 bytes of static TLS keep librdmaemu loadable by dlopen). */
 #define KMEM_TCACHE_MAX 64
 #define KMEM_TCACHE_BATCH 32
 
 struct kmem_tcache {
-	struct kmem_free *head[KMEM_NCLASS];
 	uint16_t n[KMEM_NCLASS];
-	bool registered;
+	void *obj[KMEM_NCLASS][KMEM_TCACHE_MAX];
 };
 
-static __thread struct kmem_tcache tc __attribute__((tls_model("initial-exec")));
+static __thread struct kmem_tcache *tcp __attribute__((tls_model("initial-exec")));
 
 static void atfork_prepare(void)
 {
@@ -117,6 +128,26 @@ static int thp_available(void)
 	return strstr(buf, "[always]") || strstr(buf, "[madvise]");
 }
 
+/* The region, 2 MiB aligned (THP backs only aligned 2 MiB ranges): mapped a chunk more than
+ * asked and trimmed. PROT_NONE and MAP_NORESERVE: no memory is committed until grow(). */
+static int reserve(size_t len)
+{
+	char *p = mmap(NULL, len + KMEM_CHUNK, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *a;
+
+	if (p == MAP_FAILED)
+		return -1;
+	a = (char *)(((uintptr_t)p + KMEM_CHUNK - 1) & ~(uintptr_t)(KMEM_CHUNK - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + len < p + len + KMEM_CHUNK)
+		munmap(a + len, (size_t)(p + len + KMEM_CHUNK - (a + len)));
+	km.base = (uintptr_t)a;
+	km.len = len;
+	return 0;
+}
+
 static void tcache_flush_all(void *arg);
 static void build_class_table(void);
 
@@ -134,11 +165,15 @@ static int decide(void)
 	pthread_mutex_lock(&km.lock);
 	if (!km.mode) {
 		build_class_table();
-		km.huge = m == EMU_KMEM_POOL && thp_available();
+		/* no address space (RLIMIT_AS) or no key (threads' caches could not be given
+		 * back): plain malloc */
+		if (m == EMU_KMEM_POOL && reserve(KMEM_REGION) && reserve(KMEM_REGION_SMALL))
+			m = EMU_KMEM_LIBC;
+		if (m == EMU_KMEM_POOL && pthread_key_create(&km.key, tcache_flush_all))
+			m = EMU_KMEM_LIBC;
 		if (m == EMU_KMEM_POOL) {
+			km.huge = thp_available();
 			pthread_atfork(atfork_prepare, atfork_release, atfork_release);
-			if (pthread_key_create(&km.key, tcache_flush_all))
-				m = EMU_KMEM_LIBC; /* no key: threads' caches could not be given back */
 		}
 		__atomic_store_n(&km.mode, m, __ATOMIC_RELEASE);
 	}
@@ -167,6 +202,8 @@ static void build_class_table(void)
 			c++;
 		class_by_step[i] = (uint8_t)c;
 	}
+	for (c = 0; c < KMEM_NCLASS; c++)
+		class_recip[c] = (((uint64_t)1 << 32) + class_size[c] - 1) / class_size[c];
 }
 
 static inline unsigned class_of(size_t size)
@@ -174,139 +211,147 @@ static inline unsigned class_of(size_t size)
 	return class_by_step[(size + 31) / 32];
 }
 
-/* A fresh 2 MiB-aligned chunk: mapped at twice the size and trimmed, since THP backs only
- * aligned 2 MiB ranges. */
+/* The next 2 MiB chunk of the region made read-write. Called with km.lock held. */
 static int grow(void)
 {
-	size_t len = 2 * KMEM_CHUNK;
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *a;
+	char *a = (char *)km.base + km.chunks * KMEM_CHUNK;
 
-	if (p == MAP_FAILED)
+	if ((km.chunks + 1) * KMEM_CHUNK > km.len ||
+	    mprotect(a, KMEM_CHUNK, PROT_READ | PROT_WRITE)) {
+		errno = ENOMEM;
 		return -1;
-	a = (char *)(((uintptr_t)p + KMEM_CHUNK - 1) & ~(uintptr_t)(KMEM_CHUNK - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (a + KMEM_CHUNK < p + len)
-		munmap(a + KMEM_CHUNK, (size_t)(p + len - (a + KMEM_CHUNK)));
-	/* refused (no THP in this kernel): the chunk is populated a step at a time instead */
+	}
+	/* refused (no THP in this kernel): each slab is populated when handed out instead */
 	if (km.huge && madvise(a, KMEM_CHUNK, MADV_HUGEPAGE))
 		km.huge = 0;
-	km.bump = km.populated = a;
-	km.end = a + KMEM_CHUNK;
 	km.chunks++;
 	return 0;
 }
 
-/* Called with km.lock held. The tail of a chunk too short for the object is left unused. */
-static struct kmem_hdr *carve(unsigned c)
+/* One fresh object of class c: the class's slab carved from the front, a new slab when it
+ * is used up (its tail shorter than an object left unused). Objects start at multiples of
+ * their size from a 64 KiB boundary, so those of 64 bytes and up start a cache line and
+ * span no more lines than their size needs. Called with km.lock held. */
+static void *carve(unsigned c)
 {
-	size_t need = sizeof(struct kmem_hdr) + class_size[c];
-	struct kmem_hdr *h;
+	size_t size = class_size[c];
+	char *p;
 
-	if (!km.bump || (size_t)(km.end - km.bump) < need) {
-		if (grow())
+	if (!km.cur[c] || (size_t)(km.cur_end[c] - km.cur[c]) < size) {
+		char *s;
+
+		if (km.next_slab * KMEM_SLAB >= km.chunks * KMEM_CHUNK && grow())
 			return NULL;
+		s = (char *)km.base + km.next_slab * KMEM_SLAB;
+		slab_cls[km.next_slab++] = (uint8_t)(c + 1);
+		/* Without THP: one madvise populates the slab's 16 pages (half the cost of 16
+		 * faults here). An old kernel's EINVAL just leaves them to fault in. */
+		if (!km.huge)
+			(void)madvise(s, KMEM_SLAB, MADV_POPULATE_WRITE);
+		km.cur[c] = s;
+		km.cur_end[c] = s + KMEM_SLAB;
 	}
-	h = (struct kmem_hdr *)km.bump;
-	km.bump += need;
-	/* Without THP: one madvise populates 16 pages (half the cost of 16 faults here). An
-	 * old kernel's EINVAL just leaves the pages to fault in. */
-	while (!km.huge && km.populated < km.bump) {
-		(void)madvise(km.populated, KMEM_STEP, MADV_POPULATE_WRITE);
-		km.populated += KMEM_STEP;
-	}
-	return h;
+	p = km.cur[c];
+	km.cur[c] += size;
+	return p;
 }
 
-/* Called with km.lock held and this thread's cache of class c empty: a batch from the shared
- * list, or KMEM_TCACHE_BATCH objects fresh from the chunk. */
-static void refill(unsigned c)
+/* Room on class c's shared stack for n more carved objects. Called with km.lock held. */
+static int stack_room(unsigned c, size_t n)
 {
-	struct kmem_free *b = km.free[c];
+	size_t need = km.carved_cls[c] + n, cap = km.scap[c] ? km.scap[c] : 256;
+	void **v;
 
-	if (b) {
-		km.free[c] = b->batch;
-		km.cached -= b->n;
-		tc.head[c] = b;
-		tc.n[c] = (uint16_t)b->n;
+	if (need <= km.scap[c])
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	v = realloc(km.stack[c], cap * sizeof *v);
+	if (!v)
+		return -1;
+	km.stack[c] = v;
+	km.scap[c] = cap;
+	return 0;
+}
+
+/* Called with km.lock held and the thread's cache of class c empty: up to a batch from the
+ * shared stack, or KMEM_TCACHE_BATCH objects fresh from the slab (placed so that they come
+ * out in address order). */
+static void refill(struct kmem_tcache *t, unsigned c)
+{
+	size_t k = km.sn[c] < KMEM_TCACHE_BATCH ? km.sn[c] : KMEM_TCACHE_BATCH;
+
+	if (k) {
+		km.sn[c] -= k;
+		km.cached -= k;
+		memcpy(t->obj[c], km.stack[c] + km.sn[c], k * sizeof(void *));
+		t->n[c] = (uint16_t)k;
 		return;
 	}
+	if (stack_room(c, KMEM_TCACHE_BATCH))
+		return;
 	for (unsigned i = 0; i < KMEM_TCACHE_BATCH; i++) {
-		struct kmem_hdr *h = carve(c);
-		struct kmem_free *f;
+		void *p = carve(c);
 
-		if (!h)
-			return;
-		h->magic = KMEM_MAGIC_FREE;
-		h->cls = c;
+		if (!p)
+			break;
 		km.carved++;
-		f = (struct kmem_free *)(h + 1);
-		f->next = tc.head[c];
-		tc.head[c] = f;
-		tc.n[c]++;
+		km.carved_cls[c]++;
+		k++;
+		t->obj[c][KMEM_TCACHE_BATCH - k] = p;
 	}
+	if (k < KMEM_TCACHE_BATCH) /* the region ran out: close the gap */
+		memmove(t->obj[c], t->obj[c] + KMEM_TCACHE_BATCH - k, k * sizeof(void *));
+	t->n[c] = (uint16_t)k;
 }
 
-/* Called with km.lock held: the first n (at least 1) objects of this thread's cache of class c
- * to the shared list, as one batch. They were freed last, so the walk stays in the cache. */
-static void flush(unsigned c, unsigned n)
+/* Called with km.lock held: the n objects this thread freed first (at the bottom of its
+ * cache, the coldest) to the shared stack; those freed last stay for the next allocations. */
+static void flush(struct kmem_tcache *t, unsigned c, unsigned n)
 {
-	struct kmem_free *b = tc.head[c], *last = b;
-
-	if (!b || !n)
+	if (n > t->n[c])
+		n = t->n[c];
+	if (!n)
 		return;
-	if (n > tc.n[c])
-		n = tc.n[c];
-	for (unsigned i = 1; i < n; i++)
-		last = last->next;
-	tc.head[c] = last->next;
-	tc.n[c] = (uint16_t)(tc.n[c] - n);
-	last->next = NULL;
-	b->n = n;
-	b->batch = km.free[c];
-	km.free[c] = b;
+	memcpy(km.stack[c] + km.sn[c], t->obj[c], n * sizeof(void *));
+	km.sn[c] += n;
 	km.cached += n;
+	t->n[c] = (uint16_t)(t->n[c] - n);
+	memmove(t->obj[c], t->obj[c] + n, t->n[c] * sizeof(void *));
 }
 
 static void tcache_flush_all(void *arg)
 {
-	(void)arg;
+	struct kmem_tcache *t = arg;
+
 	pthread_mutex_lock(&km.lock);
 	for (unsigned c = 0; c < KMEM_NCLASS; c++)
-		flush(c, tc.n[c]);
+		flush(t, c, t->n[c]);
 	pthread_mutex_unlock(&km.lock);
 	/* another key's destructor may free or allocate after this one (their order is
-	 * unspecified): that use registers again, and the next round of destructors flushes */
-	tc.registered = false;
+	 * unspecified): that use makes a cache again, and the next round of destructors
+	 * flushes it */
+	tcp = NULL;
+	free(t);
 }
 
-/* A thread's first use: its cache goes back to the shared lists when it exits. */
-static void tcache_register(void)
+/* A thread's first use: its cache, given back when the thread exits. NULL if there is no
+ * memory for it (the caller then goes to the shared stacks under the lock). */
+static struct kmem_tcache *tcache_get(void)
 {
-	tc.registered = true;
-	pthread_setspecific(km.key, &tc); /* any non-NULL value runs the destructor */
-}
+	struct kmem_tcache *t = tcp;
 
-/* The thread's cache of class c: take its first object, give one back. */
-static inline void *tc_pop(unsigned c)
-{
-	struct kmem_free *f = tc.head[c];
-
-	tc.head[c] = f->next;
-	tc.n[c]--;
-	((struct kmem_hdr *)f - 1)->magic = KMEM_MAGIC_LIVE;
-	return f;
-}
-
-static inline void tc_push(unsigned c, struct kmem_hdr *h)
-{
-	struct kmem_free *f = (struct kmem_free *)(h + 1);
-
-	h->magic = KMEM_MAGIC_FREE;
-	f->next = tc.head[c];
-	tc.head[c] = f;
-	tc.n[c]++;
+	if (t)
+		return t;
+	t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	if (pthread_setspecific(km.key, t)) {
+		free(t);
+		return NULL;
+	}
+	tcp = t;
+	return t;
 }
 
 /* What the fast path below does not: a big object, the thread's first object, an empty
@@ -314,34 +359,48 @@ static inline void tc_push(unsigned c, struct kmem_hdr *h)
  * function cost ~15 instructions a call in prologue and epilogue, ~1 k a connection). */
 static void *__attribute__((noinline)) pool_alloc_slow(size_t size)
 {
-	struct kmem_hdr *h;
+	struct kmem_tcache *t;
+	void *p = NULL;
 	unsigned c;
 
 	if (size > EMU_KMEM_MAX) {
-		h = malloc(sizeof *h + size);
+		struct kmem_big *h = malloc(sizeof *h + size);
+
 		if (!h)
 			return NULL;
 		h->magic = KMEM_MAGIC_BIG;
-		h->cls = KMEM_NCLASS;
 		return h + 1;
 	}
 	c = class_of(size);
-	if (!tc.registered)
-		tcache_register();
+	t = tcache_get();
 	pthread_mutex_lock(&km.lock);
-	refill(c);
-	pthread_mutex_unlock(&km.lock);
-	if (!tc.head[c]) {
-		errno = ENOMEM;
-		return NULL;
+	if (t) {
+		refill(t, c);
+		if (t->n[c])
+			p = t->obj[c][--t->n[c]];
+	} else if (km.sn[c]) {
+		p = km.stack[c][--km.sn[c]];
+		km.cached--;
+	} else if (!stack_room(c, 1) && (p = carve(c))) {
+		km.carved++;
+		km.carved_cls[c]++;
 	}
-	return tc_pop(c);
+	pthread_mutex_unlock(&km.lock);
+	if (!p)
+		errno = ENOMEM;
+	return p;
 }
 
 static inline void *pool_alloc(size_t size)
 {
-	if (size <= EMU_KMEM_MAX && tc.head[class_of(size)])
-		return tc_pop(class_of(size));
+	struct kmem_tcache *t = tcp;
+
+	if (t && size <= EMU_KMEM_MAX) {
+		unsigned c = class_of(size);
+
+		if (t->n[c])
+			return t->obj[c][--t->n[c]];
+	}
 	return pool_alloc_slow(size);
 }
 
@@ -364,58 +423,92 @@ void *emu_kmem_zalloc(size_t size)
 	return p;
 }
 
-static void __attribute__((noreturn)) bad_free(const void *p, uint32_t magic)
+static void __attribute__((noreturn)) bad_free(const void *p, const char *why)
 {
-	fprintf(stderr, "rdmaemu: kmem: free of %p: %s\n", p,
-		magic == KMEM_MAGIC_FREE ? "freed twice" : "not a kmem object");
+	fprintf(stderr, "rdmaemu: kmem: free of %p: %s\n", p, why);
 	abort();
 }
 
-/* A big object, a bad free, the thread's first free, a full cache (see pool_alloc_slow). */
-static void __attribute__((noinline)) free_slow(struct kmem_hdr *h)
+/* p's class if p is where an object of a handed-out slab starts, else KMEM_NCLASS */
+static inline unsigned class_at(uintptr_t off)
 {
-	unsigned c;
+	unsigned c = (unsigned)slab_cls[off >> KMEM_SLAB_SHIFT] - 1;
+	uint64_t so = off & (KMEM_SLAB - 1);
 
-	if (h->magic == KMEM_MAGIC_BIG) {
-		h->magic = KMEM_MAGIC_FREE;
-		free(h);
-		return;
-	}
-	if (h->magic != KMEM_MAGIC_LIVE || h->cls >= KMEM_NCLASS)
-		bad_free(h + 1, h->magic);
-	c = h->cls;
-	if (!tc.registered)
-		tcache_register();
-	tc_push(c, h);
-	if (tc.n[c] > KMEM_TCACHE_MAX) {
-		pthread_mutex_lock(&km.lock);
-		flush(c, KMEM_TCACHE_BATCH);
-		pthread_mutex_unlock(&km.lock);
-	}
+	if (c >= KMEM_NCLASS || ((so * class_recip[c]) >> 32) * class_size[c] != so)
+		return KMEM_NCLASS;
+	return c;
 }
 
-void emu_kmem_free(void *p)
+/* A big object, a bad free, the thread's first free, a full cache (see pool_alloc_slow).
+ * A double free is caught when the object is still the last one freed in this thread's
+ * cache (the check SLUB's hardened free list makes); AddressSanitizer and valgrind, which
+ * run the libc mode, catch them all. */
+static void __attribute__((noinline)) free_slow(void *p)
 {
-	struct kmem_hdr *h;
+	uintptr_t off;
+	struct kmem_tcache *t;
 	unsigned c;
 
-	if (!p)
-		return;
 	if (kmem_mode() == EMU_KMEM_LIBC) {
 		free(p);
 		return;
 	}
-	h = (struct kmem_hdr *)p - 1;
-	c = h->cls;
-	if (h->magic != KMEM_MAGIC_LIVE || c >= KMEM_NCLASS || !tc.registered ||
-	    tc.n[c] >= KMEM_TCACHE_MAX)
-		free_slow(h);
+	off = (uintptr_t)p - km.base;
+	if (off >= km.len) {
+		struct kmem_big *h = (struct kmem_big *)p - 1;
+
+		if (h->magic != KMEM_MAGIC_BIG)
+			bad_free(p, h->magic == KMEM_MAGIC_FREE ? "freed twice"
+								: "not a kmem object");
+		h->magic = KMEM_MAGIC_FREE;
+		free(h);
+		return;
+	}
+	c = class_at(off);
+	if (c >= KMEM_NCLASS)
+		bad_free(p, "not a kmem object");
+	t = tcache_get();
+	if (t && t->n[c] && t->obj[c][t->n[c] - 1] == p)
+		bad_free(p, "freed twice");
+	if (t && t->n[c] < KMEM_TCACHE_MAX) {
+		t->obj[c][t->n[c]++] = p;
+		return;
+	}
+	pthread_mutex_lock(&km.lock);
+	if (t) {
+		flush(t, c, KMEM_TCACHE_BATCH);
+		t->obj[c][t->n[c]++] = p;
+	} else {
+		km.stack[c][km.sn[c]++] = p; /* room for every carved object */
+		km.cached++;
+	}
+	pthread_mutex_unlock(&km.lock);
+}
+
+void emu_kmem_free(void *p)
+{
+	struct kmem_tcache *t;
+	uintptr_t off;
+	unsigned c;
+
+	if (!p)
+		return;
+	/* no mode check here: in the libc mode (and before the decision) km.len is 0, so
+	 * every pointer goes to free_slow, which checks */
+	off = (uintptr_t)p - km.base;
+	t = tcp;
+	if (off < km.len && t && (c = class_at(off)) < KMEM_NCLASS &&
+	    t->n[c] - 1u < KMEM_TCACHE_MAX - 1u && t->obj[c][t->n[c] - 1] != p)
+		t->obj[c][t->n[c]++] = p;
 	else
-		tc_push(c, h);
+		free_slow(p);
 }
 
 void emu_kmem_get_stats(struct emu_kmem_stats *s)
 {
+	struct kmem_tcache *t;
+
 	s->mode = (enum emu_kmem_mode)kmem_mode();
 	pthread_mutex_lock(&km.lock);
 	s->chunks = km.chunks;
@@ -423,6 +516,7 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	s->cached = km.cached;
 	s->huge = km.huge;
 	pthread_mutex_unlock(&km.lock);
-	for (unsigned c = 0; c < KMEM_NCLASS; c++)
-		s->cached += tc.n[c];
+	t = tcp;
+	for (unsigned c = 0; t && c < KMEM_NCLASS; c++)
+		s->cached += t->n[c];
 }

@@ -5,11 +5,13 @@
  * keeps the same objects in user memory; from malloc, every first touch of a 4 KiB page is a
  * fault, and a fault costs 10-11 us on the VMs this project runs on (a PVM guest) -- more than
  * the rest of a whole connection (docs/cma.md "Connection setup cost"). So per-connection
- * objects come from here instead: size classes like kmalloc's, each object with a 16-byte
- * header naming its class, freed objects kept on a per-class list for the next allocation
- * (never given back, as a slab cache keeps its slabs), and fresh memory carved from 2 MiB
- * chunks that ask for transparent huge pages (one fault per chunk; where THP is off, each
- * 64 KiB is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
+ * objects come from here instead: size classes like kmalloc's in 64 KiB slabs of one class
+ * each, with no header (a table by slab gives the class, so an object of 64 bytes or more
+ * starts a cache line and spans no more lines than its size), freed objects kept in arrays of
+ * pointers by class for the next allocation (never given back, as a slab cache keeps its
+ * slabs; neither alloc nor free touches the object), and the slabs cut from 2 MiB chunks of
+ * one reserved region that ask for transparent huge pages (one fault per chunk; where THP is
+ * off, each slab is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
  * rings come from here too (the kernel's QP and queue objects are slab memory as well):
  * from malloc, making and destroying one a connection grew and trimmed the thread's arena
  * with an mprotect every ~128 KiB (docs/daemon.md).
@@ -17,8 +19,9 @@
  * Under AddressSanitizer, under valgrind, and with RDMAEMU_KMEM=0 every call is plain
  * calloc/malloc/free, so those tools see each object on its own (RDMAEMU_KMEM=1 keeps the pool
  * under valgrind, for callgrind). The choice is made once per
- * process, before the first allocation. Objects above EMU_KMEM_MAX bytes come from malloc with
- * the same header, so any size may be asked for; an object is always given back with
+ * process, before the first allocation; a process that cannot reserve the region's address
+ * space (RLIMIT_AS) runs the libc mode too. Objects above EMU_KMEM_MAX bytes come from malloc
+ * behind a 16-byte header, so any size may be asked for; an object is always given back with
  * emu_kmem_free, never free(). All calls are thread-safe. */
 #ifndef EMU_KMEM_H
 #define EMU_KMEM_H
@@ -31,8 +34,10 @@
 void *emu_kmem_zalloc(size_t size);
 /* Uninitialised memory of size bytes (malloc), NULL with errno ENOMEM. */
 void *emu_kmem_alloc(size_t size);
-/* Gives back what emu_kmem_zalloc/alloc returned; NULL is ignored. A pointer that is not a
- * live kmem object aborts with a message (pool mode). */
+/* Gives back what emu_kmem_zalloc/alloc returned; NULL is ignored. In pool mode a pointer
+ * that is not where a kmem object starts aborts with a message, and so does a double free
+ * while the object is still the last one the thread freed in its class (as SLUB's hardened
+ * free list checks); the libc mode under ASan or valgrind catches every double free. */
 void emu_kmem_free(void *p);
 
 enum emu_kmem_mode {
@@ -42,7 +47,7 @@ enum emu_kmem_mode {
 
 struct emu_kmem_stats {
 	enum emu_kmem_mode mode;
-	size_t chunks;    /* 2 MiB chunks mapped */
+	size_t chunks;    /* 2 MiB chunks made read-write in the reserved region */
 	size_t carved;    /* objects ever cut from the chunks (pool mode) */
 	size_t cached;    /* free objects on the shared lists and the calling thread's cache */
 	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time */

@@ -1,5 +1,6 @@
-/* kmem: zeroing, alignment, reuse per size class, huge-page chunks, thread caches given back
- * at thread exit, double-free detection, and the libc mode (RDMAEMU_KMEM=0). */
+/* kmem: zeroing, alignment, objects on cache lines, reuse per size class, huge-page chunks,
+ * thread caches given back at thread exit, double-free and bad-pointer detection, and the
+ * libc mode (RDMAEMU_KMEM=0). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -91,6 +92,30 @@ static void test_alignment_and_sizes(void **state)
 	emu_kmem_free(NULL);
 }
 
+/* No header: an object of a class of 64 bytes or more starts a cache line and spans no
+ * more lines than its size needs; the 96-byte class keeps 32-byte alignment. Sizes from
+ * classes the tests above do not use, so the objects are fresh from their slabs. */
+static void test_objects_start_lines(void **state)
+{
+	static const struct {
+		size_t size, align;
+	} rows[] = {{64, 64}, {96, 32}, {128, 64}, {192, 64}, {256, 64}, {384, 128},
+		    {512, 512}, {1536, 512}, {3072, 1024}};
+	void *p[sizeof rows / sizeof rows[0]][40];
+
+	(void)state;
+	NEED_POOL();
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+		for (size_t i = 0; i < 40; i++) {
+			p[r][i] = emu_kmem_alloc(rows[r].size);
+			assert_non_null(p[r][i]);
+			assert_int_equal((uintptr_t)p[r][i] % rows[r].align, 0);
+		}
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+		for (size_t i = 0; i < 40; i++)
+			emu_kmem_free(p[r][i]);
+}
+
 static void test_reuse_carves_nothing(void **state)
 {
 	enum { N = 1000 };
@@ -126,7 +151,7 @@ static void test_reuse_carves_nothing(void **state)
 /* More than a chunk of objects maps a second 2 MiB chunk. */
 static void test_chunks(void **state)
 {
-	enum { N = 4000 }; /* 4000 x (1024 + 16) bytes > 4 MiB: at least 2 MiB carved new */
+	enum { N = 4000 }; /* 4000 x 1024 bytes > 2 MiB: at least one chunk carved new */
 	struct emu_kmem_stats a, b;
 	void **p;
 
@@ -241,6 +266,33 @@ static void test_double_free_aborts(void **state)
 	assert_int_equal(WTERMSIG(st), SIGABRT);
 }
 
+/* A pointer into an object (not where one starts) aborts; so does one outside any slab
+ * handed out, read as a big object's missing header. */
+static void test_bad_pointer_aborts(void **state)
+{
+	static uint64_t not_kmem[4] = {0, 0, 0, 0};
+	int st;
+
+	(void)state;
+	NEED_POOL();
+	for (int k = 0; k < 2; k++) {
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			char *p = emu_kmem_alloc(384);
+
+			if (!freopen("/dev/null", "w", stderr))
+				_exit(3);
+			emu_kmem_free(k == 0 ? p + 64 : (void *)&not_kmem[2]);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGABRT);
+	}
+}
+
 /* RDMAEMU_KMEM=0: this program again, in a child that must report the libc mode. */
 static void test_libc_mode(void **state)
 {
@@ -279,11 +331,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_mode_default),
 		cmocka_unit_test(test_zeroed_after_reuse),
 		cmocka_unit_test(test_alignment_and_sizes),
+		cmocka_unit_test(test_objects_start_lines),
 		cmocka_unit_test(test_reuse_carves_nothing),
 		cmocka_unit_test(test_chunks),
 		cmocka_unit_test(test_thread_cache_given_back),
 		cmocka_unit_test(test_free_after_thread_cache_flush),
 		cmocka_unit_test(test_double_free_aborts),
+		cmocka_unit_test(test_bad_pointer_aborts),
 		cmocka_unit_test(test_libc_mode),
 	};
 
