@@ -1,4 +1,5 @@
-/* Virtual clock: firing order, FIFO ties, cancel/re-arm, step limits, time monotonicity. */
+/* Virtual clock: firing order, FIFO ties, cancel/re-arm, step limits, time monotonicity, and
+ * the order against a model while time moves between arms. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,6 +310,89 @@ static void test_random_against_model(void **state)
 	}
 }
 
+/* Time moving between arms, as in a run: timers armed with emu_timer_arm_in from 24 delays
+ * (zero included, several equal), cancelled, and runs to random later times. After every
+ * run the callbacks must have fired exactly the model's timers due by then, in (deadline,
+ * arming) order, at their deadlines; after every step the pending count and the next
+ * deadline must be the model's. */
+static void test_order_with_time_moving(void **state)
+{
+	enum { N = 400 };
+	static const uint64_t delays[24] = {0,   0,   1,   5,    7,    10,    10,    33,
+					    64,  64,  100, 250,  999,  1000,  1000,  4096,
+					    5000, 7777, 10000, 12345, 65536, 100000, 999999, 1000000};
+	struct emu_clock clk;
+	struct log log = {.n = 0};
+	static struct tmr m[N];
+	uint64_t dl[N], sq[N], seq = 0;
+	bool armed[N];
+	struct emu_prng r;
+
+	(void)state;
+	emu_prng_seed(&r, 777);
+	for (int round = 0; round < 10; round++) {
+		emu_clock_init(&clk, 1000);
+		memset(armed, 0, sizeof armed);
+		for (int i = 0; i < N; i++)
+			tmr_init(&m[i], i, &log);
+		for (int op = 0; op < 20000; op++) {
+			int i = (int)emu_prng_below(&r, N);
+			unsigned k = (unsigned)emu_prng_below(&r, 16);
+
+			if (k == 0) {
+				assert_int_equal(emu_timer_cancel(&clk, &m[i].t), armed[i]);
+				armed[i] = false;
+			} else if (k == 1) {
+				uint64_t until = emu_clock_now(&clk) + emu_prng_below(&r, 3000);
+
+				log.n = 0;
+				assert_int_equal(
+					emu_clock_run_until(&clk, until, EMU_CLOCK_NO_LIMIT, NULL), 0);
+				for (size_t f = 0; f < log.n; f++) {
+					int best = -1;
+
+					for (int j = 0; j < N; j++)
+						if (armed[j] && dl[j] <= until &&
+						    (best < 0 || dl[j] < dl[best] ||
+						     (dl[j] == dl[best] && sq[j] < sq[best])))
+							best = j;
+					assert_int_equal(log.ids[f], best);
+					assert_int_equal(log.times[f], dl[best]);
+					armed[best] = false;
+				}
+				for (int j = 0; j < N; j++) /* nothing due was left behind */
+					assert_false(armed[j] && dl[j] <= until);
+				assert_int_equal(emu_clock_now(&clk), until);
+			} else {
+				uint64_t d = delays[emu_prng_below(&r, 24)];
+
+				emu_timer_arm_in(&clk, &m[i].t, d);
+				armed[i] = true;
+				dl[i] = emu_clock_now(&clk) + d;
+				sq[i] = seq++;
+			}
+			{
+				size_t n = 0;
+				uint64_t min = UINT64_MAX, next;
+
+				for (int j = 0; j < N; j++)
+					if (armed[j]) {
+						n++;
+						min = dl[j] < min ? dl[j] : min;
+					}
+				assert_int_equal(emu_clock_pending(&clk), n);
+				assert_int_equal(emu_clock_next_deadline(&clk, &next), n > 0);
+				if (n)
+					assert_int_equal(next, min);
+			}
+		}
+		emu_clock_fini(&clk);
+		assert_int_equal(emu_clock_pending(&clk), 0);
+		for (int j = 0; j < N; j++)
+			assert_false(emu_timer_pending(&m[j].t));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_step_limit),
 		cmocka_unit_test(test_callback_cancels_and_arms),
 		cmocka_unit_test(test_random_against_model),
+		cmocka_unit_test(test_order_with_time_moving),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
