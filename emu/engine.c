@@ -403,6 +403,9 @@ static void __attribute__((noinline)) rt_catch_up_slow(struct emu_engine *e)
 {
 	uint64_t t, fired = 0;
 
+	/* frames that came in while another thread held the lock first: an acknowledgement
+	 * waiting there cancels the retry timer the catch-up would otherwise fire */
+	rt_drain(e);
 	t = mono_ns() - e->rt_base;
 	if (t > e->clock.now) {
 		run_through(e, t, &fired);
@@ -757,7 +760,7 @@ bool emu_engine_is_realtime(const struct emu_engine *e)
 	return e->realtime;
 }
 
-void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
+void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 {
 	struct inbox_frame *f = malloc(sizeof(*f));
 
@@ -774,11 +777,32 @@ void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 	e->inbox_tail = &f->next;
 	__atomic_store_n(&e->inbox_full, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&e->inbox_lock);
-	/* Deliver it now, unless a holder of the lock does on its way out. The poster must take
-	 * the lock, not just try it: a holder about to sleep in a wait (on the condition
-	 * variable) would otherwise leave the frame behind, and a thread blocked in the kernel
-	 * on our eventfds might be waiting for exactly that frame. Safe because no thread holding
-	 * the engine lock ever waits for the poster (docs/engine.md). */
+}
+
+bool emu_engine_inbox_pending(struct emu_engine *e)
+{
+	return __atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST) != 0;
+}
+
+bool emu_engine_try_deliver(struct emu_engine *e)
+{
+	if (emu_engine_inbox_pending(e) && pthread_mutex_trylock(&e->lock) == 0) {
+		rt_catch_up(e);
+		emu_engine_run_now(e);
+		kick_progress(e);
+		pthread_mutex_unlock(&e->lock);
+		rt_after_unlock(e);
+	}
+	return !emu_engine_inbox_pending(e);
+}
+
+void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
+{
+	emu_engine_queue_frame(e, ep, buf, len);
+	/* Deliver it now, unless a holder of the lock does on its way out. Taking the lock,
+	 * not just trying it: a holder about to sleep in a wait (on the condition variable)
+	 * would otherwise leave the frame behind. The link's receive thread does not come
+	 * here (emu_engine_try_deliver, docs/engine.md). */
 	pthread_mutex_lock(&e->lock);
 	rt_catch_up(e);
 	emu_engine_run_now(e);

@@ -165,6 +165,16 @@ bool emu_engine_is_realtime(const struct emu_engine *e);
  * delivers; the poster then takes the lock itself to deliver it (it blocks on the lock, so no
  * thread may hold the engine lock while waiting for a poster). */
 void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len);
+/* The same in two halves, for a receiver that must never block on the engine lock (the
+ * daemon link's receive thread: a holder may be blocked sending to the daemon, which must
+ * be able to send to us meanwhile). queue_frame only puts the frame in the inbox;
+ * try_deliver delivers what is there if the lock is free (a holder delivers it on its way
+ * out otherwise) and returns whether the inbox is empty. A receiver that leaves frames
+ * there must try again soon (a holder that went to sleep in a wait does not look; its wait
+ * releases the lock, so the next try succeeds). */
+void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len);
+bool emu_engine_try_deliver(struct emu_engine *e);
+bool emu_engine_inbox_pending(struct emu_engine *e);
 
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
  * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -371,6 +372,20 @@ static void *rx_main(void *arg)
 			sleep(1);
 			continue;
 		}
+		/* Frames left in the engine's inbox (its lock was busy): tried again every
+		 * millisecond, but the socket is read meanwhile. Blocking on the engine lock
+		 * instead let a holder sending to the daemon (a go-back-N burst) starve this
+		 * thread, the daemon drop the acknowledgements it had for us, and the requester
+		 * resend forever (ib_send_bw over the daemon path, docs/engine.md). */
+		for (;;) {
+			struct pollfd pf = { .fd = lk.fd, .events = POLLIN };
+
+			pthread_mutex_lock(&lk.m);
+			e = lk.e;
+			pthread_mutex_unlock(&lk.m);
+			if (!e || emu_engine_try_deliver(e) || poll(&pf, 1, 1) != 0)
+				break;
+		}
 		do
 			n = recvmsg(lk.fd, &m, MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
@@ -414,7 +429,8 @@ static void *rx_main(void *arg)
 			free(buf);
 			continue;
 		}
-		emu_engine_post_frame(e, (int)h.arg, buf, (size_t)n - sizeof(h));
+		emu_engine_queue_frame(e, (int)h.arg, buf, (size_t)n - sizeof(h));
+		(void)emu_engine_try_deliver(e);
 	}
 }
 

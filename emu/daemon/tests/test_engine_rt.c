@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -212,6 +213,78 @@ static void test_post_frame(void **state)
 	assert_int_equal(seen.nrx, 2);
 }
 
+/* The link's receive thread: queue a frame, try once to deliver it, and (with `retry`) try
+ * again every millisecond until the inbox is empty, as rx_main does. Returns what the first
+ * try said. */
+static bool queue_retry;
+
+static void *queuer(void *arg)
+{
+	uint8_t *buf = malloc(8);
+	bool *first = arg;
+
+	memset(buf, 0xcd, 8);
+	emu_engine_queue_frame(eng, emu_topology_port_endpoint(emu_engine_topology(eng), 0, 0, 1),
+			       buf, 8);
+	*first = emu_engine_try_deliver(eng);
+	while (queue_retry && !emu_engine_try_deliver(eng))
+		usleep(1000);
+	return NULL;
+}
+
+static bool one_rx(void *arg)
+{
+	(void)arg;
+	return seen.nrx == 1;
+}
+
+/* queue_frame + try_deliver never block on the engine lock: with the lock held here, the
+ * receiver returns at once with the frame left in the inbox (pending), and the unlock
+ * delivers it. Then a holder asleep in a wait for that frame: the wait releases the lock, the
+ * receiver's next try delivers, the wait returns 0 long before its 5 s. Before, the receive
+ * thread blocked on the lock, and a holder blocked sending to the daemon starved it. */
+static void test_queue_frame_never_blocks(void **state)
+{
+	pthread_t th;
+	bool first = true;
+
+	(void)state;
+	switch_on();
+	queue_retry = false;
+	emu_engine_lock(eng);
+	assert_int_equal(pthread_create(&th, NULL, queuer, &first), 0);
+	{
+		/* returned with the lock still held (a receiver blocking on it fails here,
+		 * after 5 s, and then finishes once the lock is released below) */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 5;
+		if (pthread_timedjoin_np(th, NULL, &ts)) {
+			emu_engine_unlock(eng);
+			pthread_join(th, NULL);
+			fail_msg("queue_frame/try_deliver blocked on the engine lock");
+		}
+	}
+	assert_false(first);
+	assert_true(emu_engine_inbox_pending(eng));
+	assert_int_equal(seen.nrx, 0);
+	emu_engine_unlock(eng);
+	assert_int_equal(seen.nrx, 1);
+	assert_false(emu_engine_inbox_pending(eng));
+	assert_int_equal(seen.bytes[0], 0xcd);
+
+	seen.nrx = 0;
+	queue_retry = true;
+	emu_engine_lock(eng);
+	assert_int_equal(pthread_create(&th, NULL, queuer, &first), 0);
+	assert_int_equal(emu_engine_wait(eng, "a frame", one_rx, NULL, 5000 * MS), 0);
+	emu_engine_unlock(eng);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(seen.nrx, 1);
+	assert_false(emu_engine_inbox_pending(eng));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +292,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_deadlock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tx_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_frame, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_queue_frame_never_blocks, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
