@@ -79,8 +79,7 @@ static struct {
 	 * is grown when objects are carved (room for every object ever carved), so giving
 	 * objects back never needs memory. */
 	void **stack[KMEM_NCLASS];
-	size_t sn[KMEM_NCLASS], scap[KMEM_NCLASS], carved_cls[KMEM_NCLASS];
-	size_t cached, carved;
+	size_t sn[KMEM_NCLASS], scap[KMEM_NCLASS], carved[KMEM_NCLASS];
 } km = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Each thread keeps up to KMEM_TCACHE_MAX free objects a class and trades KMEM_TCACHE_BATCH
@@ -228,15 +227,36 @@ static int grow(void)
 	return 0;
 }
 
-/* One fresh object of class c: the class's slab carved from the front, a new slab when it
- * is used up (its tail shorter than an object left unused). Objects start at multiples of
- * their size from a 64 KiB boundary, so those of 64 bytes and up start a cache line and
- * span no more lines than their size needs. Called with km.lock held. */
+/* Room on class c's shared stack for one more carved object. Called with km.lock held. */
+static int stack_room(unsigned c)
+{
+	size_t need = km.carved[c] + 1, cap = km.scap[c] ? km.scap[c] : 256;
+	void **v;
+
+	if (need <= km.scap[c])
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	v = realloc(km.stack[c], cap * sizeof *v);
+	if (!v)
+		return -1;
+	km.stack[c] = v;
+	km.scap[c] = cap;
+	return 0;
+}
+
+/* One fresh object of class c, counted, with room for it on the shared stack: the class's
+ * slab carved from the front, a new slab when it is used up (its tail shorter than an object
+ * left unused). Objects start at multiples of their size from a 64 KiB boundary, so those
+ * of 64 bytes and up start a cache line and span no more lines than their size needs.
+ * Called with km.lock held. */
 static void *carve(unsigned c)
 {
 	size_t size = class_size[c];
 	char *p;
 
+	if (stack_room(c))
+		return NULL;
 	if (!km.cur[c] || (size_t)(km.cur_end[c] - km.cur[c]) < size) {
 		char *s;
 
@@ -253,25 +273,8 @@ static void *carve(unsigned c)
 	}
 	p = km.cur[c];
 	km.cur[c] += size;
+	km.carved[c]++;
 	return p;
-}
-
-/* Room on class c's shared stack for n more carved objects. Called with km.lock held. */
-static int stack_room(unsigned c, size_t n)
-{
-	size_t need = km.carved_cls[c] + n, cap = km.scap[c] ? km.scap[c] : 256;
-	void **v;
-
-	if (need <= km.scap[c])
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	v = realloc(km.stack[c], cap * sizeof *v);
-	if (!v)
-		return -1;
-	km.stack[c] = v;
-	km.scap[c] = cap;
-	return 0;
 }
 
 /* Called with km.lock held and the thread's cache of class c empty: up to a batch from the
@@ -283,20 +286,15 @@ static void refill(struct kmem_tcache *t, unsigned c)
 
 	if (k) {
 		km.sn[c] -= k;
-		km.cached -= k;
 		memcpy(t->obj[c], km.stack[c] + km.sn[c], k * sizeof(void *));
 		t->n[c] = (uint16_t)k;
 		return;
 	}
-	if (stack_room(c, KMEM_TCACHE_BATCH))
-		return;
 	for (unsigned i = 0; i < KMEM_TCACHE_BATCH; i++) {
 		void *p = carve(c);
 
 		if (!p)
 			break;
-		km.carved++;
-		km.carved_cls[c]++;
 		k++;
 		t->obj[c][KMEM_TCACHE_BATCH - k] = p;
 	}
@@ -315,7 +313,6 @@ static void flush(struct kmem_tcache *t, unsigned c, unsigned n)
 		return;
 	memcpy(km.stack[c] + km.sn[c], t->obj[c], n * sizeof(void *));
 	km.sn[c] += n;
-	km.cached += n;
 	t->n[c] = (uint16_t)(t->n[c] - n);
 	memmove(t->obj[c], t->obj[c] + n, t->n[c] * sizeof(void *));
 }
@@ -378,12 +375,8 @@ static void *__attribute__((noinline)) pool_alloc_slow(size_t size)
 		refill(t, c);
 		if (t->n[c])
 			p = t->obj[c][--t->n[c]];
-	} else if (km.sn[c]) {
-		p = km.stack[c][--km.sn[c]];
-		km.cached--;
-	} else if (!stack_room(c, 1) && (p = carve(c))) {
-		km.carved++;
-		km.carved_cls[c]++;
+	} else {
+		p = km.sn[c] ? km.stack[c][--km.sn[c]] : carve(c);
 	}
 	pthread_mutex_unlock(&km.lock);
 	if (!p)
@@ -481,7 +474,6 @@ static void __attribute__((noinline)) free_slow(void *p)
 		t->obj[c][t->n[c]++] = p;
 	} else {
 		km.stack[c][km.sn[c]++] = p; /* room for every carved object */
-		km.cached++;
 	}
 	pthread_mutex_unlock(&km.lock);
 }
@@ -512,8 +504,11 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	s->mode = (enum emu_kmem_mode)kmem_mode();
 	pthread_mutex_lock(&km.lock);
 	s->chunks = km.chunks;
-	s->carved = km.carved;
-	s->cached = km.cached;
+	s->carved = s->cached = 0;
+	for (unsigned c = 0; c < KMEM_NCLASS; c++) {
+		s->carved += km.carved[c];
+		s->cached += km.sn[c];
+	}
 	s->huge = km.huge;
 	pthread_mutex_unlock(&km.lock);
 	t = tcp;

@@ -353,6 +353,8 @@ static int rx_fds(struct msghdr *m, int *fds, int max)
 
 static void *rx_main(void *arg)
 {
+	struct emu_engine *stuck = NULL; /* an engine whose inbox this thread left frames in */
+
 	(void)arg;
 	for (;;) {
 		struct emu_engine *e;
@@ -377,13 +379,12 @@ static void *rx_main(void *arg)
 		 * instead let a holder sending to the daemon (a go-back-N burst) starve this
 		 * thread, the daemon drop the acknowledgements it had for us, and the requester
 		 * resend forever (ib_send_bw over the daemon path, docs/engine.md). */
-		for (;;) {
+		while (stuck) {
 			struct pollfd pf = { .fd = lk.fd, .events = POLLIN };
 
-			pthread_mutex_lock(&lk.m);
-			e = lk.e;
-			pthread_mutex_unlock(&lk.m);
-			if (!e || emu_engine_try_deliver(e) || poll(&pf, 1, 1) != 0)
+			if (emu_engine_try_deliver(stuck))
+				stuck = NULL;
+			else if (poll(&pf, 1, 1) != 0)
 				break;
 		}
 		do
@@ -430,7 +431,7 @@ static void *rx_main(void *arg)
 			continue;
 		}
 		emu_engine_queue_frame(e, (int)h.arg, buf, (size_t)n - sizeof(h));
-		(void)emu_engine_try_deliver(e);
+		stuck = emu_engine_try_deliver(e) ? NULL : e;
 	}
 }
 
