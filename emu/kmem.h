@@ -7,9 +7,10 @@
  * the rest of a whole connection (docs/cma.md "Connection setup cost"). So per-connection
  * objects come from here instead: size classes like kmalloc's in 64 KiB slabs of one class
  * each, with no header (a table by slab gives the class, so an object of 64 bytes or more
- * starts a cache line and spans no more lines than its size), freed objects kept in arrays of
- * pointers by class for the next allocation (never given back, as a slab cache keeps its
- * slabs; neither alloc nor free touches the object), and the slabs cut from 2 MiB chunks of
+ * starts a cache line and spans no more lines than its size), freed objects kept for the next
+ * allocation (never given back, as a slab cache keeps its slabs): the last ones a thread
+ * freed in its cache, the rest as a bit each in a table by slab, handed out lowest address
+ * first (neither alloc nor free touches the object), and the slabs cut from 2 MiB chunks of
  * one reserved region that ask for transparent huge pages (one fault per chunk; where THP is
  * off, each slab is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
  * rings come from here too (the kernel's QP and queue objects are slab memory as well):
@@ -49,7 +50,7 @@ struct emu_kmem_stats {
 	enum emu_kmem_mode mode;
 	size_t chunks;    /* 2 MiB chunks made read-write in the reserved region */
 	size_t carved;    /* objects ever cut from the chunks (pool mode) */
-	size_t cached;    /* free objects on the shared lists and the calling thread's cache */
+	size_t cached;    /* free objects in the shared pool and the calling thread's cache */
 	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time */
 };
 

@@ -184,7 +184,7 @@ static void *thread_alloc_free(void *arg)
 	return NULL;
 }
 
-/* What a thread kept in its cache goes back to the shared lists when it exits. */
+/* What a thread kept in its cache goes back to the shared pool when it exits. */
 static void test_thread_cache_given_back(void **state)
 {
 	void *p[THREAD_N];
@@ -223,7 +223,7 @@ static void *thread_late_free(void *arg)
 	return NULL;
 }
 
-/* What a later destructor frees still reaches the shared lists: kmem's destructor leaves
+/* What a later destructor frees still reaches the shared pool: kmem's destructor leaves
  * the thread unregistered, so that free registers again and the next round flushes. */
 static void test_free_after_thread_cache_flush(void **state)
 {
@@ -237,7 +237,7 @@ static void test_free_after_thread_cache_flush(void **state)
 	assert_int_equal(pthread_create(&t, NULL, thread_late_free, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	emu_kmem_get_stats(&b);
-	/* every object the thread took (a batch from the shared lists, or fresh ones carved)
+	/* every object the thread took (a batch from the shared pool, or fresh ones carved)
 	 * is cached again, the late one too: none stayed in its dead cache */
 	assert_int_equal(b.cached, a.cached + (b.carved - a.carved));
 	assert_int_equal(pthread_key_delete(late_key), 0);
@@ -264,6 +264,77 @@ static void test_double_free_aborts(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), SIGABRT);
+}
+
+/* A double free is caught once the second free leaves the thread's cache too: the object's
+ * bit in its slab's table of free objects is already set (the first free went there). */
+static void test_double_free_in_shared_pool_aborts(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	NEED_POOL();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		enum { K = 200 }; /* > the thread cache's 64: frees are flushed */
+		void *p[K], *q[K];
+
+		if (!freopen("/dev/null", "w", stderr))
+			_exit(3);
+		for (int i = 0; i < K; i++) {
+			p[i] = emu_kmem_alloc(192);
+			q[i] = emu_kmem_alloc(192);
+		}
+		for (int i = 0; i < K; i++)
+			emu_kmem_free(p[i]);
+		emu_kmem_free(p[0]); /* p[0] went to the shared pool; now on the cache's top */
+		for (int i = 0; i < K; i++) /* push it down and out of the cache */
+			emu_kmem_free(q[i]);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGABRT);
+}
+
+/* Freed objects come back lowest address first, whatever order they were freed in: after
+ * the thread's cache (the last 64 freed, most recent first), every object is above the one
+ * before it. A stack of frees would give them back in a shuffled order. */
+static void test_reuse_in_address_order(void **state)
+{
+	enum { N = 3000, CACHE = 64 };
+	void **p;
+	uint64_t r = 88172645463325252ull;
+
+	(void)state;
+	NEED_POOL();
+	p = calloc(N, sizeof *p);
+	assert_non_null(p);
+	for (int i = 0; i < N; i++)
+		assert_non_null(p[i] = emu_kmem_alloc(1500)); /* the 1536 class */
+	for (int i = N - 1; i > 0; i--) { /* Fisher-Yates with xorshift64 */
+		int j;
+		void *t;
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		j = (int)(r % (uint64_t)(i + 1));
+		t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	for (int i = 0; i < N; i++)
+		emu_kmem_free(p[i]);
+	for (int i = 0; i < N; i++)
+		assert_non_null(p[i] = emu_kmem_alloc(1500));
+	for (int i = CACHE + 1; i < N; i++)
+		assert_true((uintptr_t)p[i - 1] < (uintptr_t)p[i]);
+	for (int i = 0; i < N; i++)
+		emu_kmem_free(p[i]);
+	free(p);
 }
 
 /* A pointer into an object (not where one starts) aborts; so does one outside any slab
@@ -337,6 +408,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_thread_cache_given_back),
 		cmocka_unit_test(test_free_after_thread_cache_flush),
 		cmocka_unit_test(test_double_free_aborts),
+		cmocka_unit_test(test_double_free_in_shared_pool_aborts),
+		cmocka_unit_test(test_reuse_in_address_order),
 		cmocka_unit_test(test_bad_pointer_aborts),
 		cmocka_unit_test(test_libc_mode),
 	};
