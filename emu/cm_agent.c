@@ -113,32 +113,25 @@ static int cm_hash_grow(struct emu_cm_agent *a)
 {
 	unsigned old_bits = a->hash_bits, bits = old_bits ? old_bits + 2 : EMU_CM_HASH_BITS_MIN;
 	size_t n = (size_t)1 << bits;
-	struct emu_list *l = malloc(n * sizeof(*l)), *r = malloc(n * sizeof(*r)),
-			*q = malloc(n * sizeof(*q));
-	struct emu_list *ol = a->lid_hash, *orr = a->rid_hash, *oq = a->rqpn_hash;
+	struct emu_list *r = malloc(n * sizeof(*r)), *q = malloc(n * sizeof(*q));
+	struct emu_list *orr = a->rid_hash, *oq = a->rqpn_hash;
 
-	if (!l || !r || !q) {
-		free(l);
+	if (!r || !q) {
 		free(r);
 		free(q);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		emu_list_init(&l[i]);
 		emu_list_init(&r[i]);
 		emu_list_init(&q[i]);
 	}
 	a->hash_bits = bits;
-	cm_hash_move(a, ol, old_bits, l, offsetof(struct emu_cm_id, lid_node),
-		     offsetof(struct emu_cm_id, local_id));
 	cm_hash_move(a, orr, old_bits, r, offsetof(struct emu_cm_id, rid_node),
 		     offsetof(struct emu_cm_id, rid_key));
 	cm_hash_move(a, oq, old_bits, q, offsetof(struct emu_cm_id, rqpn_node),
 		     offsetof(struct emu_cm_id, rqpn_key));
-	a->lid_hash = l;
 	a->rid_hash = r;
 	a->rqpn_hash = q;
-	free(ol);
 	free(orr);
 	free(oq);
 	return 0;
@@ -196,7 +189,7 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 		emu_list_del(pos);
 		free(emu_list_entry(pos, struct cm_rxq, node));
 	}
-	free(a->lid_hash);
+	emu_idtab_destroy(&a->lid);
 	free(a->rid_hash);
 	free(a->rqpn_hash);
 	free(a->listeners.v);
@@ -227,16 +220,6 @@ static void cm_establish_timer(struct emu_clock *clk, struct emu_timer *t, void 
 static void cm_listen_del(struct emu_cm_agent *a, struct emu_cm_id *id);
 static void cm_sidr_del(struct emu_cm_agent *a, struct emu_cm_id *id);
 
-static bool cm_local_id_used(struct emu_cm_agent *a, uint32_t id)
-{
-	struct emu_list *pos, *tmp;
-
-	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_bucket(a, id)])
-		if (emu_list_entry(pos, struct emu_cm_id, lid_node)->local_id == id)
-			return true;
-	return false;
-}
-
 struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, void *ctx)
 {
 	struct emu_cm_id *id = emu_kmem_zalloc(sizeof(*id));
@@ -247,7 +230,11 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	/* cm_alloc_id_priv: xa_alloc_cyclic from local_id_next, XOR random_id_operand */
 	do
 		n = a->local_id_next++;
-	while (cm_local_id_used(a, n ^ a->random_id_operand));
+	while (emu_idtab_get(&a->lid, n));
+	if (emu_idtab_set(&a->lid, n, id)) {
+		emu_kmem_free(id);
+		return NULL;
+	}
 	id->agent = a;
 	id->handler = h;
 	id->context = ctx;
@@ -256,7 +243,6 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->out.timer, emu_cm_out_timer, id);
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
-	emu_list_add_tail(&a->lid_hash[emu_cm_bucket(a, id->local_id)], &id->lid_node);
 	a->nids++;
 	if (a->nids > (size_t)2 << a->hash_bits)
 		cm_hash_grow(a); /* without memory the chains just stay longer */
@@ -277,7 +263,7 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	cm_listen_del(a, id);
 	cm_sidr_del(a, id);
 	emu_list_del(&id->node);
-	emu_list_del(&id->lid_node);
+	emu_idtab_del(&a->lid, id->local_id ^ a->random_id_operand);
 	a->nids--;
 	emu_kmem_free(id->out.mad);
 	emu_kmem_free(id->pdata);
@@ -285,20 +271,17 @@ void emu_cm_id_free(struct emu_cm_id *id)
 }
 
 /* Listen lookups walk the listeners (in the order they listened; overlapping ones are
- * refused, so one matches at most); lookups by local ID, remote ID and remote QPN go
- * through the hash tables of struct emu_cm_agent (a host may hold 10,000 connections). */
+ * refused, so one matches at most); lookups by local ID go through the agent's id table,
+ * by remote ID and remote QPN through its hash tables (a host may hold 10,000
+ * connections). */
 struct emu_cm_id *emu_cm_acquire(struct emu_cm_agent *a, uint32_t local_id, uint32_t remote_id)
 {
-	struct emu_list *pos, *tmp;
+	struct emu_cm_id *id = emu_idtab_get(&a->lid, local_id ^ a->random_id_operand);
 
-	/* local IDs are unique among live ids: the bucket holds at most one match */
-	emu_list_for_each_safe(pos, tmp, &a->lid_hash[emu_cm_bucket(a, local_id)]) {
-		struct emu_cm_id *id = emu_list_entry(pos, struct emu_cm_id, lid_node);
-
-		if (id->local_id == local_id && !id->in_listen && !id->in_sidr)
-			return id->remote_id == remote_id ? id : NULL;
-	}
-	return NULL;
+	/* a listening or a SIDR id answers no message by local ID (its remote ID is 0) */
+	if (!id || id->in_listen || id->in_sidr)
+		return NULL;
+	return id->remote_id == remote_id ? id : NULL;
 }
 
 struct emu_cm_id *emu_cm_find_listen(struct emu_cm_agent *a, uint64_t service_id)

@@ -4,6 +4,7 @@
 #define RDMAEMU_EMU_CM_AGENT_PRIV_H
 
 #include "emu/cm_agent.h"
+#include "emu/idtab.h"
 #include "emu/list.h"
 
 /* The one MAD of an id that waits for an answer (cm_id_priv->msg with the MAD layer's
@@ -28,7 +29,6 @@ struct cm_out {
 struct emu_cm_id {
 	struct emu_cm_agent *agent;
 	struct emu_list node; /* agent->ids */
-	struct emu_list lid_node; /* agent->lid_hash[emu_cm_bucket(agent, local_id)] */
 	struct emu_list rid_node, rqpn_node; /* rid_hash / rqpn_hash while in_remote_id/_qpn */
 	uint32_t rid_key, rqpn_key; /* remote_id / remote_qpn when inserted (their buckets) */
 	emu_cm_handler *handler;
@@ -113,9 +113,10 @@ struct emu_cm_agent {
 
 	struct emu_list ids;
 	size_t nids;
-	/* ids by local comm ID (the kernel's xarray): cm_acquire_id and the allocator's
-	 * uniqueness check without walking every id (cm_bench holds 10,000 connections) */
-	struct emu_list *lid_hash;
+	/* ids by local comm ID XOR random_id_operand (the kernel's xarray, cm.local_id_table):
+	 * cm_acquire_id and the allocator's uniqueness check without walking every id
+	 * (cm_bench holds 10,000 connections) */
+	struct emu_idtab lid;
 	/* the remote-ID and remote-QPN tables (cm.c's rb-trees), by remote comm ID / QPN */
 	struct emu_list *rid_hash, *rqpn_hash;
 	unsigned hash_bits; /* each table has 2^hash_bits buckets */
