@@ -113,12 +113,14 @@ static int cm_hash_grow(struct emu_cm_agent *a)
 {
 	unsigned old_bits = a->hash_bits, bits = old_bits ? old_bits + 2 : EMU_CM_HASH_BITS_MIN;
 	size_t n = (size_t)1 << bits;
-	struct emu_list *r = malloc(n * sizeof(*r)), *q = malloc(n * sizeof(*q));
+	struct emu_list *r = emu_kmem_table_zalloc(n * sizeof(*r)),
+			*q = emu_kmem_table_zalloc(n * sizeof(*q));
 	struct emu_list *orr = a->rid_hash, *oq = a->rqpn_hash;
+	size_t old_size = old_bits ? ((size_t)1 << old_bits) * sizeof(*r) : 0;
 
 	if (!r || !q) {
-		free(r);
-		free(q);
+		emu_kmem_table_free(r, n * sizeof(*r));
+		emu_kmem_table_free(q, n * sizeof(*q));
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -132,8 +134,8 @@ static int cm_hash_grow(struct emu_cm_agent *a)
 		     offsetof(struct emu_cm_id, rqpn_key));
 	a->rid_hash = r;
 	a->rqpn_hash = q;
-	free(orr);
-	free(oq);
+	emu_kmem_table_free(orr, old_size);
+	emu_kmem_table_free(oq, old_size);
 	return 0;
 }
 
@@ -190,8 +192,8 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 		free(emu_list_entry(pos, struct cm_rxq, node));
 	}
 	emu_idtab_destroy(&a->lid);
-	free(a->rid_hash);
-	free(a->rqpn_hash);
+	emu_kmem_table_free(a->rid_hash, ((size_t)1 << a->hash_bits) * sizeof(*a->rid_hash));
+	emu_kmem_table_free(a->rqpn_hash, ((size_t)1 << a->hash_bits) * sizeof(*a->rqpn_hash));
 	free(a->listeners.v);
 	free(a->sidr.v);
 	free(a);

@@ -61,7 +61,7 @@ void emu_cma_reset(void)
 				emu_kmem_free(b);
 			}
 		}
-		free(p->bucket);
+		emu_kmem_table_free(p->bucket, p->nbuckets * sizeof *p->bucket);
 		free(p);
 	}
 }
@@ -349,7 +349,7 @@ static struct emu_cma_bind *find_bind(struct emu_cma_ports *p, uint16_t ps, uint
 static int grow_binds(struct emu_cma_ports *p)
 {
 	size_t old = p->nbuckets, n = old ? old * 2 : 64;
-	struct emu_cma_bind **nb = calloc(n, sizeof *nb), **ob = p->bucket;
+	struct emu_cma_bind **nb = emu_kmem_table_zalloc(n * sizeof *nb), **ob = p->bucket;
 
 	if (!nb)
 		return -ENOMEM;
@@ -365,7 +365,7 @@ static int grow_binds(struct emu_cma_ports *p)
 			nb[h] = b;
 		}
 	}
-	free(ob);
+	emu_kmem_table_free(ob, old * sizeof *ob);
 	return 0;
 }
 

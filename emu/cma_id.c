@@ -127,11 +127,13 @@ static uint32_t alloc_handle(void)
 		;
 	if (h == table_len) {
 		uint32_t n = table_len ? table_len * 2 : 64;
-		struct emu_cma_id **t = realloc(table, n * sizeof *t);
+		struct emu_cma_id **t = emu_kmem_table_zalloc(n * sizeof *t);
 
 		if (!t)
 			return UINT32_MAX;
-		memset(t + table_len, 0, (n - table_len) * sizeof *t);
+		if (table_len)
+			memcpy(t, table, table_len * sizeof *t);
+		emu_kmem_table_free(table, table_len * sizeof *t);
 		table = t;
 		table_len = n;
 	}

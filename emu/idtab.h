@@ -1,9 +1,10 @@
-/* idtab: pointers by 32-bit key in a sparse three-level table (12, 10 and 10 bits), as the
+/* idtab: pointers by 32-bit key in a sparse three-level table (12, 11 and 9 bits), as the
  * kernel keeps the CM's local IDs in an xarray (cm.local_id_table). Keys given out by a
- * counter (xa_alloc_cyclic) sit side by side in one leaf of 1,024 slots, so looking up ids in
- * the order they were made walks memory forward, and a lookup reads no other object (a hash
- * chain reads its neighbours'). A leaf is freed when its last key goes, a middle node when
- * its last leaf does. Not thread-safe: the owner's lock covers it. */
+ * counter (xa_alloc_cyclic) sit side by side in one leaf of 512 slots (a 4 KiB kmem object),
+ * so looking up ids in the order they were made walks memory forward, and a lookup reads no
+ * other object (a hash chain reads its neighbours'). A leaf is freed when its last key goes,
+ * a middle node when its last leaf does (one emptied middle node is kept for the next).
+ * Not thread-safe: the owner's lock covers it. */
 #ifndef RDMAEMU_EMU_IDTAB_H
 #define RDMAEMU_EMU_IDTAB_H
 
@@ -14,10 +15,11 @@ struct emu_idtab_mid;
 
 struct emu_idtab {
 	struct emu_idtab_mid **top; /* 4,096 slots, allocated at the first set */
+	struct emu_idtab_mid *spare; /* an emptied middle node kept for the next */
 	size_t n;                   /* keys set */
 };
 
-#define EMU_IDTAB_INIT {NULL, 0}
+#define EMU_IDTAB_INIT {NULL, NULL, 0}
 
 /* The pointer at key, NULL if none. */
 void *emu_idtab_get(const struct emu_idtab *t, uint32_t key);

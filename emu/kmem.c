@@ -562,6 +562,47 @@ void emu_kmem_free(void *p)
 		free_slow(p);
 }
 
+static size_t table_len(size_t size)
+{
+	return (size + KMEM_CHUNK - 1) & ~(KMEM_CHUNK - 1);
+}
+
+void *emu_kmem_table_zalloc(size_t size)
+{
+	size_t len;
+	char *p, *a;
+
+	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
+		return calloc(1, size ? size : 1);
+	len = table_len(size);
+	/* a chunk more than asked, trimmed to a 2 MiB-aligned len (THP backs only aligned
+	 * 2 MiB ranges), as reserve() does */
+	p = mmap(NULL, len + KMEM_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	a = (char *)(((uintptr_t)p + KMEM_CHUNK - 1) & ~(uintptr_t)(KMEM_CHUNK - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + len < p + len + KMEM_CHUNK)
+		munmap(a + len, (size_t)(p + len + KMEM_CHUNK - (a + len)));
+	if (!km.huge || madvise(a, len, MADV_HUGEPAGE))
+		(void)madvise(a, size, MADV_POPULATE_WRITE);
+	return a;
+}
+
+void emu_kmem_table_free(void *p, size_t size)
+{
+	if (!p)
+		return;
+	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
+		free(p);
+	else
+		munmap(p, table_len(size));
+}
+
 void emu_kmem_get_stats(struct emu_kmem_stats *s)
 {
 	struct kmem_tcache *t;

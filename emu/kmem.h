@@ -41,6 +41,15 @@ void *emu_kmem_alloc(size_t size);
  * free list checks); the libc mode under ASan or valgrind catches every double free. */
 void emu_kmem_free(void *p);
 
+/* Big zeroed tables (hash buckets, handle tables) that grow with the number of objects: from
+ * EMU_KMEM_TABLE_MIN bytes up, whole 2 MiB transparent huge pages of their own (one fault of
+ * ~0.1 ms for 2 MiB here, where 512 faults of 4 KiB pages cost ~6 ms), populated at once where
+ * THP is off; smaller ones and the libc mode: calloc. NULL with errno ENOMEM. Given back with
+ * emu_kmem_table_free and the same size. */
+#define EMU_KMEM_TABLE_MIN (64 * 1024)
+void *emu_kmem_table_zalloc(size_t size);
+void emu_kmem_table_free(void *p, size_t size);
+
 enum emu_kmem_mode {
 	EMU_KMEM_POOL = 1, /* size classes in 2 MiB chunks */
 	EMU_KMEM_LIBC = 2, /* calloc/malloc/free (sanitizers, valgrind, RDMAEMU_KMEM=0) */

@@ -13,7 +13,7 @@
 
 static void test_edges(void **state)
 {
-	static const uint32_t keys[] = {0, 1, 1023, 1024, 1025, (1u << 20) - 1, 1u << 20,
+	static const uint32_t keys[] = {0, 1, 511, 512, 513, 1023, 1024, (1u << 20) - 1, 1u << 20,
 					0x7fffffffu, 0xfffff000u, 0xffffffffu};
 	enum { K = sizeof keys / sizeof keys[0] };
 	struct emu_idtab t = EMU_IDTAB_INIT;
@@ -90,7 +90,7 @@ static void test_random_against_model(void **state)
 		r ^= r >> 7;
 		r ^= r << 17;
 		k = (unsigned)(r % KEYS);
-		/* four clusters of 1,024 keys: leaves in two middle nodes and two top slots */
+		/* four clusters of 1,024 keys (two leaves each), under three top slots */
 		key = (uint32_t)(k % 1024) + (uint32_t[]){0, 5u << 10, 3u << 20, 0xfff00000u}[k / 1024];
 		if (model[k]) {
 			assert_ptr_equal(emu_idtab_del(&t, key), model[k]);

@@ -337,6 +337,30 @@ static void test_reuse_in_address_order(void **state)
 	free(p);
 }
 
+/* Tables: zeroed and writable over their whole size; from EMU_KMEM_TABLE_MIN up (pool mode)
+ * on 2 MiB boundaries, where transparent huge pages can back them; given back by size. */
+static void test_tables(void **state)
+{
+	static const size_t sizes[] = {1, 4096, EMU_KMEM_TABLE_MIN - 8, EMU_KMEM_TABLE_MIN,
+				       300 * 1024, (2u << 20) + 16};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		size_t n = sizes[i];
+		unsigned char *p = emu_kmem_table_zalloc(n);
+
+		assert_non_null(p);
+		for (size_t j = 0; j < n; j += 4096)
+			assert_int_equal(p[j], 0);
+		assert_int_equal(p[n - 1], 0);
+		memset(p, 0xa5, n);
+		if (pool_mode() && n >= EMU_KMEM_TABLE_MIN)
+			assert_int_equal((uintptr_t)p % (2u << 20), 0);
+		emu_kmem_table_free(p, n);
+	}
+	emu_kmem_table_free(NULL, 1 << 20);
+}
+
 /* A pointer into an object (not where one starts) aborts; so does one outside any slab
  * handed out, read as a big object's missing header. */
 static void test_bad_pointer_aborts(void **state)
@@ -410,6 +434,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_double_free_aborts),
 		cmocka_unit_test(test_double_free_in_shared_pool_aborts),
 		cmocka_unit_test(test_reuse_in_address_order),
+		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_bad_pointer_aborts),
 		cmocka_unit_test(test_libc_mode),
 	};
