@@ -246,7 +246,7 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
 	a->nids++;
-	if (a->nids > (size_t)2 << a->hash_bits)
+	if (a->nids > (size_t)1 << a->hash_bits)
 		cm_hash_grow(a); /* without memory the chains just stay longer */
 	return id;
 }

@@ -138,9 +138,15 @@ struct emu_cm_agent {
 	struct emu_cm_counters cnt;
 };
 
+/* The keys are remote comm IDs (a peer's counter XOR its random operand) and remote QPNs
+ * (numbers a peer hands out in order): the low bits, folded with the rest, keep keys made in a
+ * row in distinct buckets side by side, so a burst of connections walks the table forward and
+ * meets no other id in its bucket (with at most one id a bucket, emu_cm_id_alloc). A
+ * multiplicative hash scattered them: a random line of the table, and a chain through other
+ * connections' ids, for each. */
 static inline unsigned emu_cm_bucket(const struct emu_cm_agent *a, uint32_t key)
 {
-	return (key * 2654435761u) >> (32 - a->hash_bits); /* Fibonacci hashing */
+	return (key ^ (key >> a->hash_bits)) & ((1u << a->hash_bits) - 1);
 }
 
 /* cm_agent.c */
