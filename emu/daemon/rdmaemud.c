@@ -48,10 +48,14 @@
 #include "rdmaemu/ctl.h"
 
 #define MAX_CLIENTS 256
-/* Frames queued for a client whose socket is full (the kernel queues at most
+/* Bytes of frames queued for a client whose socket is full (the kernel queues at most
  * net.unix.max_dgram_qlen = 10 messages per SEQPACKET socket): past this, frames are dropped
- * as a congested receiver drops them. */
-#define OUTQ_MAX 4096
+ * as a congested receiver drops them. Not lower: a drop costs a reliable connection a
+ * go-back-N resend, and a READ's resend replays its whole response, so with 4,096 frames
+ * (4 MiB of 1 KiB frames, a queue that 4 retries of 16 outstanding 64 KiB READs fill)
+ * ib_read_bw over this path fell into resending, each drop causing the next, in about one
+ * run of eight (a 5 s run went past 60 s). 64 MiB is ~1 s of this path's traffic. */
+#define OUTQ_MAX_BYTES ((size_t)64 << 20)
 _Static_assert(MAX_CLIENTS <= EMU_DSHM_MAX_CLIENTS, "emu/daemon/shm.c tracks every client");
 
 enum client_state { CLIENT_FREE, CLIENT_CONNECTED, CLIENT_ATTACHED, CLIENT_UCMA };
@@ -71,7 +75,7 @@ struct outmsg {
 struct client {
 	enum client_state state;
 	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
-	size_t noutq;
+	size_t noutq, outq_bytes;
 	int fd;
 	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
 	/* the page shared with its client (emu/daemon/ucma_ring.h), or NULL: the count of the
@@ -196,6 +200,7 @@ static void outq_pop(struct client *c)
 	if (!c->outq)
 		c->outq_tail = &c->outq;
 	c->noutq--;
+	c->outq_bytes -= m->len;
 	free(m);
 }
 
@@ -327,6 +332,7 @@ static void outq_free(struct client *c)
 	}
 	c->outq_tail = &c->outq;
 	c->noutq = 0;
+	c->outq_bytes = 0;
 }
 
 /* Queues a message (a header and a body) behind what is already queued for c. Engine lock
@@ -339,13 +345,14 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 	/* an rdma_cm file's messages are never dropped: the client's copy of the event queue
 	 * would diverge from the file's; what waits is bounded by the events the application
 	 * leaves unread */
-	if ((c->noutq >= OUTQ_MAX && c->state != CLIENT_UCMA) ||
+	if ((c->outq_bytes + len > OUTQ_MAX_BYTES && c->state != CLIENT_UCMA) ||
 	    !(m = malloc(sizeof(*m) + len))) {
 		c->drops++;
 		return;
 	}
 	m->next = NULL;
 	m->len = len;
+	c->outq_bytes += len;
 	m->counted = counted;
 	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
 	if (len)
