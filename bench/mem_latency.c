@@ -1,13 +1,23 @@
-/* mem_latency: this machine's load-to-use latency by working-set size, to read cm_bench's
- * figures against. A pointer chase over a random cyclic permutation of 64-byte lines (each
- * load's address comes from the previous load, so nothing overlaps and no prefetcher can
- * guess), in 2 MiB-aligned buffers with transparent huge pages asked for, as kmem's chunks
- * are. Where ns/load jumps is where a cache level ends; the last figures are a miss to memory.
- * One line per size:
+/* mem_latency: this machine's load-to-use latency by working-set size, and what fresh memory
+ * costs, to read cm_bench's figures against. A pointer chase over a random cyclic permutation
+ * of 64-byte lines (each load's address comes from the previous load, so nothing overlaps and
+ * no prefetcher can guess), in 2 MiB-aligned buffers with transparent huge pages asked for, as
+ * kmem's chunks are. Where ns/load jumps is where a cache level ends; the last figures are a
+ * miss to memory. One line per size:
  *   mem_latency kib=K ns_per_load=T
+ * Then the first touch of fresh anonymous memory (cm_bench's first round in a process pays
+ * it for the emulated kernel's objects and tables): a 4 KiB page faulted by a write, the same
+ * populated by one MADV_POPULATE_WRITE call, and a 2 MiB transparent huge page, the first time
+ * this process maps such memory and again after giving it back (a virtual machine may back
+ * guest memory on its first use only):
+ *   mem_latency fault=4k us_per_page=T
+ *   mem_latency fault=4k-populate us_per_page=T
+ *   mem_latency fault=thp-first us_per_2mib=T
+ *   mem_latency fault=thp-again us_per_2mib=T
  * Usage: mem_latency [max_mib] (default 256). */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +26,10 @@
 
 #define LINE 64
 #define HUGE (2u << 20)
+#define PAGE 4096
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 static double now_ns(void)
 {
@@ -45,6 +59,45 @@ static void *alloc_aligned(size_t len)
 	a = (char *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
 	(void)madvise(a, len, MADV_HUGEPAGE); /* a hint: without THP the walk adds TLB misses */
 	return a;
+}
+
+/* us per page (4 KiB: huge pages refused) or per 2 MiB (huge) to write the first byte of each
+ * page of a fresh len-byte mapping; populate: one MADV_POPULATE_WRITE first. -1 on failure. */
+static double first_touch(size_t len, bool huge, bool populate)
+{
+	char *p = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
+	char *a;
+	double t0, t1;
+
+	if (p == MAP_FAILED)
+		return -1;
+	a = (char *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+	if (madvise(a, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge) {
+		munmap(p, len + HUGE);
+		return -1;
+	}
+	t0 = now_ns();
+	if (populate && madvise(a, len, MADV_POPULATE_WRITE)) {
+		munmap(p, len + HUGE);
+		return -1;
+	}
+	for (size_t i = 0; i < len; i += PAGE)
+		a[i] = 1;
+	t1 = now_ns();
+	munmap(p, len + HUGE);
+	return (t1 - t0) / 1e3 / (double)(len / (huge ? HUGE : PAGE));
+}
+
+static void faults(void)
+{
+	size_t len = (size_t)32 << 20;
+	double thp_first = first_touch(len, true, false);
+
+	printf("mem_latency fault=4k us_per_page=%.2f\n", first_touch(len, false, false));
+	printf("mem_latency fault=4k-populate us_per_page=%.2f\n", first_touch(len, false, true));
+	printf("mem_latency fault=thp-first us_per_2mib=%.1f\n", thp_first);
+	printf("mem_latency fault=thp-again us_per_2mib=%.1f\n", first_touch(len, true, false));
 }
 
 int main(int argc, char **argv)
@@ -87,5 +140,6 @@ int main(int argc, char **argv)
 		free(perm);
 		munmap(buf, kib * 1024);
 	}
+	faults();
 	return 0;
 }
