@@ -243,22 +243,17 @@ static void test_free_after_thread_cache_flush(void **state)
 	assert_int_equal(pthread_key_delete(late_key), 0);
 }
 
-static void test_double_free_aborts(void **state)
+/* Runs body(arg) in a child with stderr sent to /dev/null; the child must die of SIGABRT. */
+static void assert_child_aborts(void (*body)(int), int arg)
 {
 	int st;
-	pid_t pid;
+	pid_t pid = fork();
 
-	(void)state;
-	NEED_POOL();
-	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		void *p = emu_kmem_alloc(64);
-
 		if (!freopen("/dev/null", "w", stderr))
 			_exit(3);
-		emu_kmem_free(p);
-		emu_kmem_free(p);
+		body(arg);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -266,37 +261,46 @@ static void test_double_free_aborts(void **state)
 	assert_int_equal(WTERMSIG(st), SIGABRT);
 }
 
+static void free_twice(int arg)
+{
+	void *p = emu_kmem_alloc(64);
+
+	(void)arg;
+	emu_kmem_free(p);
+	emu_kmem_free(p);
+}
+
+static void test_double_free_aborts(void **state)
+{
+	(void)state;
+	NEED_POOL();
+	assert_child_aborts(free_twice, 0);
+}
+
+static void free_twice_past_the_cache(int arg)
+{
+	enum { K = 200 }; /* > the thread cache's 64: frees are flushed */
+	void *p[K], *q[K];
+
+	(void)arg;
+	for (int i = 0; i < K; i++) {
+		p[i] = emu_kmem_alloc(192);
+		q[i] = emu_kmem_alloc(192);
+	}
+	for (int i = 0; i < K; i++)
+		emu_kmem_free(p[i]);
+	emu_kmem_free(p[0]); /* p[0] went to the shared pool; now on the cache's top */
+	for (int i = 0; i < K; i++) /* push it down and out of the cache */
+		emu_kmem_free(q[i]);
+}
+
 /* A double free is caught once the second free leaves the thread's cache too: the object's
  * bit in its slab's table of free objects is already set (the first free went there). */
 static void test_double_free_in_shared_pool_aborts(void **state)
 {
-	int st;
-	pid_t pid;
-
 	(void)state;
 	NEED_POOL();
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		enum { K = 200 }; /* > the thread cache's 64: frees are flushed */
-		void *p[K], *q[K];
-
-		if (!freopen("/dev/null", "w", stderr))
-			_exit(3);
-		for (int i = 0; i < K; i++) {
-			p[i] = emu_kmem_alloc(192);
-			q[i] = emu_kmem_alloc(192);
-		}
-		for (int i = 0; i < K; i++)
-			emu_kmem_free(p[i]);
-		emu_kmem_free(p[0]); /* p[0] went to the shared pool; now on the cache's top */
-		for (int i = 0; i < K; i++) /* push it down and out of the cache */
-			emu_kmem_free(q[i]);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFSIGNALED(st));
-	assert_int_equal(WTERMSIG(st), SIGABRT);
+	assert_child_aborts(free_twice_past_the_cache, 0);
 }
 
 /* Freed objects come back lowest address first, whatever order they were freed in: after
@@ -361,31 +365,22 @@ static void test_tables(void **state)
 	emu_kmem_table_free(NULL, 1 << 20);
 }
 
+static void free_bad_pointer(int k)
+{
+	static uint64_t not_kmem[4] = {0, 0, 0, 0};
+	char *p = emu_kmem_alloc(384);
+
+	emu_kmem_free(k == 0 ? p + 64 : (void *)&not_kmem[2]);
+}
+
 /* A pointer into an object (not where one starts) aborts; so does one outside any slab
  * handed out, read as a big object's missing header. */
 static void test_bad_pointer_aborts(void **state)
 {
-	static uint64_t not_kmem[4] = {0, 0, 0, 0};
-	int st;
-
 	(void)state;
 	NEED_POOL();
-	for (int k = 0; k < 2; k++) {
-		pid_t pid = fork();
-
-		assert_true(pid >= 0);
-		if (pid == 0) {
-			char *p = emu_kmem_alloc(384);
-
-			if (!freopen("/dev/null", "w", stderr))
-				_exit(3);
-			emu_kmem_free(k == 0 ? p + 64 : (void *)&not_kmem[2]);
-			_exit(0);
-		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
-		assert_true(WIFSIGNALED(st));
-		assert_int_equal(WTERMSIG(st), SIGABRT);
-	}
+	for (int k = 0; k < 2; k++)
+		assert_child_aborts(free_bad_pointer, k);
 }
 
 /* RDMAEMU_KMEM=0: this program again, in a child that must report the libc mode. */
