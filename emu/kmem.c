@@ -93,9 +93,9 @@ static struct {
 	size_t chunks;       /* mapped read-write from base, in order */
 	size_t next_slab;    /* the next slab not handed out yet, by index */
 	char *cur[KMEM_NCLASS], *cur_end[KMEM_NCLASS]; /* each class's slab being carved */
-	/* Free objects not in any thread's cache, by class: their count, and the first word
-	 * of class_slabs[c] that may have a bit set. */
-	size_t nfree[KMEM_NCLASS], lo[KMEM_NCLASS], carved[KMEM_NCLASS];
+	/* By class: the first word of class_slabs[c] that may have a bit set (free objects not
+	 * in any thread's cache are in the slabs it marks), and the objects ever carved. */
+	size_t lo[KMEM_NCLASS], carved[KMEM_NCLASS];
 } km = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Each thread keeps up to KMEM_TCACHE_MAX free objects a class and trades KMEM_TCACHE_BATCH
@@ -143,21 +143,30 @@ static int thp_available(void)
 	return strstr(buf, "[always]") || strstr(buf, "[madvise]");
 }
 
-/* The region, 2 MiB aligned (THP backs only aligned 2 MiB ranges): mapped a chunk more than
- * asked and trimmed. PROT_NONE and MAP_NORESERVE: no memory is committed until grow(). */
-static int reserve(size_t len)
+/* len bytes (a multiple of KMEM_CHUNK) of anonymous memory on a 2 MiB boundary (THP backs only
+ * aligned 2 MiB ranges): mapped a chunk more than asked and trimmed. NULL if mmap fails. */
+static char *map_aligned(size_t len, int prot, int flags)
 {
-	char *p = mmap(NULL, len + KMEM_CHUNK, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *p = mmap(NULL, len + KMEM_CHUNK, prot, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 	char *a;
 
 	if (p == MAP_FAILED)
-		return -1;
+		return NULL;
 	a = (char *)(((uintptr_t)p + KMEM_CHUNK - 1) & ~(uintptr_t)(KMEM_CHUNK - 1));
 	if (a > p)
 		munmap(p, (size_t)(a - p));
 	if (a + len < p + len + KMEM_CHUNK)
 		munmap(a + len, (size_t)(p + len + KMEM_CHUNK - (a + len)));
+	return a;
+}
+
+/* The region: PROT_NONE and MAP_NORESERVE, so no memory is committed until grow(). */
+static int reserve(size_t len)
+{
+	char *a = map_aligned(len, PROT_NONE, MAP_NORESERVE);
+
+	if (!a)
+		return -1;
 	km.base = (uintptr_t)a;
 	km.len = len;
 	return 0;
@@ -303,22 +312,21 @@ static void put_free(unsigned c, uintptr_t off, void *p)
 		if (slab / 64 < km.lo[c])
 			km.lo[c] = slab / 64;
 	}
-	km.nfree[c]++;
 }
 
 /* Up to max free objects of class c from the shared pool into out[], lowest address first.
  * Called with km.lock held. */
 static size_t take_free(unsigned c, void **out, size_t max)
 {
-	size_t k = 0;
+	size_t k = 0, hi = (km.next_slab + 63) / 64; /* no slab handed out above word hi */
 
-	while (k < max && km.nfree[c]) {
+	while (k < max && km.lo[c] < hi) {
 		uint64_t *w = &class_slabs[c][km.lo[c]];
 		size_t slab;
 		struct kmem_slab *m;
 		char *base;
 
-		if (!*w) { /* nfree > 0: a later word has a bit */
+		if (!*w) { /* none free in these 64 slabs: lo moves on (put_free moves it back) */
 			km.lo[c]++;
 			continue;
 		}
@@ -326,15 +334,12 @@ static size_t take_free(unsigned c, void **out, size_t max)
 		m = slab_meta[slab];
 		base = (char *)km.base + slab * KMEM_SLAB;
 		for (size_t j = 0; k < max && m->nfree; j++) {
-			while (m->bits[j]) {
+			while (m->bits[j] && k < max) {
 				unsigned b = (unsigned)__builtin_ctzll(m->bits[j]);
 
 				m->bits[j] &= m->bits[j] - 1;
 				out[k++] = base + (j * 64 + b) * class_size[c];
 				m->nfree--;
-				km.nfree[c]--;
-				if (k == max)
-					break;
 			}
 		}
 		if (!m->nfree)
@@ -499,9 +504,9 @@ static inline unsigned class_at(uintptr_t off)
 }
 
 /* A big object, a bad free, the thread's first free, a full cache (see pool_alloc_slow).
- * A double free is caught when the object is still the last one freed in this thread's
- * cache (the check SLUB's hardened free list makes); AddressSanitizer and valgrind, which
- * run the libc mode, catch them all. */
+ * A double free is caught here when the object is still the last one freed in this thread's
+ * cache (the check SLUB's hardened free list makes), and by put_free when it reaches the
+ * shared pool; AddressSanitizer and valgrind, which run the libc mode, catch them at once. */
 static void __attribute__((noinline)) free_slow(void *p)
 {
 	uintptr_t off;
@@ -570,24 +575,16 @@ static size_t table_len(size_t size)
 void *emu_kmem_table_zalloc(size_t size)
 {
 	size_t len;
-	char *p, *a;
+	char *a;
 
 	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
 		return calloc(1, size ? size : 1);
 	len = table_len(size);
-	/* a chunk more than asked, trimmed to a 2 MiB-aligned len (THP backs only aligned
-	 * 2 MiB ranges), as reserve() does */
-	p = mmap(NULL, len + KMEM_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		 0);
-	if (p == MAP_FAILED) {
+	a = map_aligned(len, PROT_READ | PROT_WRITE, 0);
+	if (!a) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	a = (char *)(((uintptr_t)p + KMEM_CHUNK - 1) & ~(uintptr_t)(KMEM_CHUNK - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (a + len < p + len + KMEM_CHUNK)
-		munmap(a + len, (size_t)(p + len + KMEM_CHUNK - (a + len)));
 	if (!km.huge || madvise(a, len, MADV_HUGEPAGE))
 		(void)madvise(a, size, MADV_POPULATE_WRITE);
 	return a;
@@ -611,10 +608,10 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	pthread_mutex_lock(&km.lock);
 	s->chunks = km.chunks;
 	s->carved = s->cached = 0;
-	for (unsigned c = 0; c < KMEM_NCLASS; c++) {
+	for (unsigned c = 0; c < KMEM_NCLASS; c++)
 		s->carved += km.carved[c];
-		s->cached += km.nfree[c];
-	}
+	for (size_t i = 0; i < km.next_slab; i++)
+		s->cached += slab_meta[i]->nfree;
 	s->huge = km.huge;
 	pthread_mutex_unlock(&km.lock);
 	t = tcp;

@@ -38,7 +38,8 @@ void *emu_kmem_alloc(size_t size);
 /* Gives back what emu_kmem_zalloc/alloc returned; NULL is ignored. In pool mode a pointer
  * that is not where a kmem object starts aborts with a message, and so does a double free
  * while the object is still the last one the thread freed in its class (as SLUB's hardened
- * free list checks); the libc mode under ASan or valgrind catches every double free. */
+ * free list checks) or once the second free leaves the thread's cache for the shared pool;
+ * the libc mode under ASan or valgrind catches every double free at once. */
 void emu_kmem_free(void *p);
 
 /* Big zeroed tables (hash buckets, handle tables) that grow with the number of objects: from
