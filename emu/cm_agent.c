@@ -226,14 +226,16 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 {
 	struct emu_cm_id *id = emu_kmem_zalloc(sizeof(*id));
 	uint32_t n;
+	int err;
 
 	if (!id)
 		return NULL;
-	/* cm_alloc_id_priv: xa_alloc_cyclic from local_id_next, XOR random_id_operand */
+	/* cm_alloc_id_priv: xa_alloc_cyclic from local_id_next (the first free key from
+	 * there), XOR random_id_operand */
 	do
 		n = a->local_id_next++;
-	while (emu_idtab_get(&a->lid, n));
-	if (emu_idtab_set(&a->lid, n, id)) {
+	while ((err = emu_idtab_set(&a->lid, n, id)) == -EEXIST);
+	if (err) {
 		emu_kmem_free(id);
 		return NULL;
 	}
