@@ -1137,7 +1137,6 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	struct lev *e;
 	int32_t unused;
 	int err, fl;
-
 	bool hup = false;
 
 	pthread_mutex_lock(&f->lock);

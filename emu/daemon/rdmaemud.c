@@ -75,7 +75,7 @@ struct outmsg {
 struct client {
 	enum client_state state;
 	struct outmsg *outq, **outq_tail; /* engine lock; sent by the main loop on POLLOUT */
-	size_t noutq, outq_bytes;
+	size_t outq_bytes;
 	int fd;
 	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
 	/* the page shared with its client (emu/daemon/ucma_ring.h), or NULL: the count of the
@@ -199,7 +199,6 @@ static void outq_pop(struct client *c)
 	c->outq = m->next;
 	if (!c->outq)
 		c->outq_tail = &c->outq;
-	c->noutq--;
 	c->outq_bytes -= m->len;
 	free(m);
 }
@@ -331,7 +330,6 @@ static void outq_free(struct client *c)
 		free(m);
 	}
 	c->outq_tail = &c->outq;
-	c->noutq = 0;
 	c->outq_bytes = 0;
 }
 
@@ -341,6 +339,7 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 			 const uint8_t *frame, size_t len, bool counted)
 {
 	struct outmsg *m;
+	bool first;
 
 	/* an rdma_cm file's messages are never dropped: the client's copy of the event queue
 	 * would diverge from the file's; what waits is bounded by the events the application
@@ -357,9 +356,10 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 	m->h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, pad };
 	if (len)
 		memcpy(m->frame, frame, len);
+	first = !c->outq;
 	*c->outq_tail = m;
 	c->outq_tail = &m->next;
-	if (c->noutq++ == 0 && !batching) {
+	if (first && !batching) {
 		/* the main loop may be asleep in poll() without POLLOUT for this client */
 		ssize_t n = write(d.wake[1], "", 1);
 
