@@ -48,16 +48,25 @@ static uint64_t next_rand(uint64_t *s)
 	return *s * 0x2545f4914f6cdd1dull;
 }
 
-static void *alloc_aligned(size_t len)
+/* len bytes on a 2 MiB boundary, mapped a HUGE more and trimmed, so that munmap(p, len) gives
+ * all of it back, with advice (MADV_HUGEPAGE or MADV_NOHUGEPAGE) given. NULL if the mapping
+ * fails, or if the advice is refused and required. */
+static char *alloc_aligned(size_t len, int advice, bool required)
 {
-	size_t map = len + HUGE;
-	char *p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		       0);
 	char *a;
 
 	if (p == MAP_FAILED)
 		return NULL;
 	a = (char *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
-	(void)madvise(a, len, MADV_HUGEPAGE); /* a hint: without THP the walk adds TLB misses */
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + len, (size_t)(p + HUGE - a));
+	if (madvise(a, len, advice) && required) {
+		munmap(a, len);
+		return NULL;
+	}
 	return a;
 }
 
@@ -65,27 +74,20 @@ static void *alloc_aligned(size_t len)
  * page of a fresh len-byte mapping; populate: one MADV_POPULATE_WRITE first. -1 on failure. */
 static double first_touch(size_t len, bool huge, bool populate)
 {
-	char *p = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
-	char *a;
+	char *a = alloc_aligned(len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE, huge);
 	double t0, t1;
 
-	if (p == MAP_FAILED)
+	if (!a)
 		return -1;
-	a = (char *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
-	if (madvise(a, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) && huge) {
-		munmap(p, len + HUGE);
-		return -1;
-	}
 	t0 = now_ns();
 	if (populate && madvise(a, len, MADV_POPULATE_WRITE)) {
-		munmap(p, len + HUGE);
+		munmap(a, len);
 		return -1;
 	}
 	for (size_t i = 0; i < len; i += PAGE)
 		a[i] = 1;
 	t1 = now_ns();
-	munmap(p, len + HUGE);
+	munmap(a, len);
 	return (t1 - t0) / 1e3 / (double)(len / (huge ? HUGE : PAGE));
 }
 
@@ -106,7 +108,8 @@ int main(int argc, char **argv)
 
 	for (size_t kib = 256; kib <= max_mib * 1024; kib *= 2) {
 		size_t n = kib * 1024 / LINE, steps = 20u << 20;
-		char *buf = alloc_aligned(kib * 1024);
+		/* a hint: without THP the walk adds TLB misses */
+		char *buf = alloc_aligned(kib * 1024, MADV_HUGEPAGE, false);
 		size_t *perm = malloc(n * sizeof *perm);
 		uint64_t seed = 0x9e3779b97f4a7c15ull;
 		void **p;
