@@ -567,9 +567,48 @@ void emu_kmem_free(void *p)
 		free_slow(p);
 }
 
+/* Tables below a chunk are runs of whole slabs of the region, as a class's slabs are: the chunks
+ * they lie in are huge pages already in use. A table of its own 2 MiB huge page costs a page
+ * the size of a chunk for 64-256 KiB, and a fresh page is what costs here: on this VM the
+ * host backs a guest's fresh 2 MiB on first use, ~4 ms against ~0.1 ms for one it has backed
+ * (bench/mem_latency; the tables of 10,000 connections were twelve such pages, ~48 ms of the
+ * first round in bench/cm_bench). Slabs of a table are marked KMEM_TABLE_CLS in slab_cls, so
+ * emu_kmem_free of a table's address is refused as no object. */
+#define KMEM_TABLE_CLS 0xff
+#define KMEM_TABLE_FREED 0xfe /* on a freed run's first slab: a second free is caught */
+#define KMEM_RUN_MAX (KMEM_CHUNK / KMEM_SLAB) /* runs of 1 .. 31 slabs; 32 and up: mmap */
+
+/* freed runs by length in slabs, each holding the next one's address in its first word */
+static void *run_free[KMEM_RUN_MAX];
+
 static size_t table_len(size_t size)
 {
+	if (size < KMEM_CHUNK)
+		return (size + KMEM_SLAB - 1) & ~(KMEM_SLAB - 1);
 	return (size + KMEM_CHUNK - 1) & ~(KMEM_CHUNK - 1);
+}
+
+/* k contiguous slabs for a table: a freed run of that length (zeroed again) or fresh ones,
+ * which are zero. Called with km.lock held. */
+static void *run_take(size_t k)
+{
+	char *p = run_free[k];
+
+	if (p) {
+		run_free[k] = *(void **)p;
+		slab_cls[((uintptr_t)p - km.base) / KMEM_SLAB] = KMEM_TABLE_CLS;
+		memset(p, 0, k * KMEM_SLAB);
+		return p;
+	}
+	while ((km.next_slab + k) * KMEM_SLAB > km.chunks * KMEM_CHUNK)
+		if (grow())
+			return NULL;
+	p = (char *)km.base + km.next_slab * KMEM_SLAB;
+	memset(&slab_cls[km.next_slab], KMEM_TABLE_CLS, k);
+	km.next_slab += k;
+	if (!km.huge)
+		(void)madvise(p, k * KMEM_SLAB, MADV_POPULATE_WRITE);
+	return p;
 }
 
 void *emu_kmem_table_zalloc(size_t size)
@@ -580,6 +619,14 @@ void *emu_kmem_table_zalloc(size_t size)
 	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
 		return calloc(1, size ? size : 1);
 	len = table_len(size);
+	if (len < KMEM_CHUNK) {
+		pthread_mutex_lock(&km.lock);
+		a = run_take(len / KMEM_SLAB);
+		pthread_mutex_unlock(&km.lock);
+		if (!a)
+			errno = ENOMEM;
+		return a;
+	}
 	a = map_aligned(len, PROT_READ | PROT_WRITE, 0);
 	if (!a) {
 		errno = ENOMEM;
@@ -592,12 +639,30 @@ void *emu_kmem_table_zalloc(size_t size)
 
 void emu_kmem_table_free(void *p, size_t size)
 {
+	size_t len, off;
+
 	if (!p)
 		return;
-	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
+	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC) {
 		free(p);
-	else
-		munmap(p, table_len(size));
+		return;
+	}
+	len = table_len(size);
+	if (len >= KMEM_CHUNK) {
+		munmap(p, len);
+		return;
+	}
+	off = (uintptr_t)p - km.base;
+	if (off >= km.len || off & (KMEM_SLAB - 1))
+		bad_free(p, "not a kmem table");
+	pthread_mutex_lock(&km.lock);
+	if (slab_cls[off / KMEM_SLAB] != KMEM_TABLE_CLS)
+		bad_free(p, slab_cls[off / KMEM_SLAB] == KMEM_TABLE_FREED ? "table freed twice"
+									 : "not a kmem table");
+	slab_cls[off / KMEM_SLAB] = KMEM_TABLE_FREED;
+	*(void **)p = run_free[len / KMEM_SLAB];
+	run_free[len / KMEM_SLAB] = p;
+	pthread_mutex_unlock(&km.lock);
 }
 
 void emu_kmem_get_stats(struct emu_kmem_stats *s)
@@ -611,7 +676,8 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	for (unsigned c = 0; c < KMEM_NCLASS; c++)
 		s->carved += km.carved[c];
 	for (size_t i = 0; i < km.next_slab; i++)
-		s->cached += slab_meta[i]->nfree;
+		if (slab_meta[i]) /* NULL: a table's */
+			s->cached += slab_meta[i]->nfree;
 	s->huge = km.huge;
 	pthread_mutex_unlock(&km.lock);
 	t = tcp;

@@ -42,11 +42,13 @@ void *emu_kmem_alloc(size_t size);
  * the libc mode under ASan or valgrind catches every double free at once. */
 void emu_kmem_free(void *p);
 
-/* Big zeroed tables (hash buckets, handle tables) that grow with the number of objects: from
- * EMU_KMEM_TABLE_MIN bytes up, whole 2 MiB transparent huge pages of their own (one fault of
- * ~0.1 ms for 2 MiB here, where 512 faults of 4 KiB pages cost ~6 ms), populated at once where
- * THP is off; smaller ones and the libc mode: calloc. NULL with errno ENOMEM. Given back with
- * emu_kmem_table_free and the same size. */
+/* Big zeroed tables (hash buckets, handle tables) that grow with the number of objects, from
+ * EMU_KMEM_TABLE_MIN bytes up: below 2 MiB, runs of whole 64 KiB slabs of the pool's region
+ * (on its huge pages; a freed run is kept for the next table of its length); from 2 MiB,
+ * transparent huge pages of their own (one fault of ~0.1 ms for 2 MiB here, where 512 faults
+ * of 4 KiB pages cost ~6 ms). Populated at once where THP is off. Smaller ones and the libc
+ * mode: calloc. NULL with errno ENOMEM. Given back with emu_kmem_table_free and the same size
+ * (a second free of a run aborts). */
 #define EMU_KMEM_TABLE_MIN (64 * 1024)
 void *emu_kmem_table_zalloc(size_t size);
 void emu_kmem_table_free(void *p, size_t size);

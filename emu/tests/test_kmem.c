@@ -359,10 +359,56 @@ static void test_tables(void **state)
 		assert_int_equal(p[n - 1], 0);
 		memset(p, 0xa5, n);
 		if (pool_mode() && n >= EMU_KMEM_TABLE_MIN)
-			assert_int_equal((uintptr_t)p % (2u << 20), 0);
+			assert_int_equal((uintptr_t)p % (n < (2u << 20) ? 65536 : 2u << 20), 0);
 		emu_kmem_table_free(p, n);
 	}
 	emu_kmem_table_free(NULL, 1 << 20);
+}
+
+/* A table below 2 MiB is a run of slabs: freed, it is the next table of its length, zeroed
+ * again, and no class object is carved from it. */
+static void test_table_runs(void **state)
+{
+	size_t n = 200 * 1024, nonzero = 0; /* 4 slabs */
+	unsigned char *p, *q, *o;
+
+	(void)state;
+	NEED_POOL();
+	assert_non_null(p = emu_kmem_table_zalloc(n));
+	memset(p, 0x5a, n);
+	emu_kmem_table_free(p, n);
+	assert_non_null(o = emu_kmem_alloc(32));
+	assert_true(o < p || o >= p + 4 * 65536);
+	assert_ptr_equal(q = emu_kmem_table_zalloc(n - 1000), p);
+	for (size_t j = 0; j < 4 * 65536; j++)
+		nonzero += q[j] != 0;
+	assert_int_equal(nonzero, 0);
+	emu_kmem_table_free(q, n - 1000);
+	emu_kmem_free(o);
+}
+
+static void table_misuse(int k)
+{
+	size_t n = 100 * 1024;
+	char *p = emu_kmem_table_zalloc(n);
+
+	if (k == 0) {
+		emu_kmem_free(p); /* a table is no object */
+	} else if (k == 1) {
+		emu_kmem_table_free(p, n);
+		emu_kmem_table_free(p, n);
+	} else {
+		emu_kmem_table_free(p + 4096, n);
+	}
+}
+
+/* emu_kmem_free of a table, a table freed twice and a pointer into one all abort. */
+static void test_table_misuse_aborts(void **state)
+{
+	(void)state;
+	NEED_POOL();
+	for (int k = 0; k < 3; k++)
+		assert_child_aborts(table_misuse, k);
 }
 
 static void free_bad_pointer(int k)
@@ -430,6 +476,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_double_free_in_shared_pool_aborts),
 		cmocka_unit_test(test_reuse_in_address_order),
 		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_table_runs),
+		cmocka_unit_test(test_table_misuse_aborts),
 		cmocka_unit_test(test_bad_pointer_aborts),
 		cmocka_unit_test(test_libc_mode),
 	};
