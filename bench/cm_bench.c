@@ -177,7 +177,7 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	struct want wa, wb;
 	double t[S_N + 1], book; /* from t[4] on, the times less the bookkeeping before connect */
 	long f0, fbook;
-	struct emu_kmem_stats km;
+	struct emu_kmem_stats km, km0;
 	uint64_t retries, vt;
 	int k = serial ? 1 : n; /* calls issued before their events are read */
 	/* connect: at most the listener's backlog at once (see window) */
@@ -195,6 +195,7 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	standin_dst(&dst, "192.0.2.66", 7471);
 	retries = cm_retries();
 	vt = vnow_ns();
+	emu_kmem_get_stats(&km0);
 	f0 = faults();
 	t[0] = now_us();
 	for (int i = 0; i < n; i++)
@@ -297,7 +298,13 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 		printf(" \"%s\"=%.2f", step_name[s], (t[s + 1] - t[s]) / n);
 	/* the emulated kernel's object memory so far (emu/kmem.h): 2 MiB chunks; the page
 	 * faults taken in the steps (each ~12 us on the PVM guests this project runs on) */
-	printf(" kmem_mib=%zu faults=%ld\n", km.chunks * 2, f0);
+	printf(" kmem_mib=%zu faults=%ld", km.chunks * 2, f0);
+	/* the fresh huge pages the steps made, and their share of total_us_per_conn: the memory's
+	 * cost, not the emulator's work (emu_kmem_stats; on this VM ~0.1 ms a page, up to ~4 ms
+	 * where the host has not backed it yet, as in a fresh process after a few idle seconds) */
+	printf(" fresh_pages=%llu fresh_us_per_conn=%.2f\n",
+	       (unsigned long long)(km.fresh_pages - km0.fresh_pages),
+	       (double)(km.fresh_ns - km0.fresh_ns) / 1e3 / n);
 	free(a);
 	free(b);
 	free(sa);

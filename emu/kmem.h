@@ -28,6 +28,7 @@
 #define EMU_KMEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define EMU_KMEM_MAX 4096
 
@@ -64,6 +65,10 @@ struct emu_kmem_stats {
 	size_t carved;    /* objects ever cut from the chunks (pool mode) */
 	size_t cached;    /* free objects in the shared pool and the calling thread's cache */
 	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time */
+	/* huge pages (chunks, and tables of 2 MiB and up) faulted in when made, and the time that
+	 * took: what fresh memory costs the process, apart from the emulator's own work (~0.1 ms
+	 * a page to zero; on a VM whose host backs guest memory on first use, up to ~4 ms) */
+	uint64_t fresh_pages, fresh_ns;
 };
 
 void emu_kmem_get_stats(struct emu_kmem_stats *s);
