@@ -521,9 +521,10 @@ struct emu_pkt_addr {
 	uint16_t ip_id;		    /* IPv4 identification */
 	uint16_t sport;		    /* UDP source port (emu_roce_sport_*) */
 	bool udp6_csum_zero;	    /* IPv6: send UDP checksum 0 as rxe does; default computes it */
-	/* ICRC, VCRC and the IPv6 UDP checksum left zero: only for a frame no capture sees and
-	 * whose only reader trusts it (a shared-memory loopback frame, emu_pkt_trust); the CRC
-	 * was a sixth of the sender's time at 64 KiB (docs/daemon.md, "Shared memory") */
+	/* ICRC, VCRC, the IPv4 header checksum and the IPv6 UDP checksum left zero: only for a
+	 * frame no capture sees and whose only reader trusts it (a shared-memory loopback frame,
+	 * emu_pkt_trust, whose parse checks none of them); the CRC was a sixth of the sender's
+	 * time at 64 KiB (docs/daemon.md, "Shared memory") */
 	bool no_crc;
 	/* InfiniBand */
 	uint16_t slid, dlid;
@@ -560,6 +561,17 @@ ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr
 ssize_t emu_pkt_build(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
 		      const struct emu_bth *bth, const struct emu_pkt_ext *ext, const void *payload,
 		      size_t paylen, struct emu_pkt_info *info);
+/* The two halves of emu_pkt_build_finish, for a sender that lays a packet out once and puts
+ * the data in itself (gathered straight from memory into a ring, with no bounce buffer):
+ * emu_pkt_plan lays out a frame of this address, opcode and data length into *in and returns
+ * its length (errors as above); the data goes at in->hdr_off[EMU_PKT_H_PAYLOAD]; then
+ * emu_pkt_finish writes every header around it, as emu_pkt_build_finish does, for the same
+ * address and bth->opcode. */
+ssize_t emu_pkt_plan(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen, size_t cap,
+		     struct emu_pkt_info *in);
+ssize_t emu_pkt_finish(uint8_t *buf, size_t len, const struct emu_pkt_addr *a,
+		       const struct emu_bth *bth, const struct emu_pkt_ext *ext,
+		       const struct emu_pkt_info *in, struct emu_pkt_info *info);
 
 /* The ICRC a packet should carry (as the 32-bit value whose little-endian bytes go on the wire),
  * computed over the frame as IBTA 7.8.1 / A17.4.1 say: variant fields set to ones. info must

@@ -207,7 +207,8 @@ static void put_net(uint8_t *buf, const struct emu_pkt_addr *a, const struct emu
 		memcpy(ip.saddr, a->sgid + 12, 4);
 		memcpy(ip.daddr, a->dgid + 12, 4);
 		emu_ipv4_put(buf + in->ip_off, &ip);
-		emu_ipv4_csum_fill(buf + in->ip_off);
+		if (!a->no_crc)
+			emu_ipv4_csum_fill(buf + in->ip_off);
 	} else {
 		struct emu_ipv6 ip = { .tclass = a->tclass, .flow_label = a->flow_label,
 				       .payload_len = udp.len, .next_hdr = EMU_IPPROTO_UDP,
@@ -225,8 +226,8 @@ static void put_net(uint8_t *buf, const struct emu_pkt_addr *a, const struct emu
 /* The layout of a packet with paylen data bytes and its length on the wire, checked against
  * the length fields and cap; a negative errno otherwise. Done once a packet: emu_pkt_build
  * used to lay it out three times (frame length, payload offset, finish). */
-static ssize_t plan(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen, size_t cap,
-		    struct emu_pkt_info *in)
+ssize_t emu_pkt_plan(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen, size_t cap,
+		     struct emu_pkt_info *in)
 {
 	size_t len;
 	int ret = layout(a, opcode, in);
@@ -242,51 +243,51 @@ static ssize_t plan(const struct emu_pkt_addr *a, uint8_t opcode, size_t paylen,
 	return (ssize_t)len;
 }
 
-/* Everything but the payload, on a planned layout. */
-static ssize_t finish(uint8_t *buf, size_t len, const struct emu_pkt_addr *a,
-		      const struct emu_bth *bth, const struct emu_pkt_ext *ext,
-		      struct emu_pkt_info in, struct emu_pkt_info *info)
+/* Everything but the payload, on a planned layout. The BTH is read back into the caller's
+ * info only: the senders that ask for none (every data packet) skip that parse. */
+ssize_t emu_pkt_finish(uint8_t *buf, size_t len, const struct emu_pkt_addr *a,
+		       const struct emu_bth *bth, const struct emu_pkt_ext *ext,
+		       const struct emu_pkt_info *in, struct emu_pkt_info *info)
 {
-	size_t paylen = in.paylen;
+	size_t paylen = in->paylen;
 	struct emu_bth b;
 
 	/* pad bytes (zero, 9.2.3) and Ethernet padding */
-	memset(buf + in.hdr_off[EMU_PKT_H_PAYLOAD] + paylen, 0, in.pad);
-	memset(buf + in.frame_len, 0, len - in.frame_len);
-	put_net(buf, a, &in);
+	memset(buf + in->hdr_off[EMU_PKT_H_PAYLOAD] + paylen, 0, in->pad);
+	memset(buf + in->frame_len, 0, len - in->frame_len);
+	put_net(buf, a, in);
 	b = *bth;
-	b.padcnt = in.pad;
-	emu_bth_put(buf + in.bth_off, &b);
-	emu_bth_get(buf + in.bth_off, &in.bth);
-	in.psn = in.bth.psn;
-	in.dqpn = in.bth.dqpn;
-	put_ext(buf, &in, ext);
+	b.padcnt = in->pad;
+	emu_bth_put(buf + in->bth_off, &b);
+	put_ext(buf, in, ext);
 
-	emu_be32_put(buf + in.icrc_off, 0);
+	emu_be32_put(buf + in->icrc_off, 0);
 	if (a->no_crc) {
-		if (in.link_layer == EMU_LL_INFINIBAND)
-			emu_be16_put(buf + in.vcrc_off, 0);
-		if (info)
-			*info = in;
-		return (ssize_t)len;
-	}
-	uint32_t icrc = emu_pkt_icrc(buf, &in);
-	for (int i = 0; i < EMU_ICRC_LEN; i++) /* least significant byte first */
-		buf[in.icrc_off + i] = (uint8_t)(icrc >> (8 * i));
+		if (in->link_layer == EMU_LL_INFINIBAND)
+			emu_be16_put(buf + in->vcrc_off, 0);
+	} else {
+		uint32_t icrc = emu_pkt_icrc(buf, in);
 
-	if (in.net == EMU_PKT_NET_IPV6 && !a->udp6_csum_zero)
-		emu_be16_put(buf + in.udp_off + 6,
-			     udp6_csum(buf + in.ip_off, buf + in.udp_off,
-				       in.frame_len - in.udp_off));
-	if (in.link_layer == EMU_LL_INFINIBAND) {
-		uint16_t v = emu_vcrc16(buf, in.vcrc_off);
+		for (int i = 0; i < EMU_ICRC_LEN; i++) /* least significant byte first */
+			buf[in->icrc_off + i] = (uint8_t)(icrc >> (8 * i));
+		if (in->net == EMU_PKT_NET_IPV6 && !a->udp6_csum_zero)
+			emu_be16_put(buf + in->udp_off + 6,
+				     udp6_csum(buf + in->ip_off, buf + in->udp_off,
+					       in->frame_len - in->udp_off));
+		if (in->link_layer == EMU_LL_INFINIBAND) {
+			uint16_t v = emu_vcrc16(buf, in->vcrc_off);
 
-		buf[in.vcrc_off] = (uint8_t)v;
-		buf[in.vcrc_off + 1] = (uint8_t)(v >> 8);
+			buf[in->vcrc_off] = (uint8_t)v;
+			buf[in->vcrc_off + 1] = (uint8_t)(v >> 8);
+		}
+		emu_pkt_known_note(buf, len);
 	}
-	emu_pkt_known_note(buf, len);
-	if (info)
-		*info = in;
+	if (info) {
+		*info = *in;
+		emu_bth_get(buf + in->bth_off, &info->bth);
+		info->psn = info->bth.psn;
+		info->dqpn = info->bth.dqpn;
+	}
 	return (ssize_t)len;
 }
 
@@ -299,8 +300,8 @@ ssize_t emu_pkt_build_finish(uint8_t *buf, size_t cap, const struct emu_pkt_addr
 
 	if (!buf || !bth)
 		return -EINVAL;
-	len = plan(a, bth->opcode, paylen, cap, &in);
-	return len < 0 ? len : finish(buf, (size_t)len, a, bth, ext, in, info);
+	len = emu_pkt_plan(a, bth->opcode, paylen, cap, &in);
+	return len < 0 ? len : emu_pkt_finish(buf, (size_t)len, a, bth, ext, &in, info);
 }
 
 ssize_t emu_pkt_build(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
@@ -312,10 +313,10 @@ ssize_t emu_pkt_build(uint8_t *buf, size_t cap, const struct emu_pkt_addr *a,
 
 	if (!buf || !bth || (paylen && !payload))
 		return -EINVAL;
-	len = plan(a, bth->opcode, paylen, cap, &in);
+	len = emu_pkt_plan(a, bth->opcode, paylen, cap, &in);
 	if (len < 0)
 		return len;
 	if (paylen)
 		memmove(buf + in.hdr_off[EMU_PKT_H_PAYLOAD], payload, paylen);
-	return finish(buf, (size_t)len, a, bth, ext, in, info);
+	return emu_pkt_finish(buf, (size_t)len, a, bth, ext, &in, info);
 }

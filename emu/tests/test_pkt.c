@@ -663,6 +663,18 @@ static void check_round_trip(enum emu_pkt_net net, uint8_t op, size_t plen)
 	len = emu_pkt_build(buf, sizeof(buf), &a, &bth, &x, data, plen, &in);
 	assert_true(len > 0);
 	assert_int_equal(len, emu_pkt_frame_len(&a, op, plen));
+	/* planned, the data put in by the caller, finished: the same bytes (over a buffer
+	 * that is not zero) */
+	{
+		static uint8_t two[8192];
+		struct emu_pkt_info pl;
+
+		memset(two, 0xee, sizeof(two));
+		assert_int_equal(emu_pkt_plan(&a, op, plen, sizeof(two), &pl), len);
+		memcpy(two + pl.hdr_off[EMU_PKT_H_PAYLOAD], data, plen);
+		assert_int_equal(emu_pkt_finish(two, (size_t)len, &a, &bth, &x, &pl, NULL), len);
+		assert_memory_equal(two, buf, (size_t)len);
+	}
 	assert_int_equal(emu_pkt_parse(buf, (size_t)len, a.link_layer, &out), 0);
 	assert_same_info(&in, &out);
 	assert_int_equal(out.net, net);
@@ -776,8 +788,9 @@ static void test_no_crc(void **state)
 	assert_int_equal(emu_pkt_build(buf, sizeof(buf), &eth, &ack, &x, NULL, 0, &in), n);
 	memcpy(want, gold_roce4_ack, n);
 	memset(want + in.icrc_off, 0, 4);
+	memset(want + in.ip_off + 10, 0, 2); /* the IPv4 header checksum */
 	assert_memory_equal(buf, want, n);
-	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_ETHERNET, &in), -EMU_PKT_EICRC);
+	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_ETHERNET, &in), -EMU_PKT_ECSUM);
 	emu_pkt_trust(true);
 	assert_int_equal(emu_pkt_parse(buf, n, EMU_LL_ETHERNET, &in), 0);
 	emu_pkt_trust(false);

@@ -124,6 +124,13 @@ uint32_t emu_dp_mtu(const struct emu_vqp *q);
 /* Builds a frame for q's primary path (or `av` for UD) and delivers it. */
 int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
 		const struct emu_pkt_ext *ext, const void *payload, size_t paylen);
+/* The same with the data gathered from a send WQE's SGEs, `off` bytes into them, straight into
+ * the frame (into the shared-memory ring, for another process of this host: no bounce buffer).
+ * The gather's lkey checks come first, as when the requester gathered before building: their
+ * failure sends nothing and is returned in *gst (EMU_MR_OK otherwise). */
+int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		       const struct emu_pkt_ext *ext, const struct ibv_sge *sge, int nsge,
+		       uint64_t off, size_t paylen, enum emu_mr_status *gst);
 /* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
 /* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/pcap.h). */

@@ -95,25 +95,63 @@ static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const st
 	return 0;
 }
 
-int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
-		const struct emu_pkt_ext *ext, const void *payload, size_t paylen)
+/* Where a frame's data comes from: flat bytes, or a WQE's gather list from an offset. */
+struct xmit_src {
+	const void *flat;
+	const struct ibv_sge *sge;
+	int nsge;
+	uint64_t off;
+};
+
+/* The source's data into dst (NULL: the lkey checks only). */
+static enum emu_mr_status src_copy(struct emu_vqp *q, const struct xmit_src *src, void *dst,
+				   size_t len)
+{
+	if (src->sge)
+		return emu_dp_copy_sge(q, src->sge, src->nsge, src->off, dst, len, false);
+	if (dst && len)
+		memcpy(dst, src->flat, len);
+	return EMU_MR_OK;
+}
+
+/* A frame that is not built: a gather still has its lkeys checked, whose failure the
+ * requester reports before anything else (it gathered before building, as rxe does). */
+static int xmit_fail(struct emu_vqp *q, const struct xmit_src *src, size_t paylen,
+		     enum emu_mr_status *gst, int err)
+{
+	if (src->sge)
+		*gst = src_copy(q, src, NULL, paylen);
+	return err;
+}
+
+static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		const struct emu_pkt_ext *ext, const struct xmit_src *src, size_t paylen,
+		enum emu_mr_status *gst)
 {
 	const struct emu_port *p = emu_verbs_port(q->qp.context, av->port_num);
 	struct emu_pkt_addr a;
+	struct emu_pkt_info in;
 	struct dp_frame *f;
 	struct emu_link_shm_resv rv;
+	uint8_t *buf;
 	void *ring = NULL;
 	ssize_t n;
 	bool local = false;
 
-	if (!p || (av->is_global && av->sgid_index >= p->ngids))
+	*gst = EMU_MR_OK;
+	if (!src->sge && paylen && !src->flat)
 		return -EINVAL;
+	if (!p || (av->is_global && av->sgid_index >= p->ngids))
+		return xmit_fail(q, src, paylen, gst, -EINVAL);
 	memset(&a, 0, sizeof(a));
 	if (p->link_layer == IBV_LINK_LAYER_INFINIBAND) {
 		local = ib_addr(p, av, &a);
 	} else if (av->sgid_index >= p->ngids) {
-		return -EINVAL;
+		return xmit_fail(q, src, paylen, gst, -EINVAL);
 	} else if (roce_addr(q, p, av, &a, &local)) {
+		xmit_fail(q, src, paylen, gst, 0);
+		if (*gst != EMU_MR_OK)
+			return 0;
 		emu_dp_trace("qp %u xmit %s: no host owns the destination GID: dropped",
 			     q->qp.qp_num, emu_pkt_opcode_name(bth->opcode));
 		return -EHOSTUNREACH;
@@ -123,9 +161,9 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	a.tclass = av->traffic_class;
 	a.flow_label = av->flow_label;
 	a.hop_limit = av->hop_limit;
-	n = emu_pkt_frame_len(&a, bth->opcode, paylen);
+	n = emu_pkt_plan(&a, bth->opcode, paylen, SIZE_MAX, &in); /* once a frame */
 	if (n < 0)
-		return (int)n;
+		return xmit_fail(q, src, paylen, gst, (int)n);
 	/* a loopback frame for a QP of another process of this host: built straight into the
 	 * shared-memory ring to that process when it has room (emu/link_shm.h), no copy */
 	if (local && emu_link_qpn_elsewhere(bth->dqpn)) {
@@ -139,29 +177,34 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	if (ring) {
 		f = NULL;
 		a.no_crc = true; /* the ring's reader trusts it and nothing captures it */
-		n = emu_pkt_build(ring, (size_t)n, &a, bth, ext, payload, paylen, NULL);
-		if (n < 0)
-			return (int)n; /* nothing published: the reservation is forgotten */
+		buf = ring;
 	} else {
 		f = malloc(sizeof(*f) + (size_t)n);
 		if (!f)
-			return -ENOMEM;
-		n = emu_pkt_build(f->data, (size_t)n, &a, bth, ext, payload, paylen, NULL);
-		if (n < 0) {
-			free(f);
-			return (int)n;
-		}
+			return xmit_fail(q, src, paylen, gst, -ENOMEM);
+		buf = f->data;
+	}
+	/* nothing is published before finish: a failed gather forgets the ring's reservation */
+	*gst = src_copy(q, src, buf + in.hdr_off[EMU_PKT_H_PAYLOAD], paylen);
+	if (*gst != EMU_MR_OK) {
+		free(f);
+		return 0;
+	}
+	n = emu_pkt_finish(buf, (size_t)n, &a, bth, ext, &in, NULL);
+	if (f) {
 		f->len = (size_t)n;
 		f->link_layer = a.link_layer;
 		f->hca = emu_dp_hca(q);
 	}
-	emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
-		     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
-		     bth->ackreq ? " ackreq" : "",
-		     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
-		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
-		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
-		     local ? " (loopback)" : " (wire)");
+	if (emu_dp_trace_on()) /* (its arguments cost ~60 instructions a frame) */
+		emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
+			     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
+			     bth->ackreq ? " ackreq" : "",
+			     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
+			     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
+			     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK"
+											    : " ACK",
+			     local ? " (loopback)" : " (wire)");
 	if (ring) {
 		emu_link_loopback_commit(&rv, (size_t)n);
 		return 0;
@@ -208,6 +251,24 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	emu_timer_init(&f->t, frame_fire, f);
 	emu_timer_arm_in(emu_engine_clock(emu_dp_engine()), &f->t, 0);
 	return 0;
+}
+
+int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		const struct emu_pkt_ext *ext, const void *payload, size_t paylen)
+{
+	struct xmit_src src = { .flat = payload };
+	enum emu_mr_status st;
+
+	return xmit(q, av, bth, ext, &src, paylen, &st);
+}
+
+int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
+		       const struct emu_pkt_ext *ext, const struct ibv_sge *sge, int nsge,
+		       uint64_t off, size_t paylen, enum emu_mr_status *gst)
+{
+	struct xmit_src src = { .sge = sge, .nsge = nsge, .off = off };
+
+	return xmit(q, av, bth, ext, &src, paylen, gst);
 }
 
 static void port_rx(void *ctx, int link_layer, const uint8_t *frame, size_t len)
@@ -423,7 +484,7 @@ static void req_trace(struct emu_vqp *q, enum req_state a, enum req_state b, uin
 }
 
 /* Sends every packet of one WQE: REQ_DONE, or REQ_ERROR with w->status set. */
-static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *buf, uint32_t mtu)
+static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu)
 {
 	bool ud = q->qp.qp_type == IBV_QPT_UD;
 	uint64_t npkts = w->length ? (w->length + mtu - 1) / mtu : 1;
@@ -490,20 +551,9 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
 		bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
 			   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		enum emu_mr_status st;
+		unsigned noack;
 
-		if (w->is_inline) {
-			memcpy(buf, w->inl + off, len);
-		} else {
-			enum emu_mr_status st = emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off, buf,
-								len, false);
-
-			if (st != EMU_MR_OK) {
-				emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num,
-					     emu_mr_status_str(st));
-				w->status = emu_mr_status_wc(st, false);
-				return REQ_ERROR;
-			}
-		}
 		if (ud) {
 			bth.opcode = EMU_OP_UD | (imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY);
 			ext.deth.qkey = w->ud_qkey;
@@ -524,12 +574,27 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 			ext.ieth_rkey = w->wr.invalidate_rkey; /* host order, as rxe's ieth_set_rkey */
 		bth.se = last && w->wr.send_flags & IBV_SEND_SOLICITED &&
 			 (w->wr.opcode != IBV_WR_RDMA_WRITE);
+		noack = q->dp.noack_pkts;
 		bth.psn = q->dp.req_psn;
 		bth.ackreq = last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS;
 		if (bth.ackreq)
 			q->dp.noack_pkts = 0;
 		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
-		emu_dp_xmit(q, ud ? &w->av : &q->av, &bth, &ext, buf, len);
+		if (w->is_inline) {
+			emu_dp_xmit(q, ud ? &w->av : &q->av, &bth, &ext, w->inl + off, len);
+			continue;
+		}
+		/* gathered straight into the frame (into the ring, for another process) */
+		emu_dp_xmit_gather(q, ud ? &w->av : &q->av, &bth, &ext, w->sge, w->wr.num_sge, off,
+				   len, &st);
+		if (st != EMU_MR_OK) {
+			/* nothing went out for this packet: its PSN is not used */
+			q->dp.req_psn = bth.psn;
+			q->dp.noack_pkts = noack;
+			emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num, emu_mr_status_str(st));
+			w->status = emu_mr_status_wc(st, false);
+			return REQ_ERROR;
+		}
 	}
 	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
 	return REQ_DONE;
@@ -538,16 +603,12 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint8_t *bu
 void emu_dp_req_run(struct emu_vqp *q)
 {
 	uint32_t mtu;
-	uint8_t *buf;
 
 	/* after a local error the loop stops at the WQE in ERROR (rxe's req.state ERROR); the
 	 * ones before it may still have to be sent again (go back N) */
 	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.rnr_armed)
 		return;
 	mtu = emu_dp_mtu(q);
-	buf = malloc(mtu);
-	if (!buf)
-		return;
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
 		enum req_state st;
@@ -581,7 +642,7 @@ void emu_dp_req_run(struct emu_vqp *q)
 			continue;
 		}
 		req_trace(q, REQ_NEXT_WQE, REQ_SEND_PKT, w->wr.wr_id);
-		st = req_wqe(q, w, buf, mtu);
+		st = req_wqe(q, w, mtu);
 		req_trace(q, REQ_SEND_PKT, st, w->wr.wr_id);
 		if (st == REQ_ERROR) {
 			/* rxe: the requester stops; the completer retires what came before,
@@ -596,6 +657,5 @@ void emu_dp_req_run(struct emu_vqp *q)
 		if (w->state == EMU_WQE_PENDING)
 			emu_dp_retry_restart(q); /* rxe: mod_timer at every request sent */
 	}
-	free(buf);
 	emu_dp_comp_run(q);
 }
