@@ -327,6 +327,14 @@ void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len)
 	emu_link_shm_commit(rv, len);
 }
 
+void emu_link_loopback_burst(bool begin)
+{
+	if (begin)
+		emu_link_shm_burst_begin();
+	else
+		emu_link_shm_burst_end();
+}
+
 /* The descriptors a message carried (SCM_RIGHTS): up to max into fds; the count. */
 static int rx_fds(struct msghdr *m, int *fds, int max)
 {

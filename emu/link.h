@@ -44,6 +44,8 @@ int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsign
 void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
 void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
+/* Brackets a burst of loopback reserve/commit pairs (emu_link_shm_burst_begin/end). */
+void emu_link_loopback_burst(bool begin);
 /* `rdma link delete dev` on host `node`, through the daemon at sock (NULL: $RDMAEMU_DAEMON) on
  * a control connection of its own. Returns
  * when the daemon has removed it and this process's device lists no longer hold it: 0, or a

@@ -108,6 +108,11 @@ struct peer {
 	/* the ring's pages are in our page table (populate): tx at our first frame to the peer,
 	 * rx at the first frame we read from it */
 	bool tx_ready, rx_ready;
+	/* the tx ring's tail as last read: the writer looks at the reader's tail (a cache line
+	 * the reader writes at every frame) only when this says the ring is full */
+	uint64_t tx_tail;
+	/* frames committed in a burst since this ring's last doorbell */
+	unsigned unrung;
 };
 
 static struct {
@@ -119,6 +124,8 @@ static struct {
 	bool thr_started, stop;
 	struct emu_link_shm_stats st;
 	long nbl;		/* frames in every backlog (read without the lock) */
+	unsigned burst;		/* emu_link_shm_burst_begin depth (engine lock held) */
+	bool owed;		/* a peer's unrung is not 0 */
 	struct grave *graves;	/* mappings the ring thread may still be reading */
 } sh = { .efd = -1, .sock = -1 };
 
@@ -207,15 +214,18 @@ static void populate(struct shm_ring *r, bool *done)
 static long ring_room(struct peer *p, size_t len, uint64_t *headp)
 {
 	struct shm_ring *r = p->tx;
-	uint64_t head = r->head, tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint64_t head = r->head;
 	size_t need = rec_size(len), pos = (size_t)(head % EMU_SHM_RING_DATA);
 
 	if (!p->tx_ready)
 		populate(r, &p->tx_ready);
 	size_t gap = EMU_SHM_RING_DATA - pos < need ? EMU_SHM_RING_DATA - pos : 0;
 
-	if (head + gap + need - tail > EMU_SHM_RING_DATA)
-		return -1;
+	if (head + gap + need - p->tx_tail > EMU_SHM_RING_DATA) {
+		p->tx_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (head + gap + need - p->tx_tail > EMU_SHM_RING_DATA)
+			return -1;
+	}
 	if (gap) {
 		struct rec_hdr wrap = { REC_WRAP, 0 };
 
@@ -338,7 +348,33 @@ void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len)
 
 	ring_publish(p, rv->head, rv->ep, len);
 	sh.st.tx++;
+	if (sh.burst && ++p->unrung < EMU_LINK_SHM_BELL_EVERY) {
+		sh.owed = true;
+		return;
+	}
+	p->unrung = 0;
 	ring_doorbell(p);
+}
+
+void emu_link_shm_burst_begin(void)
+{
+	sh.burst++;
+}
+
+void emu_link_shm_burst_end(void)
+{
+	if (--sh.burst || !sh.owed)
+		return;
+	sh.owed = false;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+		struct peer *p = &sh.peers[i];
+
+		if (p->unrung) {
+			p->unrung = 0;
+			if (p->state == PEER_MAPPED)
+				ring_doorbell(p);
+		}
+	}
 }
 
 int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
@@ -437,17 +473,21 @@ static size_t pass(bool ring_thread)
 {
 	size_t n = 0;
 
+	/* what the frames delivered send back (ACKs, READ responses) is one burst */
+	emu_link_shm_burst_begin();
 	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
 		struct peer *p = &sh.peers[i];
 
 		if (p->state != PEER_MAPPED)
 			continue;
-		if (ring_thread)
+		/* written only when it changes: writers read this line at every frame */
+		if (ring_thread && !__atomic_load_n(&p->rx->reader_awake, __ATOMIC_RELAXED))
 			__atomic_store_n(&p->rx->reader_awake, 1, __ATOMIC_RELAXED);
 		n += ring_drain(p);
 		if (p->bl && backlog_flush(p))
 			ring_doorbell(p);
 	}
+	emu_link_shm_burst_end();
 	sh.st.rx += n;
 	return n;
 }
@@ -643,6 +683,8 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	p->txd = (uint8_t *)p->tx + EMU_SHM_RING_HDR;
 	p->rxd = (uint8_t *)p->rx + EMU_SHM_RING_HDR;
 	p->tx_ready = p->rx_ready = false;
+	p->tx_tail = 0;
+	p->unrung = 0;
 	p->bl = NULL;
 	p->bl_tail = &p->bl;
 	p->nbl = 0;

@@ -609,6 +609,8 @@ void emu_dp_req_run(struct emu_vqp *q)
 	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.rnr_armed)
 		return;
 	mtu = emu_dp_mtu(q);
+	/* one doorbell per EMU_LINK_SHM_BELL_EVERY frames into a ring, and one at the end */
+	emu_link_loopback_burst(true);
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
 		enum req_state st;
@@ -657,5 +659,6 @@ void emu_dp_req_run(struct emu_vqp *q)
 		if (w->state == EMU_WQE_PENDING)
 			emu_dp_retry_restart(q); /* rxe: mod_timer at every request sent */
 	}
+	emu_link_loopback_burst(false);
 	emu_dp_comp_run(q);
 }
