@@ -267,7 +267,7 @@ int emu_hca_obj_add_locked(struct emu_hca_ctx *ctx, struct emu_obj *obj)
 	if (err)
 		return err;
 	p->slots[index] = obj;
-	p->count++;
+	__atomic_store_n(&p->count, p->count + 1, __ATOMIC_RELAXED); /* emu_hca_obj_any */
 	obj->index = index;
 	obj->hca = ctx->hca;
 	obj->ctx = ctx;
@@ -283,7 +283,7 @@ int emu_hca_obj_remove_locked(struct emu_obj *obj)
 	if (obj->usecnt)
 		return EBUSY;
 	p->slots[obj->index] = NULL;
-	p->count--;
+	__atomic_store_n(&p->count, p->count - 1, __ATOMIC_RELAXED);
 	emu_list_del(&obj->link);
 	return 0;
 }
@@ -302,6 +302,11 @@ struct emu_obj *emu_hca_obj_find_locked(struct emu_hca *hca, enum emu_obj_type t
 uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type)
 {
 	return (unsigned)type < EMU_OBJ_NTYPES ? (uint32_t)hca->pools[type].nslots : 0;
+}
+
+bool emu_hca_obj_any(struct emu_hca *hca, enum emu_obj_type type)
+{
+	return __atomic_load_n(&hca->pools[type].count, __ATOMIC_RELAXED) != 0;
 }
 
 unsigned emu_hca_obj_count(struct emu_hca *hca, enum emu_obj_type type)

@@ -124,6 +124,11 @@ struct emu_obj *emu_hca_obj_find_locked(struct emu_hca *hca, enum emu_obj_type t
 					uint32_t index);
 /* Number of live objects of a type (all contexts). */
 unsigned emu_hca_obj_count(struct emu_hca *hca, enum emu_obj_type type);
+/* Whether any object of a type lives, without the mutex (a relaxed read of the count): for a
+ * data-path lookup that has nothing to find in the common case (memory windows), where the
+ * mutex cost a locked instruction pair per packet. A key in a packet was learnt from its
+ * owner after the object was made, so a count read as 0 there means no such object. */
+bool emu_hca_obj_any(struct emu_hca *hca, enum emu_obj_type type);
 /* Upper bound of the indices of the type's objects (to walk them with
  * emu_hca_obj_find_locked). HCA mutex held. */
 uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type);

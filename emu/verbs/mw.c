@@ -176,6 +176,8 @@ static struct emu_vmw *mw_find(struct emu_vqp *q, uint32_t rkey)
 	struct emu_hca *hca = emu_dp_hca(q);
 	struct emu_obj *o;
 
+	if (!emu_hca_obj_any(hca, EMU_OBJ_MW)) /* no window on this HCA: every rkey is an MR's */
+		return NULL;
 	pthread_mutex_lock(emu_hca_lock(hca));
 	o = emu_hca_obj_find_locked(hca, EMU_OBJ_MW, rkey >> 8);
 	pthread_mutex_unlock(emu_hca_lock(hca));

@@ -196,15 +196,13 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		f->link_layer = a.link_layer;
 		f->hca = emu_dp_hca(q);
 	}
-	if (emu_dp_trace_on()) /* (its arguments cost ~60 instructions a frame) */
-		emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
-			     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
-			     bth->ackreq ? " ackreq" : "",
-			     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
-			     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
-			     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK"
-											    : " ACK",
-			     local ? " (loopback)" : " (wire)");
+	emu_dp_trace("qp %u xmit %s psn %#x dqpn %u len %zu%s%s%s", q->qp.qp_num,
+		     emu_pkt_opcode_name(bth->opcode), bth->psn, bth->dqpn, paylen,
+		     bth->ackreq ? " ackreq" : "",
+		     (bth->opcode & 0x1f) != EMU_OP_ACK ? "" :
+		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
+		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
+		     local ? " (loopback)" : " (wire)");
 	if (ring) {
 		emu_link_loopback_commit(&rv, (size_t)n);
 		return 0;

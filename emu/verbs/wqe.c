@@ -33,12 +33,10 @@ bool emu_dp_trace_on(void)
 	return emu_trace_enabled(&on, "qp");
 }
 
-void emu_dp_trace(const char *fmt, ...)
+void emu_dp_trace_print(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!emu_dp_trace_on())
-		return;
 	va_start(ap, fmt);
 	emu_trace_vprint("", fmt, ap);
 	va_end(ap);
