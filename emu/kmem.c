@@ -266,6 +266,8 @@ static int grow(void)
 	/* refused (no THP in this kernel): each slab is populated when handed out instead */
 	if (km.huge && madvise(a, KMEM_CHUNK, MADV_HUGEPAGE))
 		km.huge = 0;
+	/* under km.lock, as the chunk's first slab is carved at once: a thread that needs a
+	 * new slab meanwhile waits for this page as it would have waited for its own */
 	if (km.huge)
 		populate_timed(a, KMEM_CHUNK);
 	km.chunks++;
@@ -594,8 +596,9 @@ void emu_kmem_free(void *p)
  * (bench/mem_latency; the tables of 10,000 connections were twelve such pages, ~48 ms of the
  * first round in bench/cm_bench). Slabs of a table are marked KMEM_TABLE_CLS in slab_cls, so
  * emu_kmem_free of a table's address is refused as no object. */
-#define KMEM_TABLE_CLS 0xff
-#define KMEM_TABLE_FREED 0xfe /* on a freed run's first slab: a second free is caught */
+#define KMEM_TABLE_CLS 0xff   /* a table's first slab */
+#define KMEM_TABLE_FREED 0xfe /* a freed run's first slab: a second free is caught */
+#define KMEM_TABLE_BODY 0xfd  /* the run's other slabs: a pointer there is no table */
 #define KMEM_RUN_MAX (KMEM_CHUNK / KMEM_SLAB) /* runs of 1 .. 31 slabs; 32 and up: mmap */
 
 /* freed runs by length in slabs, each holding the next one's address in its first word */
@@ -624,7 +627,8 @@ static void *run_take(size_t k)
 		if (grow())
 			return NULL;
 	p = (char *)km.base + km.next_slab * KMEM_SLAB;
-	memset(&slab_cls[km.next_slab], KMEM_TABLE_CLS, k);
+	slab_cls[km.next_slab] = KMEM_TABLE_CLS;
+	memset(&slab_cls[km.next_slab + 1], KMEM_TABLE_BODY, k - 1);
 	km.next_slab += k;
 	if (!km.huge)
 		(void)madvise(p, k * KMEM_SLAB, MADV_POPULATE_WRITE);
@@ -664,7 +668,7 @@ void *emu_kmem_table_zalloc(size_t size)
 
 void emu_kmem_table_free(void *p, size_t size)
 {
-	size_t len, off;
+	size_t len, off, first, k;
 
 	if (!p)
 		return;
@@ -680,13 +684,19 @@ void emu_kmem_table_free(void *p, size_t size)
 	off = (uintptr_t)p - km.base;
 	if (off >= km.len || off & (KMEM_SLAB - 1))
 		bad_free(p, "not a kmem table");
+	first = off / KMEM_SLAB;
+	k = len / KMEM_SLAB;
 	pthread_mutex_lock(&km.lock);
-	if (slab_cls[off / KMEM_SLAB] != KMEM_TABLE_CLS)
-		bad_free(p, slab_cls[off / KMEM_SLAB] == KMEM_TABLE_FREED ? "table freed twice"
-									 : "not a kmem table");
-	slab_cls[off / KMEM_SLAB] = KMEM_TABLE_FREED;
-	*(void **)p = run_free[len / KMEM_SLAB];
-	run_free[len / KMEM_SLAB] = p;
+	if (slab_cls[first] != KMEM_TABLE_CLS)
+		bad_free(p, slab_cls[first] == KMEM_TABLE_FREED ? "table freed twice"
+								 : "not a kmem table");
+	/* the run is as long as the size says: body slabs up to its end, none after it */
+	if ((k > 1 && slab_cls[first + k - 1] != KMEM_TABLE_BODY) ||
+	    (first + k < km.next_slab && slab_cls[first + k] == KMEM_TABLE_BODY))
+		bad_free(p, "not the size the table was made with");
+	slab_cls[first] = KMEM_TABLE_FREED;
+	*(void **)p = run_free[k];
+	run_free[k] = p;
 	pthread_mutex_unlock(&km.lock);
 }
 

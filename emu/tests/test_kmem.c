@@ -389,7 +389,7 @@ static void test_table_runs(void **state)
 
 static void table_misuse(int k)
 {
-	size_t n = 100 * 1024;
+	size_t n = 100 * 1024; /* 2 slabs */
 	char *p = emu_kmem_table_zalloc(n);
 
 	if (k == 0) {
@@ -397,17 +397,24 @@ static void table_misuse(int k)
 	} else if (k == 1) {
 		emu_kmem_table_free(p, n);
 		emu_kmem_table_free(p, n);
-	} else {
+	} else if (k == 2) {
 		emu_kmem_table_free(p + 4096, n);
+	} else if (k == 3) {
+		emu_kmem_table_free(p + 65536, n - 65536); /* a later slab of the run */
+	} else if (k == 4) {
+		emu_kmem_table_free(p, 3 * 65536); /* made of 2 slabs, freed as 3 */
+	} else {
+		emu_kmem_table_free(p, 65536); /* freed as 1 */
 	}
 }
 
-/* emu_kmem_free of a table, a table freed twice and a pointer into one all abort. */
+/* emu_kmem_free of a table, a table freed twice, a pointer into one (within a slab, or at a
+ * later slab's start) and a table freed with another size all abort. */
 static void test_table_misuse_aborts(void **state)
 {
 	(void)state;
 	NEED_POOL();
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 6; k++)
 		assert_child_aborts(table_misuse, k);
 }
 
