@@ -400,7 +400,7 @@ static void table_misuse(int k)
 	} else if (k == 2) {
 		emu_kmem_table_free(p + 4096, n);
 	} else if (k == 3) {
-		emu_kmem_table_free(p + 65536, n - 65536); /* a later slab of the run */
+		emu_kmem_table_free(p + 65536, 65536); /* a later slab of the run */
 	} else if (k == 4) {
 		emu_kmem_table_free(p, 3 * 65536); /* made of 2 slabs, freed as 3 */
 	} else {
