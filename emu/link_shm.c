@@ -163,8 +163,9 @@ static void peer_set_state(struct peer *p, enum peer_state s)
 {
 	shm_trace("peer slot %u (pid %d, qpn %u-%u): %s -> %s", p->slot, p->pid, p->qpn_min,
 		  p->qpn_max, peer_state_name[p->state], peer_state_name[s]);
-	/* release: the ring thread reads the table without the lock (work_hint) */
-	__atomic_store_n(&p->state, s, __ATOMIC_RELEASE);
+	/* the ring thread and pollers read the table without the lock (work_hint); seq_cst,
+	 * against a poller's count in hint_readers (graves_reap) */
+	__atomic_store_n(&p->state, s, __ATOMIC_SEQ_CST);
 }
 
 static void kick(int efd)
@@ -530,8 +531,16 @@ static bool work_hint(void)
 
 /* Unmaps the mappings of peers gone while this thread ran (engine lock held, or the thread
  * stopped). */
-static void graves_reap(void)
+/* Pollers looking at the rings without the engine lock (emu_link_shm_poll's work_hint): the
+ * mappings of gone peers stay while one does. */
+static unsigned hint_readers;
+
+/* Unmaps what gone peers left; not while a poller looks without the lock (force: no other
+ * thread can, at reset). */
+static void graves_reap(bool force)
 {
+	if (!force && __atomic_load_n(&hint_readers, __ATOMIC_SEQ_CST))
+		return;
 	while (sh.graves) {
 		struct grave *g = sh.graves;
 
@@ -560,7 +569,7 @@ static void *ring_main(void *arg)
 			continue;
 		}
 		emu_engine_lock(e);
-		graves_reap();
+		graves_reap(false);
 		if (pass(true))
 			idle = 0;
 		else if (++idle >= IDLE_ROUNDS && may_sleep())
@@ -581,11 +590,28 @@ static void *ring_main(void *arg)
 	return NULL;
 }
 
+bool emu_link_shm_peers(void)
+{
+	return __atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED) != 0;
+}
+
 bool emu_link_shm_poll(struct emu_engine *e)
 {
 	size_t n;
 
-	if (!__atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED))
+	bool hint;
+
+	/* (without the ring thread, a gone peer's mapping goes at once: no look then) */
+	if (!__atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED) ||
+	    !__atomic_load_n(&sh.thr_started, __ATOMIC_ACQUIRE))
+		return false;
+	/* nothing in the rings, no backlog: no engine lock (a busy poller took it at every
+	 * empty poll, in turn with the ring thread that had frames to deliver). A peer that
+	 * goes meanwhile keeps its mapping until the look is over (graves_reap). */
+	__atomic_add_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
+	hint = work_hint();
+	__atomic_sub_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
+	if (!hint)
 		return false;
 	emu_engine_lock(e);
 	n = sh.thr_started && sh.e == e ? pass(false) : 0;
@@ -824,7 +850,7 @@ void emu_link_shm_reset(void)
 		pthread_join(sh.thr, NULL);
 		sh.thr_started = false;
 	}
-	graves_reap();
+	graves_reap(true);
 	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED)
 			peer_unmap(&sh.peers[i]);

@@ -73,6 +73,8 @@ void emu_link_shm_stats(struct emu_link_shm_stats *out);
  * application takes its completions' frames without a hand-over between threads. Takes the
  * engine lock. true when it delivered frames (the caller polls again instead of yielding). */
 bool emu_link_shm_poll(struct emu_engine *e);
+/* Whether this process has rings to another process (without a lock). */
+bool emu_link_shm_peers(void);
 /* Stops the ring thread, unmaps every ring, closes the eventfd (emu_link_reset). */
 void emu_link_shm_reset(void);
 

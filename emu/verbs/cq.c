@@ -323,6 +323,21 @@ int emu_cq_pop(struct emu_vcq *c, struct ibv_wc *wc)
 	return n;
 }
 
+/* An empty poll in real time gives the CPU away (sched_yield) so that the threads that
+ * bring frames in (the link's receive thread, the ring thread) run on a 2-core machine where
+ * two busy pollers would otherwise hold both CPUs until a scheduler tick. With shared-memory
+ * rings the poller drains them itself first (emu_link_shm_poll), and a yield at every empty
+ * poll (a system call, 1-2 us on this VM) was most of a 2-byte ib_send_lat round trip: it
+ * yields at every CQ_RING_YIELD_EVERY-th then (docs/daemon.md, session 16). */
+#define CQ_RING_YIELD_EVERY 64
+
+static bool yield_due(struct emu_vcq *c)
+{
+	if (!emu_link_shm_peers())
+		return true;
+	return __atomic_add_fetch(&c->empty_polls, 1, __ATOMIC_RELAXED) % CQ_RING_YIELD_EVERY == 0;
+}
+
 /* rxe's user-space poll: n <= 0 polls nothing and returns 0. */
 int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
@@ -339,7 +354,7 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 		if (e && emu_engine_is_realtime(e)) {
 			/* frames from the shared-memory rings are this poller's to take first */
-			if (!emu_link_shm_poll(e))
+			if (!emu_link_shm_poll(e) && yield_due(to_vcq(cq)))
 				sched_yield();
 		} else if (e) {
 			emu_engine_lock(e);

@@ -35,6 +35,7 @@ struct emu_vcq {
 	struct ibv_wc cur;     /* the entry an extended poll (start_poll/next_poll) reads */
 	/* the kernel's comp/async_events_reported: events handed to the application */
 	uint32_t comp_events_reported, async_events_reported;
+	unsigned empty_polls; /* empty polls in real time with rings (emu_poll_cq's yields) */
 };
 
 static inline struct emu_vcq *to_vcq(struct ibv_cq *cq)
