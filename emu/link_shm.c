@@ -529,14 +529,13 @@ static bool work_hint(void)
 	return false;
 }
 
-/* Unmaps the mappings of peers gone while this thread ran (engine lock held, or the thread
- * stopped). */
 /* Pollers looking at the rings without the engine lock (emu_link_shm_poll's work_hint): the
  * mappings of gone peers stay while one does. */
 static unsigned hint_readers;
 
-/* Unmaps what gone peers left; not while a poller looks without the lock (force: no other
- * thread can, at reset). */
+/* Unmaps the mappings of peers gone while this thread ran (engine lock held, or the thread
+ * stopped); not while a poller looks without the lock (force: at reset, when no other thread
+ * can). */
 static void graves_reap(bool force)
 {
 	if (!force && __atomic_load_n(&hint_readers, __ATOMIC_SEQ_CST))
@@ -598,7 +597,6 @@ bool emu_link_shm_peers(void)
 bool emu_link_shm_poll(struct emu_engine *e)
 {
 	size_t n;
-
 	bool hint;
 
 	/* (without the ring thread, a gone peer's mapping goes at once: no look then) */

@@ -70,8 +70,9 @@ struct emu_link_shm_stats {
 void emu_link_shm_stats(struct emu_link_shm_stats *out);
 /* A busy poller's turn (an empty ibv_poll_cq in real time): drains the rings to this process
  * and flushes its backlogs on the calling thread, as the ring thread would, so a polling
- * application takes its completions' frames without a hand-over between threads. Takes the
- * engine lock. true when it delivered frames (the caller polls again instead of yielding). */
+ * application takes its completions' frames without a hand-over between threads. Looks at the
+ * rings without a lock first and takes the engine lock only when a frame or a backlog waits.
+ * true when it delivered frames (the caller polls again instead of yielding). */
 bool emu_link_shm_poll(struct emu_engine *e);
 /* Whether this process has rings to another process (without a lock). */
 bool emu_link_shm_peers(void);
