@@ -201,7 +201,7 @@ void emu_cm_agent_destroy(struct emu_cm_agent *a)
 
 size_t emu_cm_agent_nids(const struct emu_cm_agent *a)
 {
-	return a ? a->nids : 0;
+	return a ? a->lid.n : 0; /* every live id holds a local ID */
 }
 
 void emu_cm_agent_counters(const struct emu_cm_agent *a, struct emu_cm_counters *c)
@@ -247,8 +247,7 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->out.timer, emu_cm_out_timer, id);
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
-	a->nids++;
-	if (a->nids > (size_t)1 << a->hash_bits)
+	if (a->lid.n > (size_t)1 << a->hash_bits)
 		cm_hash_grow(a); /* without memory the chains just stay longer */
 	return id;
 }
@@ -268,7 +267,6 @@ void emu_cm_id_free(struct emu_cm_id *id)
 	cm_sidr_del(a, id);
 	emu_list_del(&id->node);
 	emu_idtab_del(&a->lid, id->local_id ^ a->random_id_operand);
-	a->nids--;
 	emu_kmem_free(id->out.mad);
 	emu_kmem_free(id->pdata);
 	emu_kmem_free(id);

@@ -112,7 +112,6 @@ struct emu_cm_agent {
 	uint32_t hi_tid;
 
 	struct emu_list ids;
-	size_t nids;
 	/* ids by local comm ID XOR random_id_operand (the kernel's xarray, cm.local_id_table):
 	 * cm_acquire_id and the allocator's uniqueness check without walking every id
 	 * (cm_bench holds 10,000 connections) */

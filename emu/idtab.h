@@ -16,7 +16,7 @@ struct emu_idtab_mid;
 struct emu_idtab {
 	struct emu_idtab_mid **top; /* 4,096 slots, allocated at the first set */
 	struct emu_idtab_mid *spare; /* an emptied middle node kept for the next */
-	size_t n;                   /* keys set */
+	size_t n;                   /* keys set (the CM agent counts its ids by it) */
 };
 
 #define EMU_IDTAB_INIT {NULL, NULL, 0}
