@@ -249,8 +249,11 @@ static void populate_timed(void *a, size_t len)
 	if (madvise(a, len, MADV_POPULATE_WRITE))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	km.fresh_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
-	km.fresh_pages += len / KMEM_CHUNK;
+	/* atomic: a big table is populated without km.lock (grow holds it) */
+	__atomic_add_fetch(&km.fresh_ns,
+			   (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec),
+			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(&km.fresh_pages, len / KMEM_CHUNK, __ATOMIC_RELAXED);
 }
 
 /* The next 2 MiB chunk of the region made read-write. Called with km.lock held. */
@@ -656,13 +659,10 @@ void *emu_kmem_table_zalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!km.huge || madvise(a, len, MADV_HUGEPAGE)) {
+	if (!km.huge || madvise(a, len, MADV_HUGEPAGE))
 		(void)madvise(a, size, MADV_POPULATE_WRITE);
-	} else {
-		pthread_mutex_lock(&km.lock);
+	else
 		populate_timed(a, len);
-		pthread_mutex_unlock(&km.lock);
-	}
 	return a;
 }
 
@@ -714,8 +714,8 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 		if (slab_meta[i]) /* NULL: a table's */
 			s->cached += slab_meta[i]->nfree;
 	s->huge = km.huge;
-	s->fresh_pages = km.fresh_pages;
-	s->fresh_ns = km.fresh_ns;
+	s->fresh_pages = __atomic_load_n(&km.fresh_pages, __ATOMIC_RELAXED);
+	s->fresh_ns = __atomic_load_n(&km.fresh_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&km.lock);
 	t = tcp;
 	for (unsigned c = 0; t && c < KMEM_NCLASS; c++)
