@@ -111,7 +111,8 @@ void emu_dp_flush(struct emu_vqp *q);
 void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_state st);
 /* Scatter / gather between an SGE list and a buffer, `off` bytes into the list, with the lkey
  * checks of rxe's copy_data(): 0, or the emu_mr_status of the first failing SGE. Zero-length
- * SGEs are skipped. to_sge: buffer -> memory (needs LOCAL_WRITE). */
+ * SGEs are skipped. to_sge: buffer -> memory (needs LOCAL_WRITE). buf NULL: the checks only,
+ * no copy (a requester whose frame cannot be built still reports its gather's error). */
 enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge, int n,
 				   uint64_t off, void *buf, uint64_t len, bool to_sge);
 

@@ -288,11 +288,13 @@ enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge,
 				      take, to_sge ? EMU_ACCESS_LOCAL_WRITE : 0, &host);
 		if (st != EMU_MR_OK)
 			return st;
-		if (to_sge)
-			memcpy(host, b, take);
-		else
-			memcpy(b, host, take);
-		b += take;
+		if (b) { /* NULL: the checks only */
+			if (to_sge)
+				memcpy(host, b, take);
+			else
+				memcpy(b, host, take);
+			b += take;
+		}
 		len -= take;
 		off = 0;
 	}
