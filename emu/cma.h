@@ -27,6 +27,7 @@
 
 #include "emu/fabric.h"
 #include "emu/list.h"
+#include "emu/trace.h"
 #include "emu/ucma_api.h"
 
 /* The kernel's enum rdma_cm_state, in its order. */
@@ -292,13 +293,8 @@ struct emu_cma_id *emu_cma_conn_id_new(struct emu_cma_id *listen);
 /* Trace (RDMAEMU_TRACE contains "cma"): "cma 5: IDLE -> ADDR_BOUND". */
 bool emu_cma_trace_on(void);
 void emu_cma_trace_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A macro so that with tracing off neither the arguments (state names, ...) nor a variadic
- * call are paid: ~26 trace points a connection in bench/cm_bench, ~19 instructions each. */
-#define emu_cma_trace(...)                                                                      \
-	do {                                                                                    \
-		if (emu_cma_trace_on())                                                         \
-			emu_cma_trace_print(__VA_ARGS__);                                       \
-	} while (0)
+/* ~26 trace points a connection in bench/cm_bench: nothing paid with tracing off */
+#define emu_cma_trace(...) EMU_TRACE_IF(emu_cma_trace_on(), emu_cma_trace_print, __VA_ARGS__)
 
 /* Address helpers (cma_any_addr, rdma_addr_size, cma_port). */
 bool emu_cma_any_addr(const struct sockaddr *sa);

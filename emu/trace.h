@@ -18,6 +18,14 @@ static inline bool emu_trace_enabled(int *cache, const char *keyword)
 {
 	return *cache >= 0 ? *cache : emu_trace_enabled_read(cache, keyword);
 }
+/* A module's trace point as a macro: print(...) runs, and its arguments (state and opcode
+ * names) are computed, only when `on` holds. As a function taking the arguments, a trace point
+ * cost them with tracing off (~19 instructions each in the CM, ~140 a received data frame). */
+#define EMU_TRACE_IF(on, print, ...)                                                      \
+	do {                                                                               \
+		if (on)                                                                    \
+			print(__VA_ARGS__);                                                \
+	} while (0)
 /* Whether `keyword` is in the list `spec` (the parsing behind emu_trace_enabled). */
 bool emu_trace_spec_has(const char *spec, const char *keyword);
 /* "rdmaemu: <prefix><formatted line>\n" on stderr, in one write. */

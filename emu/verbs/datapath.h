@@ -27,6 +27,7 @@
 
 #include "emu/engine.h"
 #include "emu/pkt.h"
+#include "emu/trace.h"
 #include "emu/verbs/objects.h"
 
 /* Send WQE states (rxe's enum wqe_state). */
@@ -76,14 +77,8 @@ struct emu_rwqe {
 /* wqe.c */
 bool emu_dp_trace_on(void);
 void emu_dp_trace_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A "qp" trace line (RDMAEMU_TRACE=qp). A macro so that its arguments (opcode and state
- * names) are computed only when tracing is on: as a function they cost a received frame ~140
- * instructions with tracing off. */
-#define emu_dp_trace(...)                                                                 \
-	do {                                                                               \
-		if (emu_dp_trace_on())                                                     \
-			emu_dp_trace_print(__VA_ARGS__);                                   \
-	} while (0)
+/* A "qp" trace line (RDMAEMU_TRACE=qp): nothing paid with tracing off */
+#define emu_dp_trace(...) EMU_TRACE_IF(emu_dp_trace_on(), emu_dp_trace_print, __VA_ARGS__)
 struct emu_engine *emu_dp_engine(void); /* NULL when the process has no fabric */
 void emu_dp_qp_init(struct emu_vqp *q);
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */
