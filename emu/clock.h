@@ -47,6 +47,22 @@ struct emu_timer {
 	emu_timer_fn *fn;
 	void *arg;
 	bool pending;
+	/* 0: in the heap; i + 1: in lane i (next/prev are then the lane's links). Private. */
+	uint8_t lane;
+};
+
+/* Lanes: timers armed with emu_timer_arm_in and the same delay are armed in the order they
+ * fire (time never goes back), so each such delay keeps its timers in a FIFO list and only
+ * the list's head is in the heap (through the lane's proxy timer, keyed like the head).
+ * Cancelling such a timer unlinks it from its list: the heap's merges walked other timers'
+ * nodes for that, and with 10,000 connections' timers those were cache misses (docs/cma.md,
+ * "Timer lanes"). Delays beyond EMU_CLOCK_LANES at a time go to the heap. Private. */
+#define EMU_CLOCK_LANES 8
+
+struct emu_clock_lanes {
+	uint64_t delay[EMU_CLOCK_LANES];
+	struct emu_timer *head[EMU_CLOCK_LANES], *tail[EMU_CLOCK_LANES];
+	struct emu_timer proxy[EMU_CLOCK_LANES];
 };
 
 struct emu_clock {
@@ -56,6 +72,7 @@ struct emu_clock {
 	size_t npending;
 	struct emu_timer *root;
 	bool running;     /* inside emu_clock_run_*: guards against re-entry */
+	struct emu_clock_lanes lanes;
 };
 
 void emu_clock_init(struct emu_clock *clk, uint64_t start_ns);

@@ -164,8 +164,7 @@ void emu_cm_out_timer(struct emu_clock *clk, struct emu_timer *t, void *arg)
 			     emu_cm_state_name(id->state), emu_cm_attr_name(mad_attr(o->mad)),
 			     o->retries_left);
 		emu_cm_output(a, &o->dst, o->mad, true);
-		emu_timer_arm_at(clk, &o->timer,
-				 emu_clock_now(clk) + (uint64_t)o->timeout_ms * EMU_NSEC_PER_MSEC);
+		emu_timer_arm_in(clk, &o->timer, (uint64_t)o->timeout_ms * EMU_NSEC_PER_MSEC);
 		emu_cm_agent_leave(a);
 		return;
 	}

@@ -393,6 +393,86 @@ static void test_order_with_time_moving(void **state)
 	}
 }
 
+/* Lanes (clock.h): one more delay than there are lanes (the last goes to the heap), a timer
+ * armed at an absolute deadline between lane timers of the same deadline, cancels of a lane's
+ * head, middle and tail, a re-arm into another delay, and a freed lane taken by a new delay.
+ * Every timer must fire at its deadline in (deadline, arming) order. */
+static void test_lanes(void **state)
+{
+	enum { NL = EMU_CLOCK_LANES + 1, N = 3 * NL + 4 };
+	struct emu_clock clk;
+	struct log log = { .n = 0 };
+	static struct tmr m[N];
+	uint64_t dl[N], sq[N], seq = 0;
+	bool armed[N] = { false };
+	int k = 0;
+
+	(void)state;
+	emu_clock_init(&clk, 500);
+	for (int i = 0; i < N; i++)
+		tmr_init(&m[i], i, &log);
+	/* three rounds of NL delays (100, 200, ... ), time moving by 1 between rounds: each delay's
+	 * three timers share a lane (the last delay's are in the heap) */
+	for (int r = 0; r < 3; r++) {
+		for (int d = 0; d < NL; d++, k++) {
+			emu_timer_arm_in(&clk, &m[k].t, 100 * (uint64_t)(d + 1));
+			dl[k] = emu_clock_now(&clk) + 100 * (uint64_t)(d + 1);
+			sq[k] = seq++;
+			armed[k] = true;
+		}
+		assert_int_equal(emu_clock_run_until(&clk, emu_clock_now(&clk) + 1, EMU_CLOCK_NO_LIMIT,
+						     NULL), 0);
+		assert_int_equal(log.n, 0);
+	}
+	/* absolute deadlines equal to lane timers' (ties broken by arming order) */
+	emu_timer_arm_at(&clk, &m[k].t, dl[0]);
+	dl[k] = dl[0], sq[k] = seq++, armed[k++] = true;
+	emu_timer_arm_at(&clk, &m[k].t, dl[NL + 1]);
+	dl[k] = dl[NL + 1], sq[k] = seq++, armed[k++] = true;
+	/* delay 100's lane: cancel its head; delay 200's: its middle; delay 300's: its tail */
+	assert_true(emu_timer_cancel(&clk, &m[0].t));
+	armed[0] = false;
+	assert_true(emu_timer_cancel(&clk, &m[NL + 1].t));
+	armed[NL + 1] = false;
+	assert_true(emu_timer_cancel(&clk, &m[2 * NL + 2].t));
+	armed[2 * NL + 2] = false;
+	assert_false(emu_timer_cancel(&clk, &m[0].t));
+	/* delay 400's head moves to delay 250 (a lane of its own is free only once one empties:
+	 * here it goes to the heap) */
+	emu_timer_arm_in(&clk, &m[3].t, 250);
+	dl[3] = emu_clock_now(&clk) + 250, sq[3] = seq++;
+	/* empty delay 500's lane, then a new delay takes it */
+	for (int r = 0; r < 3; r++) {
+		assert_true(emu_timer_cancel(&clk, &m[r * NL + 4].t));
+		armed[r * NL + 4] = false;
+	}
+	emu_timer_arm_in(&clk, &m[k].t, 50);
+	dl[k] = emu_clock_now(&clk) + 50, sq[k] = seq++, armed[k++] = true;
+	emu_timer_arm_in(&clk, &m[k].t, 50);
+	dl[k] = emu_clock_now(&clk) + 50, sq[k] = seq++, armed[k++] = true;
+	assert_int_equal(k, N);
+
+	size_t n = 0;
+	for (int i = 0; i < N; i++)
+		n += armed[i];
+	assert_int_equal(emu_clock_pending(&clk), n);
+	assert_int_equal(emu_clock_run_idle(&clk, EMU_CLOCK_NO_LIMIT, NULL), 0);
+	assert_int_equal(log.n, n);
+	for (size_t f = 0; f < n; f++) {
+		int best = -1;
+
+		for (int i = 0; i < N; i++)
+			if (armed[i] && (best < 0 || dl[i] < dl[best] ||
+					 (dl[i] == dl[best] && sq[i] < sq[best])))
+				best = i;
+		assert_int_equal(log.ids[f], best);
+		assert_int_equal(log.times[f], dl[best]);
+		armed[best] = false;
+	}
+	assert_int_equal(emu_clock_pending(&clk), 0);
+	emu_clock_fini(&clk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_callback_cancels_and_arms),
 		cmocka_unit_test(test_random_against_model),
 		cmocka_unit_test(test_order_with_time_moving),
+		cmocka_unit_test(test_lanes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
