@@ -466,6 +466,21 @@ static size_t ring_drain(struct peer *p)
 	return n;
 }
 
+/* set while this thread delivers frames from the rings (emu_link_shm_delivering) */
+static __thread bool delivering;
+/* the data path's flush of what it held back (emu_link_shm_set_idle_hook); engine lock */
+static void (*idle_hook)(void);
+
+bool emu_link_shm_delivering(void)
+{
+	return delivering;
+}
+
+void emu_link_shm_set_idle_hook(void (*fn)(void))
+{
+	idle_hook = fn;
+}
+
 /* One pass over every peer: drain its ring to us, flush our backlog to it. Engine lock
  * held. The number of frames delivered. ring_thread: the caller is the ring thread, which
  * alone says it is awake (a poller that did would leave the flag set over the ring thread's
@@ -476,6 +491,7 @@ static size_t pass(bool ring_thread)
 
 	/* what the frames delivered send back (ACKs, READ responses) is one burst */
 	emu_link_shm_burst_begin();
+	delivering = true;
 	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
 		struct peer *p = &sh.peers[i];
 
@@ -488,6 +504,7 @@ static size_t pass(bool ring_thread)
 		if (p->bl && backlog_flush(p))
 			ring_doorbell(p);
 	}
+	delivering = false;
 	emu_link_shm_burst_end();
 	sh.st.rx += n;
 	return n;
@@ -562,17 +579,26 @@ static void *ring_main(void *arg)
 			break;
 		/* idle: look without the lock first, which the application's thread wants
 		 * for its posts and polls (reader_awake stays set: writers need not ring) */
-		if (idle && idle < IDLE_ROUNDS && !work_hint()) {
+		if (idle && idle < IDLE_ROUNDS && idle != EMU_LINK_SHM_FLUSH_ROUNDS &&
+		    !work_hint()) {
 			idle++;
 			sched_yield();
 			continue;
 		}
 		emu_engine_lock(e);
 		graves_reap(false);
-		if (pass(true))
+		if (pass(true)) {
 			idle = 0;
-		else if (++idle >= IDLE_ROUNDS && may_sleep())
-			sleep = true;
+		} else {
+			/* idle a while: what the passes held back goes out (before any sleep) */
+			if (++idle > EMU_LINK_SHM_FLUSH_ROUNDS && idle_hook) {
+				emu_link_shm_burst_begin();
+				idle_hook();
+				emu_link_shm_burst_end();
+			}
+			if (idle >= IDLE_ROUNDS && may_sleep())
+				sleep = true;
+		}
 		emu_engine_unlock(e);
 		if (!sleep) {
 			if (idle)

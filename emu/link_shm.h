@@ -61,6 +61,16 @@ void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len);
 #define EMU_LINK_SHM_BELL_EVERY 16
 void emu_link_shm_burst_begin(void);
 void emu_link_shm_burst_end(void);
+/* Whether this thread is delivering frames from the rings now (a pass of the ring thread or
+ * of a busy poller, engine lock held). The data path then holds a responder's ACK back until
+ * its QP's requester sends or the ring thread idles (emu/verbs/ack_hold.c, docs/daemon.md
+ * "Held ACKs"). */
+bool emu_link_shm_delivering(void);
+/* fn runs with the engine lock held, in a burst, when the ring thread has found the rings
+ * empty EMU_LINK_SHM_FLUSH_ROUNDS times in a row and at every later locked look until it
+ * sleeps: what a pass held back goes out then at the latest. One hook (the data path's). */
+#define EMU_LINK_SHM_FLUSH_ROUNDS 8
+void emu_link_shm_set_idle_hook(void (*fn)(void));
 /* Frames sent / received / dropped (the backlog behind a full ring was full too) through the
  * rings since the start, for status lines and benchmarks. */
 struct emu_link_shm_stats {

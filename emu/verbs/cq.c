@@ -330,12 +330,27 @@ int emu_cq_pop(struct emu_vcq *c, struct ibv_wc *wc)
  * poll (a system call, 1-2 us on this VM) was most of a 2-byte ib_send_lat round trip: it
  * yields at every CQ_RING_YIELD_EVERY-th then (docs/daemon.md, session 16). */
 #define CQ_RING_YIELD_EVERY 64
+/* A poller that has found nothing this many times in a row is not about to post: the ACKs
+ * held back for its next request go (emu/verbs/ack_hold.c). */
+#define CQ_ACK_FLUSH_EVERY 16
 
-static bool yield_due(struct emu_vcq *c)
+/* An empty poll in real time after the rings had nothing either. */
+static void empty_realtime_poll(struct emu_engine *e, struct emu_vcq *c)
 {
-	if (!emu_link_shm_peers())
-		return true;
-	return __atomic_add_fetch(&c->empty_polls, 1, __ATOMIC_RELAXED) % CQ_RING_YIELD_EVERY == 0;
+	unsigned n;
+
+	if (!emu_link_shm_peers()) {
+		sched_yield();
+		return;
+	}
+	n = __atomic_add_fetch(&c->empty_polls, 1, __ATOMIC_RELAXED);
+	if (n % CQ_ACK_FLUSH_EVERY == 0 && emu_dp_acks_held()) {
+		emu_engine_lock(e);
+		emu_dp_ack_flush_all();
+		emu_engine_unlock(e);
+	}
+	if (n % CQ_RING_YIELD_EVERY == 0)
+		sched_yield();
 }
 
 /* rxe's user-space poll: n <= 0 polls nothing and returns 0. */
@@ -346,6 +361,8 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	for (i = 0; i < n; i++)
 		if (!emu_cq_pop(to_vcq(cq), &wc[i]))
 			break;
+	if (i > 0 && to_vcq(cq)->empty_polls) /* empty polls are counted in a row */
+		__atomic_store_n(&to_vcq(cq)->empty_polls, 0, __ATOMIC_RELAXED);
 	if (i == 0 && n > 0) {
 		/* an empty poll: a busy-poll loop lets virtual time move (docs/engine.md). The
 		 * report is made under the engine lock (it reads and moves the thread states and
@@ -354,8 +371,8 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 
 		if (e && emu_engine_is_realtime(e)) {
 			/* frames from the shared-memory rings are this poller's to take first */
-			if (!emu_link_shm_poll(e) && yield_due(to_vcq(cq)))
-				sched_yield();
+			if (!emu_link_shm_poll(e))
+				empty_realtime_poll(e, to_vcq(cq));
 		} else if (e) {
 			emu_engine_lock(e);
 			emu_engine_note_idle(e);

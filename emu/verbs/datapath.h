@@ -146,6 +146,19 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* resp.c */
 void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Sends a positive ACK of psn carrying msn (a held one, ack_hold.c). */
+void emu_dp_resp_ack(struct emu_vqp *q, uint32_t psn, uint32_t msn);
+
+/* ack_hold.c: ACKs held back on the ring path (docs/daemon.md "Held ACKs"). hold: true when
+ * the ACK of psn is held (this thread is delivering from the rings), having sent the one the
+ * QP held before; false: send it now. flush sends q's held ACK, flush_all every QP's, drop
+ * forgets q's (its QP is being emptied). Engine lock held. */
+bool emu_dp_ack_hold(struct emu_vqp *q, uint32_t psn);
+void emu_dp_ack_flush(struct emu_vqp *q);
+void emu_dp_ack_flush_all(void);
+void emu_dp_ack_drop(struct emu_vqp *q);
+/* Whether any QP holds an ACK; without the lock (a hint for busy pollers). */
+bool emu_dp_acks_held(void);
 /* Whether the UD QP is attached to multicast group gid (ibv_attach_mcast, ah.c). */
 bool emu_dp_mcast_attached(struct emu_vqp *q, const uint8_t gid[16]);
 /* Remembers an executed READ / atomic in q's responder resources (rxe's resp.resources). */

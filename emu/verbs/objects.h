@@ -185,6 +185,11 @@ struct emu_qp_dp {
 	uint32_t rx_inv_rkey;
 	uint8_t rx_sl, rx_path_bits;
 	uint16_t rx_slid;
+	/* ring path: the positive ACK held back, its PSN and MSN, and the place on the list
+	 * of QPs holding one (emu/verbs/ack_hold.c) */
+	bool ack_held;
+	uint32_t ack_psn, ack_msn;
+	struct emu_list ack_node;
 };
 
 struct emu_mcast_att {

@@ -365,6 +365,8 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 
 	if (e)
 		emu_engine_lock(e);
+	if (attr_mask & IBV_QP_STATE) /* a held ACK leaves in the state that held it */
+		emu_dp_ack_flush(q);
 	err = qp_chk_av(q, attr, attr_mask, &av);
 	pthread_mutex_lock(&q->lock);
 	old = q->attr.qp_state;
@@ -423,6 +425,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (e)
 		emu_engine_lock(e); /* no packet for this QP is being handled meanwhile */
+	emu_dp_ack_flush(q); /* the last message received is acknowledged, as it was at once */
 	pthread_mutex_lock(emu_hca_lock(vc->hca));
 	err = emu_hca_obj_remove_locked(&q->obj);
 	if (!err) {

@@ -600,13 +600,14 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mt
 
 void emu_dp_req_run(struct emu_vqp *q)
 {
-	uint32_t mtu;
+	uint32_t mtu, psn0;
 
 	/* after a local error the loop stops at the WQE in ERROR (rxe's req.state ERROR); the
 	 * ones before it may still have to be sent again (go back N) */
 	if (q->attr.qp_state != IBV_QPS_RTS || q->dp.rnr_armed)
 		return;
 	mtu = emu_dp_mtu(q);
+	psn0 = q->dp.req_psn;
 	/* one doorbell per EMU_LINK_SHM_BELL_EVERY frames into a ring, and one at the end */
 	emu_link_loopback_burst(true);
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
@@ -657,6 +658,10 @@ void emu_dp_req_run(struct emu_vqp *q)
 		if (w->state == EMU_WQE_PENDING)
 			emu_dp_retry_restart(q); /* rxe: mod_timer at every request sent */
 	}
+	/* a held ACK follows the requests just sent (ack_hold.c): the peer's poll that finds it
+	 * has delivered them first */
+	if (q->dp.req_psn != psn0)
+		emu_dp_ack_flush(q);
 	emu_link_loopback_burst(false);
 	emu_dp_comp_run(q);
 }

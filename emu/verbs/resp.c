@@ -75,8 +75,8 @@ static const struct emu_resp_res *res_find(const struct emu_vqp *q, uint32_t psn
 	return NULL;
 }
 
-static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
-			  const void *data, size_t len, uint64_t orig)
+static void xmit_resp(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		      const void *data, size_t len, uint64_t orig, uint32_t msn)
 {
 	struct emu_bth bth = { .opcode = opcode, .pkey = EMU_PKEY_DEFAULT };
 	struct emu_pkt_ext ext;
@@ -86,8 +86,22 @@ static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8
 	bth.dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
 	bth.psn = psn & EMU_PSN_MASK;
 	ext.aeth.syndrome = syndrome;
-	ext.aeth.msn = q->dp.resp_msn & 0xffffff;
+	ext.aeth.msn = msn & 0xffffff;
 	emu_dp_xmit(q, &q->av, &bth, &ext, data, len);
+}
+
+void emu_dp_resp_ack(struct emu_vqp *q, uint32_t psn, uint32_t msn)
+{
+	xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, psn, emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0,
+		  0, msn);
+}
+
+/* Every responder packet but a held ACK: the ACK the QP holds goes first (ack_hold.c). */
+static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+			  const void *data, size_t len, uint64_t orig)
+{
+	emu_dp_ack_flush(q);
+	xmit_resp(q, opcode, psn, syndrome, data, len, orig, q->dp.resp_msn);
 }
 
 static void send_ack(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
@@ -557,8 +571,12 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			next = pi->bth.ackreq && !uc ? RESPST_ACKNOWLEDGE : RESPST_DONE;
 			break;
 		case RESPST_ACKNOWLEDGE:
-			send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
-				 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
+			/* only a plain RDMA WRITE's ACK may wait: its application learns of the
+			 * message by memory, not by a CQ it polls (ack_hold.c) */
+			if ((m & (EMU_PKT_WRITE | EMU_PKT_IMMDT)) != EMU_PKT_WRITE ||
+			    !emu_dp_ack_hold(q, pi->psn))
+				send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
+					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
 			next = RESPST_DONE;
 			break;
 		case RESPST_ERR_RNR:

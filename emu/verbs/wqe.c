@@ -140,6 +140,7 @@ void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w)
 
 void emu_dp_qp_clear(struct emu_vqp *q)
 {
+	emu_dp_ack_drop(q);
 	emu_dp_retry_cancel(q);
 	__atomic_fetch_add(&emu_dp_fast_epoch, 1, __ATOMIC_RELAXED);
 	q->dp.fast_peer = NULL;
@@ -220,6 +221,7 @@ void emu_dp_flush(struct emu_vqp *q)
 
 void emu_dp_qp_error(struct emu_vqp *q)
 {
+	emu_dp_ack_flush(q); /* a message received before the error is acknowledged */
 	if (q->attr.qp_state != IBV_QPS_ERR)
 		emu_dp_trace("qp %u: %s --error--> ERR", q->qp.qp_num,
 			     emu_qp_state_name(q->attr.qp_state));

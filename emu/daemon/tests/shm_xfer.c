@@ -15,7 +15,21 @@
  *   The server, on the k-th receive (RC orders the WRITE before the SEND), compares its
  *   receive buffer with stream 3 and its write region k with stream 2.
  * Each side prints one line, "shm_xfer SIDE: COUNT x SIZE bytes: ... match", and exits 0, or
- * names the first differing byte and exits 1. */
+ * names the first differing byte and exits 1.
+ *
+ *   shm_xfer pp-server|pp-client DIR SIZE COUNT
+ *
+ * ib_write_lat's pattern (held ACKs, docs/daemon.md): message k is stream 4 with k + 1 in its
+ * last 4 bytes, written into the peer's write region 0. The client posts it, waits for its
+ * completion and spins on its own region for the server's message k; the server spins for
+ * the client's, then posts its own and waits for the completion. Every message is compared;
+ * "shm_xfer pp-SIDE: COUNT x SIZE bytes: every write matched".
+ *
+ *   shm_xfer quiet-server|quiet-client DIR SIZE COUNT
+ *
+ * The client WRITEs COUNT messages one at a time, each waited for; the server spins until the
+ * last has landed, then only waits for client.done (it neither posts nor polls, so its held
+ * ACKs are for its ring thread to send). "shm_xfer quiet-SIDE: COUNT x SIZE bytes: ..." */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -117,6 +131,31 @@ static struct ibv_wc wait_wc(struct ibv_cq *cq)
 	return wc;
 }
 
+/* The tail of message k (its last 4 bytes, k + 1) has landed in region p, then compare. */
+static void await_msg(const uint8_t *p, size_t size, unsigned k, const char *side)
+{
+	uint32_t want = k + 1, got;
+	size_t at;
+
+	do {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(&got, (const uint8_t *)p + size - 4, 4);
+		__asm__ __volatile__("" ::: "memory");
+	} while (got != want);
+	if ((at = check(p, 4, k, size - 4)) != size - 4) {
+		fprintf(stderr, "shm_xfer %s: message %u differs at byte %zu\n", side, k, at);
+		exit(1);
+	}
+}
+
+static void make_msg(uint8_t *p, size_t size, unsigned k)
+{
+	uint32_t tail = k + 1;
+
+	fill(p, 4, k, size - 4);
+	memcpy(p + size - 4, &tail, 4);
+}
+
 static void post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf, size_t len, uint32_t lkey,
 		 uint64_t raddr, uint32_t rkey, uint64_t id)
 {
@@ -145,17 +184,23 @@ int main(int argc, char **argv)
 	uint8_t *buf, *src, *wr, *rx, *tx;
 	size_t size;
 	unsigned count;
-	bool server;
+	bool server, pp, quiet;
+	const char *side;
 	int n, err;
 
-	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: shm_xfer server|client DIR SIZE COUNT\n");
+	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
+			  strcmp(argv[1], "pp-server") && strcmp(argv[1], "pp-client") &&
+			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client"))) {
+		fprintf(stderr, "usage: shm_xfer [pp-|quiet-]server|client DIR SIZE COUNT\n");
 		return 2;
 	}
-	server = !strcmp(argv[1], "server");
+	side = argv[1];
+	pp = !strncmp(side, "pp-", 3);
+	quiet = !strncmp(side, "quiet-", 6);
+	server = !strcmp(side + (pp ? 3 : quiet ? 6 : 0), "server");
 	size = strtoul(argv[3], NULL, 0);
 	count = (unsigned)strtoul(argv[4], NULL, 0);
-	if (!size || !count || size > (1u << 20) || count > 1000)
+	if (!size || !count || size > (1u << 20) || count > 1000 || ((pp || quiet) && size < 8))
 		die("SIZE or COUNT", EINVAL);
 	devs = ibv_get_device_list(&n);
 	for (int i = 0; devs && i < n && !ctx; i++)
@@ -205,7 +250,7 @@ int main(int argc, char **argv)
 			die("INIT", err);
 	}
 	/* receives first: the client may send as soon as it sees our info */
-	if (server)
+	if (server && !pp && !quiet)
 		for (unsigned k = 0; k < count; k++) {
 			struct ibv_sge sge = { (uintptr_t)(rx + (size_t)k * size), (uint32_t)size,
 					       mr->lkey };
@@ -231,14 +276,50 @@ int main(int argc, char **argv)
 							 IBV_QP_MAX_DEST_RD_ATOMIC |
 							 IBV_QP_MIN_RNR_TIMER)))
 			die("RTR", err);
-		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+		/* pp- and quiet-: an ACK timeout of 4.3 s (20), so that a resend means an ACK
+		 * never sent, not a slow machine (test_daemon_shm.sh counts them) */
+		a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = pp || quiet ? 20 : 14,
+					  .retry_cnt = 7,
 					  .rnr_retry = 7, .sq_psn = me.psn, .max_rd_atomic = 1 };
 		if ((err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 							 IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 							 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)))
 			die("RTS", err);
 	}
-	if (server) {
+	if (pp || quiet) { /* both QPs in RTS before the first WRITE: none is dropped in INIT */
+		char ready;
+
+		put_file(argv[2], server ? "server.ready" : "client.ready", "y", 1);
+		get_file(argv[2], server ? "client.ready" : "server.ready", &ready, 1);
+	}
+	if (pp) {
+		for (unsigned k = 0; k < count; k++) {
+			if (server)
+				await_msg(wr, size, k, side);
+			make_msg(tx, size, k);
+			post(qp, IBV_WR_RDMA_WRITE, tx, size, mr->lkey,
+			     peer.addr + (uint64_t)count * size, peer.rkey, k);
+			wait_wc(cq);
+			if (!server)
+				await_msg(wr, size, k, side);
+		}
+		printf("shm_xfer %s: %u x %zu bytes: every write matched\n", side, count, size);
+	} else if (quiet && server) {
+		char done;
+
+		await_msg(wr, size, count - 1, side);
+		get_file(argv[2], "client.done", &done, 1);
+		printf("shm_xfer %s: %u x %zu bytes: the last write matched\n", side, count, size);
+	} else if (quiet) {
+		for (unsigned k = 0; k < count; k++) {
+			make_msg(tx, size, k);
+			post(qp, IBV_WR_RDMA_WRITE, tx, size, mr->lkey,
+			     peer.addr + (uint64_t)count * size, peer.rkey, k);
+			wait_wc(cq);
+		}
+		put_file(argv[2], "client.done", "y", 1);
+		printf("shm_xfer %s: %u x %zu bytes: every write completed\n", side, count, size);
+	} else if (server) {
 		char done;
 
 		for (unsigned k = 0; k < count; k++) {

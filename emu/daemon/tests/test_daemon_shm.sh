@@ -14,6 +14,10 @@
 #   - ibv_rc_pingpong -c (rdma-core's own check) with 64 KiB messages through the rings.
 #   - a client killed with SIGKILL in a long run: the server's ring thread hears SHM_GONE
 #     (trace "MAPPED -> FREE"), the daemon's status shows it with no peer, a new pair runs.
+#   - held ACKs (emu/verbs/ack_hold.c), traced (RDMAEMU_TRACE=qp): shm_xfer pp- (ib_write_lat's
+#     pattern) holds every ACK on both sides; quiet- (a server that neither posts nor polls)
+#     holds every ACK and its ring thread sends them; no resend in either (a resend means an
+#     ACK never sent); through the daemon (RDMAEMU_SHM=0) none is held.
 # Timeouts are real-time safety nets only (generous, for a loaded machine).
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
@@ -105,6 +109,40 @@ if [ $src -ne 0 ] || [ $crc -ne 0 ] || grep -q "invalid data" "$t/srv.out" "$t/c
 else
 	echo "ok rc_pingpong -c 64 KiB: $(grep bytes "$t/cli.out")"
 fi
+
+# held ACKs: MODE TAG COUNT HELD_SERVER HELD_CLIENT [env]: exact lines, the held ACKs counted
+# in each side's trace, no resend (the ACK timeout is 4.3 s there)
+acks() {
+	mode=$1 tag=$2 n=$3 hs=$4 hc=$5; shift 5
+	rm -rf "$t/$tag"; mkdir "$t/$tag"
+	env RDMAEMU_TRACE=qp "$@" timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" \
+		$mode-server "$t/$tag" 64 $n >"$t/$tag/srv.out" 2>"$t/$tag/srv.err" &
+	xs=$!
+	env RDMAEMU_TRACE=qp "$@" timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" \
+		$mode-client "$t/$tag" 64 $n >"$t/$tag/cli.out" 2>"$t/$tag/cli.err"
+	crc=$?
+	wait $xs; src=$?
+	case $mode in
+	pp) ws="every write matched" wc="every write matched" ;;
+	*) ws="the last write matched" wc="every write completed" ;;
+	esac
+	gs=$(grep -c "resp: ACK psn .* held" "$t/$tag/srv.err")
+	gc=$(grep -c "resp: ACK psn .* held" "$t/$tag/cli.err")
+	rs=$(grep -c "go back to psn" "$t/$tag/srv.err" "$t/$tag/cli.err" | awk -F: '{ n += $2 } END { print n }')
+	if [ $src -ne 0 ] || [ $crc -ne 0 ] ||
+	   [ "$(cat "$t/$tag/srv.out")" != "shm_xfer $mode-server: $n x 64 bytes: $ws" ] ||
+	   [ "$(cat "$t/$tag/cli.out")" != "shm_xfer $mode-client: $n x 64 bytes: $wc" ] ||
+	   [ "$gs" != "$hs" ] || [ "$gc" != "$hc" ] || [ "$rs" != 0 ]; then
+		echo "FAIL held ACKs $mode $*: exits $src/$crc, held $gs/$gc (want $hs/$hc), resends $rs"
+		cat "$t/$tag/srv.out" "$t/$tag/cli.out"; fail=1
+	else
+		echo "ok held ACKs $mode $*: held $gs (server) / $gc (client), no resend"
+	fi
+}
+# (when each held ACK leaves is timing: the latency it buys is bench/run-daemon-bench's)
+acks pp pp 200 200 200
+acks quiet quiet 50 50 0
+acks pp ppd 50 0 0 RDMAEMU_SHM=0
 
 lf0=$(loopback_frames)
 # the daemon path: same output, frames through the daemon (64 KiB x 20 x 3 messages: at least

@@ -1,0 +1,89 @@
+/* Held ACKs: on the shared-memory ring path, the positive ACK of an RDMA WRITE waits for its
+ * QP's next request (docs/daemon.md "Held ACKs").
+ *
+ * Why. A ping-pong such as ib_write_lat spins on memory for the peer's RDMA WRITE, so only the
+ * ring thread can deliver it, and waking that thread on a CPU taken by a spinner costs what the
+ * scheduler makes it cost (5 us to 2 ms here). The peer's application thread, though, is
+ * polling its send CQ for the ACK of its own WRITE at that moment, and a poll drains the rings
+ * in order. If the ACK of message n leaves after the WRITE n + 1 that answers it, the poll that
+ * finds the ACK has delivered the WRITE first: no wake-up on the path at all.
+ *
+ * Rules (IBTA 9.7.5.1.2 lets a responder coalesce acknowledgements; the requester's
+ * retransmission timer, milliseconds at the least, is never approached):
+ *   - only the ACK of a plain RDMA WRITE (resp.c: no immediate, so no CQ tells its
+ *     application) that a pass over the rings delivered is held (emu_link_shm_delivering):
+ *     the in-process, daemon and virtual-time paths send every ACK at once, as before. A
+ *     SEND's receiver polls a CQ anyway; holding its ACK bought nothing and slowed the
+ *     sender's completion where the receiver went on to other work (docs/daemon.md);
+ *   - one at most per QP: the next message that wants one sends the held ACK first;
+ *   - it leaves right after the QP's requester has sent a packet (req.c), before any other
+ *     responder packet of the QP (resp.c), before the QP changes state or is destroyed, when
+ *     a busy poller of any CQ has found nothing 16 times in a row (cq.c), and when the ring
+ *     thread has idled EMU_LINK_SHM_FLUSH_ROUNDS looks (the idle hook);
+ *   - it carries the PSN and MSN it had when it was held.
+ * Engine lock held throughout. */
+#include "config.h"
+
+#include "emu/link_shm.h"
+#include "emu/verbs/datapath.h"
+
+/* the QPs holding an ACK, in the order they took it */
+static struct emu_list held = { &held, &held };
+/* how many: read without the lock by busy pollers (emu_dp_acks_held) */
+static unsigned nheld;
+static bool hooked;
+
+static void unlist(struct emu_vqp *q)
+{
+	q->dp.ack_held = false;
+	emu_list_del(&q->dp.ack_node);
+	__atomic_store_n(&nheld, nheld - 1, __ATOMIC_RELAXED);
+}
+
+static void release(struct emu_vqp *q)
+{
+	unlist(q);
+	emu_dp_resp_ack(q, q->dp.ack_psn, q->dp.ack_msn);
+}
+
+bool emu_dp_ack_hold(struct emu_vqp *q, uint32_t psn)
+{
+	if (!emu_link_shm_delivering())
+		return false;
+	if (q->dp.ack_held)
+		release(q);
+	if (!hooked) {
+		emu_link_shm_set_idle_hook(emu_dp_ack_flush_all);
+		hooked = true;
+	}
+	q->dp.ack_held = true;
+	q->dp.ack_psn = psn;
+	q->dp.ack_msn = q->dp.resp_msn;
+	emu_list_add_tail(&held, &q->dp.ack_node);
+	__atomic_store_n(&nheld, nheld + 1, __ATOMIC_RELAXED);
+	emu_dp_trace("qp %u resp: ACK psn %u held", q->qp.qp_num, psn);
+	return true;
+}
+
+void emu_dp_ack_flush(struct emu_vqp *q)
+{
+	if (q->dp.ack_held)
+		release(q);
+}
+
+void emu_dp_ack_flush_all(void)
+{
+	while (!emu_list_empty(&held))
+		release(emu_list_entry(held.next, struct emu_vqp, dp.ack_node));
+}
+
+void emu_dp_ack_drop(struct emu_vqp *q)
+{
+	if (q->dp.ack_held)
+		unlist(q);
+}
+
+bool emu_dp_acks_held(void)
+{
+	return __atomic_load_n(&nheld, __ATOMIC_RELAXED) != 0;
+}
