@@ -253,6 +253,33 @@ static void test_callback_cancels_and_arms(void **state)
  * (deadline, last arming order) sort of what is left armed. */
 #define NRAND 257
 
+/* Runs clk idle and checks the callbacks against the model: the n timers armed[] (deadline
+ * dl[], arming sequence sq[]) fire exactly, in (deadline, sequence) order, at their deadlines
+ * (log.n starts at 0). Clears armed[]. */
+static void run_idle_against_model(struct emu_clock *clk, const struct log *log, bool *armed,
+				   const uint64_t *dl, const uint64_t *sq, int n)
+{
+	size_t want = 0;
+
+	for (int i = 0; i < n; i++)
+		want += armed[i];
+	assert_int_equal(emu_clock_pending(clk), want);
+	assert_int_equal(emu_clock_run_idle(clk, EMU_CLOCK_NO_LIMIT, NULL), 0);
+	assert_int_equal(log->n, want);
+	for (size_t k = 0; k < want; k++) {
+		int best = -1;
+
+		for (int i = 0; i < n; i++)
+			if (armed[i] && (best < 0 || dl[i] < dl[best] ||
+					 (dl[i] == dl[best] && sq[i] < sq[best])))
+				best = i;
+		assert_int_equal(log->ids[k], best);
+		assert_int_equal(log->times[k], dl[best]);
+		armed[best] = false;
+	}
+	assert_int_equal(emu_clock_pending(clk), 0);
+}
+
 static void test_random_against_model(void **state)
 {
 	struct emu_clock clk;
@@ -286,27 +313,7 @@ static void test_random_against_model(void **state)
 				model_seq[i] = seq++;
 			}
 		}
-		size_t n = 0;
-		for (int i = 0; i < NRAND; i++)
-			n += armed[i];
-		assert_int_equal(emu_clock_pending(&clk), n);
-		assert_int_equal(emu_clock_run_idle(&clk, EMU_CLOCK_NO_LIMIT, NULL), 0);
-		assert_int_equal(log.n, n);
-		for (size_t k = 0; k < n; k++) {
-			int best = -1;
-
-			for (int i = 0; i < NRAND; i++) {
-				if (!armed[i])
-					continue;
-				if (best < 0 || model_deadline[i] < model_deadline[best] ||
-				    (model_deadline[i] == model_deadline[best] &&
-				     model_seq[i] < model_seq[best]))
-					best = i;
-			}
-			assert_int_equal(log.ids[k], best);
-			assert_int_equal(log.times[k], model_deadline[best]);
-			armed[best] = false;
-		}
+		run_idle_against_model(&clk, &log, armed, model_deadline, model_seq, NRAND);
 	}
 }
 
@@ -451,25 +458,7 @@ static void test_lanes(void **state)
 	emu_timer_arm_in(&clk, &m[k].t, 50);
 	dl[k] = emu_clock_now(&clk) + 50, sq[k] = seq++, armed[k++] = true;
 	assert_int_equal(k, N);
-
-	size_t n = 0;
-	for (int i = 0; i < N; i++)
-		n += armed[i];
-	assert_int_equal(emu_clock_pending(&clk), n);
-	assert_int_equal(emu_clock_run_idle(&clk, EMU_CLOCK_NO_LIMIT, NULL), 0);
-	assert_int_equal(log.n, n);
-	for (size_t f = 0; f < n; f++) {
-		int best = -1;
-
-		for (int i = 0; i < N; i++)
-			if (armed[i] && (best < 0 || dl[i] < dl[best] ||
-					 (dl[i] == dl[best] && sq[i] < sq[best])))
-				best = i;
-		assert_int_equal(log.ids[f], best);
-		assert_int_equal(log.times[f], dl[best]);
-		armed[best] = false;
-	}
-	assert_int_equal(emu_clock_pending(&clk), 0);
+	run_idle_against_model(&clk, &log, armed, dl, sq, N);
 	emu_clock_fini(&clk);
 }
 
