@@ -68,8 +68,11 @@ void emu_link_shm_burst_end(void);
 bool emu_link_shm_delivering(void);
 /* fn runs with the engine lock held, in a burst, when the ring thread has found the rings
  * empty EMU_LINK_SHM_FLUSH_ROUNDS times in a row and at every later locked look until it
- * sleeps: what a pass held back goes out then at the latest. One hook (the data path's). */
-#define EMU_LINK_SHM_FLUSH_ROUNDS 8
+ * sleeps: what a pass held back goes out then at the latest. One hook (the data path's).
+ * Two looks, one sched_yield between them: ib_write_lat measured the same with 1, 2 and 8
+ * (the poller's post comes first either way), and each yield on a CPU busy with a spinner
+ * can cost a scheduler slice, which a held ACK would wait for. */
+#define EMU_LINK_SHM_FLUSH_ROUNDS 2
 void emu_link_shm_set_idle_hook(void (*fn)(void));
 /* Frames sent / received / dropped (the backlog behind a full ring was full too) through the
  * rings since the start, for status lines and benchmarks. */
