@@ -8,10 +8,11 @@
  * in order. If the ACK of message n leaves after the WRITE n + 1 that answers it, the poll that
  * finds the ACK has delivered the WRITE first: no wake-up on the path at all.
  *
- * Rules (IBTA 9.7.5.1.2 lets a responder coalesce acknowledgements; the requester's
- * retransmission timer, milliseconds at the least, is never approached):
- *   - only the ACK of a plain RDMA WRITE (resp.c: no immediate, so no CQ tells its
- *     application) that a pass over the rings delivered is held (emu_link_shm_delivering):
+ * Rules (an ACK has no deadline but the requester's ACK timeout, 4.096 us x 2^timeout and
+ *     never below 8 us: a held ACK leaves within a few microseconds unless the ring thread
+ *     waits for a CPU; the requester waits for it as for any ACK in flight):
+ *   - only the ACK of a plain RDMA WRITE (no immediate, so no CQ tells its application)
+ *     that a pass over the rings delivered is held (emu_link_shm_delivering):
  *     the in-process, daemon and virtual-time paths send every ACK at once, as before. A
  *     SEND's receiver polls a CQ anyway; holding its ACK bought nothing and slowed the
  *     sender's completion where the receiver went on to other work (docs/daemon.md);
@@ -46,9 +47,13 @@ static void release(struct emu_vqp *q)
 	emu_dp_resp_ack(q, q->dp.ack_psn, q->dp.ack_msn);
 }
 
-bool emu_dp_ack_hold(struct emu_vqp *q, uint32_t psn)
+bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi)
 {
-	if (!emu_link_shm_delivering())
+	uint32_t psn = pi->psn;
+
+	/* a plain RDMA WRITE's: its application learns of the message by memory, not by a CQ */
+	if ((pi->mask & (EMU_PKT_WRITE | EMU_PKT_IMMDT)) != EMU_PKT_WRITE ||
+	    !emu_link_shm_delivering())
 		return false;
 	if (q->dp.ack_held)
 		release(q);

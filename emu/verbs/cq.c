@@ -361,7 +361,8 @@ int emu_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	for (i = 0; i < n; i++)
 		if (!emu_cq_pop(to_vcq(cq), &wc[i]))
 			break;
-	if (i > 0 && to_vcq(cq)->empty_polls) /* empty polls are counted in a row */
+	/* empty polls are counted in a row */
+	if (i > 0 && __atomic_load_n(&to_vcq(cq)->empty_polls, __ATOMIC_RELAXED))
 		__atomic_store_n(&to_vcq(cq)->empty_polls, 0, __ATOMIC_RELAXED);
 	if (i == 0 && n > 0) {
 		/* an empty poll: a busy-poll loop lets virtual time move (docs/engine.md). The

@@ -150,10 +150,10 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 void emu_dp_resp_ack(struct emu_vqp *q, uint32_t psn, uint32_t msn);
 
 /* ack_hold.c: ACKs held back on the ring path (docs/daemon.md "Held ACKs"). hold: true when
- * the ACK of psn is held (this thread is delivering from the rings), having sent the one the
- * QP held before; false: send it now. flush sends q's held ACK, flush_all every QP's, drop
+ * the ACK of the request packet pi is held (a plain RDMA WRITE's, and this thread is
+ * delivering from the rings), having sent the one the QP held before; false: send it now. flush sends q's held ACK, flush_all every QP's, drop
  * forgets q's (its QP is being emptied). Engine lock held. */
-bool emu_dp_ack_hold(struct emu_vqp *q, uint32_t psn);
+bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi);
 void emu_dp_ack_flush(struct emu_vqp *q);
 void emu_dp_ack_flush_all(void);
 void emu_dp_ack_drop(struct emu_vqp *q);

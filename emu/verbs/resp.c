@@ -571,10 +571,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			next = pi->bth.ackreq && !uc ? RESPST_ACKNOWLEDGE : RESPST_DONE;
 			break;
 		case RESPST_ACKNOWLEDGE:
-			/* only a plain RDMA WRITE's ACK may wait: its application learns of the
-			 * message by memory, not by a CQ it polls (ack_hold.c) */
-			if ((m & (EMU_PKT_WRITE | EMU_PKT_IMMDT)) != EMU_PKT_WRITE ||
-			    !emu_dp_ack_hold(q, pi->psn))
+			if (!emu_dp_ack_hold(q, pi))
 				send_ack(q, EMU_OP_RC | EMU_OP_ACK, pi->psn,
 					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0);
 			next = RESPST_DONE;
