@@ -20,14 +20,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu/clock.h"
-#include "emu/engine.h"
-#include "emu/fabric.h"
-#include "emu/mad.h"
-#include "emu/process.h"
-#include "emu/sa.h"
-#include "emu/sa_client.h"
-#include "emu/topology.h"
+#include "emu/sim/clock.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/fabric.h"
+#include "emu/ib/mad.h"
+#include "emu/sim/process.h"
+#include "emu/ib/sa.h"
+#include "emu/ib/sa_client.h"
+#include "emu/sim/topology.h"
 #include "rdmaemu/ctl.h"
 
 static double now_s(void)

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "emu/clock.h"
-#include "emu/pcap.h"
-#include "emu/prng.h"
-#include "emu/wire.h"
+#include "emu/sim/clock.h"
+#include "emu/sim/pcap.h"
+#include "emu/sim/prng.h"
+#include "emu/sim/wire.h"
 
 static double wall_s(void)
 {

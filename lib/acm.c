@@ -29,10 +29,10 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
-#include "emu/engine.h"
-#include "emu/mad.h"
-#include "emu/process.h"
-#include "emu/sa_client.h"
+#include "emu/sim/engine.h"
+#include "emu/ib/mad.h"
+#include "emu/sim/process.h"
+#include "emu/ib/sa_client.h"
 
 /* ibacm's defaults (ibacm_opts.cfg: timeout 2000, retries 2) */
 #define ACM_SA_TIMEOUT_MS 2000

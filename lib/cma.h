@@ -8,7 +8,7 @@
 #include <infiniband/ib.h>
 
 #include "rdmaemu/compat.h"
-#include "emu/process.h"
+#include "emu/sim/process.h"
 
 /* librdmacm's error convention: set errno, return -1. */
 static inline int cma_err(int e)
@@ -47,8 +47,8 @@ _Static_assert(sizeof(struct cma_ib_connect_hdr) == 36, "ib_connect_hdr is 36 by
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include "emu/list.h"
-#include "emu/ucma_api.h"
+#include "emu/sim/list.h"
+#include "emu/rdma_cm/ucma_api.h"
 #include <stddef.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma_abi.h>

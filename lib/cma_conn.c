@@ -2,14 +2,14 @@
  * resolution, connect/accept/reject/notify/disconnect/establish, multicast, ECE, and
  * rdma_init_qp_attr with the QP transitions built on it. The library part (argument checks,
  * parameter marshalling, the QP moves, sync-mode completion) is rdma-core's; what the network
- * does is the emulated kernel's (emu/cma_id.c hook points, docs/cma.md). */
+ * does is the emulated kernel's (emu/rdma_cm/cma_id.c hook points, docs/cma.md). */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/engine.h"
+#include "emu/sim/engine.h"
 #include "lib/cma.h"
 
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -6,9 +6,9 @@
 
 #include <stdlib.h>
 
-#include "emu/engine.h"
-#include "emu/kmem.h"
-#include "emu/ucma_api.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/kmem.h"
+#include "emu/rdma_cm/ucma_api.h"
 #include "lib/cma.h"
 #include "lib/gai.h"
 

@@ -1,14 +1,14 @@
 /* CM ids (spec §6): create, destroy, migrate, bind, listen, options, the kernel queries that
  * fill id->route and id->verbs, and rdma_get_request. Every call marshals rdma-core's
  * ucma_abi_* command and writes it to the id's channel, as rdma-core's cma.c does, so the
- * kernel's errors (emu/ucma.c, emu/cma*.c) come back unchanged. */
+ * kernel's errors (emu/rdma_cm/ucma.c, emu/rdma_cm/cma*.c) come back unchanged. */
 #include "config.h"
 
 #include <endian.h>
 #include <stdlib.h>
 #include <infiniband/sa.h>
 
-#include "emu/kmem.h"
+#include "emu/sim/kmem.h"
 #include "lib/cma.h"
 
 /* AF_IB needs an AF_IB-capable kernel CM. ucma_set_af_ib_support finds out once per process,

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <rdma/rdma_cma.h>
 
-#include "emu/fabric.h"
+#include "emu/sim/fabric.h"
 
 /* RAI_SA lookup of `service` (spec §4.6); node/RAI_DNS were already refused by the caller. */
 int cma_gai_sa(const struct emu_host *h, const char *service, struct rdma_addrinfo **res);

@@ -1,6 +1,6 @@
 /* RAI_SA: rdma_getaddrinfo (spec §4.6) and rdma_resolve_addrinfo (§5) asking the subnet
  * administrator for ServiceRecords through the kernel's RESOLVE_IB_SERVICE command (rdma-core
- * >= v60 on a kernel with the 2025 patches; the emulated kernel has them, emu/cma_svc.c).
+ * >= v60 on a kernel with the 2025 patches; the emulated kernel has them, emu/rdma_cm/cma_svc.c).
  *
  * rdma_getaddrinfo binds a private RDMA_PS_IB id to GID 0 of every active InfiniBand port in
  * turn, asks for `service` (strtoull(service, 0): a number is a ServiceID, anything else a

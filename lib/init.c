@@ -2,7 +2,7 @@
  *
  * The real library asks the kernel for its ABI version and libibverbs for the device list; with
  * no device every init-dependent call fails with ENODEV. Here "the kernel" is the emulated host
- * the process is attached to (emu/process.c), and its device list is the fabric's. */
+ * the process is attached to (emu/sim/process.c), and its device list is the fabric's. */
 #include "config.h"
 
 #include <stdio.h>

@@ -4,7 +4,7 @@
 
 #include <netdb.h>
 
-#include "emu/fabric.h"
+#include "emu/sim/fabric.h"
 
 /* Same contract as getaddrinfo(3) (hints may be NULL; returns 0 or an EAI_* code; free the
  * result with freeaddrinfo(3)), with these differences, all for determinism and so that no name

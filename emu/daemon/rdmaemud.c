@@ -1,7 +1,7 @@
 /* rdmaemud: a fabric in real time, shared by the processes attached to its hosts
  * (docs/daemon.md, rdmaemud(1)).
  *
- * The daemon is an engine in real-time mode (emu/engine.h) that owns the fabric's wire: links
+ * The daemon is an engine in real-time mode (emu/sim/engine.h) that owns the fabric's wire: links
  * with their delays and faults, IB switching, the pcap taps. Every host port's receiver is
  * replaced by the forwarder below, which hands each frame reaching a host to the process that
  * holds it: a transport packet to the process whose QP-number slice contains its DestQP, any
@@ -33,18 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu/daemon/proto.h"
+#include "emu/link/proto.h"
 #include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
-#include "emu/daemon/ucma_ring.h"
+#include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
-#include "emu/engine.h"
-#include "emu/engine_rx.h"
-#include "emu/link.h"
-#include "emu/neigh.h"
-#include "emu/pcap.h"
-#include "emu/process.h"
-#include "emu/ucma.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/engine_rx.h"
+#include "emu/link/link.h"
+#include "emu/net/neigh.h"
+#include "emu/sim/pcap.h"
+#include "emu/sim/process.h"
+#include "emu/rdma_cm/ucma.h"
 #include "rdmaemu/ctl.h"
 
 #define MAX_CLIENTS 256
@@ -78,7 +78,7 @@ struct client {
 	size_t outq_bytes;
 	int fd;
 	int ucma_dfd; /* CLIENT_UCMA: the rdma_cm file it serves (emu/daemon/ucma_srv.h) */
-	/* the page shared with its client (emu/daemon/ucma_ring.h), or NULL: the count of the
+	/* the page shared with its client (emu/link/ucma_ring.h), or NULL: the count of the
 	 * messages sent to it, and the command ring with how far it was read */
 	struct emu_ducma_shared *ucma_sh;
 	uint64_t rtail;
@@ -227,7 +227,7 @@ static int outq_send_head(struct client *c)
 }
 
 /* Protocol 12: what is queued on an rdma_cm file's connection goes in bundles (UCMA_BUNDLE,
- * emu/daemon/proto.h), up to EMU_DUCMA_BUNDLE_MAX bytes a socket message. A sendmmsg of
+ * emu/link/proto.h), up to EMU_DUCMA_BUNDLE_MAX bytes a socket message. A sendmmsg of
  * single messages cost the kernel an skb, its memory accounting and a look at the reader's
  * wait queue for each message: 35 % of the daemon's CPU in cmtime -c 1000 (perf, protocol
  * 11). A bundle is counted once, right before its sendmsg, and uncounted when the socket is
@@ -561,7 +561,7 @@ static int install_ports(void)
 
 /* ---------- client messages ---------- */
 
-/* The page shared with c's client (emu/daemon/ucma_ring.h: the sent count, the command ring),
+/* The page shared with c's client (emu/link/ucma_ring.h: the sent count, the command ring),
  * mapped here; its fd for UCMA_OPEN's answer (the caller closes it), or -1: the client then
  * drains its socket and sends its commands on it as before. */
 static int ucma_page_map(struct client *c)
@@ -684,7 +684,7 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 }
 
 /* A host's neighbour generation moved (engine lock held): its processes forget the MACs
- * they kept (emu/link.c), behind the frames already queued for them. */
+ * they kept (emu/link/link.c), behind the frames already queued for them. */
 static void neigh_gen_moved(void *ctx, size_t host, uint32_t gen)
 {
 	(void)ctx;
@@ -777,7 +777,7 @@ static void on_neigh_flush(struct client *c, const struct emu_dmsg_neigh_flush *
 
 /* DEVICE_REMOVE: `rdma link delete` on a host of the fabric, from a control connection or an
  * attached process. The daemon's engine runs the removal (the device leaves its lists, its
- * rdma_cm ids get DEVICE_REMOVAL, its CM agent stops, emu/devrm_ctl.c); then every attached
+ * rdma_cm ids get DEVICE_REMOVAL, its CM agent stops, emu/rdma_cm/devrm_ctl.c); then every attached
  * process hears DEVICE_GONE, behind the frames already queued for it, and every later rdma_cm
  * answer carries the new generation, which a client applies before it hands the answer on
  * (so an application never reads DEVICE_REMOVAL while its device list still has the device). */

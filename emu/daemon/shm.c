@@ -1,5 +1,5 @@
 /* rdmaemud: pairing the processes of a host for the shared-memory loopback path
- * (emu/daemon/shm.h, emu/link_shm.c, docs/daemon.md).
+ * (emu/daemon/shm.h, emu/link/link_shm.c, docs/daemon.md).
  *
  * Each pair gets its own memfd, created here zero-filled: both rings start empty with no
  * reader marked awake, and no state of an earlier process of the same slot can leak into
@@ -18,8 +18,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "emu/link.h"
-#include "emu/daemon/proto.h"
+#include "emu/link/link.h"
+#include "emu/link/proto.h"
 #include "emu/daemon/shm.h"
 
 struct pend {

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "emu/cm_host.h"
+#include "emu/ib/cm_host.h"
 #include "emu/daemon/stacks.h"
-#include "emu/engine.h"
-#include "emu/gsi.h"
-#include "emu/neigh.h"
-#include "emu/sa_agent.h"
+#include "emu/sim/engine.h"
+#include "emu/ib/gsi.h"
+#include "emu/net/neigh.h"
+#include "emu/ib/sa_agent.h"
 
 int emu_dstacks_start(struct emu_engine *e)
 {

@@ -1,8 +1,8 @@
 /* rdma_cm files served by rdmaemud (emu/daemon/ucma_srv.h): the daemon end.
  *
- * A file is the emulated kernel's (emu/ucma.c) for the client's host, numbered by the
+ * A file is the emulated kernel's (emu/rdma_cm/ucma.c) for the client's host, numbered by the
  * daemon's eventfd; the client gets that eventfd itself through SCM_RIGHTS. Commands run with
- * the daemon's copies of the user buffers they name (emu/daemon/ucma_proto.h). Every file is
+ * the daemon's copies of the user buffers they name (emu/link/ucma_proto.h). Every file is
  * a push file (protocol 6): events go to the client as they are queued (UCMA_EVENT), the
  * client reads them from its copy of the queue and says so (UCMA_CONSUMED); the eventfd
  * counts what it has not read yet. */
@@ -19,12 +19,12 @@
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "emu/link.h"
-#include "emu/daemon/proto.h"
-#include "emu/daemon/ucma_proto.h"
+#include "emu/link/link.h"
+#include "emu/link/proto.h"
+#include "emu/link/ucma_proto.h"
 #include "emu/daemon/ucma_srv.h"
-#include "emu/engine.h"
-#include "emu/ucma.h"
+#include "emu/sim/engine.h"
+#include "emu/rdma_cm/ucma.h"
 
 /* The daemon's device-removal generation, in the pad of every answer and pushed event
  * (emu_ucma_srv_devrm). */
@@ -154,7 +154,7 @@ static void verdicts(int dfd, const struct rdma_ucm_event_resp *resp, uint8_t *b
 /* emu_ucma_push_fn of every file: the messages go behind whatever the connection has
  * queued (the daemon's send), never dropped. An event goes with the answers the library
  * asks for right after reading it (struct emu_ducma_snap): those are round trips no more
- * (the client keeps them until something could change them, emu/ucma_link.c). */
+ * (the client keeps them until something could change them, emu/link/ucma_link.c). */
 static void push(void *ctx, int dfd, enum emu_ucma_push_kind kind, uint32_t seq,
 		 const struct rdma_ucm_event_resp *resp)
 {

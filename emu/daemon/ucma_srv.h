@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emu/fabric.h"
+#include "emu/sim/fabric.h"
 
 /* What the daemon does for the files. */
 struct emu_ucma_srv_ops {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/fabric.h"
+#include "emu/sim/fabric.h"
 #include "emu/tools/rdmaemu_run.h"
 
 static void usage(FILE *out)

@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu/daemon/proto.h"
-#include "emu/link.h"
+#include "emu/link/proto.h"
+#include "emu/link/link.h"
 #include "emu/tools/rdmaemu_run.h"
 
 static bool in_build_tree(void)

@@ -25,7 +25,7 @@
  * Engine lock held throughout. */
 #include "config.h"
 
-#include "emu/link_shm.h"
+#include "emu/link/link_shm.h"
 #include "emu/verbs/datapath.h"
 
 /* the QPs holding an ACK, in the order they took it */

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/link.h"
-#include "emu/neigh.h"
-#include "emu/pkt.h"
+#include "emu/link/link.h"
+#include "emu/net/neigh.h"
+#include "emu/hca/pkt.h"
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/objects.h"
 

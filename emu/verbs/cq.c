@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/kmem.h"
-#include "emu/link_shm.h"
+#include "emu/sim/kmem.h"
+#include "emu/link/link_shm.h"
 #include "emu/verbs/datapath.h"
 
 /* RXE_SUP_WC_FLAGS of rdma-core 44's providers/rxe */

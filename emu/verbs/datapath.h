@@ -25,9 +25,9 @@
 #ifndef RDMAEMU_EMU_VERBS_DATAPATH_H
 #define RDMAEMU_EMU_VERBS_DATAPATH_H
 
-#include "emu/engine.h"
-#include "emu/pkt.h"
-#include "emu/trace.h"
+#include "emu/sim/engine.h"
+#include "emu/hca/pkt.h"
+#include "emu/sim/trace.h"
 #include "emu/verbs/objects.h"
 
 /* Send WQE states (rxe's enum wqe_state). */
@@ -137,7 +137,7 @@ int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct 
 		       uint64_t off, size_t paylen, enum emu_mr_status *gst);
 /* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
-/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/pcap.h). */
+/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/sim/pcap.h). */
 void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
 /* Makes `dev` receive from the wire: its ports' receivers (RoCE and IB) are the data path
  * (idempotent; engine lock held; called when a QP reaches RTR, the first state that

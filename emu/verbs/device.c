@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/process.h"
+#include "emu/sim/process.h"
 #include "emu/verbs/verbs_priv.h"
 
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;

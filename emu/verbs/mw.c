@@ -1,6 +1,6 @@
 /* Memory windows as Linux 6.1 rxe implements them (rxe_mw.c, rxe_resp.c check_rkey,
  * rxe_req.c rxe_do_local_ops) under rdma-core 44's rxe provider (rxe_alloc_mw, rxe_bind_mw).
- * Measured on kernel rxe with emu/verbs/probe/verbs_probe_mw.c (docs/mw.md).
+ * Measured on kernel rxe with probes/verbs/verbs_probe_mw.c (docs/mw.md).
  *
  * Locking: a window's binding (state, rkey, MR, QP, range, access) changes only in the data
  * path (BIND_MW / LOCAL_INV WQEs at the requester, SEND_WITH_INV at the responder) and is read

@@ -3,7 +3,7 @@
  * index << 8 | a key byte, type 1 windows are VALID from allocation and bound with
  * ibv_bind_mw (which rdma-core's rxe provider turns into a BIND_MW WR), type 2 windows are FREE
  * until a BIND_MW WR binds them to the posting QP, and are invalidated by LOCAL_INV or a
- * remote SEND_WITH_INV. Measured on kernel rxe: emu/verbs/probe/verbs_probe_mw.c. */
+ * remote SEND_WITH_INV. Measured on kernel rxe: probes/verbs/verbs_probe_mw.c. */
 #ifndef RDMAEMU_EMU_VERBS_MW_H
 #define RDMAEMU_EMU_VERBS_MW_H
 

@@ -10,8 +10,8 @@
 
 #include <stdbool.h>
 
-#include "emu/clock.h"
-#include "emu/list.h"
+#include "emu/sim/clock.h"
+#include "emu/sim/list.h"
 
 #include "emu/verbs/verbs_priv.h"
 

@@ -1,5 +1,5 @@
 /* Protection domains and memory regions: rdma-core's libibverbs wrappers (verbs.c) over the
- * rxe provider's ops, over the HCA model (emu/hca.h) standing in for ib_uverbs + rxe.
+ * rxe provider's ops, over the HCA model (emu/hca/hca.h) standing in for ib_uverbs + rxe.
  *
  * Conventions (rdma-core 44): ibv_alloc_pd/ibv_reg_mr* return NULL with errno; ibv_dealloc_pd
  * and ibv_dereg_mr return an errno value (EBUSY for a PD still in use) and leave the same value

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/link.h"
+#include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/mw.h"
 
@@ -165,7 +165,7 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	if (n < 0)
 		return xmit_fail(q, src, paylen, gst, (int)n);
 	/* a loopback frame for a QP of another process of this host: built straight into the
-	 * shared-memory ring to that process when it has room (emu/link_shm.h), no copy */
+	 * shared-memory ring to that process when it has room (emu/link/link_shm.h), no copy */
 	if (local && emu_link_qpn_elsewhere(bth->dqpn)) {
 		struct emu_engine *e = emu_dp_engine();
 		const struct emu_host *h = p->dev->host;
@@ -294,7 +294,7 @@ static void port_rx_ib(void *ctx, const uint8_t *frame, size_t len, uint64_t now
 }
 
 /* The HCA class of the engine's demultiplexer on every port: transport packets whose DestQP
- * no other module claimed (QP1's MADs and the IPoIB QP go elsewhere, emu/engine_rx.h). */
+ * no other module claimed (QP1's MADs and the IPoIB QP go elsewhere, emu/sim/engine_rx.h). */
 void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev)
 {
 	const struct emu_fabric *fab = emu_engine_fabric(e);

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "emu/process.h"
+#include "emu/sim/process.h"
 #include "emu/verbs/verbs_priv.h"
 
 #define CLASS_IB "/sys/class/infiniband/"

@@ -4,13 +4,13 @@
  * ibv_device (rdma-core's verbs_device), a context wrapping struct verbs_context (whose last
  * member is the struct ibv_context handed to the application, so that the header's inline
  * verbs_get_ctx_op() finds the extended ops), and objects embedding both the public struct
- * (ibv_pd, ibv_mr) and the HCA model's object (emu/hca.h). */
+ * (ibv_pd, ibv_mr) and the HCA model's object (emu/hca/hca.h). */
 #ifndef RDMAEMU_EMU_VERBS_PRIV_H
 #define RDMAEMU_EMU_VERBS_PRIV_H
 
 #include <infiniband/verbs.h>
 
-#include "emu/hca.h"
+#include "emu/hca/hca.h"
 
 /* rxe's num_comp_vectors is num_possible_cpus() of the host; the reference VM (scripts/rxe-vm,
  * two CPUs) reports 2, so the emulated hosts do too. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/trace.h"
+#include "emu/sim/trace.h"
 #include "emu/verbs/datapath.h"
 
 static const char *const wqe_state_names[] = {

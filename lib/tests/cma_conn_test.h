@@ -11,7 +11,7 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/sa.h>
 
-#include "emu/cma.h"
+#include "emu/rdma_cm/cma.h"
 
 static int standin_resolve(struct emu_cma_id *id, uint32_t timeout_ms)
 {

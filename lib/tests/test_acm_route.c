@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "emu/fabric.h"
-#include "emu/process.h"
+#include "emu/sim/fabric.h"
+#include "emu/sim/process.h"
 #include "emu/verbs/tests/verbs_test.h"
 #include "rdmaemu/ctl.h"
 

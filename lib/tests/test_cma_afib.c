@@ -1,6 +1,6 @@
 /* AF_IB in librdmacm and the emulated kernel, on rxe-ref (docs/cma.md "AF_IB"): the library's
  * af_ib_support probe, AF_IB binds and their port spaces, and rdma_resolve_addr to AF_IB
- * destinations on a RoCE port. Every expected value is what lib/tests/afib_probe.c printed on
+ * destinations on a RoCE port. Every expected value is what probes/cma/afib_probe.c printed on
  * Linux 6.1 + rdma-core 44 + rxe (scripts/rxe-vm), except the ephemeral ports, which are
  * random there: here they are checked for their range only.
  * Re-executes itself on the emulated libibverbs (verbs_test.h). */

@@ -1,5 +1,5 @@
 /* Device removal (rdmaemu_ctl_device_remove, docs/cma.md "Address changes and device removal")
- * on fixtures/rxe-ref.fabric, the sequence lib/tests/devrm_probe.c measured on Linux 6.1 +
+ * on fixtures/rxe-ref.fabric, the sequence probes/cma/devrm_probe.c measured on Linux 6.1 +
  * rdma-core 44 + rxe (`rdma link delete rxe0`): a listener bound to 192.0.2.1 and an id
  * resolved to it get one DEVICE_REMOVAL each, status 0, in that order and at the instant of
  * the removal (and so does an id bound there whose resolution is then cancelled); the id bound

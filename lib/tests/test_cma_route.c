@@ -1,5 +1,5 @@
 /* librdmacm's address, route and multicast calls over the emulated kernel's network modules
- * (emu/cma_addr.c, cma_route.c, cma_mcast.c), on rxe-ref2 as node A:
+ * (emu/rdma_cm/cma_addr.c, cma_route.c, cma_mcast.c), on rxe-ref2 as node A:
  *  - rdma_resolve_addr / rdma_resolve_route asynchronously: the device, the addresses and the
  *    path record the library converts into id->route.path_rec;
  *  - synchronous ids: an unanswered ARP gives -1/ETIMEDOUT after exactly the timeout, no

@@ -13,8 +13,8 @@
 #include <infiniband/sa.h>
 
 #include "emu/verbs/tests/verbs_test.h"
-#include "emu/engine.h"
-#include "emu/cma.h"
+#include "emu/sim/engine.h"
+#include "emu/rdma_cm/cma.h"
 #include "rdmaemu/ctl.h"
 #include "rdmaemu/compat.h"
 

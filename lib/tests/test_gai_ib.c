@@ -17,10 +17,10 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/ib.h>
 
-#include "emu/engine.h"
-#include "emu/fabric.h"
-#include "emu/mad.h"
-#include "emu/process.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/fabric.h"
+#include "emu/ib/mad.h"
+#include "emu/sim/process.h"
 #include "rdmaemu/ctl.h"
 
 #define MS 1000000ull

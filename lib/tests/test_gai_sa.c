@@ -20,11 +20,11 @@
 #include <infiniband/ib.h>
 #include <rdma/rdma_cma.h>
 
-#include "emu/engine.h"
-#include "emu/fabric.h"
-#include "emu/mad.h"
-#include "emu/process.h"
-#include "emu/sa_client.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/fabric.h"
+#include "emu/ib/mad.h"
+#include "emu/sim/process.h"
+#include "emu/ib/sa_client.h"
 #include "emu/verbs/tests/verbs_test.h"
 #include "rdmaemu/compat.h"
 #include "rdmaemu/ctl.h"

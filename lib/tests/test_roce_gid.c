@@ -1,4 +1,4 @@
-/* The RoCE GID table follows the netdev's addresses (emu/roce_gid.c, docs/neigh.md "GID
+/* The RoCE GID table follows the netdev's addresses (emu/net/roce_gid.c, docs/neigh.md "GID
  * table"), on rxe-ref: an added address takes the first empty entry as a RoCE v2 GID, a
  * removed one leaves its entry empty (zeros for ibv_query_gid, ENODATA for ibv_query_gid_ex,
  * EINVAL for the sysfs type file), the default GID stays; rdma_bind_addr sees the netdev's

@@ -22,7 +22,7 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "emu/ucma_api.h"
+#include "emu/rdma_cm/ucma_api.h"
 #include "rdmaemu/ctl.h"
 
 /* enum rdma_cm_event_type (<rdma/rdma_cma.h>, whose port spaces clash with the uapi's) */

@@ -1,4 +1,4 @@
-/* The MACs a process under rdmaemud keeps for its verbs AHs (emu/link.c, docs/daemon.md
+/* The MACs a process under rdmaemud keeps for its verbs AHs (emu/link/link.c, docs/daemon.md
  * "Frames"): run as a process of host A of fixtures/rxe-ref2.fabric, with
  * RDMAEMU_TRACE=neighlink, it creates an AH towards B (192.0.2.66) three times, flushing
  * A's neighbour table in the daemon (`ip neigh flush`, rdmaemu_ctl_neigh_flush) before the

@@ -1,4 +1,4 @@
-/* ring_probe: the daemon's checks of the command ring (protocol 11, emu/daemon/ucma_ring.h)
+/* ring_probe: the daemon's checks of the command ring (protocol 11, emu/link/ucma_ring.h)
  * against a client that breaks it, run as an `rdmaemu run` process on the built-in fabric
  * (test_daemon_evpush.sh; RDMAEMU_DAEMON names the daemon's socket).
  *
@@ -22,9 +22,9 @@
 #include <unistd.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "emu/daemon/proto.h"
-#include "emu/daemon/ucma_proto.h"
-#include "emu/daemon/ucma_ring.h"
+#include "emu/link/proto.h"
+#include "emu/link/ucma_proto.h"
+#include "emu/link/ucma_ring.h"
 
 #include "emu/daemon/tests/probe_check.h"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Verbs AH / QP destination MACs under rdmaemud: emu/verbs/probe/verbs_probe_ahmac (built like
+# Verbs AH / QP destination MACs under rdmaemud: probes/verbs/verbs_probe_ahmac (built like
 # an application) runs as a process of host A of fixtures/rxe-ref2.fabric. Its ARP goes
 # through the daemon's neighbour layer (NEIGH_RESOLVE), which owns the host's tables and the
 # wire. Its lines must be those of the two reference VMs (emu/verbs/VM-CHECKS.md): create_ah
@@ -10,7 +10,7 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
-probe="$b/emu/verbs/probe/verbs_probe_ahmac"
+probe="$b/probes/verbs/verbs_probe_ahmac"
 keep="$b/emu/daemon/tests/neigh_keep"
 . "$s/emu/daemon/tests/daemon_test_env.sh"
 unset RDMAEMU_SHM RDMAEMU_TRACE

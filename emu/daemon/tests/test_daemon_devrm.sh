@@ -1,5 +1,5 @@
 #!/bin/sh
-# Device removal under rdmaemud: lib/tests/devrm_probe.c and devrm_probe2.c, the probes whose
+# Device removal under rdmaemud: probes/cma/devrm_probe.c and devrm_probe2.c, the probes whose
 # output on the reference VM (Linux 6.1 rxe, rdma-core 44) docs/cma.md records, run unchanged
 # as processes of the daemon's fabric; their `rdma link delete rxe0` reaches `rdmaemu daemon
 # remove-device` through an `rdma` on PATH. The lines that do not depend on time must be the

@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#include "emu/engine.h"
-#include "emu/engine_rx.h"
-#include "emu/process.h"
-#include "emu/topology.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/engine_rx.h"
+#include "emu/sim/process.h"
+#include "emu/sim/topology.h"
 #include "rdmaemu/ctl.h"
 
 #define MS EMU_NSEC_PER_MSEC

@@ -1,5 +1,5 @@
-/* test_ucma_link: the client end of an rdma_cm file (emu/ucma_link.c) against a daemon the
- * test plays. It takes the daemon's bundles (UCMA_BUNDLE, protocol 12, emu/daemon/proto.h)
+/* test_ucma_link: the client end of an rdma_cm file (emu/link/ucma_link.c) against a daemon the
+ * test plays. It takes the daemon's bundles (UCMA_BUNDLE, protocol 12, emu/link/proto.h)
  * whole and in order and refuses a broken one with EPROTO; a GET_EVENT asleep with nothing
  * on its way ends with ECONNRESET when the daemon goes away (nothing hangs).
  *
@@ -30,12 +30,12 @@
 #include <cmocka.h>
 #include <rdma/rdma_user_cm.h>
 
-#include "emu/cma.h"
-#include "emu/daemon/proto.h"
-#include "emu/daemon/ucma_proto.h"
-#include "emu/daemon/ucma_ring.h"
-#include "emu/link.h"
-#include "emu/ucma_link.h"
+#include "emu/rdma_cm/cma.h"
+#include "emu/link/proto.h"
+#include "emu/link/ucma_proto.h"
+#include "emu/link/ucma_ring.h"
+#include "emu/link/link.h"
+#include "emu/link/ucma_link.h"
 
 /* The daemon's end of one file. */
 struct dfile {

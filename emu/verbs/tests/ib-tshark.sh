@@ -6,7 +6,7 @@
 # RDMAEMU_PCAP set. The switch records each frame once per link it crosses, so every frame
 # appears twice. The capture is LINKTYPE_INFINIBAND (247), which Wireshark 4.0 cannot open: the
 # header's link type is rewritten to DLT_USER0 (147), mapped to the "infiniband" dissector (as
-# emu/tests/pkt-tshark.sh does). Exit 77 without tshark.
+# emu/hca/tests/pkt-tshark.sh does). Exit 77 without tshark.
 set -u
 TSHARK=${TSHARK:-tshark}
 command -v "$TSHARK" >/dev/null 2>&1 || { echo "tshark not found: skipped"; exit 77; }

@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 
-#include "emu/neigh.h"
+#include "emu/net/neigh.h"
 #include "emu/verbs/tests/verbs_test.h"
 
 #define SEC 1000000000ull

@@ -1,6 +1,6 @@
 /* Memory windows (emu/verbs/mw.c) as an application sees them: two RC QPs of rxe0 looped back
  * through GID 1; B's memory is reached through windows bound on B. Every value asserted here
- * was measured on kernel rxe (emu/verbs/probe/verbs_probe_mw.c, fixtures/golden/rxe/
+ * was measured on kernel rxe (probes/verbs/verbs_probe_mw.c, fixtures/golden/rxe/
  * verbs-probe-mw.out) unless a comment says otherwise. Also: the loopback fast path declines
  * every window operation (rdmaemu_verbs_fast_count does not move) and still runs for plain
  * ones afterwards. */

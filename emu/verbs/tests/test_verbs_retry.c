@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <sys/wait.h>
 
-#include "emu/fabric.h" /* struct emu_faults */
+#include "emu/sim/fabric.h" /* struct emu_faults */
 #include "emu/verbs/tests/verbs_test.h"
 
 #define MEM (2u << 20)

@@ -2,7 +2,7 @@
  * (loopback, fixtures/rxe-ref.fabric) and UD, created with ibv_create_qp_ex and
  * IBV_QP_INIT_ATTR_SEND_OPS_FLAGS. A batch of every opcode with each setter, exact completions
  * and memory; abort; the sticky ENOSPC errors; rxe's per-QP-type send ops; and the two slips
- * of rxe v44's setters, measured (emu/verbs/probe/verbs_probe_wr.c): an SGE list's message is
+ * of rxe v44's setters, measured (probes/verbs/verbs_probe_wr.c): an SGE list's message is
  * num_sge times the first length, an inline data list's is 0 bytes. */
 #include "config.h"
 

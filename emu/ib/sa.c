@@ -1,0 +1,425 @@
+/* The fake SA: request dispatch, PathRecord, MCMemberRecord, ServiceRecord, faults, RMPP
+ * segmentation. See emu/ib/sa.h for the behaviour; OpenSM's osm_sa_*.c is the model. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/hca/pkt.h"
+#include "emu/sim/prng.h"
+#include "emu/ib/sa.h"
+#include "emu/ib/sa_priv.h"
+#include "emu/sim/topology.h"
+
+const char *emu_sa_verdict_name(enum emu_sa_verdict v)
+{
+	static const char *const n[] = { "ANSWER", "DROP", "BUSY", "ERROR" };
+
+	return (unsigned)v < 4 ? n[v] : "?";
+}
+
+/* ---- construction ---- */
+
+static int add_port(struct emu_sa *sa, struct emu_port *po)
+{
+	struct emu_sa_port *n;
+
+	if (sa->nports == sa->cap_ports) {
+		size_t cap = sa->cap_ports ? 2 * sa->cap_ports : 8;
+
+		n = realloc(sa->ports, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		sa->ports = n;
+		sa->cap_ports = cap;
+	}
+	sa->ports[sa->nports++] = (struct emu_sa_port){ .port = po };
+	return 0;
+}
+
+static void add_ipoib_broadcast(struct emu_sa *sa)
+{
+	/* OpenSM creates the default partition's IPoIB broadcast group at start (partition
+	 * config "Default=0x7fff,ipoib"): Q_Key 0x0b1b, MTU 2048, 10 Gb/s, link-local scope. */
+	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
+					  0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff };
+	struct emu_sa_mcgroup *g = &sa->groups[0];
+
+	memset(g, 0, sizeof(*g));
+	memcpy(g->rec.mgid, mgid, 16);
+	g->rec.qkey = 0x0b1b;
+	g->rec.mlid = EMU_SA_MLID_MIN;
+	g->rec.mtu = 4;
+	g->rec.rate = 3;
+	g->rec.pkey = 0xffff;
+	g->rec.sl = sa->f->sm.sl;
+	g->rec.packet_life_time = sa->f->sm.packet_lifetime;
+	g->rec.scope = 2;
+	g->well_known = true;
+	sa->ngroups = 1;
+}
+
+struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology *t)
+{
+	struct emu_sa *sa;
+	struct emu_prng root;
+
+	if (!f || !f->sm.present) {
+		errno = ENODEV;
+		return NULL;
+	}
+	sa = calloc(1, sizeof(*sa));
+	if (!sa)
+		return NULL;
+	sa->f = f;
+	sa->t = t;
+	sa->policy.response_delay_ns = f->sm.response_delay_ns;
+	sa->policy.drop_next = f->sm.drop_next;
+	sa->policy.drop = f->sm.drop;
+	sa->policy.busy_next = f->sm.busy_next;
+	sa->policy.busy = f->sm.busy;
+	sa->policy.error_status = f->sm.error_status;
+	sa->policy.error_attr = f->sm.error_attr;
+	emu_prng_seed(&root, f->seed);
+	emu_prng_fork(&root, EMU_PRNG_DOMAIN_SA, &sa->prng);
+	/* The SA knows the IB CA ports (RoCE ports have no SA). */
+	for (size_t h = 0; h < f->nhosts; h++)
+		for (size_t d = 0; d < f->hosts[h].ndevices; d++) {
+			struct emu_device *dev = &f->hosts[h].devices[d];
+
+			for (size_t p = 0; p < dev->nports; p++)
+				if (dev->ports[p].link_layer == 1 && add_port(sa, &dev->ports[p])) {
+					emu_sa_free(sa);
+					errno = ENOMEM;
+					return NULL;
+				}
+		}
+	sa->groups = calloc(1, sizeof(*sa->groups));
+	if (!sa->groups) {
+		emu_sa_free(sa);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sa->cap_groups = 1;
+	add_ipoib_broadcast(sa);
+	if (emu_sa_index_ports(sa)) {
+		emu_sa_free(sa);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return sa;
+}
+
+void emu_sa_free(struct emu_sa *sa)
+{
+	if (!sa)
+		return;
+	for (size_t i = 0; i < sa->ngroups; i++)
+		free(sa->groups[i].members);
+	free(sa->groups);
+	free(sa->ports);
+	free(sa->services);
+	free(sa->replay);
+	free(sa->unreachable);
+	free(sa->by_lid);
+	free(sa->by_gid);
+	free(sa);
+}
+
+struct emu_sa_policy *emu_sa_policy(struct emu_sa *sa)
+{
+	return &sa->policy;
+}
+
+void emu_sa_set_time(struct emu_sa *sa, uint64_t now_ns)
+{
+	sa->now_ns = now_ns;
+}
+
+int emu_sa_set_unreachable(struct emu_sa *sa, const uint8_t dgid[16], bool unreachable)
+{
+	for (size_t i = 0; i < sa->nunreachable; i++)
+		if (!memcmp(sa->unreachable[i].raw, dgid, 16)) {
+			if (!unreachable)
+				sa->unreachable[i] = sa->unreachable[--sa->nunreachable];
+			return 0;
+		}
+	if (!unreachable)
+		return 0;
+	struct emu_sa_gid *n = realloc(sa->unreachable, (sa->nunreachable + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	sa->unreachable = n;
+	memcpy(n[sa->nunreachable++].raw, dgid, 16);
+	return 0;
+}
+
+size_t emu_sa_mcgroup_count(const struct emu_sa *sa)
+{
+	return sa->ngroups;
+}
+
+int emu_sa_mcgroup_member(const struct emu_sa *sa, const uint8_t mgid[16],
+			  const uint8_t port_gid[16], uint16_t *mlid)
+{
+	for (size_t i = 0; i < sa->ngroups; i++) {
+		const struct emu_sa_mcgroup *g = &sa->groups[i];
+
+		if (memcmp(g->rec.mgid, mgid, 16))
+			continue;
+		if (mlid)
+			*mlid = g->rec.mlid;
+		for (size_t m = 0; m < g->nmembers; m++)
+			if (!memcmp(g->members[m].port_gid, port_gid, 16))
+				return g->members[m].join_state;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+size_t emu_sa_service_count(const struct emu_sa *sa)
+{
+	return sa->nservices;
+}
+
+size_t emu_sa_replay_count(const struct emu_sa *sa)
+{
+	return sa->nreplay;
+}
+
+/* ---- faults ---- */
+
+enum emu_sa_verdict emu_sa_decide(struct emu_sa *sa, uint64_t *delay_ns)
+{
+	/* Both draws happen every time (see emu_sa.h). */
+	bool drop = emu_prng_chance(&sa->prng, sa->policy.drop);
+	bool busy = emu_prng_chance(&sa->prng, sa->policy.busy);
+
+	if (delay_ns)
+		*delay_ns = sa->policy.response_delay_ns;
+	if (sa->policy.drop_next) {
+		sa->policy.drop_next--;
+		return EMU_SA_DROP;
+	}
+	if (drop)
+		return EMU_SA_DROP;
+	if (sa->policy.busy_next) {
+		sa->policy.busy_next--;
+		return EMU_SA_BUSY;
+	}
+	if (busy)
+		return EMU_SA_BUSY;
+	if (sa->policy.error_status)
+		return EMU_SA_ERROR;
+	return EMU_SA_ANSWER;
+}
+
+/* ---- responses ---- */
+
+uint8_t emu_sa_resp_method(uint8_t method)
+{
+	switch (method) {
+	case EMU_MAD_METHOD_GET:
+	case EMU_MAD_METHOD_SET: return EMU_MAD_METHOD_GET_RESP;
+	case EMU_MAD_METHOD_GET_TABLE: return EMU_MAD_METHOD_GET_TABLE_RESP;
+	case EMU_MAD_METHOD_DELETE: return EMU_MAD_METHOD_DELETE_RESP;
+	default: return (uint8_t)(method | EMU_MAD_METHOD_RESP_BIT);
+	}
+}
+
+/* A response to `req`: its header with the response method and `status`; nrec records of
+ * desc (wire form, desc->wire_len each) at AttributeOffset strides. Error responses (nrec 0,
+ * not GetTable) echo the request's data as OpenSM's osm_sa_send_error does. */
+int emu_sa_respond(const uint8_t *req, size_t req_len, uint16_t status,
+		   const struct emu_mad_record_desc *desc, const uint8_t *recs, size_t nrec,
+		   uint8_t **out, size_t *out_len)
+{
+	struct emu_mad_hdr h;
+	struct emu_sa_hdr sh;
+	bool table;
+	size_t stride = desc ? desc->attr_offset * 8u : 0, len;
+	uint8_t *r;
+
+	emu_mad_hdr_get(req, &h);
+	emu_sa_hdr_get(req + 36, &sh);
+	table = h.method == EMU_MAD_METHOD_GET_TABLE;
+	len = table ? EMU_SA_HDR_LEN + nrec * stride : EMU_MAD_LEN;
+	r = calloc(1, len < EMU_MAD_LEN ? EMU_MAD_LEN : len);
+	if (!r)
+		return -ENOMEM;
+	if (!table && !nrec)
+		memcpy(r, req, req_len < EMU_MAD_LEN ? req_len : EMU_MAD_LEN);
+	h.method = emu_sa_resp_method(h.method);
+	h.status = status;
+	emu_mad_hdr_put(r, &h);
+	memset(r + 24, 0, EMU_RMPP_HDR_LEN);
+	if (table) {
+		struct emu_rmpp_hdr rh = { .version = EMU_RMPP_VERSION, .type = EMU_RMPP_TYPE_DATA,
+					   .resp_time = EMU_RMPP_NO_RESPTIME,
+					   .flags = EMU_RMPP_FLAG_ACTIVE | EMU_RMPP_FLAG_FIRST |
+						    EMU_RMPP_FLAG_LAST,
+					   .data1 = 1,
+					   .data2 = (uint32_t)(len - EMU_SA_HDR_LEN + 20) };
+		emu_rmpp_hdr_put(r + 24, &rh);
+	}
+	/* SM_Key is 0 in responses (15.2.1.2); the component mask is the request's. */
+	sh.sm_key = 0;
+	if (desc)
+		sh.attr_offset = desc->attr_offset;
+	emu_sa_hdr_put(r + 36, &sh);
+	for (size_t i = 0; i < nrec; i++)
+		memcpy(r + EMU_SA_HDR_LEN + i * stride, recs + i * desc->wire_len, desc->wire_len);
+	if (!table && len == EMU_MAD_LEN && nrec)
+		memset(r + EMU_SA_HDR_LEN + desc->wire_len, 0,
+		       EMU_MAD_LEN - EMU_SA_HDR_LEN - desc->wire_len);
+	*out = r;
+	*out_len = len < EMU_MAD_LEN && !table ? EMU_MAD_LEN : len;
+	return 0;
+}
+
+/* A Get/Set/Delete answer from a record list: one record, or the IBA statuses for 0 and >1. */
+int emu_sa_respond_records(const uint8_t *req, size_t req_len,
+			   const struct emu_mad_record_desc *desc, const uint8_t *recs, size_t nrec,
+			   uint8_t **out, size_t *out_len)
+{
+	uint8_t method = req[3];
+
+	if (method != EMU_MAD_METHOD_GET_TABLE) {
+		if (!nrec)
+			return emu_sa_respond(req, req_len,
+					      EMU_SA_STATUS(EMU_SA_ERR_NO_RECORDS), desc, NULL, 0,
+					      out, out_len);
+		if (nrec > 1)
+			return emu_sa_respond(req, req_len,
+					      EMU_SA_STATUS(EMU_SA_ERR_TOO_MANY_RECORDS), desc,
+					      NULL, 0, out, out_len);
+	}
+	return emu_sa_respond(req, req_len, 0, desc, recs, nrec, out, out_len);
+}
+
+int emu_sa_reclist_add(struct emu_sa_reclist *l, const uint8_t *rec, size_t len)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		uint8_t *n = realloc(l->buf, cap * len);
+
+		if (!n)
+			return -ENOMEM;
+		l->buf = n;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->n++ * len, rec, len);
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+static bool method_ok(uint16_t attr, uint8_t method)
+{
+	switch (attr) {
+	case EMU_SA_ATTR_PATH_RECORD:
+		return method == EMU_MAD_METHOD_GET || method == EMU_MAD_METHOD_GET_TABLE;
+	case EMU_SA_ATTR_MCMEMBER_RECORD:
+	case EMU_SA_ATTR_SERVICE_RECORD:
+		return true; /* Get, GetTable, Set, Delete */
+	default:
+		return false;
+	}
+}
+
+int emu_sa_handle(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+		  size_t *resp_len)
+{
+	struct emu_mad_hdr h;
+
+	*resp = NULL;
+	*resp_len = 0;
+	if (!mad || len < EMU_SA_HDR_LEN)
+		return -EINVAL;
+	emu_mad_hdr_get(mad, &h);
+	/* An SA drops what is not for its class and any response (13.5.3.2: receivers of a
+	 * response without a matching request discard it). */
+	if (h.mgmt_class != EMU_MGMT_CLASS_SUBN_ADM || (h.method & EMU_MAD_METHOD_RESP_BIT))
+		return -EINVAL;
+	if (h.base_version != EMU_MAD_BASE_VERSION || h.class_version != EMU_SA_CLASS_VERSION)
+		return emu_sa_respond(mad, len, EMU_MAD_STATUS_BAD_VERSION, NULL, NULL, 0, resp,
+				      resp_len);
+	if (h.method != EMU_MAD_METHOD_GET && h.method != EMU_MAD_METHOD_SET &&
+	    h.method != EMU_MAD_METHOD_GET_TABLE && h.method != EMU_MAD_METHOD_DELETE)
+		return emu_sa_respond(mad, len, EMU_MAD_STATUS_UNSUP_METHOD, NULL, NULL, 0, resp,
+				      resp_len);
+	if (!method_ok(h.attr_id, h.method))
+		return emu_sa_respond(mad, len, EMU_MAD_STATUS_UNSUP_METHOD_ATTR, NULL, NULL, 0,
+				      resp, resp_len);
+	/* Records must fit the MAD (a request carries one record). */
+	if (len < (size_t)EMU_SA_HDR_LEN + emu_sa_record_desc(h.attr_id)->wire_len)
+		return emu_sa_respond(mad, len, EMU_MAD_STATUS_INVALID_FIELD, NULL, NULL, 0, resp,
+				      resp_len);
+	switch (h.attr_id) {
+	case EMU_SA_ATTR_PATH_RECORD: return emu_sa_path(sa, mad, len, resp, resp_len);
+	case EMU_SA_ATTR_MCMEMBER_RECORD: return emu_sa_mcmember(sa, mad, len, resp, resp_len);
+	default: return emu_sa_service(sa, mad, len, resp, resp_len);
+	}
+}
+
+int emu_sa_process(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+		   size_t *resp_len, uint64_t *delay_ns)
+{
+	enum emu_sa_verdict v = emu_sa_decide(sa, delay_ns);
+	struct emu_mad_hdr h;
+
+	*resp = NULL;
+	*resp_len = 0;
+	if (v == EMU_SA_DROP)
+		return 0;
+	if (!mad || len < EMU_SA_HDR_LEN)
+		return -EINVAL;
+	emu_mad_hdr_get(mad, &h);
+	if (h.mgmt_class != EMU_MGMT_CLASS_SUBN_ADM || (h.method & EMU_MAD_METHOD_RESP_BIT))
+		return -EINVAL;
+	if (v == EMU_SA_BUSY)
+		return emu_sa_respond(mad, len, EMU_MAD_STATUS_BUSY, NULL, NULL, 0, resp,
+				      resp_len);
+	if (v == EMU_SA_ERROR && (!sa->policy.error_attr || sa->policy.error_attr == h.attr_id))
+		return emu_sa_respond(mad, len, sa->policy.error_status,
+				      emu_sa_record_desc(h.attr_id), NULL, 0, resp, resp_len);
+	return emu_sa_handle(sa, mad, len, resp, resp_len);
+}
+
+/* ---- RMPP ---- */
+
+unsigned emu_sa_rmpp_nsegs(size_t msg_len)
+{
+	size_t data = msg_len > EMU_SA_HDR_LEN ? msg_len - EMU_SA_HDR_LEN : 0;
+
+	return data ? (unsigned)((data + EMU_SA_DATA_LEN - 1) / EMU_SA_DATA_LEN) : 1;
+}
+
+int emu_sa_rmpp_segment(const uint8_t *msg, size_t msg_len, unsigned seg, uint8_t out[EMU_MAD_LEN])
+{
+	unsigned n = emu_sa_rmpp_nsegs(msg_len);
+	size_t data = msg_len - EMU_SA_HDR_LEN, off, chunk;
+	struct emu_rmpp_hdr rh;
+
+	if (!msg || msg_len < EMU_SA_HDR_LEN || seg < 1 || seg > n)
+		return -EINVAL;
+	off = (size_t)(seg - 1) * EMU_SA_DATA_LEN;
+	chunk = data - off < EMU_SA_DATA_LEN ? data - off : EMU_SA_DATA_LEN;
+	memset(out, 0, EMU_MAD_LEN);
+	memcpy(out, msg, EMU_SA_HDR_LEN); /* MAD + RMPP + SA headers repeat in every segment */
+	memcpy(out + EMU_SA_HDR_LEN, msg + EMU_SA_HDR_LEN + off, chunk);
+	emu_rmpp_hdr_get(msg + 24, &rh);
+	rh.flags = EMU_RMPP_FLAG_ACTIVE | (seg == 1 ? EMU_RMPP_FLAG_FIRST : 0) |
+		   (seg == n ? EMU_RMPP_FLAG_LAST : 0);
+	rh.data1 = seg;
+	/* PayloadLength counts the SA header of every segment (the kernel's mad_rmpp.c does the
+	 * same): the first gives the whole message, the last its own bytes, the middle ones 0. */
+	if (seg == 1)
+		rh.data2 = (uint32_t)(data + 20u * n);
+	else if (seg == n)
+		rh.data2 = (uint32_t)(20 + chunk);
+	else
+		rh.data2 = 0;
+	emu_rmpp_hdr_put(out + 24, &rh);
+	return 0;
+}

@@ -1,0 +1,886 @@
+/* The shared-memory loopback path between the processes of one host (emu/link/link_shm.h,
+ * docs/daemon.md).
+ *
+ * Rings. A ring is single-producer, single-consumer: `head` (bytes ever written) belongs to the
+ * writer, `tail` (bytes ever consumed) to the reader, each on its own cache line. A record is
+ * an 8-byte header {len, ep} and the frame, padded to 8 bytes; a record never wraps: when it
+ * does not fit before the end, the writer leaves a WRAP marker there (the gap is a multiple of
+ * 8, so the marker always fits) and starts again at offset 0. The
+ * writer publishes head with a release store after the record is written; the reader consumes
+ * records in place (the engine delivers the frame straight from the ring) and only then moves
+ * tail, so the writer never overwrites a frame being read.
+ *
+ * Wake-ups. `reader_awake` is set by the reader while it drains and cleared before it sleeps
+ * (then it looks at every ring once more); a writer that finds it clear after publishing
+ * writes the reader's eventfd. A fresh ring reads 0, so the first frame always wakes the
+ * reader. The other way, a writer whose ring is full keeps frames in a backlog of its own
+ * (copies, in order, at most BACKLOG_MAX) and sets `writer_waiting`; the reader, having made
+ * room, clears it and writes the writer's eventfd, whose ring thread then flushes the backlog.
+ * Nobody ever waits for ring space with a lock held, so two processes sending to each other
+ * cannot deadlock; a backlog that is full too drops the frame (counted, traced) as a congested
+ * receiver does, and RC retransmits it.
+ *
+ * Locking. The peer table, the backlogs and every ring access happen under the engine lock
+ * (sends come from the data path, which holds it; the ring thread takes it for each batch; the
+ * link's receive thread takes it for SHM_PEER / SHM_GONE), so a peer cannot be unmapped while
+ * a frame of its ring is being read.
+ *
+ * Peer states: FREE --SHM_PEER--> MAPPED --SHM_GONE / reset--> FREE (one trace line each,
+ * RDMAEMU_TRACE=shm). */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "emu/link/proto.h"
+#include "emu/sim/engine.h"
+#include "emu/sim/engine_rx.h"
+#include "emu/link/link.h"
+#include "emu/link/link_shm.h"
+#include "emu/hca/pkt.h"
+#include "emu/sim/trace.h"
+
+#define BACKLOG_MAX 4096
+#define REC_HDR 8u
+#define REC_WRAP UINT32_MAX
+/* Empty passes before a ring thread sleeps. Spinning longer (64 passes, each taking and
+ * releasing the engine lock) measured no better on this 2-core machine: the spinning thread
+ * takes the CPU the writer needs. */
+#define IDLE_ROUNDS 64
+
+struct shm_ring {
+	uint64_t head; /* writer */
+	uint8_t pad0[56];
+	uint64_t tail; /* reader */
+	uint8_t pad1[56];
+	uint32_t reader_awake;
+	uint32_t writer_waiting;
+	uint8_t pad2[56];
+};
+_Static_assert(sizeof(struct shm_ring) <= EMU_SHM_RING_HDR, "ring header fits its page");
+
+struct rec_hdr {
+	uint32_t len; /* REC_WRAP: the rest of the ring up to its end is empty */
+	int32_t ep;
+};
+
+struct backlog {
+	struct backlog *next;
+	int ep;
+	size_t len;
+	uint8_t frame[];
+};
+
+enum peer_state { PEER_FREE, PEER_MAPPED };
+static const char *const peer_state_name[] = {
+	[PEER_FREE] = "FREE", [PEER_MAPPED] = "MAPPED",
+};
+
+/* A pair's mapping whose peer went away while the ring thread ran: the thread may be looking
+ * at its ring without the lock (work_hint), so it unmaps it itself, at its next locked pass. */
+struct grave {
+	struct grave *next;
+	uint8_t *map;
+};
+
+struct peer {
+	enum peer_state state;
+	unsigned slot;
+	int pid;
+	uint32_t qpn_min, qpn_max;
+	int efd; /* the peer's eventfd: wakes its ring thread */
+	uint8_t *map;
+	struct shm_ring *tx, *rx;
+	uint8_t *txd, *rxd;
+	struct backlog *bl, **bl_tail;
+	size_t nbl;
+	/* the ring's pages are in our page table (populate): tx at our first frame to the peer,
+	 * rx at the first frame we read from it */
+	bool tx_ready, rx_ready;
+	/* the tx ring's tail as last read: the writer looks at the reader's tail (a cache line
+	 * the reader writes at every frame) only when this says the ring is full */
+	uint64_t tx_tail;
+	/* frames committed in a burst since this ring's last doorbell */
+	unsigned unrung;
+};
+
+static struct {
+	int efd; /* ours: peers wake our ring thread with it */
+	int sock; /* the daemon's socket (SHM_MAPPED) */
+	struct emu_engine *e;
+	struct peer peers[EMU_DPROTO_MAX_SLOTS];
+	pthread_t thr;
+	bool thr_started, stop;
+	struct emu_link_shm_stats st;
+	long nbl;		/* frames in every backlog (read without the lock) */
+	unsigned burst;		/* emu_link_shm_burst_begin depth (engine lock held) */
+	bool owed;		/* a peer's unrung is not 0 */
+	struct grave *graves;	/* mappings the ring thread may still be reading */
+} sh = { .efd = -1, .sock = -1 };
+
+static void backlog_count(long d)
+{
+	__atomic_store_n(&sh.nbl, sh.nbl + d, __ATOMIC_RELAXED);
+}
+
+/* sh.st.peers changes under the engine lock; pollers read it without (emu_link_shm_poll) */
+static void peers_add(int d)
+{
+	__atomic_store_n(&sh.st.peers, sh.st.peers + (unsigned)d, __ATOMIC_RELAXED);
+}
+
+static bool shm_trace_on(void)
+{
+	static int on = -1;
+
+	return emu_trace_enabled(&on, "shm");
+}
+
+static void shm_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void shm_trace(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!shm_trace_on())
+		return;
+	va_start(ap, fmt);
+	emu_trace_vprint("shm: ", fmt, ap);
+	va_end(ap);
+}
+
+static void peer_set_state(struct peer *p, enum peer_state s)
+{
+	shm_trace("peer slot %u (pid %d, qpn %u-%u): %s -> %s", p->slot, p->pid, p->qpn_min,
+		  p->qpn_max, peer_state_name[p->state], peer_state_name[s]);
+	/* the ring thread and pollers read the table without the lock (work_hint); seq_cst,
+	 * against a poller's count in hint_readers (graves_reap) */
+	__atomic_store_n(&p->state, s, __ATOMIC_SEQ_CST);
+}
+
+static void kick(int efd)
+{
+	uint64_t one = 1;
+	ssize_t n = write(efd, &one, sizeof(one));
+
+	(void)n; /* a saturated counter is readable anyway */
+}
+
+static size_t rec_size(size_t len)
+{
+	return REC_HDR + ((len + 7) & ~(size_t)7);
+}
+
+/* ---------- writer side (engine lock held) ---------- */
+
+/* Room in p's tx ring for a record of a frame of len bytes: its header's offset, after
+ * leaving a WRAP marker at the end when the record does not fit there (the marker is only
+ * read once head passes it). *headp: the record's position in the byte stream. -1 when there
+ * is no room now. */
+/* Maps one ring's pages into this process at once, at the first frame in that direction,
+ * instead of a page fault per 4 KiB page as the ring fills: on this VM the faults of the first
+ * lap through two 16 MiB rings cost perftest a quarter of a 5,000-message run
+ * (ib_write_bw -s 65536: 1,479-1,683 MB/s against 2,160-2,178 with the rings populated).
+ * Directions nobody uses stay unallocated. Best effort: an older kernel says EINVAL. */
+static void populate(struct shm_ring *r, bool *done)
+{
+	static int off = -1; /* RDMAEMU_SHM_POPULATE=0: fault the pages in as before (measuring) */
+
+	*done = true;
+	if (off < 0) {
+		const char *v = getenv("RDMAEMU_SHM_POPULATE");
+
+		off = v && !strcmp(v, "0");
+	}
+	if (off)
+		return;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(r, EMU_SHM_RING_SPAN, MADV_POPULATE_WRITE) && shm_trace_on())
+		shm_trace("populating a ring: %s", strerror(errno));
+#else
+	(void)r;
+#endif
+}
+
+static long ring_room(struct peer *p, size_t len, uint64_t *headp)
+{
+	struct shm_ring *r = p->tx;
+	uint64_t head = r->head;
+	size_t need = rec_size(len), pos = (size_t)(head % EMU_SHM_RING_DATA);
+
+	if (!p->tx_ready)
+		populate(r, &p->tx_ready);
+	size_t gap = EMU_SHM_RING_DATA - pos < need ? EMU_SHM_RING_DATA - pos : 0;
+
+	if (head + gap + need - p->tx_tail > EMU_SHM_RING_DATA) {
+		p->tx_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (head + gap + need - p->tx_tail > EMU_SHM_RING_DATA)
+			return -1;
+	}
+	if (gap) {
+		struct rec_hdr wrap = { REC_WRAP, 0 };
+
+		memcpy(p->txd + pos, &wrap, sizeof(wrap));
+		head += gap;
+		pos = 0;
+	}
+	*headp = head;
+	return (long)pos;
+}
+
+/* Publishes the record at stream position head holding a frame of len bytes. */
+static void ring_publish(struct peer *p, uint64_t head, int ep, size_t len)
+{
+	struct rec_hdr rh = { (uint32_t)len, ep };
+
+	memcpy(p->txd + head % EMU_SHM_RING_DATA, &rh, sizeof(rh));
+	__atomic_store_n(&p->tx->head, head + rec_size(len), __ATOMIC_RELEASE);
+}
+
+/* Copies one frame into p's tx ring: false when it does not fit now. */
+static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
+{
+	uint64_t head;
+	long pos = ring_room(p, len, &head);
+
+	if (pos < 0)
+		return false;
+	memcpy(p->txd + pos + REC_HDR, frame, len);
+	ring_publish(p, head, ep, len);
+	return true;
+}
+
+/* The reader sleeps (or is about to): wake it. The fence orders our head store before the
+ * load of its flag, against its flag store before its last look at head. */
+static void ring_doorbell(struct peer *p)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&p->tx->reader_awake, __ATOMIC_RELAXED)) {
+		sh.st.wakeups++;
+		kick(p->efd);
+	}
+}
+
+/* Moves the backlog into the ring while it fits. true when something moved. */
+static bool backlog_flush(struct peer *p)
+{
+	bool moved = false;
+
+	while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len)) {
+		struct backlog *b = p->bl;
+
+		p->bl = b->next;
+		if (!p->bl)
+			p->bl_tail = &p->bl;
+		p->nbl--;
+		backlog_count(-1);
+		free(b);
+		moved = true;
+	}
+	if (p->bl) {
+		/* ask the reader to wake us when it has made room, then look once more: it may
+		 * have made room between our attempt and the flag */
+		__atomic_store_n(&p->tx->writer_waiting, 1, __ATOMIC_SEQ_CST);
+		while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len)) {
+			struct backlog *b = p->bl;
+
+			p->bl = b->next;
+			if (!p->bl)
+				p->bl_tail = &p->bl;
+			p->nbl--;
+			backlog_count(-1);
+			free(b);
+			moved = true;
+		}
+	}
+	return moved;
+}
+
+static void backlog_free(struct peer *p)
+{
+	backlog_count(-(long)p->nbl);
+	while (p->bl) {
+		struct backlog *b = p->bl;
+
+		p->bl = b->next;
+		free(b);
+	}
+	p->bl_tail = &p->bl;
+	p->nbl = 0;
+}
+
+static struct peer *peer_of_qpn(uint32_t dqpn)
+{
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED && dqpn >= sh.peers[i].qpn_min &&
+		    dqpn <= sh.peers[i].qpn_max)
+			return &sh.peers[i];
+	return NULL;
+}
+
+void *emu_link_shm_reserve(int ep, uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+	long pos;
+
+	if (!p || p->bl || len > EMU_WIRE_MAX_FRAME)
+		return NULL;
+	pos = ring_room(p, len, &rv->head);
+	if (pos < 0)
+		return NULL;
+	rv->peer = p;
+	rv->ep = ep;
+	return p->txd + pos + REC_HDR;
+}
+
+void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len)
+{
+	struct peer *p = rv->peer;
+
+	ring_publish(p, rv->head, rv->ep, len);
+	sh.st.tx++;
+	if (sh.burst && ++p->unrung < EMU_LINK_SHM_BELL_EVERY) {
+		sh.owed = true;
+		return;
+	}
+	p->unrung = 0;
+	ring_doorbell(p);
+}
+
+void emu_link_shm_burst_begin(void)
+{
+	sh.burst++;
+}
+
+void emu_link_shm_burst_end(void)
+{
+	if (--sh.burst || !sh.owed)
+		return;
+	sh.owed = false;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+		struct peer *p = &sh.peers[i];
+
+		if (p->unrung) {
+			p->unrung = 0;
+			if (p->state == PEER_MAPPED)
+				ring_doorbell(p);
+		}
+	}
+}
+
+int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+	struct backlog *b;
+
+	if (!p)
+		return -ENOENT;
+	if (len > EMU_WIRE_MAX_FRAME)
+		return -EMSGSIZE;
+	/* behind a backlog, in order */
+	if (!p->bl && ring_put(p, ep, frame, len)) {
+		sh.st.tx++;
+		ring_doorbell(p);
+		return 0;
+	}
+	if (p->nbl >= BACKLOG_MAX || !(b = malloc(sizeof(*b) + len))) {
+		sh.st.drops++;
+		shm_trace("ring to slot %u full and %zu frames behind it: frame for qp %u dropped",
+			  p->slot, p->nbl, dqpn);
+		return 0;
+	}
+	b->next = NULL;
+	b->ep = ep;
+	b->len = len;
+	memcpy(b->frame, frame, len);
+	*p->bl_tail = b;
+	p->bl_tail = &b->next;
+	p->nbl++;
+	backlog_count(1);
+	sh.st.backlogged++;
+	sh.st.tx++;
+	if (backlog_flush(p))
+		ring_doorbell(p);
+	return 0;
+}
+
+/* ---------- reader side: the ring thread ---------- */
+
+static bool ring_empty(const struct peer *p)
+{
+	return __atomic_load_n(&p->rx->head, __ATOMIC_ACQUIRE) == p->rx->tail;
+}
+
+/* Delivers what p's rx ring holds (engine lock held). The number of frames. */
+static size_t ring_drain(struct peer *p)
+{
+	struct shm_ring *r = p->rx;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail;
+	size_t n = 0;
+
+	if (!p->rx_ready && tail != head)
+		populate(r, &p->rx_ready);
+	while (tail != head) {
+		size_t pos = (size_t)(tail % EMU_SHM_RING_DATA);
+		struct rec_hdr rh;
+
+		memcpy(&rh, p->rxd + pos, sizeof(rh));
+		if (rh.len == REC_WRAP) {
+			tail += EMU_SHM_RING_DATA - pos;
+			continue;
+		}
+		if (rh.len > EMU_WIRE_MAX_FRAME || pos + rec_size(rh.len) > EMU_SHM_RING_DATA ||
+		    head - tail < rec_size(rh.len)) {
+			/* only a broken peer writes this: stop reading it */
+			fprintf(stderr, "rdmaemu: shared-memory ring from pid %d is corrupt: "
+					"ignoring it from now on\n", p->pid);
+			tail = head;
+			break;
+		}
+		/* a loopback frame the peer's builder made: its ICRC cannot be wrong */
+		emu_pkt_trust(true);
+		emu_engine_rx_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
+				      emu_engine_now(sh.e));
+		emu_pkt_trust(false);
+		tail += rec_size(rh.len);
+		/* free the space at once: a writer on the other core refills behind us */
+		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+		n++;
+	}
+	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
+	if (n) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_exchange_n(&r->writer_waiting, 0, __ATOMIC_SEQ_CST))
+			kick(p->efd);
+	}
+	return n;
+}
+
+/* set while this thread delivers frames from the rings (emu_link_shm_delivering) */
+static __thread bool delivering;
+/* the data path's flush of what it held back (emu_link_shm_set_idle_hook); engine lock */
+static void (*idle_hook)(void);
+
+bool emu_link_shm_delivering(void)
+{
+	return delivering;
+}
+
+void emu_link_shm_set_idle_hook(void (*fn)(void))
+{
+	idle_hook = fn;
+}
+
+/* One pass over every peer: drain its ring to us, flush our backlog to it. Engine lock
+ * held. The number of frames delivered. ring_thread: the caller is the ring thread, which
+ * alone says it is awake (a poller that did would leave the flag set over the ring thread's
+ * sleep, and writers would stop waking it). */
+static size_t pass(bool ring_thread)
+{
+	size_t n = 0;
+
+	/* what the frames delivered send back (ACKs, READ responses) is one burst */
+	emu_link_shm_burst_begin();
+	delivering = true;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+		struct peer *p = &sh.peers[i];
+
+		if (p->state != PEER_MAPPED)
+			continue;
+		/* written only when it changes: writers read this line at every frame */
+		if (ring_thread && !__atomic_load_n(&p->rx->reader_awake, __ATOMIC_RELAXED))
+			__atomic_store_n(&p->rx->reader_awake, 1, __ATOMIC_RELAXED);
+		n += ring_drain(p);
+		if (p->bl && backlog_flush(p))
+			ring_doorbell(p);
+	}
+	delivering = false;
+	emu_link_shm_burst_end();
+	sh.st.rx += n;
+	return n;
+}
+
+/* Clears reader_awake on every ring, then looks once more (engine lock held): true when
+ * the thread may sleep, every writer now knowing it must ring. */
+static bool may_sleep(void)
+{
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED)
+			__atomic_store_n(&sh.peers[i].rx->reader_awake, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED && !ring_empty(&sh.peers[i]))
+			return false;
+	return true;
+}
+
+/* Without the engine lock, ring thread only: may a locked pass find work (a frame in a ring
+ * to us, a frame in a backlog)? The table's mappings stay valid meanwhile: a peer that goes
+ * away leaves its mapping to this thread (graves_reap). A wrong answer costs only time: the
+ * thread takes the lock after IDLE_ROUNDS passes anyway. */
+static bool work_hint(void)
+{
+	if (__atomic_load_n(&sh.nbl, __ATOMIC_RELAXED))
+		return true;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+		struct peer *p = &sh.peers[i];
+		struct shm_ring *rx;
+
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != PEER_MAPPED)
+			continue;
+		rx = __atomic_load_n(&p->rx, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&rx->head, __ATOMIC_ACQUIRE) !=
+		    __atomic_load_n(&rx->tail, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/* Pollers looking at the rings without the engine lock (emu_link_shm_poll's work_hint): the
+ * mappings of gone peers stay while one does. */
+static unsigned hint_readers;
+
+/* Unmaps the mappings of peers gone while this thread ran (engine lock held, or the thread
+ * stopped); not while a poller looks without the lock (force: at reset, when no other thread
+ * can). */
+static void graves_reap(bool force)
+{
+	if (!force && __atomic_load_n(&hint_readers, __ATOMIC_SEQ_CST))
+		return;
+	while (sh.graves) {
+		struct grave *g = sh.graves;
+
+		sh.graves = g->next;
+		munmap(g->map, EMU_SHM_PAIR_BYTES);
+		free(g);
+	}
+}
+
+static void *ring_main(void *arg)
+{
+	struct emu_engine *e = arg;
+	unsigned idle = 0;
+
+	for (;;) {
+		bool sleep = false;
+		uint64_t v;
+
+		if (__atomic_load_n(&sh.stop, __ATOMIC_ACQUIRE))
+			break;
+		/* idle: look without the lock first, which the application's thread wants
+		 * for its posts and polls (reader_awake stays set: writers need not ring) */
+		if (idle && idle < IDLE_ROUNDS && idle != EMU_LINK_SHM_FLUSH_ROUNDS &&
+		    !work_hint()) {
+			idle++;
+			sched_yield();
+			continue;
+		}
+		emu_engine_lock(e);
+		graves_reap(false);
+		if (pass(true)) {
+			idle = 0;
+		} else {
+			/* idle a while: what the passes held back goes out (before any sleep) */
+			if (++idle > EMU_LINK_SHM_FLUSH_ROUNDS && idle_hook) {
+				emu_link_shm_burst_begin();
+				idle_hook();
+				emu_link_shm_burst_end();
+			}
+			if (idle >= IDLE_ROUNDS && may_sleep())
+				sleep = true;
+		}
+		emu_engine_unlock(e);
+		if (!sleep) {
+			if (idle)
+				sched_yield();
+			continue;
+		}
+		idle = 0;
+		if (read(sh.efd, &v, sizeof(v)) < 0 && errno != EINTR && errno != EAGAIN) {
+			fprintf(stderr, "rdmaemu: shared-memory ring thread: %s: frames now go "
+					"through the daemon only\n", strerror(errno));
+			break;
+		}
+	}
+	return NULL;
+}
+
+bool emu_link_shm_peers(void)
+{
+	return __atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED) != 0;
+}
+
+bool emu_link_shm_poll(struct emu_engine *e)
+{
+	size_t n;
+	bool hint;
+
+	/* (without the ring thread, a gone peer's mapping goes at once: no look then) */
+	if (!__atomic_load_n(&sh.st.peers, __ATOMIC_RELAXED) ||
+	    !__atomic_load_n(&sh.thr_started, __ATOMIC_ACQUIRE))
+		return false;
+	/* nothing in the rings, no backlog: no engine lock (a busy poller took it at every
+	 * empty poll, in turn with the ring thread that had frames to deliver). A peer that
+	 * goes meanwhile keeps its mapping until the look is over (graves_reap). */
+	__atomic_add_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
+	hint = work_hint();
+	__atomic_sub_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
+	if (!hint)
+		return false;
+	emu_engine_lock(e);
+	n = sh.thr_started && sh.e == e ? pass(false) : 0;
+	emu_engine_unlock(e);
+	return n > 0;
+}
+
+/* ---------- peers (from the link's receive thread) ---------- */
+
+static void peer_unmap(struct peer *p)
+{
+	struct grave *g;
+
+	peer_set_state(p, PEER_FREE);
+	backlog_free(p);
+	/* a running ring thread may be reading the ring without the lock: it unmaps it */
+	if (sh.thr_started && (g = malloc(sizeof(*g)))) {
+		g->map = p->map;
+		g->next = sh.graves;
+		sh.graves = g;
+	} else if (sh.thr_started) {
+		/* no memory for the note: leak the mapping rather than risk the reader */
+		shm_trace("slot %u: its mapping stays (no memory to defer the unmap)", p->slot);
+	} else {
+		munmap(p->map, EMU_SHM_PAIR_BYTES);
+	}
+	close(p->efd);
+	p->map = NULL;
+	p->efd = -1;
+}
+
+static void send_mapped(unsigned slot)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_SHM_MAPPED, slot, 0 };
+
+	if (send(sh.sock, &h, sizeof(h), MSG_NOSIGNAL) < 0)
+		shm_trace("cannot tell the daemon about slot %u: %s", slot, strerror(errno));
+}
+
+/* Starts the ring thread (engine lock held, or before the engine exists, single-threaded). */
+static void thread_start(struct emu_engine *e)
+{
+	sigset_t all, old;
+
+	if (sh.thr_started)
+		return;
+	sh.e = e;
+	sh.stop = false;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&sh.thr, NULL, ring_main, e) == 0)
+		sh.thr_started = true;
+	else
+		fprintf(stderr, "rdmaemu: cannot start the shared-memory ring thread\n");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!sh.thr_started) /* nobody would read the rings: use the daemon */
+		for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+			if (sh.peers[i].state == PEER_MAPPED) {
+				peers_add(-1);
+				peer_unmap(&sh.peers[i]);
+			}
+}
+
+/* SHM_PEER: maps the pair's rings. e is NULL while attaching (no engine yet, one thread);
+ * otherwise the engine lock is taken. Answers SHM_MAPPED either way. */
+static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_shm_peer *b,
+		    const int *fds)
+{
+	struct peer *p = &sh.peers[slot];
+	uint8_t *map = mmap(NULL, EMU_SHM_PAIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
+			    0);
+	unsigned tx = b->tx_ring & 1;
+
+	close(fds[0]);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "rdmaemu: cannot map the ring of pid %d: %s: its frames go "
+				"through the daemon\n", b->pid, strerror(errno));
+		close(fds[1]);
+		send_mapped(slot);
+		return;
+	}
+	if (e)
+		emu_engine_lock(e);
+	if (p->state != PEER_FREE)
+		peer_unmap(p); /* the daemon said GONE before; a lost GONE is harmless too */
+	p->slot = slot;
+	p->pid = b->pid;
+	p->qpn_min = b->qpn_min;
+	p->qpn_max = b->qpn_max;
+	p->efd = fds[1];
+	p->map = map;
+	p->tx = (struct shm_ring *)(map + tx * EMU_SHM_RING_SPAN);
+	__atomic_store_n(&p->rx, (struct shm_ring *)(map + (1 - tx) * EMU_SHM_RING_SPAN),
+			 __ATOMIC_RELAXED);
+	p->txd = (uint8_t *)p->tx + EMU_SHM_RING_HDR;
+	p->rxd = (uint8_t *)p->rx + EMU_SHM_RING_HDR;
+	p->tx_ready = p->rx_ready = false;
+	p->tx_tail = 0;
+	p->unrung = 0;
+	p->bl = NULL;
+	p->bl_tail = &p->bl;
+	p->nbl = 0;
+	peer_set_state(p, PEER_MAPPED);
+	peers_add(1);
+	if (e) {
+		thread_start(e);
+		emu_engine_unlock(e);
+		kick(sh.efd); /* frames may already wait in the new ring */
+	}
+	send_mapped(slot);
+}
+
+void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void *body,
+		      size_t len, const int *fds, int nfds)
+{
+	int used = 0;
+
+	if (h->type == EMU_DMSG_SHM_PEER && h->arg < EMU_DPROTO_MAX_SLOTS && nfds == 2 &&
+	    len >= sizeof(struct emu_dmsg_shm_peer) && sh.efd >= 0) {
+		struct emu_dmsg_shm_peer b;
+
+		memcpy(&b, body, sizeof(b));
+		on_peer(e, h->arg, &b, fds);
+		used = 2;
+	} else if (h->type == EMU_DMSG_SHM_GONE && h->arg < EMU_DPROTO_MAX_SLOTS) {
+		if (e)
+			emu_engine_lock(e);
+		if (sh.peers[h->arg].state == PEER_MAPPED) {
+			/* What the peer wrote before it went is on the wire already: deliver it
+			 * (a process that acknowledged our last message and exited at once left
+			 * that ACK here; dropping it would make our QP retransmit to a QP that
+			 * is gone, forever with rc_pingpong's retry_cnt 7, as rxe retries). */
+			if (e && sh.thr_started && sh.e == e)
+				sh.st.rx += ring_drain(&sh.peers[h->arg]);
+			peers_add(-1);
+			peer_unmap(&sh.peers[h->arg]);
+		}
+		if (e)
+			emu_engine_unlock(e);
+	}
+	for (int i = used; i < nfds; i++)
+		close(fds[i]);
+}
+
+int emu_link_shm_start(int fd)
+{
+	const char *env = getenv("RDMAEMU_SHM");
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_SHM_HELLO, 0, 0 };
+	struct iovec iov = { &h, sizeof(h) };
+
+	if (env && !strcmp(env, "0"))
+		return 0;
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		sh.peers[i] = (struct peer){ .efd = -1 };
+	sh.efd = eventfd(0, EFD_CLOEXEC);
+	if (sh.efd < 0)
+		return errno;
+	if (emu_link_sendmsg_fds(fd, &iov, 1, &sh.efd, 1, MSG_NOSIGNAL) < 0) {
+		int err = errno;
+
+		close(sh.efd);
+		sh.efd = -1;
+		return err;
+	}
+	sh.sock = fd;
+	/* SHM_PEER for every process already on the host, then SHM_READY: once this returns,
+	 * every pair's both ends have their rings */
+	for (;;) {
+		uint8_t body[64];
+		struct emu_dmsg rh;
+		struct iovec riov[2] = { { &rh, sizeof(rh) }, { body, sizeof(body) } };
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(4 * sizeof(int))];
+		} rcm;
+		struct msghdr rm = { .msg_iov = riov, .msg_iovlen = 2, .msg_control = rcm.b,
+				     .msg_controllen = sizeof(rcm.b) };
+		int fds[4], nfds = 0;
+		ssize_t n;
+
+		do
+			n = recvmsg(fd, &rm, MSG_CMSG_CLOEXEC);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return n < 0 ? errno : ECONNRESET;
+		for (struct cmsghdr *cc = CMSG_FIRSTHDR(&rm); cc; cc = CMSG_NXTHDR(&rm, cc))
+			for (size_t i = 0; cc->cmsg_level == SOL_SOCKET &&
+					   cc->cmsg_type == SCM_RIGHTS &&
+					   i < (cc->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int k;
+
+				memcpy(&k, CMSG_DATA(cc) + i * sizeof(int), sizeof(int));
+				if (nfds < 4)
+					fds[nfds++] = k;
+				else
+					close(k);
+			}
+		if ((size_t)n < sizeof(rh) || rh.magic != EMU_DPROTO_MAGIC) {
+			while (nfds > 0)
+				close(fds[--nfds]);
+			return EPROTO;
+		}
+		if (rh.type == EMU_DMSG_SHM_READY)
+			return 0;
+		/* a FRAME now finds no engine to take it (no HCA exists yet): dropped */
+		if (rh.type >= EMU_DMSG_SHM_HELLO)
+			emu_link_shm_msg(NULL, &rh, body, (size_t)n - sizeof(rh), fds, nfds);
+		else
+			while (nfds > 0)
+				close(fds[--nfds]);
+	}
+}
+
+void emu_link_shm_engine_created(struct emu_engine *e)
+{
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED) {
+			thread_start(e);
+			kick(sh.efd);
+			return;
+		}
+}
+
+void emu_link_shm_stats(struct emu_link_shm_stats *out)
+{
+	*out = sh.st;
+}
+
+void emu_link_shm_reset(void)
+{
+	/* emu_process_reset frees the engine before it resets the link: no engine lock here
+	 * (no other thread may be using the engine then, the ring thread included) */
+	if (sh.thr_started) {
+		__atomic_store_n(&sh.stop, true, __ATOMIC_RELEASE);
+		kick(sh.efd);
+		pthread_join(sh.thr, NULL);
+		sh.thr_started = false;
+	}
+	graves_reap(true);
+	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		if (sh.peers[i].state == PEER_MAPPED)
+			peer_unmap(&sh.peers[i]);
+	if (sh.efd >= 0)
+		close(sh.efd);
+	sh.efd = -1;
+	sh.sock = -1;
+	memset(&sh.st, 0, sizeof(sh.st));
+}

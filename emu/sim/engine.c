@@ -1,0 +1,1042 @@
+/* The per-process engine: creation, the engine lock, thread tracking, running what is due,
+ * waiting with virtual time, and the progress thread (the rules are in emu/sim/engine.h and
+ * docs/engine.md).
+ *
+ * State of a known thread (struct emu_engine_thread, one per thread, in thread-local storage
+ * so registering never allocates):
+ *
+ *   (unknown) --emu_engine_lock--> RUNNING --emu_engine_wait--> WAITING --return--> RUNNING
+ *                                  RUNNING --note_idle--> IDLE --emu_engine_lock--> RUNNING
+ *   any --thread exit / emu_engine_thread_forget--> (unknown)
+ *
+ * Generations. e->gen counts changes of engine state that a settled thread has not seen:
+ * timers fired (run_now, an advance) and the end of a RUNNING thread's call (unlock). A thread
+ * is settled when it is WAITING or IDLE and its seen_gen is the current generation. Rule (1)
+ * advances only when every known thread is settled, so after each step every waiter evaluates
+ * its condition at the new instant before the clock can move again: a waiter satisfied at T
+ * returns with the clock at T, whichever thread made the step. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "emu/sim/engine.h"
+#include "emu/sim/engine_ext.h"
+#include "emu/sim/engine_rx.h"
+#include "emu/link/link.h"
+#include "emu/net/neigh.h"
+#include "emu/sim/process.h"
+
+enum emu_engine_thread_state {
+	EMU_THREAD_RUNNING,
+	EMU_THREAD_WAITING,
+	EMU_THREAD_IDLE,
+};
+
+struct emu_engine_thread {
+	struct emu_engine_thread *next, **pprev; /* e->threads list */
+	enum emu_engine_thread_state state;
+	uint64_t seen_gen;
+	const char *what; /* what it waits for (WAITING), for diagnostics */
+	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
+	pid_t tid;
+	clockid_t cpuclock; /* its CPU-time clock; 0: none */
+	uint64_t cpu0;      /* its CPU time when the progress thread's interval began */
+};
+
+struct emu_engine {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;  /* waiters sleep here; broadcast on every new generation */
+	pthread_cond_t pcond; /* the progress thread sleeps here (CLOCK_MONOTONIC) */
+	struct emu_clock clock;
+	struct emu_topology *topo;
+	struct emu_engine_rx *rx; /* the host ports' demultiplexer (emu/sim/engine_rx.h) */
+	struct emu_engine_ext *ext; /* attached protocol layers (emu/sim/engine_ext.h) */
+	const struct emu_fabric *fabric;
+	uint64_t epoch; /* tells this engine's thread registrations from a reset engine's */
+
+	struct emu_engine_thread *threads;
+	/* The last thread that took the lock and its record: the common one-thread case finds
+	 * itself without a TLS lookup (from a shared library each is a __tls_get_addr call: ~23
+	 * lock/unlock pairs a connection, ~760 instructions). Under the lock; cleared when the
+	 * record is unlinked (a new thread may get an exited one's pthread_t). */
+	pthread_t cached_self;
+	struct emu_engine_thread *cached_thread;
+	size_t nthreads;
+	size_t nsleepers;  /* waiters inside pthread_cond_wait */
+	uint64_t gen;
+	uint64_t activity; /* calls that ended RUNNING: the quiescence path watches it */
+	uint64_t quiet_since_ns; /* real time of the last activity or quiescence step */
+
+	/* progress thread */
+	uint64_t quiesce_ns;
+	pthread_t progress;
+	bool progress_started, progress_failed, progress_sleeping, stop;
+
+	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
+
+	/* real-time mode (emu_engine_set_realtime): virtual now = CLOCK_MONOTONIC - rt_base */
+	bool realtime;
+	uint64_t rt_base;
+	uint64_t progress_wake_at; /* virtual deadline the progress thread sleeps until, or MAX */
+	emu_engine_tx_fn *tx;     /* port sends go here instead of the wire (a daemon link) */
+	void *tx_ctx;
+	/* frames posted from outside the lock (emu_engine_post_frame), delivered under it */
+	pthread_mutex_t inbox_lock;
+	struct inbox_frame *inbox, **inbox_tail;
+	int inbox_full; /* atomic: the inbox is not empty */
+
+};
+
+struct inbox_frame {
+	struct inbox_frame *next;
+	int ep;
+	size_t len;
+	void *buf;
+};
+
+static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_engine *the_engine; /* read with __atomic loads: the fast path of get */
+static uint64_t last_epoch;           /* under create_lock */
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t thread_key;
+
+static __thread struct emu_engine_thread tls_thread;
+static __thread uint64_t tls_epoch; /* epoch of the engine tls_thread is linked into, 0: none */
+
+/* ---------- threads ---------- */
+
+static void thread_unlink(struct emu_engine *e, struct emu_engine_thread *t)
+{
+	*t->pprev = t->next;
+	if (t->next)
+		t->next->pprev = t->pprev;
+	t->next = NULL;
+	t->pprev = NULL;
+	e->nthreads--;
+	if (e->cached_thread == t)
+		e->cached_thread = NULL;
+	tls_epoch = 0;
+	/* Waiters may have been waiting for this thread only: let them look again. */
+	if (e->nsleepers)
+		pthread_cond_broadcast(&e->cond);
+}
+
+/* Key destructor: the thread is exiting. TLS is still valid while destructors run. */
+static void thread_exit_cb(void *unused)
+{
+	struct emu_engine *e = __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);
+
+	(void)unused;
+	if (!e || tls_epoch != e->epoch)
+		return;
+	pthread_mutex_lock(&e->lock);
+	thread_unlink(e, &tls_thread);
+	pthread_mutex_unlock(&e->lock);
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&thread_key, thread_exit_cb))
+		fprintf(stderr, "rdmaemu: engine: pthread_key_create failed: exited threads will "
+				"stay known\n");
+}
+
+/* The calling thread's record, registering it (RUNNING) if needed. Lock held. */
+static struct emu_engine_thread *thread_self(struct emu_engine *e)
+{
+	pthread_t me = pthread_self();
+	struct emu_engine_thread *t;
+
+	if (e->cached_thread && pthread_equal(e->cached_self, me))
+		return e->cached_thread;
+	t = &tls_thread;
+	if (tls_epoch != e->epoch) {
+		memset(t, 0, sizeof(*t));
+		t->state = EMU_THREAD_RUNNING;
+		t->tid = (pid_t)syscall(SYS_gettid);
+		if (pthread_getcpuclockid(me, &t->cpuclock))
+			t->cpuclock = 0;
+		t->next = e->threads;
+		if (t->next)
+			t->next->pprev = &t->next;
+		t->pprev = &e->threads;
+		e->threads = t;
+		e->nthreads++;
+		tls_epoch = e->epoch;
+		/* A non-NULL value is what makes the destructor run at thread exit. */
+		pthread_setspecific(thread_key, (void *)1);
+	}
+	e->cached_self = me;
+	e->cached_thread = t;
+	return t;
+}
+
+/* The calling thread's record if it has one, without registering. Lock held. */
+static struct emu_engine_thread *thread_known(struct emu_engine *e)
+{
+	if (e->cached_thread && pthread_equal(e->cached_self, pthread_self()))
+		return e->cached_thread;
+	return tls_epoch == e->epoch ? &tls_thread : NULL;
+}
+
+static bool settled(const struct emu_engine *e, const struct emu_engine_thread *t)
+{
+	return t->state != EMU_THREAD_RUNNING && t->seen_gen == e->gen;
+}
+
+/* Rule (1): every known thread is waiting or idle, and has seen the current state. */
+static bool all_settled(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (!settled(e, t))
+			return false;
+	return true;
+}
+
+static uint64_t thread_cpu_ns(const struct emu_engine_thread *t)
+{
+	struct timespec ts;
+
+	if (!t->cpuclock || clock_gettime(t->cpuclock, &ts))
+		return UINT64_MAX; /* unknown (the thread is going away): never "starved" */
+	return (uint64_t)ts.tv_sec * EMU_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The kernel's state letter of thread tid ('R' runnable, 'S' sleeping, 'D' disk wait...),
+ * or 0 when it cannot be read. */
+static char thread_kstate(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Rule (2) is about a process that has gone quiet: its threads blocked (in poll() on our fds,
+ * say) or spinning on memory with the CPU they get. A thread that is merely descheduled on
+ * a loaded machine, runnable but given (almost) no CPU during the interval, is not quiet: it
+ * is in the middle of work it would have done at once, and moving the clock under it makes
+ * the run depend on the machine's load (a CM timer firing before the thread's next call).
+ * So the step waits while a RUNNING thread is runnable ('R', or in disk wait 'D') and got
+ * less than a tenth of the interval's CPU time. Such a thread runs again soon (the scheduler
+ * is fair), and then either calls in, which restarts the interval, or is seen quiet. The
+ * interval's start samples the CPU clocks (interval_begin). Lock held. */
+static void interval_begin(struct emu_engine *e)
+{
+	for (struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (t->state == EMU_THREAD_RUNNING)
+			t->cpu0 = thread_cpu_ns(t);
+}
+
+static bool starved(const struct emu_engine *e, uint64_t interval_ns)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		uint64_t now;
+		char st;
+
+		if (t->state != EMU_THREAD_RUNNING || t->cpu0 == UINT64_MAX)
+			continue;
+		now = thread_cpu_ns(t);
+		if (now == UINT64_MAX || now - t->cpu0 >= interval_ns / 10)
+			continue; /* it ran: a spinner, or it was busy and still is */
+		st = thread_kstate(t->tid);
+		if (st == 'R' || st == 'D')
+			return true;
+	}
+	return false;
+}
+
+/* For rule (2): no waiter still has to re-evaluate its condition at the current state. */
+static bool waiters_settled(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (t->state == EMU_THREAD_WAITING && t->seen_gen != e->gen)
+			return false;
+	return true;
+}
+
+static void new_generation(struct emu_engine *e)
+{
+	e->gen++;
+	if (e->nsleepers)
+		pthread_cond_broadcast(&e->cond);
+}
+
+/* ---------- running timers ---------- */
+
+static void fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%" PRIu64 ".%09" PRIu64 " s", (uint64_t)(ns / EMU_NSEC_PER_SEC),
+		 (uint64_t)(ns % EMU_NSEC_PER_SEC));
+}
+
+static void report_loop(struct emu_engine *e)
+{
+	char t[40];
+
+	if (e->loop_reported_at == e->clock.now + 1)
+		return;
+	e->loop_reported_at = e->clock.now + 1;
+	fmt_time(t, sizeof(t), e->clock.now);
+	fprintf(stderr, "rdmaemu: engine: more than %u events at virtual time %s: timers re-arm "
+			"themselves without delay (runaway loop); stopping this instant\n",
+		EMU_ENGINE_STEP_LIMIT, t);
+}
+
+/* Runs everything due at or before `t`, one instant at a time so that the step limit is per
+ * instant (a long advance may legitimately run millions of timers). 0 or -ELOOP. */
+static int run_through(struct emu_engine *e, uint64_t t, uint64_t *fired_total)
+{
+	uint64_t next, fired;
+	int rc;
+
+	while (emu_clock_next_deadline(&e->clock, &next) && next <= t) {
+		if (next < e->clock.now)
+			next = e->clock.now;
+		rc = emu_clock_run_until(&e->clock, next, EMU_ENGINE_STEP_LIMIT, &fired);
+		*fired_total += fired;
+		if (rc < 0) {
+			report_loop(e);
+			return -ELOOP;
+		}
+	}
+	/* Nothing due until after t: move the clock to t (never backwards). */
+	return emu_clock_run_until(&e->clock, t, EMU_ENGINE_STEP_LIMIT, &fired) < 0 ? -ELOOP : 0;
+}
+
+long emu_engine_run_now(struct emu_engine *e)
+{
+	uint64_t fired = 0, next;
+	int rc;
+
+	/* nothing due (most unlocks): run_through would only look and move the clock nowhere */
+	if (!emu_clock_next_deadline(&e->clock, &next) || next > e->clock.now)
+		return 0;
+	rc = run_through(e, e->clock.now, &fired);
+
+	if (fired)
+		new_generation(e);
+	return rc < 0 ? rc : (long)fired;
+}
+
+/* Moves the clock to the next timer deadline and runs what is due there. false when no timer
+ * is pending; *err = ELOOP on a runaway instant. */
+static bool advance_next(struct emu_engine *e, int *err)
+{
+	uint64_t next, fired = 0;
+
+	if (!emu_clock_next_deadline(&e->clock, &next))
+		return false;
+	if (run_through(e, next, &fired) < 0)
+		*err = ELOOP;
+	new_generation(e);
+	return true;
+}
+
+int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns)
+{
+	uint64_t fired = 0;
+	uint64_t t = e->clock.now + delta_ns < e->clock.now ? UINT64_MAX : e->clock.now + delta_ns;
+	int rc = run_through(e, t, &fired);
+
+	new_generation(e);
+	return rc;
+}
+
+/* ---------- the progress thread (rule 2) ---------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * EMU_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* ---------- real time ---------- */
+
+/* Delivers the frames posted from outside to their ports' receivers. Lock held. */
+static void rt_drain(struct emu_engine *e)
+{
+	struct inbox_frame *f, *next;
+
+	if (!__atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST))
+		return;
+	pthread_mutex_lock(&e->inbox_lock);
+	f = e->inbox;
+	e->inbox = NULL;
+	e->inbox_tail = &e->inbox;
+	__atomic_store_n(&e->inbox_full, 0, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&e->inbox_lock);
+	if (!f)
+		return;
+	for (; f; f = next) {
+		next = f->next;
+		emu_engine_rx_deliver(e, f->ep, f->buf, f->len, e->clock.now);
+		free(f->buf);
+		free(f);
+	}
+	new_generation(e);
+}
+
+/* Real-time mode: moves the clock to the real now (firing what fell due meanwhile, never
+ * backwards) and delivers the posted frames. Lock held. */
+static void __attribute__((noinline)) rt_catch_up_slow(struct emu_engine *e)
+{
+	uint64_t t, fired = 0;
+
+	/* frames that came in while another thread held the lock first: an acknowledgement
+	 * waiting there cancels the retry timer the catch-up would otherwise fire */
+	rt_drain(e);
+	t = mono_ns() - e->rt_base;
+	if (t > e->clock.now) {
+		run_through(e, t, &fired);
+		if (fired)
+			new_generation(e);
+	}
+	rt_drain(e);
+}
+
+/* A no-op in virtual mode: the test stays at the caller (every engine lock and unlock runs it;
+ * as a call it cost ~14 instructions there, ~650 a connection of bench/cm_bench). */
+static inline void rt_catch_up(struct emu_engine *e)
+{
+	if (e->realtime)
+		rt_catch_up_slow(e);
+}
+
+static struct timespec mono_ts(uint64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)(ns / EMU_NSEC_PER_SEC);
+	ts.tv_nsec = (long)(ns % EMU_NSEC_PER_SEC);
+	return ts;
+}
+
+/* Real-time progress: sleep until the next timer is due (or a call arms an earlier one),
+ * fire what is due. Lock held. */
+static void progress_realtime(struct emu_engine *e)
+{
+	uint64_t next;
+	struct timespec ts;
+
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	e->progress_sleeping = true;
+	if (!emu_clock_next_deadline(&e->clock, &next)) {
+		e->progress_wake_at = UINT64_MAX;
+		pthread_cond_wait(&e->pcond, &e->lock);
+	} else {
+		e->progress_wake_at = next;
+		ts = mono_ts(e->rt_base + next);
+		pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
+	}
+	e->progress_sleeping = false;
+	e->progress_wake_at = UINT64_MAX;
+}
+
+static void *progress_main(void *arg)
+{
+	struct emu_engine *e = arg;
+
+	pthread_mutex_lock(&e->lock);
+	while (!e->stop) {
+		uint64_t a0, q0, deadline;
+		struct timespec ts;
+		int err = 0;
+
+		if (e->realtime) {
+			progress_realtime(e);
+			continue;
+		}
+		if (!e->quiesce_ns || !emu_clock_pending(&e->clock)) {
+			/* Nothing to advance to: sleep until an unlock leaves a timer pending. */
+			e->progress_sleeping = true;
+			pthread_cond_wait(&e->pcond, &e->lock);
+			e->progress_sleeping = false;
+			continue;
+		}
+		a0 = e->activity;
+		q0 = e->quiesce_ns;
+		interval_begin(e);
+		deadline = mono_ns() + q0;
+		ts.tv_sec = (time_t)(deadline / EMU_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(deadline % EMU_NSEC_PER_SEC);
+		while (!e->stop && e->activity == a0 && e->quiesce_ns == q0 && mono_ns() < deadline)
+			pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
+		/* A call ended meanwhile, or the interval changed: start a new interval. */
+		if (e->stop || e->activity != a0 || e->quiesce_ns != q0)
+			continue;
+		/* A waiter woken by the last step has not looked yet: give it the time to (it
+		 * is runnable, not blocked), rather than moving the clock past its instant. */
+		if (!waiters_settled(e))
+			continue;
+		/* A thread busy outside the library but kept off the CPU: not quiet. */
+		if (starved(e, q0))
+			continue;
+		advance_next(e, &err);
+		e->quiet_since_ns = mono_ns();
+	}
+	pthread_mutex_unlock(&e->lock);
+	return NULL;
+}
+
+/* Lock held. Makes sure the progress thread runs while timers are pending: an application
+ * blocked in the kernel on one of our fds depends on it. */
+static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
+{
+	sigset_t all, old;
+	uint64_t next;
+
+	if (!emu_clock_next_deadline(&e->clock, &next))
+		return;
+	if (e->progress_started) {
+		/* in real time it sleeps until a deadline: wake it only for an earlier one */
+		if (e->progress_sleeping && (!e->realtime || next < e->progress_wake_at))
+			pthread_cond_signal(&e->pcond);
+		return;
+	}
+	if (e->progress_failed)
+		return;
+	/* Signals stay with the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&e->progress, NULL, progress_main, e) == 0) {
+		e->progress_started = true;
+	} else {
+		e->progress_failed = true;
+		fprintf(stderr, "rdmaemu: engine: cannot start the progress thread: virtual time "
+				"moves only while library calls wait\n");
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Neither rule needs the thread (RDMAEMU_QUIESCE_US=0, virtual time): no deadline lookup
+ * either, and the test stays at the caller (every unlock runs it). */
+static inline void kick_progress(struct emu_engine *e)
+{
+	if (e->quiesce_ns || e->realtime)
+		kick_progress_slow(e);
+}
+
+void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns)
+{
+	e->quiesce_ns = ns;
+	e->quiet_since_ns = mono_ns(); /* not kept up to date while the path was off */
+	pthread_cond_signal(&e->pcond);
+	kick_progress(e);
+}
+
+/* ---------- creation ---------- */
+
+static uint64_t quiesce_from_env(void)
+{
+	const char *s = getenv("RDMAEMU_QUIESCE_US");
+	unsigned long long us;
+	char *end;
+
+	if (!s || !*s)
+		return EMU_ENGINE_QUIESCE_NS_DEFAULT;
+	errno = 0;
+	us = strtoull(s, &end, 10);
+	if (errno || *end || us > UINT64_MAX / EMU_NSEC_PER_USEC) {
+		fprintf(stderr, "rdmaemu: RDMAEMU_QUIESCE_US='%s' is not a number of microseconds; "
+				"using %llu\n", s, EMU_ENGINE_QUIESCE_NS_DEFAULT / EMU_NSEC_PER_USEC);
+		return EMU_ENGINE_QUIESCE_NS_DEFAULT;
+	}
+	return us * EMU_NSEC_PER_USEC;
+}
+
+static void flush_at_exit(void)
+{
+	struct emu_engine *e = __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);
+
+	/* Best effort: a thread still inside the engine at exit keeps its frames. */
+	if (e && pthread_mutex_trylock(&e->lock) == 0) {
+		emu_topology_flush(e->topo);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+static struct emu_engine *engine_create(void)
+{
+	const struct emu_fabric *f = emu_process_fabric();
+	const char *pcap = getenv("RDMAEMU_PCAP");
+	static bool atexit_done;
+	pthread_condattr_t ca;
+	struct emu_engine *e;
+	struct emu_error err;
+	int saved;
+
+	if (!f)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	memset(&err, 0, sizeof(err));
+	emu_clock_init(&e->clock, 0);
+	e->fabric = f;
+	/* attached through a daemon, the daemon runs the wire and writes the captures */
+	if (emu_link_active())
+		pcap = NULL;
+	e->topo = emu_topology_build(f, &e->clock, pcap && *pcap ? pcap : NULL, &err);
+	if (!e->topo) {
+		saved = errno ? errno : ENOMEM;
+		fprintf(stderr, "rdmaemu: cannot build the wire of fabric %s: %s\n", f->source,
+			err.msg[0] ? err.msg : strerror(saved));
+		emu_clock_fini(&e->clock);
+		free(e);
+		errno = saved;
+		return NULL;
+	}
+	e->rx = emu_engine_rx_new(e->topo);
+	if (!e->rx) {
+		emu_topology_free(e->topo);
+		emu_clock_fini(&e->clock);
+		free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->inbox_lock, NULL);
+	e->inbox_tail = &e->inbox;
+	e->progress_wake_at = UINT64_MAX;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&e->cond, &ca); /* real-time waits sleep until a monotonic deadline */
+	pthread_cond_init(&e->pcond, &ca);
+	pthread_condattr_destroy(&ca);
+	e->quiesce_ns = quiesce_from_env();
+	e->quiet_since_ns = mono_ns();
+	e->epoch = ++last_epoch;
+	/* Every host's IP stack answers ARP / neighbour solicitations from the start, as on a
+	 * booted host (emu/net/neigh.h). Out of memory here: it is retried at its first use. */
+	(void)emu_neigh_get(e);
+	/* attached through a daemon: real time, port sends go to the daemon (emu/link/link.h) */
+	emu_link_engine_created(e);
+	if (!atexit_done && pcap && *pcap)
+		atexit_done = atexit(flush_at_exit) == 0;
+	return e;
+}
+
+struct emu_engine *emu_engine_get(void)
+{
+	struct emu_engine *e = __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);
+
+	if (e)
+		return e;
+	pthread_once(&key_once, make_key);
+	pthread_mutex_lock(&create_lock);
+	e = the_engine;
+	if (!e) {
+		e = engine_create();
+		if (e)
+			__atomic_store_n(&the_engine, e, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&create_lock);
+	return e;
+}
+
+void emu_engine_reset(void)
+{
+	struct emu_engine *e;
+
+	pthread_mutex_lock(&create_lock);
+	e = the_engine;
+	__atomic_store_n(&the_engine, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&create_lock);
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->lock);
+	e->stop = true;
+	pthread_cond_broadcast(&e->pcond);
+	pthread_mutex_unlock(&e->lock);
+	if (e->progress_started)
+		pthread_join(e->progress, NULL);
+	/* Threads still registered (their TLS records) are forgotten through the epoch. */
+	if (tls_epoch == e->epoch)
+		tls_epoch = 0;
+	emu_engine_ext_free_all(e);
+	emu_topology_free(e->topo);
+	emu_engine_rx_free(e->rx);
+	emu_clock_fini(&e->clock);
+	while (e->inbox) {
+		struct inbox_frame *f = e->inbox;
+
+		e->inbox = f->next;
+		free(f->buf);
+		free(f);
+	}
+	pthread_mutex_destroy(&e->inbox_lock);
+	pthread_cond_destroy(&e->pcond);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* ---------- entering and leaving ---------- */
+
+void emu_engine_lock(struct emu_engine *e)
+{
+	struct emu_engine_thread *t;
+
+	pthread_mutex_lock(&e->lock);
+	t = thread_self(e);
+	t->state = EMU_THREAD_RUNNING;
+	rt_catch_up(e);
+}
+
+/* Real time: frames posted while another thread held the lock are delivered by whoever holds
+ * it next; after releasing it, look once more (the poster's trylock may have failed just
+ * before this unlock). */
+static void rt_after_unlock(struct emu_engine *e)
+{
+	while (__atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST) &&
+	       pthread_mutex_trylock(&e->lock) == 0) {
+		rt_catch_up(e);
+		emu_engine_run_now(e);
+		kick_progress(e);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+void emu_engine_unlock(struct emu_engine *e)
+{
+	struct emu_engine_thread *self;
+
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	/* A RUNNING thread's call may have changed what waiters wait for (posted work,
+	 * queued an event): they must look again before time moves. An idle poller's call
+	 * changed nothing (what its run_now fired already started a generation). */
+	self = thread_known(e);
+	if (self && self->state == EMU_THREAD_RUNNING) {
+		new_generation(e);
+		/* Only such calls hold back the quiescence path: an empty poll (the thread is
+		 * IDLE now) says the application is waiting, so a busy-polling thread next to
+		 * one blocked in the kernel on our fds cannot stop time for good. */
+		e->activity++;
+		/* only the quiescence path reads it (note_idle, the progress thread): with the
+		 * path off, no clock_gettime per call (emu_engine_set_quiesce_ns restarts it) */
+		if (e->quiesce_ns)
+			e->quiet_since_ns = mono_ns();
+	}
+	kick_progress(e);
+	pthread_mutex_unlock(&e->lock);
+	if (e->realtime)
+		rt_after_unlock(e);
+}
+
+void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx)
+{
+	e->realtime = true;
+	e->rt_base = mono_ns() - e->clock.now;
+	e->tx = tx;
+	e->tx_ctx = tx_ctx;
+	kick_progress(e);
+}
+
+bool emu_engine_is_realtime(const struct emu_engine *e)
+{
+	return e->realtime;
+}
+
+void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
+{
+	struct inbox_frame *f = malloc(sizeof(*f));
+
+	if (!f) {
+		free(buf); /* lost, as a frame a congested link drops */
+		return;
+	}
+	f->next = NULL;
+	f->ep = ep;
+	f->buf = buf;
+	f->len = len;
+	pthread_mutex_lock(&e->inbox_lock);
+	*e->inbox_tail = f;
+	e->inbox_tail = &f->next;
+	__atomic_store_n(&e->inbox_full, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&e->inbox_lock);
+}
+
+bool emu_engine_inbox_pending(struct emu_engine *e)
+{
+	return __atomic_load_n(&e->inbox_full, __ATOMIC_SEQ_CST) != 0;
+}
+
+bool emu_engine_try_deliver(struct emu_engine *e)
+{
+	if (emu_engine_inbox_pending(e) && pthread_mutex_trylock(&e->lock) == 0) {
+		rt_catch_up(e);
+		emu_engine_run_now(e);
+		kick_progress(e);
+		pthread_mutex_unlock(&e->lock);
+		rt_after_unlock(e);
+	}
+	return !emu_engine_inbox_pending(e);
+}
+
+void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len)
+{
+	emu_engine_queue_frame(e, ep, buf, len);
+	/* Deliver it now, unless a holder of the lock does on its way out. Taking the lock,
+	 * not just trying it: a holder about to sleep in a wait (on the condition variable)
+	 * would otherwise leave the frame behind. The link's receive thread does not come
+	 * here (emu_engine_try_deliver, docs/engine.md). */
+	pthread_mutex_lock(&e->lock);
+	rt_catch_up(e);
+	emu_engine_run_now(e);
+	kick_progress(e);
+	pthread_mutex_unlock(&e->lock);
+	rt_after_unlock(e);
+}
+
+void emu_engine_thread_forget(struct emu_engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	if (tls_epoch == e->epoch)
+		thread_unlink(e, &tls_thread);
+	pthread_mutex_unlock(&e->lock);
+}
+
+uint64_t emu_engine_peek_now(struct emu_engine *e)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&e->lock);
+	now = e->clock.now;
+	pthread_mutex_unlock(&e->lock);
+	return now;
+}
+
+struct emu_clock *emu_engine_clock(struct emu_engine *e)
+{
+	return &e->clock;
+}
+
+struct emu_topology *emu_engine_topology(struct emu_engine *e)
+{
+	return e->topo;
+}
+
+const struct emu_fabric *emu_engine_fabric(const struct emu_engine *e)
+{
+	return e->fabric;
+}
+
+uint64_t emu_engine_now(const struct emu_engine *e)
+{
+	return e->clock.now;
+}
+
+/* ---------- ports ---------- */
+
+struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e)
+{
+	return e->rx;
+}
+
+struct emu_engine_ext **emu_engine_ext_head(struct emu_engine *e)
+{
+	return &e->ext;
+}
+
+int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   emu_wire_rx_fn *fn, void *ctx)
+{
+	return emu_engine_port_set_rx_class(e, host, dev, port, EMU_RX_HCA, fn, ctx);
+}
+
+int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			 const void *frame, size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep >= 0 && e->tx)
+		return e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
+}
+
+int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			      const struct emu_wire_lazy *ops, const void *obj, size_t objlen,
+			      size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+	uint8_t *frame;
+	int rc;
+
+	if (ep < 0)
+		return ep;
+	if (!e->tx)
+		return emu_wire_send_lazy(emu_topology_wire(e->topo), ep, ops, obj, objlen, len);
+	if (!ops || !obj || !len || len > EMU_WIRE_MAX_FRAME)
+		return -EINVAL;
+	frame = malloc(len);
+	if (!frame)
+		return -ENOMEM;
+	ops->build(obj, frame, len);
+	rc = e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+	free(frame);
+	return rc;
+}
+
+/* ---------- waiting ---------- */
+
+static void timeout_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
+{
+	(void)clk;
+	(void)t;
+	*(bool *)arg = true;
+}
+
+static void report_deadlock(struct emu_engine *e, const char *what)
+{
+	char t[40], others[200];
+	size_t n = 0, len = 0;
+
+	others[0] = 0;
+	for (const struct emu_engine_thread *th = e->threads; th; th = th->next) {
+		if (th == &tls_thread)
+			continue;
+		n++;
+		if (th->state == EMU_THREAD_WAITING && len < sizeof(others) - 1)
+			len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%s",
+						len ? ", " : ": ", th->what ? th->what : "?");
+	}
+	if (len >= sizeof(others))
+		len = sizeof(others) - 1;
+	fmt_time(t, sizeof(t), e->clock.now);
+	fprintf(stderr, "rdmaemu: %s would wait forever at virtual time %s: no timer pending, no "
+			"frame in flight, %zu other thread(s) all waiting%s\n",
+		what ? what : "a wait", t, n, others);
+}
+
+int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
+		    uint64_t timeout_ns)
+{
+	struct emu_engine_thread *self = thread_self(e);
+	bool timed_out = false, has_timeout = timeout_ns != EMU_ENGINE_FOREVER;
+	struct emu_timer tmo;
+	int rc = 0;
+
+	/* The timeout is a clock timer like any other, so both rules (1) and (2) move time to
+	 * it, in order with the protocol timers. */
+	if (has_timeout) {
+		emu_timer_init(&tmo, timeout_fire, &timed_out);
+		emu_timer_arm_in(&e->clock, &tmo, timeout_ns);
+	}
+	if (emu_engine_run_now(e) == -ELOOP) {
+		rc = ELOOP;
+		goto out;
+	}
+	self->state = EMU_THREAD_WAITING;
+	self->what = what;
+	for (;;) {
+		int err = 0;
+
+		if (e->realtime) {
+			rt_catch_up(e);
+			emu_engine_run_now(e);
+		}
+		if (done(arg)) {
+			rc = 0;
+			break;
+		}
+		if (timed_out) {
+			rc = ETIMEDOUT;
+			break;
+		}
+		self->seen_gen = e->gen;
+		if (e->realtime) {
+			/* frames may come from other processes at any time: no rule 1, no
+			 * EDEADLK; sleep until the next deadline or a new generation */
+			uint64_t next;
+
+			kick_progress(e);
+			e->nsleepers++;
+			if (emu_clock_next_deadline(&e->clock, &next)) {
+				struct timespec ts = mono_ts(e->rt_base + next);
+
+				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			} else {
+				pthread_cond_wait(&e->cond, &e->lock);
+			}
+			e->nsleepers--;
+			continue;
+		}
+		if (all_settled(e)) {
+			if (advance_next(e, &err)) {
+				if (err) {
+					rc = err;
+					break;
+				}
+				continue;
+			}
+			/* No timer (so no frame in flight: deliveries are timers), nobody
+			 * else can act. */
+			report_deadlock(e, what);
+			rc = EDEADLK;
+			break;
+		}
+		kick_progress(e);
+		e->nsleepers++;
+		pthread_cond_wait(&e->cond, &e->lock);
+		e->nsleepers--;
+	}
+out:
+	if (has_timeout)
+		emu_timer_cancel(&e->clock, &tmo);
+	self->state = EMU_THREAD_RUNNING;
+	self->what = NULL;
+	return rc;
+}
+
+bool emu_engine_note_idle(struct emu_engine *e)
+{
+	struct emu_engine_thread *self;
+	int err = 0;
+
+	if (e->realtime) {
+		/* Time follows the real clock and frames come from other threads and processes:
+		 * nothing to decide here. A busy poller gives the CPU away instead, since the
+		 * "hardware" it waits for is the receive thread and the daemon, on the same
+		 * cores (two spinning pingpongs on two cores otherwise wait a scheduler tick,
+		 * milliseconds, for every frame). */
+		sched_yield();
+		return false;
+	}
+	self = thread_self(e);
+	self->state = EMU_THREAD_IDLE;
+	self->seen_gen = e->gen;
+	if (all_settled(e))
+		return advance_next(e, &err); /* rule (1) */
+	/* Rule (2) from the poller itself: a thread busy-polling the engine mutex could
+	 * otherwise starve the progress thread of it (mutexes are not fair). Same condition
+	 * as the progress thread's: a quiet interval, every waiter has looked. */
+	if (e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
+	    waiters_settled(e) && advance_next(e, &err)) {
+		e->quiet_since_ns = mono_ns();
+		return true;
+	}
+	return false;
+}

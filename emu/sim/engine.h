@@ -1,0 +1,195 @@
+/* The per-process engine: the clock and the topology of the attached fabric behind one mutex,
+ * and the progress model that decides when virtual time moves (docs/engine.md).
+ *
+ * One engine per process, created on first use (emu_engine_get) from emu_process_fabric():
+ * clock at 0, topology built with emu_topology_build, pcap captures when $RDMAEMU_PCAP names a
+ * prefix. Every host of the fabric lives in it; the protocol engines (HCA data path,
+ * neighbour responder, CM agent, SA) hook into it with port receivers, port sends and clock
+ * timers.
+ *
+ * Locking. One mutex (emu_engine_lock/unlock) serialises the clock, the wire, the topology and
+ * every callback they run. Lock order: the engine lock first, then an HCA mutex (emu/hca/hca.h):
+ * timer and receive callbacks run with the engine lock held and may take HCA mutexes; code
+ * holding an HCA mutex must never take the engine lock. Nothing blocks while holding the
+ * engine lock except emu_engine_wait, which releases it while it sleeps.
+ *
+ * Threads. A thread becomes known at its first emu_engine_lock (thread-local registration,
+ * dropped when the thread exits or calls emu_engine_thread_forget). A known thread is
+ *   RUNNING  from emu_engine_lock on (inside the engine, or outside it doing its own work),
+ *   WAITING  inside emu_engine_wait,
+ *   IDLE     after emu_engine_note_idle, until its next emu_engine_lock.
+ * WAITING and IDLE count as "settled" only for the engine state they saw: every change of
+ * state (timers fired, a RUNNING thread's call ended) starts a new generation, and a thread
+ * has to look again (a waiter re-evaluates done(), a poller polls again) before it counts
+ * as settled.
+ *
+ * When virtual time advances (never backwards; never while a thread holds the lock):
+ *  (1) all known threads settled: the waiter (or the thread calling note_idle) that sees it
+ *      advances the clock to the next timer deadline at once and runs everything due there.
+ *      Deterministic, costs no wall time.
+ *  (2) quiescence: a progress thread (started at the first unlock that leaves a timer
+ *      pending) advances to the next timer deadline when no call has ended RUNNING (empty
+ *      polls reported with note_idle do not count) for the quiescence interval (1 ms; $RDMAEMU_QUIESCE_US; 0 turns the path off) and every
+ *      waiter has seen the current state. This is what moves time for threads blocked in the
+ *      kernel on the engine's eventfds, or busy outside the library: such a thread sees time
+ *      jump after the interval, as if the network had run on meanwhile.
+ *  (3) a wait that nothing can satisfy (no timer pending, no frame in flight, every known
+ *      thread settled) fails with EDEADLK and a one-line diagnostic.
+ */
+#ifndef RDMAEMU_EMU_ENGINE_H
+#define RDMAEMU_EMU_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu/sim/clock.h"
+#include "emu/sim/fabric.h"
+#include "emu/sim/topology.h"
+#include "emu/sim/wire.h"
+
+/* Most callbacks run at one virtual instant before run_now gives up on it (a timer that
+ * re-arms itself with no delay, or two that ping-pong, would otherwise hang the process). */
+#define EMU_ENGINE_STEP_LIMIT (1u << 20)
+
+/* Default quiescence interval of the progress thread, real time. */
+#define EMU_ENGINE_QUIESCE_NS_DEFAULT (1 * EMU_NSEC_PER_MSEC)
+
+/* "No timeout" for emu_engine_wait. */
+#define EMU_ENGINE_FOREVER UINT64_MAX
+
+struct emu_engine;
+
+/* The process-wide engine, created on first use. NULL with errno set (that of
+ * emu_process_fabric, or ENOMEM, or the error of creating a capture file) when the process
+ * has no fabric. Thread-safe; does not register the calling thread. */
+struct emu_engine *emu_engine_get(void);
+
+/* For tests: stops the progress thread and frees the engine (the next emu_engine_get creates a
+ * new one at virtual time 0). No other thread may be using the engine. emu_process_reset()
+ * calls it first (the engine refers to the attached fabric). No-op without an engine. */
+void emu_engine_reset(void);
+
+/* Enter / leave the engine. lock registers the calling thread (RUNNING). unlock first runs
+ * everything due at the current virtual time (so zero-delay work triggered by the call is
+ * complete when the call returns); if the caller is still RUNNING (it did not report an empty
+ * poll) it then starts a new generation, wakes the waiters (the call may have changed what they
+ * wait for) and counts as activity for the quiescence path. It starts the progress thread if
+ * timers are pending. Not recursive: timer and receive callbacks run with the lock held and
+ * must not call lock, unlock or emu_engine_wait. */
+void emu_engine_lock(struct emu_engine *e);
+void emu_engine_unlock(struct emu_engine *e);
+
+/* The calling thread will not call the engine for a while (e.g. it is about to join the
+ * threads that do): it stops counting as a thread that could act. It becomes known again at
+ * its next emu_engine_lock. Takes the lock itself. */
+void emu_engine_thread_forget(struct emu_engine *e);
+
+/* Virtual time read under the lock without counting as an engine call: no registration, no
+ * activity (an observer spinning on it does not hold back the quiescence path). */
+uint64_t emu_engine_peek_now(struct emu_engine *e);
+
+/* ---- with the engine lock held ---- */
+
+struct emu_clock *emu_engine_clock(struct emu_engine *e);
+struct emu_topology *emu_engine_topology(struct emu_engine *e);
+const struct emu_fabric *emu_engine_fabric(const struct emu_engine *e);
+uint64_t emu_engine_now(const struct emu_engine *e);
+
+/* Fires every timer and delivers every frame due at the current virtual time, repeatedly,
+ * until nothing is due now. Returns the number of callbacks run, or -ELOOP (after printing a
+ * diagnostic) when more than EMU_ENGINE_STEP_LIMIT were due at this instant. */
+long emu_engine_run_now(struct emu_engine *e);
+
+/* Receiver of the transport packets arriving at port `port` (1-based) of device `dev` of host
+ * `host` (indices into the fabric's arrays) that no QPN claim takes: the HCA's data path
+ * (emu/sim/engine_rx.h has the other receivers: the host's network stack, QP1, IPoIB). NULL:
+ * such frames are counted and dropped. The receiver runs with the engine lock held. 0, or
+ * -ENOENT for no such port. */
+int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   emu_wire_rx_fn *fn, void *ctx);
+/* Sends a frame from that port to its link peer: 0, -ENOENT (no such port), or the error of
+ * emu_wire_send (-ENOTCONN, -EMSGSIZE, -EINVAL, -ENOMEM). */
+int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			 const void *frame, size_t len);
+/* The same with a frame described, not built (emu_wire_send_lazy): frames to another process
+ * (real-time mode) are built here. */
+int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			      const struct emu_wire_lazy *ops, const void *obj, size_t objlen,
+			      size_t len);
+
+/* Blocks until done(arg) holds, evaluating it with the lock held (the lock is released while
+ * sleeping). `what` names the wait in diagnostics ("rdma_get_cm_event", ...). timeout_ns is
+ * virtual, relative to now (EMU_ENGINE_FOREVER: none; 0: look once, after running what is due).
+ * Returns 0 (done), ETIMEDOUT (the virtual clock reached now + timeout_ns: emu_engine_now()
+ * is exactly that instant when no later timer fired), EDEADLK (nothing can ever make done()
+ * true; a diagnostic naming `what` went to stderr) or ELOOP (runaway timers at one instant).
+ * done() may be called any number of times and must not block or call the engine. */
+int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
+		    uint64_t timeout_ns);
+
+/* The calling thread polled (CQ, event queue) and found nothing: it counts as settled until
+ * its next emu_engine_lock. If that makes every known thread settled, virtual time advances
+ * to the next timer now (rule 1), so a single-threaded busy-poll loop runs timers in order
+ * without wall time. Otherwise, when the quiescence interval has passed since the last call
+ * that ended RUNNING (and every waiter has looked), it applies rule (2) itself rather than
+ * leave it to the progress thread, which a busy poller could starve of the mutex. Returns
+ * true when it advanced time. */
+/* Engine lock held (between the poll's emu_engine_lock and emu_engine_unlock). */
+bool emu_engine_note_idle(struct emu_engine *e);
+
+/* Quiescence interval of the progress thread, real ns (0: never advance by quiescence).
+ * The initial value comes from $RDMAEMU_QUIESCE_US. */
+void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns);
+
+/* Advances virtual time by delta, firing the timers due meanwhile in order (the control API's
+ * rdmaemu_ctl_advance_ns). 0 or -ELOOP. */
+int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns);
+
+/* ---- real-time mode (docs/engine.md, "Real time"): a process attached through rdmaemud, and
+ * the daemon itself. Virtual time follows CLOCK_MONOTONIC from the instant of the switch on:
+ * every lock, unlock and wait moves the clock to the real now and fires what fell due; the
+ * progress thread sleeps until the next deadline and fires it; rules (1)-(3) are off (frames
+ * may arrive from other processes at any time, so nothing may jump ahead or give up). */
+
+/* Where port sends go instead of the wire (NULL: the wire). `ep` is the port's topology
+ * endpoint. Returns 0 or a negative errno, as emu_engine_port_send. Lock held. */
+typedef int emu_engine_tx_fn(void *ctx, int ep, size_t host, size_t dev, unsigned port,
+			     const void *frame, size_t len);
+/* Lock held. Switches the engine to real time for good; tx as above. */
+void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx);
+bool emu_engine_is_realtime(const struct emu_engine *e);
+/* From any thread, WITHOUT the lock: hands a frame that arrived from outside the process at
+ * topology endpoint `ep` (a host port) to that port's receivers, as if the wire had delivered
+ * it. Takes ownership of buf (malloc'd). The frame goes to an inbox that every lock and unlock
+ * delivers; the poster then takes the lock itself to deliver it (it blocks on the lock, so no
+ * thread may hold the engine lock while waiting for a poster). */
+void emu_engine_post_frame(struct emu_engine *e, int ep, void *buf, size_t len);
+/* The same in two halves, for a receiver that must never block on the engine lock (the
+ * daemon link's receive thread: a holder may be blocked sending to the daemon, which must
+ * be able to send to us meanwhile). queue_frame only puts the frame in the inbox;
+ * try_deliver delivers what is there if the lock is free (a holder delivers it on its way
+ * out otherwise) and returns whether the inbox is empty. A receiver that leaves frames
+ * there must try again soon (a holder that went to sleep in a wait does not look; its wait
+ * releases the lock, so the next try succeeds). */
+void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len);
+bool emu_engine_try_deliver(struct emu_engine *e);
+bool emu_engine_inbox_pending(struct emu_engine *e);
+
+/* ---- fds the application sees (completion channels, CM event channel, async fd) ----
+ * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.
+ * The engine never reads them to wait: blocking library calls wait in emu_engine_wait; an
+ * application blocked in read/poll/epoll on one is woken when a callback (run by a library
+ * call, rule 1 or the progress thread) signals it. Callers keep their own "readable" state
+ * and keep the fd in step with it. */
+
+/* A new eventfd (EFD_CLOEXEC, blocking, counter 0): the fd, or -1 with errno. */
+int emu_engine_eventfd_new(void);
+/* Makes the fd readable (adds 1 to its counter). 0 or -errno. */
+int emu_engine_fd_signal(int fd);
+/* Makes the fd not readable (reads the counter back to 0 if it is readable, without
+ * blocking). 0 or -errno. An application reading the fd itself at the same time could race
+ * with this (rdma-core's own libraries are the only readers of these fds in practice). */
+int emu_engine_fd_clear(int fd);
+
+#endif

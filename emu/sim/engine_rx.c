@@ -1,0 +1,276 @@
+/* The engine's receive demultiplexer (emu/sim/engine_rx.h). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "emu/sim/engine.h"
+#include "emu/sim/engine_rx.h"
+#include "emu/sim/pcap.h"
+#include "emu/hca/pkt.h"
+#include "emu/sim/topology.h"
+
+struct rx_fn {
+	emu_wire_rx_fn *fn;
+	void *ctx;
+};
+
+struct rx_claim {
+	uint32_t qpn;
+	struct rx_fn to;
+	emu_wire_rx_lazy_fn *lazy;
+};
+
+struct rx_port {
+	int link_layer; /* EMU_LL_*; 0: not a host port */
+	struct rx_fn cls[EMU_RX_NCLASS];
+	struct rx_claim claims[EMU_RX_MAX_QPN_CLAIMS];
+	unsigned nclaims;
+	uint64_t unclaimed;
+};
+
+struct emu_engine_rx {
+	struct rx_port *ports; /* by wire endpoint */
+	size_t nports;
+};
+
+#define ETHERTYPE_VLAN 0x8100
+#define LRH_LNH_MASK 0x3
+
+static enum emu_rx_kind bth_at(const uint8_t *frame, size_t len, size_t off, uint32_t *dqpn)
+{
+	if (len < off + EMU_BTH_LEN)
+		return EMU_RX_KIND_MALFORMED;
+	/* DestQP: BTH bytes 5-7 (IBTA 9.2, figure 47) */
+	*dqpn = emu_be24_get(frame + off + 5);
+	return EMU_RX_KIND_TRANSPORT;
+}
+
+static enum emu_rx_kind classify_eth(const uint8_t *f, size_t len, uint32_t *dqpn)
+{
+	size_t off = EMU_ETH_LEN;
+	uint16_t type;
+
+	if (len < EMU_ETH_LEN)
+		return EMU_RX_KIND_MALFORMED;
+	type = emu_be16_get(f + 12);
+	if (type == ETHERTYPE_VLAN) { /* one 802.1Q tag */
+		if (len < EMU_ETH_LEN + 4)
+			return EMU_RX_KIND_MALFORMED;
+		type = emu_be16_get(f + 16);
+		off += 4;
+	}
+	if (type == EMU_ETHERTYPE_IPV4) {
+		size_t ihl;
+
+		if (len < off + EMU_IPV4_LEN)
+			return EMU_RX_KIND_MALFORMED;
+		ihl = (size_t)(f[off] & 0x0f) * 4;
+		if (ihl < EMU_IPV4_LEN || len < off + ihl)
+			return EMU_RX_KIND_MALFORMED;
+		/* a fragment's UDP header is not where it would be: not RoCE (rxe never fragments) */
+		if (f[off + 9] != EMU_IPPROTO_UDP || (emu_be16_get(f + off + 6) & 0x3fff))
+			return EMU_RX_KIND_NET;
+		off += ihl;
+	} else if (type == EMU_ETHERTYPE_IPV6) {
+		if (len < off + EMU_IPV6_LEN)
+			return EMU_RX_KIND_MALFORMED;
+		if (f[off + 6] != EMU_IPPROTO_UDP) /* extension headers: never sent by rxe */
+			return EMU_RX_KIND_NET;
+		off += EMU_IPV6_LEN;
+	} else {
+		return EMU_RX_KIND_NET;
+	}
+	if (len < off + EMU_UDP_LEN)
+		return EMU_RX_KIND_MALFORMED;
+	if (emu_be16_get(f + off + 2) != EMU_ROCE_UDP_DPORT)
+		return EMU_RX_KIND_NET;
+	return bth_at(f, len, off + EMU_UDP_LEN, dqpn);
+}
+
+static enum emu_rx_kind classify_ib(const uint8_t *f, size_t len, uint32_t *dqpn)
+{
+	if (len < EMU_LRH_LEN)
+		return EMU_RX_KIND_MALFORMED;
+	switch (f[1] & LRH_LNH_MASK) {
+	case EMU_LNH_IBA_LOCAL:
+		return bth_at(f, len, EMU_LRH_LEN, dqpn);
+	case EMU_LNH_IBA_GLOBAL:
+		if (len < EMU_LRH_LEN + EMU_GRH_LEN)
+			return EMU_RX_KIND_MALFORMED;
+		if (f[EMU_LRH_LEN + 6] != EMU_GRH_NXTHDR_IBA)
+			return EMU_RX_KIND_OTHER;
+		return bth_at(f, len, EMU_LRH_LEN + EMU_GRH_LEN, dqpn);
+	default:
+		return EMU_RX_KIND_OTHER;
+	}
+}
+
+enum emu_rx_kind emu_rx_classify(int link_layer, const uint8_t *frame, size_t len,
+				 uint32_t *dqpn)
+{
+	uint32_t q = 0;
+	enum emu_rx_kind k = link_layer == EMU_LL_ETHERNET ? classify_eth(frame, len, &q)
+							     : classify_ib(frame, len, &q);
+
+	if (dqpn)
+		*dqpn = q;
+	return k;
+}
+
+static void demux(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	struct rx_port *p = ctx;
+	const struct rx_fn *to = NULL;
+	uint32_t dqpn;
+
+	switch (emu_rx_classify(p->link_layer, frame, len, &dqpn)) {
+	case EMU_RX_KIND_TRANSPORT:
+		for (unsigned i = 0; i < p->nclaims; i++)
+			if (p->claims[i].qpn == dqpn) {
+				to = &p->claims[i].to;
+				break;
+			}
+		if (!to)
+			to = &p->cls[EMU_RX_HCA];
+		break;
+	case EMU_RX_KIND_NET:
+		to = &p->cls[EMU_RX_NET];
+		break;
+	case EMU_RX_KIND_MALFORMED:
+	case EMU_RX_KIND_OTHER:
+		/* the HCA counts and drops what it cannot parse, as a port would */
+		to = &p->cls[EMU_RX_HCA];
+		break;
+	}
+	if (!to || !to->fn) {
+		p->unclaimed++;
+		return;
+	}
+	to->fn(to->ctx, frame, len, now);
+}
+
+/* A described frame (emu_wire_send_lazy) goes to the lazy function of its DestQP's claim;
+ * anything else is declined and comes back as bytes through demux(). */
+static bool demux_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *obj, uint64_t now)
+{
+	struct rx_port *p = ctx;
+	uint32_t dqpn = ops->dqpn(obj);
+
+	for (unsigned i = 0; i < p->nclaims; i++)
+		if (p->claims[i].qpn == dqpn)
+			return p->claims[i].lazy &&
+			       p->claims[i].lazy(p->claims[i].to.ctx, ops, obj, now);
+	return false;
+}
+
+struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t)
+{
+	const struct emu_fabric *f = emu_topology_fabric(t);
+	struct emu_engine_rx *rx = calloc(1, sizeof(*rx));
+
+	if (!rx)
+		return NULL;
+	rx->nports = emu_topology_nendpoints(t);
+	rx->ports = calloc(rx->nports ? rx->nports : 1, sizeof(*rx->ports));
+	if (!rx->ports) {
+		free(rx);
+		return NULL;
+	}
+	for (size_t ep = 0; ep < rx->nports; ep++) {
+		struct emu_endpoint info;
+		const struct emu_port *port;
+
+		if (emu_topology_endpoint_info(t, (int)ep, &info) ||
+		    info.kind != EMU_EP_HOST_PORT)
+			continue;
+		port = &f->hosts[info.node].devices[info.device].ports[info.port - 1];
+		rx->ports[ep].link_layer = port->link_layer == EMU_LL_ETHERNET ? EMU_LL_ETHERNET
+										: EMU_LL_INFINIBAND;
+		emu_topology_set_rx(t, (int)ep, demux, &rx->ports[ep]);
+		emu_topology_set_rx_lazy(t, (int)ep, demux_lazy);
+	}
+	return rx;
+}
+
+void emu_engine_rx_free(struct emu_engine_rx *rx)
+{
+	if (!rx)
+		return;
+	free(rx->ports);
+	free(rx);
+}
+
+void emu_engine_rx_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
+			   uint64_t now)
+{
+	struct emu_engine_rx *rx = emu_engine_rx_of(e);
+
+	if (!rx || ep < 0 || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
+		return;
+	demux(&rx->ports[ep], frame, len, now);
+}
+
+static struct rx_port *port_of(struct emu_engine *e, size_t host, size_t dev, unsigned port)
+{
+	struct emu_engine_rx *rx = emu_engine_rx_of(e);
+	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+
+	if (ep < 0 || !rx || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
+		return NULL;
+	return &rx->ports[ep];
+}
+
+int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				 enum emu_rx_class cls, emu_wire_rx_fn *fn, void *ctx)
+{
+	struct rx_port *p;
+
+	if ((unsigned)cls >= EMU_RX_NCLASS)
+		return -EINVAL;
+	p = port_of(e, host, dev, port);
+	if (!p)
+		return -ENOENT;
+	p->cls[cls].fn = fn;
+	p->cls[cls].ctx = fn ? ctx : NULL;
+	return 0;
+}
+
+int emu_engine_port_set_rx_qpn(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			       uint32_t qpn, emu_wire_rx_fn *fn, void *ctx)
+{
+	struct rx_port *p;
+	unsigned i;
+
+	if (qpn > EMU_QPN_MASK)
+		return -EINVAL;
+	p = port_of(e, host, dev, port);
+	if (!p)
+		return -ENOENT;
+	for (i = 0; i < p->nclaims && p->claims[i].qpn != qpn; i++)
+		;
+	if (!fn) {
+		if (i < p->nclaims)
+			p->claims[i] = p->claims[--p->nclaims];
+		return 0;
+	}
+	if (i == p->nclaims) {
+		if (p->nclaims == EMU_RX_MAX_QPN_CLAIMS)
+			return -ENOSPC;
+		p->nclaims++;
+	}
+	p->claims[i] = (struct rx_claim){.qpn = qpn, .to = {fn, ctx}};
+	return 0;
+}
+
+int emu_engine_port_set_rx_qpn_lazy(struct emu_engine *e, size_t host, size_t dev,
+				    unsigned port, uint32_t qpn, emu_wire_rx_lazy_fn *lazy)
+{
+	struct rx_port *p = port_of(e, host, dev, port);
+
+	for (unsigned i = 0; p && i < p->nclaims; i++)
+		if (p->claims[i].qpn == qpn) {
+			p->claims[i].lazy = lazy;
+			return 0;
+		}
+	return -ENOENT;
+}

@@ -1,0 +1,145 @@
+/* The wire: point-to-point links between endpoints (ports), with per-link faults, delivering
+ * frames on the virtual clock.
+ *
+ * Endpoints and links are numbered from 0 in creation order (the numbers are their handles), so
+ * a wire built from a struct emu_fabric can use the fabric's link indices unchanged. A link has
+ * two directions: EMU_WIRE_A_TO_B carries what endpoint a sends, EMU_WIRE_B_TO_A what b sends.
+ *
+ * A sent frame is copied; the sender's buffer is free on return. What happens to it on its way:
+ *
+ *  - down: a link that is down drops every frame sent on it, and every frame still in flight on
+ *    it when its delivery time comes (counted in dropped_down). No random draw is made.
+ *  - Otherwise four decisions are drawn, in this order, from the direction's own PRNG stream
+ *    (always four, whatever the fault values, so the stream position is the number of frames
+ *    sent and changing a probability does not shift later decisions): loss, duplicate,
+ *    reorder, jitter.
+ *  - loss: the frame is dropped (dropped_loss).
+ *  - delivery time = now + delay_ns + uniform [0, jitter_ns], raised if needed to the delivery
+ *    time of the previous frame of the direction: each direction is FIFO, jitter never
+ *    reorders; frames due at the same instant arrive in the order sent.
+ *  - duplicate: the frame is delivered twice, back to back (duplicated counts the extra copies).
+ *  - reorder: the frame is held back. The next frame sent in the same direction that is not
+ *    dropped overtakes it: the held frame is delivered right after that frame (same instant,
+ *    just behind it). If no frame follows within the reorder hold time (emu_wire_set_reorder_hold, default
+ *    EMU_WIRE_REORDER_HOLD_NS) the held frame is delivered at its own delivery time + hold
+ *    time, so nothing is held forever. One frame at most is held per direction: while one is
+ *    held, the reorder decisions of the frames that follow are drawn but not applied.
+ *    reordered counts frames that were actually overtaken.
+ *
+ * The random streams: the wire's root stream is forked from the seed with EMU_PRNG_DOMAIN_WIRE,
+ * link L direction D uses fork(root, 2 * L + D). Same seed + same traffic => same decisions,
+ * and traffic on one link direction never changes another's decisions.
+ *
+ * pcap tap: each frame is recorded once, with its send time, when it is put on the wire, in the
+ * tap of its link's link layer (emu_wire_set_tap): like a capture at the sending port, frames
+ * later lost or held back are in the trace (at their send time), duplicates appear once, and
+ * frames sent on a down link are not (a down port transmits nothing).
+ *
+ * Receivers: rx(ctx, frame, len, now) is called at delivery time from a clock timer. It may send
+ * frames, add endpoints and links and change faults, but not free the wire; the frame buffer is
+ * only valid during the call.
+ *
+ * Not thread-safe, like the clock it runs on.
+ */
+#ifndef RDMAEMU_EMU_WIRE_H
+#define RDMAEMU_EMU_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdbool.h>
+
+#include "emu/sim/clock.h"
+#include "emu/sim/fabric.h"
+#include "emu/sim/pcap.h"
+
+/* Largest frame: an IB 4096-MTU packet or a RoCE 9000-byte jumbo frame plus every header,
+ * rounded up. */
+#define EMU_WIRE_MAX_FRAME 12288
+
+/* How long a frame held back by the reorder fault waits for a frame to overtake it. */
+#define EMU_WIRE_REORDER_HOLD_NS (50 * EMU_NSEC_PER_USEC)
+
+enum emu_wire_dir { EMU_WIRE_A_TO_B = 0, EMU_WIRE_B_TO_A = 1 };
+
+typedef void emu_wire_rx_fn(void *ctx, const uint8_t *frame, size_t len, uint64_t now);
+
+struct emu_wire_counters {
+	uint64_t sent;         /* frames handed to emu_wire_send, down or not */
+	uint64_t delivered;    /* rx calls, duplicates included */
+	uint64_t dropped_loss;
+	uint64_t dropped_down; /* at send, or in flight when the link went down */
+	uint64_t duplicated;   /* extra copies delivered */
+	uint64_t reordered;    /* frames overtaken by a later frame */
+};
+
+struct emu_wire;
+
+/* The wire runs on clk (which must outlive it). NULL with errno = ENOMEM on failure. */
+struct emu_wire *emu_wire_new(struct emu_clock *clk, uint64_t seed);
+/* Drops the frames still in flight (cancelling their timers) and frees the wire. Taps are not
+ * closed: they belong to the caller. NULL is a no-op. */
+void emu_wire_free(struct emu_wire *w);
+
+/* Adds an endpoint; `id` is the caller's (opaque to the wire). Returns its index, or -ENOMEM. */
+int emu_wire_add_endpoint(struct emu_wire *w, uint64_t id, emu_wire_rx_fn *rx, void *ctx);
+uint64_t emu_wire_endpoint_id(const struct emu_wire *w, int ep);
+/* Link of an endpoint, -1 when it is not connected (or ep is invalid). */
+int emu_wire_endpoint_link(const struct emu_wire *w, int ep);
+/* Replaces an endpoint's receiver (e.g. once the host engine behind it exists). */
+int emu_wire_set_rx(struct emu_wire *w, int ep, emu_wire_rx_fn *rx, void *ctx);
+
+/* Connects two distinct, unconnected endpoints with a link of `link_layer` (EMU_LL_ETHERNET or
+ * EMU_LL_INFINIBAND); faults may be NULL for a perfect wire. Returns the link index, or -EINVAL
+ * (bad endpoint, same endpoint twice, bad link layer, bad faults), -EBUSY (an endpoint is
+ * already connected), -ENOMEM. */
+int emu_wire_connect(struct emu_wire *w, int ep_a, int ep_b, int link_layer,
+		     const struct emu_faults *faults);
+/* Faults apply to frames sent from now on (and `down` also to frames in flight).
+ * -EINVAL for a bad link or probabilities outside [0, 1] (NaN included). */
+int emu_wire_set_faults(struct emu_wire *w, int link, const struct emu_faults *faults);
+int emu_wire_get_faults(const struct emu_wire *w, int link, struct emu_faults *out);
+int emu_wire_link_layer(const struct emu_wire *w, int link);
+int emu_wire_counters(const struct emu_wire *w, int link, enum emu_wire_dir dir,
+		      struct emu_wire_counters *out);
+size_t emu_wire_nlinks(const struct emu_wire *w);
+size_t emu_wire_nendpoints(const struct emu_wire *w);
+/* Frames copied and not yet delivered or dropped (held frames included). */
+size_t emu_wire_in_flight(const struct emu_wire *w);
+
+/* Records frames of links of `link_layer` into tap (NULL stops recording). The tap's own link
+ * layer must match: -EINVAL otherwise. */
+int emu_wire_set_tap(struct emu_wire *w, int link_layer, struct emu_pcap *tap);
+void emu_wire_set_reorder_hold(struct emu_wire *w, uint64_t hold_ns);
+
+/* Sends a frame from endpoint `ep` to its link peer. Returns 0 when the frame was put on the
+ * wire (even if a fault then drops it), -EINVAL (bad endpoint, NULL frame, empty frame),
+ * -EMSGSIZE (len > EMU_WIRE_MAX_FRAME), -ENOTCONN (endpoint not connected), -ENOMEM. */
+int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len);
+
+/* ---- frames made only when somebody reads their bytes ----
+ * A sender that can describe a frame (e.g. addresses, headers and a MAD) more cheaply than it
+ * builds one hands the description instead. The wire treats it exactly as emu_wire_send
+ * treats the frame it stands for (same counters, faults, random draws, delivery instant and
+ * order) and builds the bytes only for a capture (at send, as emu_wire_send would write them)
+ * or for a receiver without a lazy receive function, or whose lazy function declines it (at
+ * delivery). Nothing a capture or a receiver can observe changes. */
+struct emu_wire_lazy {
+	/* Writes the frame, exactly the `len` bytes given to emu_wire_send_lazy, into buf. */
+	void (*build)(const void *obj, uint8_t *buf, size_t len);
+	/* BTH DestQP of the frame, for receive demultiplexers. */
+	uint32_t (*dqpn)(const void *obj);
+};
+/* Returns true when it took the frame, false to receive its bytes through the endpoint's rx
+ * instead (then it must have changed nothing). */
+typedef bool emu_wire_rx_lazy_fn(void *ctx, const struct emu_wire_lazy *ops, const void *obj,
+				 uint64_t now);
+/* Sets the lazy receive function of endpoint ep, called with the ctx of its rx;
+ * emu_wire_set_rx clears it. 0 or -EINVAL. */
+int emu_wire_set_rx_lazy(struct emu_wire *w, int ep, emu_wire_rx_lazy_fn *fn);
+/* emu_wire_send of the frame `ops->build(obj)` makes, `len` bytes; obj (objlen bytes) is
+ * copied. Same returns as emu_wire_send. */
+int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *ops,
+		       const void *obj, size_t objlen, size_t len);
+
+#endif
