@@ -15,13 +15,12 @@
  *                  (DREP); A: N DISCONNECTED
  *   destroy        rdma_destroy_id on both sides
  * --serial runs each connection's call and reads its event(s) before the next connection's
- * call (the earlier version of this benchmark): every event is queued on an empty channel and
- * read at once, so the channel's eventfd toggles twice an event. Every event is checked: its
- * type, that it is for one of the step's ids, and that no id gets two (so N events = each id
- * one). Ids have no QP (cmtime's default moves external QPs; here none). Wall-clock us per
- * connection per step and in total. --standin resolves the address with the stand-in module
- * and sets the route with RDMA_OPTION_IB_PATH (lib/tests/cma_conn_test.h), as the first
- * version of this benchmark did.
+ * call: every event is queued on an empty channel and read at once, so the channel's eventfd
+ * toggles twice an event. Every event is checked: its type, that it is for one of the step's
+ * ids, and that no id gets two (so N events = each id one). Ids have no QP (cmtime's default
+ * moves external QPs; here none). Wall-clock us per connection per step and in total. --standin resolves the address with the stand-in module
+ * and sets the route with RDMA_OPTION_IB_PATH (lib/tests/cma_conn_test.h), leaving the
+ * neighbour and route modules out.
  *
  *   LD_LIBRARY_PATH=emu/verbs/.libs:emu/.libs bench/cm_bench [--serial] [--standin]
  *                                                              [--window W] [N...]

@@ -1,4 +1,4 @@
-/* SA benchmark (issue [4]): PathRecord queries per second, in-process.
+/* SA benchmark: PathRecord queries per second, in-process.
  *
  *   sa_engine   emu_sa_handle alone on fixtures/ib.fabric (request MAD in, response MAD out).
  *   sa_process  the same through emu_sa_process (fault decision, two PRNG draws, included).

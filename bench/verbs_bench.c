@@ -1,5 +1,5 @@
 /* RC data-path figures of the emulated libibverbs.so.1, in-process, each beside a plain memcpy
- * of the same sizes measured in the same run (issue [3]). Built like an application: the
+ * of the same sizes measured in the same run. Built like an application: the
  * system's <infiniband/verbs.h> and -libverbs; bench/run-verbs-bench points the dynamic linker
  * at the build tree's emulated library and the process at fixtures/rxe-ref.fabric.
  *
