@@ -1,4 +1,4 @@
-/* afib_probe: what a librdmacm + kernel pair does with AF_IB addresses (issue [4] item 1).
+/* afib_probe: what a librdmacm + kernel pair does with AF_IB addresses.
  * Built against the system's rdma-core headers and library only, so the same binary runs on
  * the real stack and on the emulator:
  *   cc -O2 -o afib_probe probes/cma/afib_probe.c -lrdmacm -libverbs

@@ -1,5 +1,5 @@
 /* devrm_probe: what Linux 6.1 + rdma-core 44 do when an rxe device goes (`rdma link delete
- * rxe0`) while rdma_cm ids and a verbs context use it; the facts behind issue [5]'s
+ * rxe0`) while rdma_cm ids and a verbs context use it; the facts behind the emulated
  * DEVICE_REMOVAL (docs/cma.md "Address changes and device removal"). Real stack only:
  *   cc -O2 -o devrm_probe probes/cma/devrm_probe.c -lrdmacm -libverbs
  *   scripts/rxe-vm run --copy devrm_probe -- /opt/rdmaemu/devrm_probe */

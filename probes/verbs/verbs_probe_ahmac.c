@@ -9,7 +9,7 @@
  *  - RC INIT -> RTR towards 192.0.2.71 (nobody), then towards B with hop_limit 1, and the
  *    hop limit query_qp reports after it (the route's, 64, if ib_resolve_unicast_gid_dmac's
  *    `grh->hop_limit = hop_limit` reaches rxe's AV).
- * See emu/verbs/VM-CHECKS.md. */
+ * See probes/VM-CHECKS.md. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* Verbs misuse probe (devices, queries, PD, MR): prints "call -> result errno" lines. Run on kernel
  * rxe in the reference VM its output is fixtures/golden/rxe/verbs-probe-device.out; make check
- * runs it on the emulator and compares (probes/probe-diff.sh). See VM-CHECKS.md. */
+ * runs it on the emulator and compares (probes/probe-diff.sh). See probes/VM-CHECKS.md. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,10 @@
-/* Verbs probe for issue [3]'s second part, run on kernel rxe (scripts/rxe-vm, single VM: rxe0
- * on d0 = 192.0.2.1, rxe1 on s0 = 192.0.2.17) and on the emulator (rxe-ref.fabric):
+/* Verbs probe of AH from a completion, SRQ limit and more, run on kernel rxe (scripts/rxe-vm,
+ * single VM: rxe0 on d0 = 192.0.2.1, rxe1 on s0 = 192.0.2.17) and on the emulator
+ * (rxe-ref.fabric):
  * ibv_init_ah_from_wc / ibv_create_ah_from_wc on a UD loopback completion and on synthetic
  * areas, SRQ limit events, the ops rxe lacks (import, dmabuf, ECE), ibv_import_device,
  * ibv_qp_to_qp_ex, ibv_resolve_eth_l2_from_gid. errno is read on its own line after each
- * call. See emu/verbs/VM-CHECKS.md. */
+ * call. See probes/VM-CHECKS.md. */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>

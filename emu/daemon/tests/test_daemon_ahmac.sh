@@ -2,7 +2,7 @@
 # Verbs AH / QP destination MACs under rdmaemud: probes/verbs/verbs_probe_ahmac (built like
 # an application) runs as a process of host A of fixtures/rxe-ref2.fabric. Its ARP goes
 # through the daemon's neighbour layer (NEIGH_RESOLVE), which owns the host's tables and the
-# wire. Its lines must be those of the two reference VMs (emu/verbs/VM-CHECKS.md): create_ah
+# wire. Its lines must be those of the two reference VMs (probes/VM-CHECKS.md): create_ah
 # to B OK twice, towards nobody ETIMEDOUT after ~1 s, RC RTR towards nobody ETIMEDOUT with the
 # QP left in INIT, towards B OK with the route's hop limit 64; and the capture must hold one
 # ARP request for B and its reply (the second create_ah uses the daemon's cache), and the

@@ -24,7 +24,7 @@ grep -Eq '^[[:space:]]+rxe1[[:space:]]+000000fffe000102$' "$out" || { echo "ibv_
 
 ibv_devinfo -v -d rxe0 >"$out" 2>&1; rc=$?
 [ $rc -eq 0 ] || { echo "ibv_devinfo: exit $rc"; cat "$out"; fail=1; }
-# Lines as the VM prints them (see emu/verbs/VM-CHECKS.md); tabs collapsed to one space.
+# Lines as the VM prints them (see probes/VM-CHECKS.md); tabs collapsed to one space.
 tr -s '\t' ' ' <"$out" >"$out.n"
 while IFS= read -r want; do
 	grep -Fqx -- "$want" "$out.n" || { echo "ibv_devinfo: missing line: '$want'"; fail=1; }
