@@ -1,5 +1,5 @@
 /* RADDR, RROUTE and MC rows of spec §15 that need the network (rows 133-139, 141-143,
- * 221-222, 226), and the emulator-only fault cases of issue [5] (ARP timeout => ADDR_ERROR,
+ * 221-222, 226), and the emulator-only fault cases (ARP timeout => ADDR_ERROR,
  * SA timeout => ROUTE_ERROR, address change), which steer the emulator through its control
  * API found with dlsym (the suite never links the emulator).
  *

@@ -1,4 +1,4 @@
-/* FAB: the fabric services behind the CM (issue [4]/[5]): AF_IB addresses on a kernel that
+/* FAB: the fabric services behind the CM (SA, neighbours, GIDs): AF_IB addresses on a kernel that
  * takes them (the library's af_ib_support probe succeeds on Linux 6.1) and the RoCE GID table
  * following the netdev's addresses. The spec's matrix has no rows for these (row 0); every
  * expectation was measured on Linux 6.1 + rdma-core 44 + rxe with probes/cma/afib_probe.c and
