@@ -1,6 +1,6 @@
-/* SEED: statements of the seed man pages (/work/shared/seeds: the NVIDIA "CM ID Operations"
- * chapter, rdma_getaddrinfo(3), rdma_resolve_addrinfo(3)) that no matrix row of spec §15
- * checks yet. Each case quotes its sentence (desc: the real behaviour; documented: the
+/* SEED: statements of the seed man pages (docs/reference/man-pages.md: the NVIDIA "CM ID
+ * Operations" chapter, rdma_getaddrinfo(3), rdma_resolve_addrinfo(3)) that no matrix row of
+ * spec §15 checks yet. Each case quotes its sentence (desc: the real behaviour; documented: the
  * sentence where the two differ). The statements the matrix rows already check are mapped to
  * those rows in seed_map.c; the connection-bound ones are in case_cmconn.c (SEED-3x). */
 #include "config.h"

@@ -1,12 +1,12 @@
-/* Seed coverage: every statement of the seed man pages (/work/shared/seeds) and the cases that
- * check it, or why none can. The runner refuses to start if a case id named here does not
- * exist (so the map cannot rot), --seeds prints it with this run's results, and the --report
- * documents carry it as their "Seed statements" section.
+/* Seed coverage: every statement of the seed man pages (docs/reference/man-pages.md) and the
+ * cases that check it, or why none can. The runner refuses to start if a case id named here
+ * does not exist (so the map cannot rot), --seeds prints it with this run's results, and the
+ * --report documents carry it as their "Seed statements" section.
  *
- * Seeds: gai = rdma_getaddrinfo(3) (rdma_getaddrinfo.3.txt; rdma_getaddrinfo.3-zh.txt is its
- * translation and says EAI_QPTYPE for EAI_SOCKTYPE; rdma_getaddrinfo.3-scientific-linux.txt is
- * the 2010 page: "-1 on error" only, no EAI list), rai = rdma_resolve_addrinfo(3), cmid = the
- * NVIDIA "Connection Manager (CM) ID Operations" chapter (rdma-cm-id-operations.txt). */
+ * Seeds (the IDs of man-pages.md): gai = rdma_getaddrinfo(3) (its Chinese translation gai-zh
+ * says EAI_QPTYPE for EAI_SOCKTYPE; the 2010 page gai-2010 says "-1 on error" only, no EAI
+ * list), rai = rdma_resolve_addrinfo(3), cmid = the NVIDIA "Connection Manager (CM) ID
+ * Operations" chapter. */
 #include "config.h"
 
 #include <stddef.h>

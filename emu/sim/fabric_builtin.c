@@ -13,7 +13,7 @@
 #include "emu/sim/fabric_priv.h"
 
 /* Debian 12 (kernel 6.1) rxe, as `ibv_devinfo -v` reports it in scripts/rxe-vm (see
- * ../shared/rxe-vm/REPORT.md §3); where the VM did not print a value, the one rxe_param.h of
+ * docs/reference/kernel-rxe.md §3); where the VM did not print a value, the one rxe_param.h of
  * that kernel gives (DEFAULT_MAX_VALUE = 1 << 20). */
 void emu_rxe_default_caps(struct emu_device_caps *c)
 {

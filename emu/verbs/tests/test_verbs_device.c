@@ -1,5 +1,5 @@
 /* Device list, names, GUIDs, indices, contexts and their file descriptors on rxe-ref.fabric,
- * against the values kernel rxe shows in scripts/rxe-vm (../shared/rxe-vm/REPORT.md §3). */
+ * against the values kernel rxe shows in scripts/rxe-vm (docs/reference/kernel-rxe.md §3). */
 #include "config.h"
 
 #include <endian.h>
@@ -116,7 +116,7 @@ static void test_missing_ext_ops(void **state)
 	assert_non_null(cqx);
 	assert_int_equal(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
 	errno = 0;
-	assert_null(ibv_open_xrcd(ctx, &xattr)); /* rxe 6.1: no XRC (REPORT §4: error 95) */
+	assert_null(ibv_open_xrcd(ctx, &xattr)); /* rxe 6.1: no XRC (kernel-rxe.md §4: error 95) */
 	assert_int_equal(errno, EOPNOTSUPP);
 	assert_int_equal(ibv_query_rt_values_ex(ctx, &vals), EOPNOTSUPP);
 	/* rxe implements memory windows (emu/verbs/mw.c, tests in test_verbs_mw) */

@@ -169,7 +169,7 @@ static void test_query_gid(void **state)
 	assert_memory_equal(g.raw, gid0, 16);
 	assert_int_equal(ibv_query_gid(ctx, 1, 1, &g), 0);
 	assert_memory_equal(g.raw, gid1, 16);
-	/* an empty slot reads as zeros (REPORT §3), the last slot too; the ioctl's ENODATA is
+	/* an empty slot reads as zeros (kernel-rxe.md §3), the last slot too; the ioctl's ENODATA is
 	 * left in errno (measured) */
 	memset(&g, 0xa5, sizeof(g));
 	errno = 0;
