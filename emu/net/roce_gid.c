@@ -30,6 +30,7 @@
 #include "emu/sim/engine.h"
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/fabric.h"
+#include "emu/hca/gid_table.h"
 #include "emu/net/neigh.h"
 #include "emu/net/roce_gid.h"
 #include "emu/sim/trace.h"
@@ -129,13 +130,6 @@ static int find(const struct emu_port *p, const uint8_t raw[16], int nd)
 	return -1;
 }
 
-static unsigned long generation;
-
-unsigned long emu_roce_gid_generation(void)
-{
-	return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-}
-
 static void gid_add(struct emu_port *p, const uint8_t raw[16], int nd)
 {
 	size_t i;
@@ -153,7 +147,7 @@ static void gid_add(struct emu_port *p, const uint8_t raw[16], int nd)
 	p->gids[i].netdev = nd;
 	if (i == p->ngids)
 		p->ngids++;
-	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+	emu_gid_table_changed();
 	gid_trace("gid: port %u GID %zu added", p->num, i);
 }
 
@@ -168,7 +162,7 @@ static void gid_del(struct emu_port *p, const struct emu_netdev *n, const uint8_
 		return;
 	memset(&p->gids[i], 0, sizeof(p->gids[i]));
 	p->gids[i].netdev = -1;
-	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+	emu_gid_table_changed();
 	gid_trace("gid: port %u GID %d removed", p->num, i);
 }
 

@@ -13,8 +13,4 @@ struct emu_engine;
  * 0 or -errno. */
 int emu_roce_gid_attach(struct emu_engine *e);
 
-/* Counts the changes this module made to GID tables (an address added or removed): what
- * was derived from a GID table (the GSI's per-port route cache) holds while it is equal. */
-unsigned long emu_roce_gid_generation(void);
-
 #endif
