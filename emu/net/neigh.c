@@ -201,6 +201,21 @@ nomem:
 	return NULL;
 }
 
+/* Every host's IP stack answers ARP / neighbour solicitations from the start, as on a booted
+ * host. Out of memory here: it is retried at its first use. */
+static int neigh_engine_created(struct emu_engine *e)
+{
+	(void)emu_neigh_get(e);
+	return 0;
+}
+
+static struct emu_engine_hook neigh_hook = { .order = 3, .created = neigh_engine_created };
+
+__attribute__((constructor)) static void install(void)
+{
+	emu_engine_on_create(&neigh_hook);
+}
+
 struct neigh_host *emu_neigh_host(struct emu_neigh *n, size_t host)
 {
 	return n && host < n->nhosts ? &n->hosts[host] : NULL;

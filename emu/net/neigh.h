@@ -5,7 +5,7 @@
  * One neighbour layer per engine (emu_neigh_get), holding every host of the fabric: each host
  * answers ARP and neighbour solicitations for its own addresses, on the wire, as real frames:
  *   - Ethernet (RoCE netdevs): ARP request (broadcast) / reply; IPv6 NS to the solicited-node
- *     multicast address / NA. Received as EMU_RX_NET frames (emu/sim/engine_rx.h).
+ *     multicast address / NA. Received as EMU_RX_NET frames (emu/hca/engine_rx.h).
  *   - InfiniBand (IPoIB netdevs): IPoIB ARP in UD SEND packets to the IPoIB QP (the QPN of the
  *     netdev's hardware address, claimed with emu_engine_port_set_rx_qpn); requests go to the
  *     IPv4 broadcast group of the default partition (MGID ff12:401b:ffff::ffff:ffff, MLID

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/net/neigh_priv.h"
 #include "emu/sim/pcap.h"
 #include "emu/hca/pkt.h"
