@@ -675,6 +675,14 @@ static struct emu_engine *engine_create(void)
 	return e;
 }
 
+/* The engine points into the attached fabric: it goes first when the process forgets it. */
+static struct emu_process_reset_hook reset_hook = { .order = 0, .reset = emu_engine_reset };
+
+__attribute__((constructor)) static void install(void)
+{
+	emu_process_on_reset(&reset_hook);
+}
+
 struct emu_engine *emu_engine_get(void)
 {
 	struct emu_engine *e = __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);
