@@ -171,6 +171,13 @@ uint32_t emu_neigh_gen(struct emu_engine *e, size_t host);
 typedef void emu_neigh_gen_fn(void *ctx, size_t host, uint32_t gen);
 void emu_neigh_set_gen_hook(struct emu_engine *e, emu_neigh_gen_fn *fn, void *ctx);
 
+/* `ip neigh flush` of the control API (rdmaemu_ctl_neigh_flush) when the host's neighbour
+ * tables are in another process: the link to rdmaemud installs the request that forwards it
+ * there (node NULL: the attached host; netdev NULL: all; the number of entries dropped or a
+ * negative errno, as emu_neigh_flush); NULL: this process's tables. */
+typedef int emu_neigh_flush_fn(const char *node, const char *netdev);
+void emu_neigh_set_flush_remote(emu_neigh_flush_fn *fn);
+
 /* The current addresses of a host's netdev (they change with emu_neigh_addr_add/del; the
  * fabric's are the initial ones). Returns the count (may exceed max). -ENOENT: no netdev. */
 int emu_neigh_addrs(struct emu_engine *e, size_t host, int netdev, struct sockaddr_storage *out,

@@ -15,10 +15,58 @@
 #include "emu/hca/pkt.h"
 #include "emu/sim/engine.h"
 #include "emu/sim/kmem.h"
-#include "emu/link/link.h"
 #include "emu/sim/process.h"
 #include "emu/rdma_cm/ucma.h"
-#include "emu/link/ucma_link.h"
+
+/* ---- the transport of the file interface ---- */
+
+static int local_close(int fd);
+static bool local_is_file(int fd);
+static ssize_t local_write(int fd, const void *buf, size_t len);
+
+/* This process's emulated kernel: the files below. */
+static const struct emu_ucma_transport local_transport = {
+	.open = emu_ucma_open_host,
+	.write = local_write,
+	.close = local_close,
+	.is_file = local_is_file,
+};
+
+/* Set while the process attaches, before any file can exist (a file needs the host). */
+static const struct emu_ucma_transport *transport = &local_transport;
+
+void emu_ucma_set_transport(const struct emu_ucma_transport *t)
+{
+	__atomic_store_n(&transport, t ? t : &local_transport, __ATOMIC_RELEASE);
+}
+
+static const struct emu_ucma_transport *transport_of(void)
+{
+	return __atomic_load_n(&transport, __ATOMIC_ACQUIRE);
+}
+
+int emu_ucma_open(void)
+{
+	/* attaches first: the attach installs the transport */
+	const struct emu_host *h = emu_process_cm_host();
+
+	return transport_of()->open(h);
+}
+
+bool emu_ucma_is_file(int fd)
+{
+	return transport_of()->is_file(fd);
+}
+
+int emu_ucma_close(int fd)
+{
+	return transport_of()->close(fd);
+}
+
+ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+{
+	return transport_of()->write(fd, buf, len);
+}
 
 /* ---- files ---- */
 
@@ -28,16 +76,6 @@ static int nfiles;
 static struct emu_ucma_file *file_of(int fd)
 {
 	return fd >= 0 && fd < nfiles ? files[fd] : NULL;
-}
-
-int emu_ucma_open(void)
-{
-	const struct emu_host *h = emu_process_cm_host();
-
-	/* under rdmaemud the kernel side lives in the daemon (emu/link/ucma_link.h) */
-	if (h && emu_link_active())
-		return emu_ucma_link_open(h);
-	return emu_ucma_open_host(h);
 }
 
 /* Event records come from kmem, whose per-thread free lists make a record read or dropped
@@ -157,13 +195,11 @@ int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ct
 	return open_file(h, push, ctx);
 }
 
-bool emu_ucma_is_file(int fd)
+static bool local_is_file(int fd)
 {
 	struct emu_engine *e;
 	bool ret;
 
-	if (emu_link_active())
-		return emu_ucma_link_is_file(fd);
 	e = emu_engine_get();
 	if (!e)
 		return false;
@@ -173,13 +209,11 @@ bool emu_ucma_is_file(int fd)
 	return ret;
 }
 
-int emu_ucma_close(int fd)
+static int local_close(int fd)
 {
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
 
-	if (emu_link_active())
-		return emu_ucma_link_close(fd);
 	e = emu_engine_get();
 	if (e) {
 		emu_engine_lock(e);
@@ -1201,14 +1235,12 @@ bool emu_ucma_route_sure(int fd, uint32_t handle)
 	return f && id && id->file == f && emu_cma_resolve_route_sure(id);
 }
 
-ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+static ssize_t local_write(int fd, const void *buf, size_t len)
 {
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
 	ssize_t ret;
 
-	if (emu_link_active())
-		return emu_ucma_link_write(fd, buf, len);
 	if (fd < 0)
 		return -EBADF;
 	e = emu_engine_get();

@@ -18,6 +18,25 @@
 #define EMU_UCMA_GET_EVENT_MIN_OUT \
 	(sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) - sizeof(struct rdma_ucm_ece))
 
+/* ---- the transport of the file interface (emu/rdma_cm/ucma_api.h) -------------------- *
+ * emu_ucma_open, write, close and is_file go to one table, chosen when the process attaches:
+ * this process's emulated kernel by default; the link to rdmaemud installs the daemon's
+ * (emu/link/ucma_link.c) when the process attaches through it. */
+struct emu_ucma_transport {
+	int (*open)(const struct emu_host *h); /* h: the calling thread's cm host */
+	ssize_t (*write)(int fd, const void *buf, size_t len);
+	int (*close)(int fd);
+	bool (*is_file)(int fd);
+};
+/* NULL: back to this process's kernel. */
+void emu_ucma_set_transport(const struct emu_ucma_transport *t);
+
+/* rdmaemu_ctl_device_remove when the fabric's rdma_cm runs in another process: the link to
+ * rdmaemud installs the request that forwards it there (0 or a negative errno, as
+ * emu_device_remove_locked); NULL: this process removes the device itself. */
+typedef int emu_device_remove_fn(const char *node, const char *dev);
+void emu_device_remove_set_remote(emu_device_remove_fn *fn);
+
 /* ---- for rdmaemud (emu/daemon/ucma_srv.c), which serves files for other processes ------ */
 
 /* emu_ucma_open for host h (not the calling process's). */
