@@ -31,7 +31,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/fabric.h"
 #include "emu/hca/gid_table.h"
-#include "emu/net/neigh.h"
+#include "emu/net/neigh_priv.h"
 #include "emu/net/roce_gid.h"
 #include "emu/sim/trace.h"
 
@@ -185,7 +185,7 @@ static void on_event(void *ctx, const struct emu_neigh_event *ev)
 		gid_del(p, &f->hosts[ev->host].netdevs[ev->netdev], raw, ev->netdev);
 }
 
-int emu_roce_gid_attach(struct emu_engine *e)
+int emu_roce_gid_attach(struct emu_engine *e, struct emu_neigh *n)
 {
 	struct roce_gid *r;
 	int ret;
@@ -196,11 +196,11 @@ int emu_roce_gid_attach(struct emu_engine *e)
 	if (!r)
 		return -ENOMEM;
 	r->e = e;
-	ret = emu_neigh_listen(e, on_event, r);
+	ret = emu_neigh_add_listener(n, on_event, r);
 	if (!ret)
 		ret = emu_engine_ext_set(e, &roce_gid_ext, r);
 	if (ret) {
-		emu_neigh_unlisten(e, on_event, r);
+		emu_neigh_del_listener(n, on_event, r);
 		free(r);
 	}
 	return ret;
