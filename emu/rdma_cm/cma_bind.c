@@ -23,7 +23,7 @@
 #include "emu/hca/pkt.h"
 #include "emu/sim/prng.h"
 #include "emu/sim/process.h"
-#include "emu/rdma_cm/ucma.h"
+#include "emu/rdma_cm/cma.h"
 
 struct emu_cma_bind {
 	uint16_t ps;
