@@ -119,12 +119,11 @@ uint64_t emu_engine_now(const struct emu_engine *e);
  * diagnostic) when more than EMU_ENGINE_STEP_LIMIT were due at this instant. */
 long emu_engine_run_now(struct emu_engine *e);
 
-/* What arrives at a host port goes to the receivers that emu/hca/engine_rx.h registers (its
- * demultiplexer is the topology's receiver of every host port). */
-
-/* Where frames that reach the process from outside (emu_engine_post_frame, the link's
- * shared-memory rings) go: host port endpoint ep received frame at virtual instant now. The
- * host ports' demultiplexer sets it when the engine is created. Lock held. */
+/* What arrives at a host port goes to the receivers registered with emu/hca/engine_rx.h, whose
+ * demultiplexer is the topology's receiver of every host port and the engine's input: where
+ * frames that reach the process from outside (emu_engine_post_frame, the link's shared-memory
+ * rings) go. The input gets host port endpoint ep's frame at virtual instant now; the
+ * demultiplexer sets it when the engine is created. Lock held. */
 typedef void emu_engine_input_fn(void *ctx, int ep, const uint8_t *frame, size_t len,
 				 uint64_t now);
 void emu_engine_set_input(struct emu_engine *e, emu_engine_input_fn *fn, void *ctx);
