@@ -39,7 +39,7 @@
 #include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/link/link.h"
 #include "emu/net/neigh.h"
 #include "emu/sim/pcap.h"

@@ -3,7 +3,7 @@
  * responders and caches (emu/net/neigh.h, started with the engine), the MAD layer on QP1 of every
  * port with the CM agent of every device (emu/ib/cm_host.h), the SA on the SM's port
  * (emu/ib/sa_agent.h) and the emulated kernel rdma_cm with its port spaces (emu/rdma_cm/cma.h, reached
- * through emu/daemon/ucma_srv.h). What the engine's demultiplexer (emu/sim/engine_rx.h) gives
+ * through emu/daemon/ucma_srv.h). What the engine's demultiplexer (emu/hca/engine_rx.h) gives
  * these stacks stays in the daemon; what would reach a host's HCA goes to its processes. */
 #ifndef RDMAEMU_EMU_DAEMON_STACKS_H
 #define RDMAEMU_EMU_DAEMON_STACKS_H

@@ -13,7 +13,7 @@
 #include "emu/sim/engine.h"
 #include "emu/sim/kmem.h"
 #include "emu/sim/engine_ext.h"
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/ib/gsi_priv.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/topology.h"

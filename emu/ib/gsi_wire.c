@@ -8,8 +8,8 @@
 
 #include "emu/sim/engine.h"
 #include "emu/ib/gsi_priv.h"
+#include "emu/hca/gid_table.h"
 #include "emu/hca/pkt.h"
-#include "emu/net/roce_gid.h"
 #include "emu/sim/topology.h"
 
 int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *from,
@@ -65,7 +65,7 @@ static int roce_source(const struct emu_gsi_port *p, const uint8_t dgid[16], uin
 
 /* The RoCE addressing of a MAD to dgid: source GID and MAC, the destination MAC, and whether
  * dgid is one of the port's own (looped back). Kept for the port's last destination while no
- * GID table changed (emu_roce_gid_generation) and the MACs come from the fabric file, the
+ * GID table changed (emu_gid_table_generation) and the MACs come from the fabric file, the
  * one resolver whose answers depend on nothing else. */
 static bool roce_own_gid(const struct emu_gsi_port *p, const uint8_t dgid[16]);
 
@@ -74,7 +74,7 @@ static int roce_route(struct emu_gsi_port *p, const uint8_t dgid[16], struct emu
 {
 	struct emu_engine *e = p->g->e;
 	const struct emu_fabric *f = emu_engine_fabric(e);
-	unsigned long gen = emu_roce_gid_generation();
+	unsigned long gen = emu_gid_table_generation();
 	bool cacheable = p->g->mac == emu_gsi_mac_from_fabric;
 	int rc;
 

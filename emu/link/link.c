@@ -261,6 +261,8 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 	lk.qpn_min = ans.w.qpn_min;
 	lk.qpn_max = ans.w.qpn_max;
 	lk.active = true;
+	/* the daemon runs the wire and writes the captures */
+	emu_engine_set_wire_remote(true);
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
 	/* the rings to the other processes of this host; without them the daemon carries it all */
@@ -669,6 +671,7 @@ void emu_link_reset(void)
 	lk.neigh_gen = 0;
 	memset(lk.neigh_kept, 0, sizeof(lk.neigh_kept));
 	lk.active = false;
+	emu_engine_set_wire_remote(false);
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);
 }

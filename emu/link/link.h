@@ -4,7 +4,9 @@
  * With $RDMAEMU_DAEMON naming the daemon's socket, emu_process_host() attaches through it:
  * the daemon checks the fabric and the host and gives this process its slice of the host's QP
  * numbers; the engine runs in real time, the attached host's port sends go to the daemon, and
- * a receive thread posts the frames the daemon delivers into the engine. */
+ * a receive thread posts the frames the daemon delivers into the engine. The layers below
+ * never call this: emu/link/link_attach.c registers the link's hooks with them (the process's
+ * attach and reset, the engine's creation) when the library loads. */
 #ifndef RDMAEMU_EMU_LINK_H
 #define RDMAEMU_EMU_LINK_H
 
@@ -26,8 +28,8 @@ struct emu_engine;
 int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *fabric_path);
 /* true once attached through a daemon */
 bool emu_link_active(void);
-/* Called by the engine at its creation: real-time mode and port sends to the daemon when
- * attached, nothing otherwise. */
+/* Run at each engine's creation: real-time mode and port sends to the daemon when attached,
+ * nothing otherwise. */
 void emu_link_engine_created(struct emu_engine *e);
 /* true when attached and qpn is not in this process's slice of the host's QP numbers: a
  * loopback frame for it belongs to another process of the same host. */
@@ -67,7 +69,7 @@ void emu_link_devrm_sync(uint32_t gen);
  * no daemon). Call without the engine lock. */
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
 			   unsigned timeout_ms, uint8_t mac[6]);
-/* For tests (emu_process_reset): closes the link. */
+/* For tests (a reset hook of emu_process_reset): closes the link. */
 void emu_link_reset(void);
 
 /* The per-user runtime directory: $RDMAEMU_RUNTIME_DIR, else $XDG_RUNTIME_DIR/rdmaemu, else

@@ -45,7 +45,6 @@
 
 #include "emu/link/proto.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/engine_rx.h"
 #include "emu/link/link.h"
 #include "emu/link/link_shm.h"
 #include "emu/hca/pkt.h"
@@ -449,8 +448,8 @@ static size_t ring_drain(struct peer *p)
 		}
 		/* a loopback frame the peer's builder made: its ICRC cannot be wrong */
 		emu_pkt_trust(true);
-		emu_engine_rx_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
-				      emu_engine_now(sh.e));
+		emu_engine_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
+				   emu_engine_now(sh.e));
 		emu_pkt_trust(false);
 		tail += rec_size(rh.len);
 		/* free the space at once: a writer on the other core refills behind us */

@@ -1707,3 +1707,10 @@ ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
 		memcpy((void *)(uintptr_t)resp_addr, resp, got);
 	return (ssize_t)len;
 }
+
+const struct emu_ucma_transport emu_link_ucma_transport = {
+	.open = emu_ucma_link_open,
+	.write = emu_ucma_link_write,
+	.close = emu_ucma_link_close,
+	.is_file = emu_ucma_link_is_file,
+};

@@ -5,7 +5,7 @@
  * One neighbour layer per engine (emu_neigh_get), holding every host of the fabric: each host
  * answers ARP and neighbour solicitations for its own addresses, on the wire, as real frames:
  *   - Ethernet (RoCE netdevs): ARP request (broadcast) / reply; IPv6 NS to the solicited-node
- *     multicast address / NA. Received as EMU_RX_NET frames (emu/sim/engine_rx.h).
+ *     multicast address / NA. Received as EMU_RX_NET frames (emu/hca/engine_rx.h).
  *   - InfiniBand (IPoIB netdevs): IPoIB ARP in UD SEND packets to the IPoIB QP (the QPN of the
  *     netdev's hardware address, claimed with emu_engine_port_set_rx_qpn); requests go to the
  *     IPv4 broadcast group of the default partition (MGID ff12:401b:ffff::ffff:ffff, MLID
@@ -170,6 +170,13 @@ int emu_neigh_unlisten(struct emu_engine *e, emu_neigh_event_fn *fn, void *ctx);
 uint32_t emu_neigh_gen(struct emu_engine *e, size_t host);
 typedef void emu_neigh_gen_fn(void *ctx, size_t host, uint32_t gen);
 void emu_neigh_set_gen_hook(struct emu_engine *e, emu_neigh_gen_fn *fn, void *ctx);
+
+/* `ip neigh flush` of the control API (rdmaemu_ctl_neigh_flush) when the host's neighbour
+ * tables are in another process: the link to rdmaemud installs the request that forwards it
+ * there (node NULL: the attached host; netdev NULL: all; the number of entries dropped or a
+ * negative errno, as emu_neigh_flush); NULL: this process's tables. */
+typedef int emu_neigh_flush_fn(const char *node, const char *netdev);
+void emu_neigh_set_flush_remote(emu_neigh_flush_fn *fn);
 
 /* The current addresses of a host's netdev (they change with emu_neigh_addr_add/del; the
  * fabric's are the initial ones). Returns the count (may exceed max). -ENOENT: no netdev. */

@@ -234,22 +234,3 @@ void emu_neigh_cancel(struct emu_engine *e, struct emu_neigh_req *q)
 			return;
 		}
 }
-
-void emu_neigh_reqs_kick(struct emu_neigh *n)
-{
-	uint64_t now = emu_clock_now(n->clk);
-
-	for (struct emu_neigh_req *q = n->reqs; q; q = q->next)
-		emu_timer_arm_at(n->clk, &q->timer, now);
-}
-
-void emu_neigh_reqs_free(struct emu_neigh *n)
-{
-	while (n->reqs) {
-		struct emu_neigh_req *q = n->reqs;
-
-		emu_timer_cancel(n->clk, &q->timer);
-		n->reqs = q->next;
-		emu_kmem_free(q);
-	}
-}

@@ -8,9 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/link/link.h"
 #include "emu/net/neigh.h"
 #include "rdmaemu/ctl.h"
+
+static emu_neigh_flush_fn *remote_flush;
+
+void emu_neigh_set_flush_remote(emu_neigh_flush_fn *fn)
+{
+	__atomic_store_n(&remote_flush, fn, __ATOMIC_RELEASE);
+}
 
 /* Host and netdev indices of "node"/"netdev" (NULL node: the attached one). */
 static int find(const struct emu_fabric *f, const char *node, const char *netdev, size_t *host,
@@ -140,12 +146,13 @@ int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up)
 int rdmaemu_ctl_neigh_flush(const char *node, const char *netdev)
 {
 	struct emu_engine *e = emu_engine_get();
+	emu_neigh_flush_fn *remote = __atomic_load_n(&remote_flush, __ATOMIC_ACQUIRE);
 	size_t host;
 	int nd, rc;
 
 	/* under rdmaemud the host's neighbour tables are the daemon's */
-	if (emu_link_active())
-		return ret_errno2(emu_link_neigh_flush(NULL, node, netdev));
+	if (remote)
+		return ret_errno2(remote(node, netdev));
 	if (!e)
 		return -1;
 	emu_engine_lock(e);

@@ -1,4 +1,10 @@
-/* Internals of the neighbour layer (emu/net/neigh*.c). */
+/* Internals of the neighbour layer (emu/net/neigh*.c). Its files build on each other, none on a
+ * later one: neigh.c (the common ground) < neigh_tbl.c (entries), neigh_tx.c (frames out) <
+ * neigh_mcast.c, neigh_path.c (IPoIB groups and paths) < neigh_wire.c (ARP and ND) <
+ * neigh_layer.c (the layer on the engine, with roce_gid.c) < neigh_route.c, neigh_addr.c,
+ * neigh_iface.c, neigh_cache.c (the API taking an engine) < neigh_ctl.c (the control API).
+ * Where a lower file needs what a higher one does (the tables probing), the higher one
+ * installs a function in struct emu_neigh. */
 #ifndef RDMAEMU_EMU_NEIGH_PRIV_H
 #define RDMAEMU_EMU_NEIGH_PRIV_H
 
@@ -121,6 +127,9 @@ struct emu_neigh {
 	struct neigh_listener listeners[NEIGH_MAX_LISTENERS];
 	emu_neigh_gen_fn *gen_fn;
 	void *gen_ctx;
+	/* the tables' probes on the wire (arp_solicit / ndisc_solicit): a solicitation for ne,
+	 * broadcast/multicast, or unicast to ne->hw when `ucast`; neigh_wire.c installs it */
+	void (*solicit)(struct neigh_entry *ne, bool ucast);
 	/* IPv6 over IPoIB in use: the IPoIB netdevs have made their listening joins (done on
 	 * first use, docs/neigh.md "IPv6 over IPoIB") */
 	bool ib6_on;
@@ -144,6 +153,21 @@ static inline bool emu_neigh_is_mcast(int family, const uint8_t *addr)
 /* "192.0.2.66" / "fe80::1" */
 const char *emu_neigh_ntop(int family, const void *addr, char *buf, size_t len);
 size_t emu_neigh_alen(int family);
+/* The family of sa (AF_INET, AF_INET6) with *addr its address bytes; -EINVAL for NULL,
+ * -EAFNOSUPPORT for another family. */
+int emu_neigh_sa_addr(const struct sockaddr *sa, const void **addr);
+/* Whether a is addr (family's bytes). */
+bool emu_neigh_ifaddr_is(const struct emu_ifaddr *a, int family, const void *addr);
+/* ff02::1:ffXX:XXXX, the solicited-node multicast address of target (RFC 4291 2.7.1). */
+void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16]);
+/* The listeners of emu_neigh_listen / unlisten, on the layer itself (its creation registers
+ * roce_gid_mgmt's). 0, -EINVAL (fn NULL), -ENOSPC; 0, -ENOENT. */
+int emu_neigh_add_listener(struct emu_neigh *n, emu_neigh_event_fn *fn, void *ctx);
+int emu_neigh_del_listener(struct emu_neigh *n, emu_neigh_event_fn *fn, void *ctx);
+/* The pending address resolutions (neigh_addr.c makes them): a neighbour became valid, every
+ * one looks again now (addr.c netevent_callback); the layer goes, they go without a word. */
+void emu_neigh_reqs_kick(struct emu_neigh *n);
+void emu_neigh_reqs_free(struct emu_neigh *n);
 
 /* neigh_tbl.c: entries and the NUD state machine */
 struct neigh_entry *emu_neigh_entry_find(struct neigh_dev *d, int family, const void *addr);
@@ -155,12 +179,8 @@ void emu_neigh_update(struct neigh_entry *ne, const uint8_t *hw, enum emu_nud st
 void emu_neigh_entry_free(struct neigh_entry *ne);
 int emu_neigh_dev_flush(struct neigh_dev *d);
 
-/* neigh_wire.c: frames */
+/* neigh_wire.c: ARP and ND frames; installs the receivers and n->solicit. */
 int emu_neigh_wire_init(struct emu_neigh *n);
-/* Sends a solicitation for ne: broadcast/multicast, or unicast to ne->hw when `ucast`. */
-void emu_neigh_solicit(struct neigh_entry *ne, bool ucast);
-/* ff02::1:ffXX:XXXX, the solicited-node multicast address of target (RFC 4291 2.7.1). */
-void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16]);
 
 /* neigh_path.c: IPoIB path records from the SA */
 /* A unicast IPoIB frame to the 20-byte hardware address dst_hw: sent at once when the path to
@@ -172,7 +192,10 @@ void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const ui
 /* ipoib_flush_paths(): every path of the netdev goes, queries cancelled, queues dropped. */
 void emu_neigh_paths_flush(struct neigh_dev *d);
 
-/* neigh_wire.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn) with
+/* neigh_tx.c: frame to the netdev's port as it is (counted as dropped when the port
+ * refuses it). */
+void emu_neigh_send_port(struct neigh_dev *d, const uint8_t *frame, size_t len);
+/* neigh_tx.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn) with
  * service level sl (the path record's for unicast, the MCMemberRecord's for a group: the
  * address handle ipoib builds from either), with a GRH to mgid when mgid is not NULL
  * (multicast, to QPN 0xFFFFFF; unicast goes without a GRH, the path being in the subnet). */
@@ -196,11 +219,6 @@ void emu_neigh_ib6_start(struct emu_neigh *n);
 void emu_neigh_ib6_sync(struct neigh_dev *d);
 /* Drops d's groups with no message (the layer goes away). */
 void emu_neigh_ib6_free(struct neigh_dev *d);
-
-/* neigh_addr.c: address resolution requests */
-/* A neighbour became valid: every pending request looks again now (addr.c netevent_callback). */
-void emu_neigh_reqs_kick(struct emu_neigh *n);
-void emu_neigh_reqs_free(struct emu_neigh *n);
 
 /* neigh_route.c */
 int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockaddr *src,

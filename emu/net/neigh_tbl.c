@@ -102,7 +102,7 @@ static void probe(struct neigh_entry *ne)
 	bool ucast = ne->probes < parms(ne)->ucast_probes && ne->has_hw;
 
 	ne->probes++;
-	emu_neigh_solicit(ne, ucast);
+	ne->dev->host->n->solicit(ne, ucast);
 }
 
 static void timer_fn(struct emu_clock *clk, struct emu_timer *t, void *arg)

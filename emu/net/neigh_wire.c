@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/net/neigh_priv.h"
 #include "emu/sim/pcap.h"
 #include "emu/hca/pkt.h"
@@ -46,16 +46,6 @@ static struct emu_neigh *n_of(const struct neigh_dev *d)
 	return d->host->n;
 }
 
-static void send_port(struct neigh_dev *d, const uint8_t *frame, size_t len)
-{
-	struct emu_neigh *n = n_of(d);
-
-	if (d->nd->device < 0 ||
-	    emu_engine_port_send(n->e, d->host->idx, (size_t)d->nd->device, d->nd->port, frame,
-				 len))
-		d->host->st.dropped++;
-}
-
 /* ---------- ARP ---------- */
 
 /* The ARP body: hardware type, IPv4, hlen-byte hardware addresses. Returns its length. */
@@ -76,42 +66,6 @@ static size_t arp_put(uint8_t *p, uint16_t htype, uint8_t hlen, uint16_t op, con
 		memset(p + hlen + 4, 0, hlen); /* arp_create(): no target hardware address */
 	memcpy(p + 2 * hlen + 4, tpa, 4);
 	return ARP_HDR_LEN + 2u * hlen + 8;
-}
-
-void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,
-			  const uint8_t *mgid, const uint8_t *payload, size_t paylen)
-{
-	struct emu_pkt_addr a;
-	struct emu_bth bth;
-	struct emu_pkt_ext ext;
-	uint8_t frame[FRAME_MAX];
-	ssize_t len;
-
-	memset(&a, 0, sizeof(a));
-	memset(&bth, 0, sizeof(bth));
-	memset(&ext, 0, sizeof(ext));
-	a.link_layer = EMU_LL_INFINIBAND;
-	a.slid = d->lid;
-	a.dlid = dlid;
-	a.sl = sl & 0xf;
-	if (mgid) {
-		a.grh = true;
-		memcpy(a.sgid, d->gid, 16);
-		memcpy(a.dgid, mgid, 16);
-	}
-	bth.opcode = EMU_OP_UD | EMU_OP_SEND_ONLY;
-	bth.pkey = EMU_PKEY_DEFAULT;
-	bth.dqpn = dqpn;
-	bth.psn = d->psn++ & EMU_PSN_MASK;
-	ext.deth.qkey = EMU_IPOIB_QKEY;
-	ext.deth.sqpn = d->qpn;
-	len = emu_pkt_build(frame, sizeof(frame), &a, &bth, &ext, payload, paylen, NULL);
-	if (len < 0) {
-		d->host->st.dropped++;
-		return;
-	}
-	d->host->st.ipoib_sent++;
-	send_port(d, frame, (size_t)len);
 }
 
 static void arp_send(struct neigh_dev *d, uint16_t op, const uint8_t *spa, const uint8_t *tha,
@@ -144,7 +98,7 @@ static void arp_send(struct neigh_dev *d, uint16_t op, const uint8_t *spa, const
 		len = EMU_ETH_LEN + arp_put(frame + EMU_ETH_LEN, ARPHRD_ETHER, 6, op, d->nd->hwaddr,
 					    spa, tha, tpa);
 		memset(frame + len, 0, EMU_ETH_ZLEN - len); /* padded to the minimum frame */
-		send_port(d, frame, EMU_ETH_ZLEN);
+		emu_neigh_send_port(d, frame, EMU_ETH_ZLEN);
 	}
 	if (op == ARPOP_REQUEST)
 		d->host->st.arp_req_sent++;
@@ -210,14 +164,6 @@ static void arp_rx(struct neigh_dev *d, const uint8_t *p, size_t len, bool to_us
 }
 
 /* ---------- IPv6 neighbour discovery ---------- */
-
-void emu_neigh_solicited_node(const uint8_t *target, uint8_t out[16])
-{
-	static const uint8_t pfx[13] = { 0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff };
-
-	memcpy(out, pfx, 13);
-	memcpy(out + 13, target + 13, 3);
-}
 
 /* The netdev's link-local address, else its first IPv6 one (ipv6_dev_get_saddr toward a
  * link-scope multicast destination). NULL: none. */
@@ -296,7 +242,7 @@ static void nd_send(struct neigh_dev *d, uint8_t type, uint8_t flags, const uint
 	else
 		d->host->st.na_sent++;
 	if (!d->ipoib) {
-		send_port(d, frame, len);
+		emu_neigh_send_port(d, frame, len);
 	} else if (!dst_hw) {
 		emu_neigh_ib6_mcast_send(d, daddr, frame, len);
 	} else {
@@ -382,7 +328,9 @@ static void nd_rx(struct neigh_dev *d, const uint8_t *ip, size_t len)
 
 /* ---------- solicitations ---------- */
 
-void emu_neigh_solicit(struct neigh_entry *ne, bool ucast)
+/* arp_solicit / ndisc_solicit: a solicitation for ne, broadcast/multicast, or unicast to
+ * ne->hw when `ucast`. */
+static void solicit(struct neigh_entry *ne, bool ucast)
 {
 	struct neigh_dev *d = ne->dev;
 
@@ -494,6 +442,9 @@ static void ipoib_rx(void *ctx, const uint8_t *f, size_t len, uint64_t now)
 int emu_neigh_wire_init(struct emu_neigh *n)
 {
 	struct emu_topology *t = emu_engine_topology(n->e);
+
+	/* the tables' probes go out as this module's frames (the neigh_ops of arp_tbl/nd_tbl) */
+	n->solicit = solicit;
 
 	for (size_t h = 0; h < n->nhosts; h++) {
 		struct neigh_host *nh = &n->hosts[h];

@@ -30,7 +30,8 @@
 #include "emu/sim/engine.h"
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/fabric.h"
-#include "emu/net/neigh.h"
+#include "emu/hca/gid_table.h"
+#include "emu/net/neigh_priv.h"
 #include "emu/net/roce_gid.h"
 #include "emu/sim/trace.h"
 
@@ -129,13 +130,6 @@ static int find(const struct emu_port *p, const uint8_t raw[16], int nd)
 	return -1;
 }
 
-static unsigned long generation;
-
-unsigned long emu_roce_gid_generation(void)
-{
-	return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
-}
-
 static void gid_add(struct emu_port *p, const uint8_t raw[16], int nd)
 {
 	size_t i;
@@ -153,7 +147,7 @@ static void gid_add(struct emu_port *p, const uint8_t raw[16], int nd)
 	p->gids[i].netdev = nd;
 	if (i == p->ngids)
 		p->ngids++;
-	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+	emu_gid_table_changed();
 	gid_trace("gid: port %u GID %zu added", p->num, i);
 }
 
@@ -168,7 +162,7 @@ static void gid_del(struct emu_port *p, const struct emu_netdev *n, const uint8_
 		return;
 	memset(&p->gids[i], 0, sizeof(p->gids[i]));
 	p->gids[i].netdev = -1;
-	__atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+	emu_gid_table_changed();
 	gid_trace("gid: port %u GID %d removed", p->num, i);
 }
 
@@ -191,7 +185,7 @@ static void on_event(void *ctx, const struct emu_neigh_event *ev)
 		gid_del(p, &f->hosts[ev->host].netdevs[ev->netdev], raw, ev->netdev);
 }
 
-int emu_roce_gid_attach(struct emu_engine *e)
+int emu_roce_gid_attach(struct emu_engine *e, struct emu_neigh *n)
 {
 	struct roce_gid *r;
 	int ret;
@@ -202,11 +196,11 @@ int emu_roce_gid_attach(struct emu_engine *e)
 	if (!r)
 		return -ENOMEM;
 	r->e = e;
-	ret = emu_neigh_listen(e, on_event, r);
+	ret = emu_neigh_add_listener(n, on_event, r);
 	if (!ret)
 		ret = emu_engine_ext_set(e, &roce_gid_ext, r);
 	if (ret) {
-		emu_neigh_unlisten(e, on_event, r);
+		emu_neigh_del_listener(n, on_event, r);
 		free(r);
 	}
 	return ret;

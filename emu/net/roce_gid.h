@@ -7,14 +7,11 @@
 
 struct emu_engine;
 
-/* Registers the listener (once per engine; the neighbour layer calls it when it starts, as
- * ib_core registers roce_gid_mgmt with the netdev notifiers). The loader gave every RoCE
- * port's GID table its full length, so entries never move while the data path reads them.
- * 0 or -errno. */
-int emu_roce_gid_attach(struct emu_engine *e);
-
-/* Counts the changes this module made to GID tables (an address added or removed): what
- * was derived from a GID table (the GSI's per-port route cache) holds while it is equal. */
-unsigned long emu_roce_gid_generation(void);
+/* Registers the listener with n, engine e's neighbour layer (once per engine; the layer's
+ * creation calls it, as ib_core registers roce_gid_mgmt with the netdev notifiers). The
+ * loader gave every RoCE port's GID table its full length, so entries never move while the
+ * data path reads them. 0 or -errno. */
+struct emu_neigh;
+int emu_roce_gid_attach(struct emu_engine *e, struct emu_neigh *n);
 
 #endif

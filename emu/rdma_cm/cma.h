@@ -1,6 +1,9 @@
 /* The emulated kernel rdma_cm as the network modules see it: the CM id, its state machine, and
  * the hook points they fill (modelled on Linux 6.1's drivers/infiniband/core/cma.c;
- * docs/cma.md describes the whole). emu/rdma_cm/ucma.h adds ucma's files and commands.
+ * docs/cma.md describes the whole), and the ids' life and the commands' entry points that
+ * ucma.c calls. emu/rdma_cm/ucma_event.h adds the files' event queues, emu/rdma_cm/ucma.h
+ * ucma's files and commands; none of the cma*.c files includes the latter (ucma.c is above
+ * them all).
  *
  * This header includes no <rdma/rdma_user_cm.h>, so that code built against librdmacm's
  * <rdma/rdma_cma.h> (whose enums clash with it) can include it too; modules that read the
@@ -318,6 +321,71 @@ int emu_cma_resolve_ib_service(struct emu_cma_id *id, uint64_t service_id, const
 			       uint32_t flags);
 /* The id goes away: cancel its ServiceRecord query, free its records. */
 void emu_cma_svc_destroy(struct emu_cma_id *id);
+
+/* ---- the id's life and the commands' entry points (ucma.c's) -------------------------- */
+
+struct emu_cma_id *emu_cma_id_new(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				  uint8_t qp_type);
+/* Destroys the id (kernel rdma_destroy_id + ucma_destroy_private_ctx): cancels network work,
+ * drops its queued events and the ids of unread CONNECT_REQUESTs, releases its port. */
+void emu_cma_id_destroy(struct emu_cma_id *id);
+struct emu_cma_id *emu_cma_id_lookup(uint32_t handle);
+/* A handle taken ahead for a posted CREATE_ID of rdmaemud (the lowest free, as any), or
+ * UINT32_MAX; emu_cma_id_new_at creates the id there, emu_cma_id_unreserve gives it back.
+ * Lookups see no id at a reserved handle. */
+uint32_t emu_cma_id_reserve(void);
+void emu_cma_id_unreserve(uint32_t handle);
+/* emu_cma_id_new at reserved handle (UINT32_MAX: the lowest free); NULL when handle is not
+ * reserved or memory runs out. */
+struct emu_cma_id *emu_cma_id_new_at(struct emu_ucma_file *f, uint64_t uid, uint16_t ps,
+				     uint8_t qp_type, uint32_t handle);
+/* Handles are below this bound (for walks over every id). */
+uint32_t emu_cma_id_limit(void);
+/* What rdma_destroy_id does to the kernel state (_destroy_id): cancels address, route and
+ * service resolution, destroys the IB CM id (REJ, DREQ, ... as its state demands), leaves the
+ * multicast groups (the memberships stay allocated) and releases the port. The ucma context,
+ * its queued events and memberships stay: emu_cma_id_destroy frees them. */
+void emu_cma_id_teardown(struct emu_cma_id *id);
+/* RDMA device `dev` of host h is being unregistered (emu/rdma_cm/cma_devrm.c, cma_remove_one): one
+ * DEVICE_REMOVAL per attached id, in attach order, then ucma's close_work on each. 0 or
+ * -ENOMEM (nothing done). */
+int emu_cma_device_remove(const struct emu_host *h, size_t dev);
+
+int emu_cma_bind(struct emu_cma_id *id, const struct sockaddr *addr);
+int emu_cma_listen(struct emu_cma_id *id, int backlog);
+/* The CM module's listen (emu_cma_cm_ops.listen), 0 without one. */
+int emu_cma_cm_listen(struct emu_cma_id *id);
+/* The CM module's drop_dev (emu_cma_cm_ops.drop_dev), nothing without one. */
+void emu_cma_cm_drop_dev(struct emu_cma_id *id, size_t dev);
+/* The CM module's destroy, for an id with a CM side (has_cm, or its state in
+ * net[EMU_CMA_NET_CM]); nothing without one. */
+void emu_cma_cm_destroy(struct emu_cma_id *id);
+/* The address module's resolve_addr (-ENOSYS without one, said once on stderr). */
+int emu_cma_addr_ops_resolve(struct emu_cma_id *id, uint32_t timeout_ms);
+/* The address and route modules' cancel (a resolution the id's destruction stops). */
+void emu_cma_resolve_cancel(struct emu_cma_id *id);
+int emu_cma_resolve_addr(struct emu_cma_id *id, const struct sockaddr *src,
+			 const struct sockaddr *dst, uint32_t timeout_ms);
+int emu_cma_resolve_route(struct emu_cma_id *id, uint32_t timeout_ms);
+/* Whether RESOLVE_ROUTE on id (its file's command, with a timeout) would return 0 now: the
+ * verdict rdmaemud sends with ADDR_RESOLVED so that its client may post the command. */
+bool emu_cma_resolve_route_sure(const struct emu_cma_id *id);
+/* Whether CONNECT, ACCEPT or DISCONNECT on id would return 0 now, and for which commands
+ * (*sub: emu_cma_cm_ops.sure). */
+bool emu_cma_cm_sure(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub);
+int emu_cma_set_option(struct emu_cma_id *id, uint32_t level, uint32_t optname,
+		       const void *optval, uint32_t optlen);
+int emu_cma_init_qp_attr(struct emu_cma_id *id, struct ib_uverbs_qp_attr *attr);
+int emu_cma_connect(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		    const struct rdma_ucm_ece *ece);
+int emu_cma_accept(struct emu_cma_id *id, const struct rdma_ucm_conn_param *p,
+		   const struct rdma_ucm_ece *ece);
+int emu_cma_reject(struct emu_cma_id *id, const void *pdata, uint8_t len, uint8_t reason);
+int emu_cma_disconnect(struct emu_cma_id *id);
+int emu_cma_notify(struct emu_cma_id *id, uint32_t event);
+int emu_cma_join(struct emu_cma_id *id, struct emu_cma_mc *mc);
+void emu_cma_leave(struct emu_cma_id *id, struct emu_cma_mc *mc);
+void emu_cma_release_port(struct emu_cma_id *id);
 
 /* Drops every per-host port space (tests; with emu_process_reset). */
 void emu_cma_reset(void);

@@ -22,7 +22,8 @@
 #include "emu/net/neigh.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/prng.h"
-#include "emu/rdma_cm/ucma.h"
+#include "emu/sim/process.h"
+#include "emu/rdma_cm/cma.h"
 
 struct emu_cma_bind {
 	uint16_t ps;
@@ -64,6 +65,14 @@ void emu_cma_reset(void)
 		emu_kmem_table_free(p->bucket, p->nbuckets * sizeof *p->bucket);
 		free(p);
 	}
+}
+
+/* The port spaces refer to the attached fabric's hosts: they go when the process forgets it. */
+static struct emu_process_reset_hook reset_hook = { .order = 4, .reset = emu_cma_reset };
+
+__attribute__((constructor)) static void install(void)
+{
+	emu_process_on_reset(&reset_hook);
 }
 
 static struct emu_cma_ports *ports_of(const struct emu_host *h)

@@ -31,7 +31,7 @@
 #include "emu/sim/kmem.h"
 #include "emu/sim/engine_ext.h"
 #include "emu/ib/mad.h"
-#include "emu/rdma_cm/ucma.h"
+#include "emu/rdma_cm/ucma_event.h"
 
 /* ib_verbs.h enum ib_qp_attr_mask */
 enum {
@@ -1199,6 +1199,12 @@ const struct emu_cma_cm_ops emu_cma_ib_cm_ops = {
 	.listen = op_listen,
 	.drop_dev = emu_cma_conn_listen_drop_dev,
 };
+
+/* The emulated kernel's CM is the IB CM, from the start. */
+__attribute__((constructor)) static void install(void)
+{
+	emu_cma_set_cm_ops(&emu_cma_ib_cm_ops);
+}
 
 struct emu_cm_agent *emu_cma_conn_agent(const struct emu_cma_id *id)
 {

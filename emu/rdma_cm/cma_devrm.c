@@ -21,14 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "emu/rdma_cm/ucma.h"
-
-static uint64_t attach_counter;
-
-void emu_cma_attach_dev(struct emu_cma_id *id)
-{
-	id->attach_seq = ++attach_counter;
-}
+#include "emu/rdma_cm/cma.h"
 
 /* cma_send_device_removal_put + ucma_event_handler + ucma_close_id for one id. */
 static void remove_one(struct emu_cma_id *id, const char *devname)

@@ -11,17 +11,24 @@
  * device would be a new device).
  *
  * Under rdmaemud the fabric, its rdma_cm and its CM agents are the daemon's: the request goes
- * there (emu_link_device_remove), the daemon removes the device in its engine and tells every
- * attached process, whose device lists then drop it (docs/daemon.md "Device removal"). */
+ * there (the link installs the forwarder, emu_device_remove_set_remote), the daemon removes the
+ * device in its engine and tells every attached process, whose device lists then drop it
+ * (docs/daemon.md "Device removal"). */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "emu/sim/engine.h"
-#include "emu/link/link.h"
 #include "emu/rdma_cm/ucma.h"
 #include "rdmaemu/ctl.h"
+
+static emu_device_remove_fn *remote_remove;
+
+void emu_device_remove_set_remote(emu_device_remove_fn *fn)
+{
+	__atomic_store_n(&remote_remove, fn, __ATOMIC_RELEASE);
+}
 
 int emu_device_remove_locked(struct emu_host *h, const char *dev, size_t *idx)
 {
@@ -46,6 +53,7 @@ int emu_device_remove_locked(struct emu_host *h, const char *dev, size_t *idx)
 
 int rdmaemu_ctl_device_remove(const char *node, const char *dev)
 {
+	emu_device_remove_fn *remote;
 	struct emu_engine *e;
 	struct emu_host *h;
 	size_t d;
@@ -60,8 +68,9 @@ int rdmaemu_ctl_device_remove(const char *node, const char *dev)
 		if (!node)
 			return -1;
 	}
-	if (emu_link_active()) {
-		rc = emu_link_device_remove(NULL, node, dev);
+	remote = __atomic_load_n(&remote_remove, __ATOMIC_ACQUIRE);
+	if (remote) {
+		rc = remote(node, dev);
 		if (rc) {
 			errno = -rc;
 			return -1;

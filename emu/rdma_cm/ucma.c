@@ -15,10 +15,58 @@
 #include "emu/hca/pkt.h"
 #include "emu/sim/engine.h"
 #include "emu/sim/kmem.h"
-#include "emu/link/link.h"
 #include "emu/sim/process.h"
 #include "emu/rdma_cm/ucma.h"
-#include "emu/link/ucma_link.h"
+
+/* ---- the transport of the file interface ---- */
+
+static int local_close(int fd);
+static bool local_is_file(int fd);
+static ssize_t local_write(int fd, const void *buf, size_t len);
+
+/* This process's emulated kernel: the files below. */
+static const struct emu_ucma_transport local_transport = {
+	.open = emu_ucma_open_host,
+	.write = local_write,
+	.close = local_close,
+	.is_file = local_is_file,
+};
+
+/* Set while the process attaches, before any file can exist (a file needs the host). */
+static const struct emu_ucma_transport *transport = &local_transport;
+
+void emu_ucma_set_transport(const struct emu_ucma_transport *t)
+{
+	__atomic_store_n(&transport, t ? t : &local_transport, __ATOMIC_RELEASE);
+}
+
+static const struct emu_ucma_transport *transport_of(void)
+{
+	return __atomic_load_n(&transport, __ATOMIC_ACQUIRE);
+}
+
+int emu_ucma_open(void)
+{
+	/* attaches first: the attach installs the transport */
+	const struct emu_host *h = emu_process_cm_host();
+
+	return transport_of()->open(h);
+}
+
+bool emu_ucma_is_file(int fd)
+{
+	return transport_of()->is_file(fd);
+}
+
+int emu_ucma_close(int fd)
+{
+	return transport_of()->close(fd);
+}
+
+ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+{
+	return transport_of()->write(fd, buf, len);
+}
 
 /* ---- files ---- */
 
@@ -28,79 +76,6 @@ static int nfiles;
 static struct emu_ucma_file *file_of(int fd)
 {
 	return fd >= 0 && fd < nfiles ? files[fd] : NULL;
-}
-
-int emu_ucma_open(void)
-{
-	const struct emu_host *h = emu_process_cm_host();
-
-	/* under rdmaemud the kernel side lives in the daemon (emu/link/ucma_link.h) */
-	if (h && emu_link_active())
-		return emu_ucma_link_open(h);
-	return emu_ucma_open_host(h);
-}
-
-/* Event records come from kmem, whose per-thread free lists make a record read or dropped
- * the next one made (a per-file list of up to 1,024 spares did that before kmem). */
-struct emu_ucma_event *emu_ucma_event_get(struct emu_ucma_file *f, size_t data)
-{
-	(void)f;
-	return emu_kmem_alloc(sizeof(struct emu_ucma_event) + data);
-}
-
-void emu_ucma_event_resp(const struct emu_ucma_event *ev, struct rdma_ucm_event_resp *resp)
-{
-	uint8_t *r = (uint8_t *)resp;
-
-	memset(resp, 0, sizeof *resp);
-	resp->uid = ev->uid;
-	resp->id = ev->handle;
-	resp->event = ev->event;
-	resp->status = ev->status;
-	memcpy(r + EMU_UCMA_EV_PARAM, ev->data, ev->param_len);
-	if (ev->tail)
-		memcpy(r + EMU_UCMA_EV_TAIL, ev->data + ev->param_len, EMU_UCMA_EV_TAIL_LEN);
-}
-
-void emu_ucma_event_put(struct emu_ucma_file *f, struct emu_ucma_event *ev)
-{
-	(void)f;
-	emu_kmem_free(ev);
-}
-
-void emu_ucma_event_queue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
-{
-	struct rdma_ucm_event_resp resp;
-
-	emu_list_add_tail(&f->events, &ev->node);
-	f->nevents++;
-	if (!f->push) {
-		ev->seq = 0;
-		if (f->nevents == 1)
-			emu_engine_fd_signal(f->fd);
-		return;
-	}
-	/* the semaphore counts every event the client has been sent and not read: push()
-	 * adds its 1 */
-	ev->seq = ++f->push_seq;
-	emu_ucma_event_resp(ev, &resp);
-	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_EVENT, ev->seq, &resp);
-}
-
-void emu_ucma_event_unqueue(struct emu_ucma_file *f, struct emu_ucma_event *ev)
-{
-	emu_list_del(&ev->node);
-	f->nevents--;
-	if (f->quiet)
-		return;
-	if (!f->push) {
-		/* the 1->0 edge only: an empty queue's fd is clear already */
-		if (!f->nevents)
-			emu_engine_fd_clear(f->fd);
-		return;
-	}
-	/* push() takes this event's 1 off the semaphore */
-	f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_DROP, ev->seq, NULL);
 }
 
 static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
@@ -157,13 +132,11 @@ int emu_ucma_open_push(const struct emu_host *h, emu_ucma_push_fn push, void *ct
 	return open_file(h, push, ctx);
 }
 
-bool emu_ucma_is_file(int fd)
+static bool local_is_file(int fd)
 {
 	struct emu_engine *e;
 	bool ret;
 
-	if (emu_link_active())
-		return emu_ucma_link_is_file(fd);
 	e = emu_engine_get();
 	if (!e)
 		return false;
@@ -173,13 +146,11 @@ bool emu_ucma_is_file(int fd)
 	return ret;
 }
 
-int emu_ucma_close(int fd)
+static int local_close(int fd)
 {
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
 
-	if (emu_link_active())
-		return emu_ucma_link_close(fd);
 	e = emu_engine_get();
 	if (e) {
 		emu_engine_lock(e);
@@ -1153,14 +1124,6 @@ ssize_t emu_ucma_post_locked(int fd, const void *buf, size_t len, uint32_t handl
 	return ret;
 }
 
-void emu_ucma_forget(const struct emu_cma_id *id)
-{
-	struct emu_ucma_file *f = id->file;
-
-	if (f && f->push)
-		f->push(f->push_ctx, f->fd, EMU_UCMA_PUSH_FORGET, id->handle, NULL);
-}
-
 bool emu_ucma_id_pristine(int fd, uint32_t handle, uint16_t *ps, uint8_t *qp_type)
 {
 	struct emu_ucma_file *f = file_of(fd);
@@ -1201,14 +1164,12 @@ bool emu_ucma_route_sure(int fd, uint32_t handle)
 	return f && id && id->file == f && emu_cma_resolve_route_sure(id);
 }
 
-ssize_t emu_ucma_write(int fd, const void *buf, size_t len)
+static ssize_t local_write(int fd, const void *buf, size_t len)
 {
 	struct emu_engine *e;
 	struct emu_ucma_file *f;
 	ssize_t ret;
 
-	if (emu_link_active())
-		return emu_ucma_link_write(fd, buf, len);
 	if (fd < 0)
 		return -EBADF;
 	e = emu_engine_get();

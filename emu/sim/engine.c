@@ -31,9 +31,6 @@
 
 #include "emu/sim/engine.h"
 #include "emu/sim/engine_ext.h"
-#include "emu/sim/engine_rx.h"
-#include "emu/link/link.h"
-#include "emu/net/neigh.h"
 #include "emu/sim/process.h"
 
 enum emu_engine_thread_state {
@@ -59,8 +56,10 @@ struct emu_engine {
 	pthread_cond_t pcond; /* the progress thread sleeps here (CLOCK_MONOTONIC) */
 	struct emu_clock clock;
 	struct emu_topology *topo;
-	struct emu_engine_rx *rx; /* the host ports' demultiplexer (emu/sim/engine_rx.h) */
 	struct emu_engine_ext *ext; /* attached protocol layers (emu/sim/engine_ext.h) */
+	/* where frames posted from outside go: the host ports' demultiplexer */
+	emu_engine_input_fn *input;
+	void *input_ctx;
 	const struct emu_fabric *fabric;
 	uint64_t epoch; /* tells this engine's thread registrations from a reset engine's */
 
@@ -107,6 +106,9 @@ struct inbox_frame {
 static pthread_mutex_t create_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_engine *the_engine; /* read with __atomic loads: the fast path of get */
 static uint64_t last_epoch;           /* under create_lock */
+static struct emu_engine_hook *hooks; /* under create_lock, lowest order first */
+/* atomic: set by the attach, which may run inside engine_create (emu_process_fabric) */
+static bool wire_remote;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t thread_key;
 
@@ -390,7 +392,7 @@ static void rt_drain(struct emu_engine *e)
 		return;
 	for (; f; f = next) {
 		next = f->next;
-		emu_engine_rx_deliver(e, f->ep, f->buf, f->len, e->clock.now);
+		emu_engine_deliver(e, f->ep, f->buf, f->len, e->clock.now);
 		free(f->buf);
 		free(f);
 	}
@@ -577,6 +579,45 @@ static void flush_at_exit(void)
 	}
 }
 
+void emu_engine_on_create(struct emu_engine_hook *h)
+{
+	struct emu_engine_hook **pp;
+
+	pthread_mutex_lock(&create_lock);
+	for (pp = &hooks; *pp && (*pp)->order <= h->order; pp = &(*pp)->next)
+		;
+	h->next = *pp;
+	*pp = h;
+	pthread_mutex_unlock(&create_lock);
+}
+
+void emu_engine_set_wire_remote(bool remote)
+{
+	__atomic_store_n(&wire_remote, remote, __ATOMIC_RELEASE);
+}
+
+/* Frees an engine no other thread uses (its progress thread stopped): the attachments first,
+ * while the topology and the clock they refer to are still there. */
+static void engine_free(struct emu_engine *e)
+{
+	emu_engine_ext_free_all(e, &e->ext);
+	emu_topology_free(e->topo);
+	emu_clock_fini(&e->clock);
+	while (e->inbox) {
+		struct inbox_frame *f = e->inbox;
+
+		e->inbox = f->next;
+		free(f->buf);
+		free(f);
+	}
+	pthread_mutex_destroy(&e->inbox_lock);
+	pthread_cond_destroy(&e->pcond);
+	pthread_cond_destroy(&e->cond);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}
+
+/* create_lock held. */
 static struct emu_engine *engine_create(void)
 {
 	const struct emu_fabric *f = emu_process_fabric();
@@ -596,7 +637,7 @@ static struct emu_engine *engine_create(void)
 	emu_clock_init(&e->clock, 0);
 	e->fabric = f;
 	/* attached through a daemon, the daemon runs the wire and writes the captures */
-	if (emu_link_active())
+	if (__atomic_load_n(&wire_remote, __ATOMIC_ACQUIRE))
 		pcap = NULL;
 	e->topo = emu_topology_build(f, &e->clock, pcap && *pcap ? pcap : NULL, &err);
 	if (!e->topo) {
@@ -606,14 +647,6 @@ static struct emu_engine *engine_create(void)
 		emu_clock_fini(&e->clock);
 		free(e);
 		errno = saved;
-		return NULL;
-	}
-	e->rx = emu_engine_rx_new(e->topo);
-	if (!e->rx) {
-		emu_topology_free(e->topo);
-		emu_clock_fini(&e->clock);
-		free(e);
-		errno = ENOMEM;
 		return NULL;
 	}
 	pthread_mutex_init(&e->lock, NULL);
@@ -628,14 +661,26 @@ static struct emu_engine *engine_create(void)
 	e->quiesce_ns = quiesce_from_env();
 	e->quiet_since_ns = mono_ns();
 	e->epoch = ++last_epoch;
-	/* Every host's IP stack answers ARP / neighbour solicitations from the start, as on a
-	 * booted host (emu/net/neigh.h). Out of memory here: it is retried at its first use. */
-	(void)emu_neigh_get(e);
-	/* attached through a daemon: real time, port sends go to the daemon (emu/link/link.h) */
-	emu_link_engine_created(e);
+	for (struct emu_engine_hook *h = hooks; h; h = h->next) {
+		int rc = h->created(e);
+
+		if (rc < 0) {
+			engine_free(e);
+			errno = -rc;
+			return NULL;
+		}
+	}
 	if (!atexit_done && pcap && *pcap)
 		atexit_done = atexit(flush_at_exit) == 0;
 	return e;
+}
+
+/* The engine points into the attached fabric: it goes first when the process forgets it. */
+static struct emu_process_reset_hook reset_hook = { .order = 0, .reset = emu_engine_reset };
+
+__attribute__((constructor)) static void install(void)
+{
+	emu_process_on_reset(&reset_hook);
 }
 
 struct emu_engine *emu_engine_get(void)
@@ -675,22 +720,7 @@ void emu_engine_reset(void)
 	/* Threads still registered (their TLS records) are forgotten through the epoch. */
 	if (tls_epoch == e->epoch)
 		tls_epoch = 0;
-	emu_engine_ext_free_all(e);
-	emu_topology_free(e->topo);
-	emu_engine_rx_free(e->rx);
-	emu_clock_fini(&e->clock);
-	while (e->inbox) {
-		struct inbox_frame *f = e->inbox;
-
-		e->inbox = f->next;
-		free(f->buf);
-		free(f);
-	}
-	pthread_mutex_destroy(&e->inbox_lock);
-	pthread_cond_destroy(&e->pcond);
-	pthread_cond_destroy(&e->cond);
-	pthread_mutex_destroy(&e->lock);
-	free(e);
+	engine_free(e);
 }
 
 /* ---------- entering and leaving ---------- */
@@ -849,22 +879,31 @@ uint64_t emu_engine_now(const struct emu_engine *e)
 	return e->clock.now;
 }
 
+/* ---------- attachments ---------- */
+
+void *emu_engine_ext_get(struct emu_engine *e, const struct emu_engine_ext_type *type)
+{
+	return emu_engine_ext_find(e->ext, type);
+}
+
+int emu_engine_ext_set(struct emu_engine *e, const struct emu_engine_ext_type *type, void *obj)
+{
+	return emu_engine_ext_add(&e->ext, type, obj);
+}
+
 /* ---------- ports ---------- */
 
-struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e)
+void emu_engine_set_input(struct emu_engine *e, emu_engine_input_fn *fn, void *ctx)
 {
-	return e->rx;
+	e->input = fn;
+	e->input_ctx = ctx;
 }
 
-struct emu_engine_ext **emu_engine_ext_head(struct emu_engine *e)
+void emu_engine_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
+			uint64_t now)
 {
-	return &e->ext;
-}
-
-int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   emu_wire_rx_fn *fn, void *ctx)
-{
-	return emu_engine_port_set_rx_class(e, host, dev, port, EMU_RX_HCA, fn, ctx);
+	if (e->input)
+		e->input(e->input_ctx, ep, frame, len, now);
 }
 
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,

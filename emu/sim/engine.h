@@ -65,6 +65,24 @@ struct emu_engine;
  * has no fabric. Thread-safe; does not register the calling thread. */
 struct emu_engine *emu_engine_get(void);
 
+/* What the layers above do with every new engine. The layers that live on each engine (the
+ * host ports' receive demultiplexer, the hosts' network stacks, the link to rdmaemud)
+ * register a hook once, before the first engine exists (a constructor of librdmaemu.so). Each
+ * creation runs the hooks, lowest order first, once the clock, the topology and the lock
+ * exist and before any other thread can see the engine (lock not held). A negative errno from
+ * a hook fails the creation with that errno; the engine is freed with its extensions. */
+struct emu_engine_hook {
+	int order; /* the registering layer's rank: emu/hca 1, emu/net 3, emu/link 5 */
+	int (*created)(struct emu_engine *e);
+	struct emu_engine_hook *next; /* the engine's */
+};
+void emu_engine_on_create(struct emu_engine_hook *h);
+
+/* The fabric's wire runs in another process (rdmaemud, which writes the captures): engines
+ * created while this holds open no capture files ($RDMAEMU_PCAP). The link layer sets it when
+ * the process attaches through the daemon and clears it when the link closes. */
+void emu_engine_set_wire_remote(bool remote);
+
 /* For tests: stops the progress thread and frees the engine (the next emu_engine_get creates a
  * new one at virtual time 0). No other thread may be using the engine. emu_process_reset()
  * calls it first (the engine refers to the attached fabric). No-op without an engine. */
@@ -101,13 +119,17 @@ uint64_t emu_engine_now(const struct emu_engine *e);
  * diagnostic) when more than EMU_ENGINE_STEP_LIMIT were due at this instant. */
 long emu_engine_run_now(struct emu_engine *e);
 
-/* Receiver of the transport packets arriving at port `port` (1-based) of device `dev` of host
- * `host` (indices into the fabric's arrays) that no QPN claim takes: the HCA's data path
- * (emu/sim/engine_rx.h has the other receivers: the host's network stack, QP1, IPoIB). NULL:
- * such frames are counted and dropped. The receiver runs with the engine lock held. 0, or
- * -ENOENT for no such port. */
-int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-			   emu_wire_rx_fn *fn, void *ctx);
+/* What arrives at a host port goes to the receivers registered with emu/hca/engine_rx.h, whose
+ * demultiplexer is the topology's receiver of every host port and the engine's input: where
+ * frames that reach the process from outside (emu_engine_post_frame, the link's shared-memory
+ * rings) go. The input gets host port endpoint ep's frame at virtual instant now; the
+ * demultiplexer sets it when the engine is created. Lock held. */
+typedef void emu_engine_input_fn(void *ctx, int ep, const uint8_t *frame, size_t len,
+				 uint64_t now);
+void emu_engine_set_input(struct emu_engine *e, emu_engine_input_fn *fn, void *ctx);
+/* Hands such a frame to it (dropped without one). Lock held. */
+void emu_engine_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
+			uint64_t now);
 /* Sends a frame from that port to its link peer: 0, -ENOENT (no such port), or the error of
  * emu_wire_send (-ENOTCONN, -EMSGSIZE, -EINVAL, -ENOMEM). */
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,

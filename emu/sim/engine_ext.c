@@ -12,19 +12,20 @@ struct emu_engine_ext {
 	void *obj;
 };
 
-void *emu_engine_ext_get(struct emu_engine *e, const struct emu_engine_ext_type *type)
+void *emu_engine_ext_find(struct emu_engine_ext *head, const struct emu_engine_ext_type *type)
 {
-	for (struct emu_engine_ext *x = *emu_engine_ext_head(e); x; x = x->next)
+	for (struct emu_engine_ext *x = head; x; x = x->next)
 		if (x->type == type)
 			return x->obj;
 	return NULL;
 }
 
-int emu_engine_ext_set(struct emu_engine *e, const struct emu_engine_ext_type *type, void *obj)
+int emu_engine_ext_add(struct emu_engine_ext **head, const struct emu_engine_ext_type *type,
+		       void *obj)
 {
-	struct emu_engine_ext **head = emu_engine_ext_head(e), *x;
+	struct emu_engine_ext *x;
 
-	if (emu_engine_ext_get(e, type))
+	if (emu_engine_ext_find(*head, type))
 		return -EEXIST;
 	x = malloc(sizeof(*x));
 	if (!x)
@@ -34,10 +35,8 @@ int emu_engine_ext_set(struct emu_engine *e, const struct emu_engine_ext_type *t
 	return 0;
 }
 
-void emu_engine_ext_free_all(struct emu_engine *e)
+void emu_engine_ext_free_all(struct emu_engine *e, struct emu_engine_ext **head)
 {
-	struct emu_engine_ext **head = emu_engine_ext_head(e);
-
 	/* A layer freed here may look up another (the SA agent unregisters from the MAD layer):
 	 * unlink one at a time, newest first, so the older ones are still found. */
 	while (*head) {

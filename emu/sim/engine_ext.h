@@ -20,10 +20,12 @@ void *emu_engine_ext_get(struct emu_engine *e, const struct emu_engine_ext_type 
 /* Attaches obj for `type` (replacing nothing: -EEXIST when one is attached). 0, -ENOMEM. */
 int emu_engine_ext_set(struct emu_engine *e, const struct emu_engine_ext_type *type, void *obj);
 
-/* ---- internal to the engine (engine.c) ---- */
+/* ---- the list behind them, which the engine keeps (engine.c) ---- */
 struct emu_engine_ext;
-struct emu_engine_ext **emu_engine_ext_head(struct emu_engine *e);
-/* Frees the attachments, last attached first. */
-void emu_engine_ext_free_all(struct emu_engine *e);
+void *emu_engine_ext_find(struct emu_engine_ext *head, const struct emu_engine_ext_type *type);
+int emu_engine_ext_add(struct emu_engine_ext **head, const struct emu_engine_ext_type *type,
+		       void *obj);
+/* Frees the attachments of e (list *head), last attached first. */
+void emu_engine_ext_free_all(struct emu_engine *e, struct emu_engine_ext **head);
 
 #endif

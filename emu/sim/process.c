@@ -12,10 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/engine.h"
-#include "emu/link/link.h"
 #include "emu/sim/process.h"
-#include "emu/rdma_cm/cma.h"
 #include "rdmaemu/ctl.h"
 
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,6 +22,27 @@ static int attach_errno; /* non-zero: attaching failed with this errno (sticky) 
 static const struct emu_host *extra_hosts[EMU_PROCESS_MAX_EXTRA_HOSTS];
 static size_t nextra_hosts;
 static bool hosts_frozen; /* the verbs device list exists: its device set is fixed */
+static emu_process_attach_fn *attach_hook;         /* under attach_lock */
+static struct emu_process_reset_hook *reset_hooks; /* by order; changed under attach_lock */
+
+void emu_process_set_attach_hook(emu_process_attach_fn *fn)
+{
+	pthread_mutex_lock(&attach_lock);
+	attach_hook = fn;
+	pthread_mutex_unlock(&attach_lock);
+}
+
+void emu_process_on_reset(struct emu_process_reset_hook *h)
+{
+	struct emu_process_reset_hook **pp;
+
+	pthread_mutex_lock(&attach_lock);
+	for (pp = &reset_hooks; *pp && (*pp)->order <= h->order; pp = &(*pp)->next)
+		;
+	h->next = *pp;
+	*pp = h;
+	pthread_mutex_unlock(&attach_lock);
+}
 
 /* Loads the fabric and picks the node; on failure prints why and returns an errno. */
 static int attach_locked(const char *path, const char *text, const char *node)
@@ -61,10 +79,8 @@ static int attach_locked(const char *path, const char *text, const char *node)
 		emu_fabric_free(f);
 		return ENOENT;
 	}
-	/* Under rdmaemud (rdmaemu run): the daemon owns the fabric's wire and hands this
-	 * process its share of the host (docs/daemon.md). */
-	if (!text && getenv("RDMAEMU_DAEMON") && *getenv("RDMAEMU_DAEMON")) {
-		int e = emu_link_attach(f, h, path);
+	if (!text && attach_hook) {
+		int e = attach_hook(f, h, path);
 
 		if (e) {
 			emu_fabric_free(f);
@@ -106,10 +122,10 @@ const struct emu_fabric *emu_process_fabric(void)
 
 void emu_process_reset(void)
 {
-	/* the engine points into the attached fabric: it goes first */
-	emu_engine_reset();
-	emu_cma_reset(); /* the CM port spaces refer to the fabric's hosts */
-	emu_link_reset();
+	/* the hooks were registered when the library loaded; they run without attach_lock, as
+	 * the layers' own locks are taken in them */
+	for (struct emu_process_reset_hook *h = reset_hooks; h; h = h->next)
+		h->reset();
 	pthread_mutex_lock(&attach_lock);
 	emu_fabric_free(attached_fabric);
 	attached_fabric = NULL;

@@ -22,8 +22,30 @@ void emu_process_hosts_freeze(void);
  * for it, else the attached host. */
 const struct emu_host *emu_process_cm_host(void);
 
-/* For tests: forget the attachment (and the engine built on it) so the next call attaches
- * again (not thread-safe). */
+/* For tests: forget the attachment (and what the layers built on it: the reset hooks) so the
+ * next call attaches again (not thread-safe). */
 void emu_process_reset(void);
+
+/* ---- what the layers above register (once, before the first attach: a constructor of
+ * librdmaemu.so) ---- */
+
+/* Attaching through another process: the link to rdmaemud (emu/link) sets this hook, which
+ * attaches through the daemon when $RDMAEMU_DAEMON names one. It runs for a fabric loaded from
+ * a file or built in (never one given as text), with the fabric loaded and the host chosen
+ * (path: the fabric's file as given, NULL or "" for the built-in): 0 lets the attach go on,
+ * an errno fails it (the fabric is freed). One hook. */
+typedef int emu_process_attach_fn(struct emu_fabric *f, const struct emu_host *h,
+				  const char *path);
+void emu_process_set_attach_hook(emu_process_attach_fn *fn);
+
+/* emu_process_reset runs the reset hooks first, lowest order first, then drops the fabric:
+ * each layer forgets what it built on it. The engine goes first (order 0: it points into the
+ * fabric), then the rdma_cm's port spaces (4: they refer to its hosts), then the link (5). */
+struct emu_process_reset_hook {
+	int order;
+	void (*reset)(void);
+	struct emu_process_reset_hook *next; /* the process's */
+};
+void emu_process_on_reset(struct emu_process_reset_hook *h);
 
 #endif

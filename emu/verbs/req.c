@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/hca/engine_rx.h"
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/mw.h"
@@ -294,7 +295,7 @@ static void port_rx_ib(void *ctx, const uint8_t *frame, size_t len, uint64_t now
 }
 
 /* The HCA class of the engine's demultiplexer on every port: transport packets whose DestQP
- * no other module claimed (QP1's MADs and the IPoIB QP go elsewhere, emu/sim/engine_rx.h). */
+ * no other module claimed (QP1's MADs and the IPoIB QP go elsewhere, emu/hca/engine_rx.h). */
 void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev)
 {
 	const struct emu_fabric *fab = emu_engine_fabric(e);

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "emu/sim/engine.h"
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/sim/process.h"
 #include "emu/sim/topology.h"
 #include "rdmaemu/ctl.h"

@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "emu/sim/engine.h"
-#include "emu/sim/engine_rx.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/process.h"
 #include "rdmaemu/ctl.h"

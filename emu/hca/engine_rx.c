@@ -1,10 +1,13 @@
-/* The engine's receive demultiplexer (emu/sim/engine_rx.h). */
+/* The engine's receive demultiplexer (emu/hca/engine_rx.h). */
+#include "config.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "emu/sim/engine.h"
-#include "emu/sim/engine_rx.h"
+#include "emu/sim/engine_ext.h"
+#include "emu/hca/engine_rx.h"
 #include "emu/sim/pcap.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/topology.h"
@@ -163,7 +166,8 @@ static bool demux_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *o
 	return false;
 }
 
-struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t)
+/* Installs the demultiplexer as the receiver of every host port. NULL when out of memory. */
+static struct emu_engine_rx *rx_new(struct emu_topology *t)
 {
 	const struct emu_fabric *f = emu_topology_fabric(t);
 	struct emu_engine_rx *rx = calloc(1, sizeof(*rx));
@@ -192,27 +196,60 @@ struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t)
 	return rx;
 }
 
-void emu_engine_rx_free(struct emu_engine_rx *rx)
+static void rx_free(struct emu_engine_rx *rx)
 {
-	if (!rx)
-		return;
 	free(rx->ports);
 	free(rx);
 }
 
-void emu_engine_rx_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
-			   uint64_t now)
+/* The engine's input (frames posted from outside the process in real-time mode, the link's
+ * rings): dropped silently for an endpoint that is no host port. */
+static void deliver(void *ctx, int ep, const uint8_t *frame, size_t len, uint64_t now)
 {
-	struct emu_engine_rx *rx = emu_engine_rx_of(e);
+	struct emu_engine_rx *rx = ctx;
 
-	if (!rx || ep < 0 || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
+	if (ep < 0 || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
 		return;
 	demux(&rx->ports[ep], frame, len, now);
 }
 
+static void rx_ext_free(struct emu_engine *e, void *obj)
+{
+	(void)e;
+	rx_free(obj);
+}
+
+/* Attached first (the lowest hook), so freed last of the attachments: a layer that releases
+ * its claims when freed still finds the ports. */
+static const struct emu_engine_ext_type rx_ext_type = {
+	.name = "rx",
+	.free = rx_ext_free,
+};
+
+static int rx_created(struct emu_engine *e)
+{
+	struct emu_engine_rx *rx = rx_new(emu_engine_topology(e));
+
+	if (!rx)
+		return -ENOMEM;
+	if (emu_engine_ext_set(e, &rx_ext_type, rx)) {
+		rx_free(rx);
+		return -ENOMEM;
+	}
+	emu_engine_set_input(e, deliver, rx);
+	return 0;
+}
+
+static struct emu_engine_hook rx_hook = { .order = 1, .created = rx_created };
+
+__attribute__((constructor)) static void install(void)
+{
+	emu_engine_on_create(&rx_hook);
+}
+
 static struct rx_port *port_of(struct emu_engine *e, size_t host, size_t dev, unsigned port)
 {
-	struct emu_engine_rx *rx = emu_engine_rx_of(e);
+	struct emu_engine_rx *rx = emu_engine_ext_get(e, &rx_ext_type);
 	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
 
 	if (ep < 0 || !rx || (size_t)ep >= rx->nports || !rx->ports[ep].link_layer)
@@ -233,6 +270,12 @@ int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, 
 	p->cls[cls].fn = fn;
 	p->cls[cls].ctx = fn ? ctx : NULL;
 	return 0;
+}
+
+int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   emu_wire_rx_fn *fn, void *ctx)
+{
+	return emu_engine_port_set_rx_class(e, host, dev, port, EMU_RX_HCA, fn, ctx);
 }
 
 int emu_engine_port_set_rx_qpn(struct emu_engine *e, size_t host, size_t dev, unsigned port,

@@ -1,4 +1,6 @@
-/* Who receives what arrives at a host port: the engine's demultiplexer.
+/* Who receives what arrives at a host port: the engine's demultiplexer, what the NIC does with
+ * a frame before anything else. It hooks into every engine at its creation (emu_engine_on_create)
+ * as the topology's receiver of every host port and the engine's input (emu_engine_deliver).
  *
  * On a real host a frame reaching the NIC is not all for the HCA: Ethernet ARP and IPv6
  * neighbour discovery go to the kernel's neighbour code, MADs for QP1 go to the MAD layer (the
@@ -44,11 +46,14 @@ enum emu_rx_kind {
 enum emu_rx_kind emu_rx_classify(int link_layer, const uint8_t *frame, size_t len,
 				 uint32_t *dqpn);
 
-/* Receiver of a class on port `port` (1-based) of device `dev` of host `host`; fn NULL
- * removes it. 0, -ENOENT (no such port), -EINVAL (bad class). emu_engine_port_set_rx (engine.h)
- * is this with EMU_RX_HCA. */
+/* Receiver of a class on port `port` (1-based) of device `dev` of host `host` (indices into
+ * the fabric's arrays); fn NULL removes it. 0, -ENOENT (no such port), -EINVAL (bad class). */
 int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				 enum emu_rx_class cls, emu_wire_rx_fn *fn, void *ctx);
+/* The same for EMU_RX_HCA: the receiver of the transport packets that no QPN claim takes,
+ * the HCA's data path. NULL: such frames are counted and dropped. */
+int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   emu_wire_rx_fn *fn, void *ctx);
 
 /* Claims the transport packets for DestQP `qpn` on that port (fn NULL releases the claim).
  * 0, -ENOENT (no such port), -ENOSPC (EMU_RX_MAX_QPN_CLAIMS already), -EINVAL (qpn above
@@ -60,17 +65,5 @@ int emu_engine_port_set_rx_qpn(struct emu_engine *e, size_t host, size_t dev, un
  * bytes. 0, -ENOENT (no such port or no such claim). */
 int emu_engine_port_set_rx_qpn_lazy(struct emu_engine *e, size_t host, size_t dev,
 				    unsigned port, uint32_t qpn, emu_wire_rx_lazy_fn *lazy);
-
-/* ---- internal to the engine (engine.c) ---- */
-struct emu_topology;
-struct emu_engine_rx;
-/* Installs the demultiplexer as the receiver of every host port. NULL with errno ENOMEM. */
-struct emu_engine_rx *emu_engine_rx_new(struct emu_topology *t);
-void emu_engine_rx_free(struct emu_engine_rx *rx);
-struct emu_engine_rx *emu_engine_rx_of(struct emu_engine *e);
-/* Hands a frame to the demultiplexer of host port endpoint ep (frames posted from outside the
- * process in real-time mode). Dropped silently for a bad endpoint. */
-void emu_engine_rx_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
-			   uint64_t now);
 
 #endif
