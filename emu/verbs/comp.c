@@ -118,43 +118,6 @@ void emu_dp_retry_timeout(struct emu_vqp *q)
 	emu_dp_req_run(q);
 }
 
-void emu_dp_retry_arm(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	if (!e || !q->attr.timeout || q->dp.retry_armed)
-		return;
-	/* local ACK timeout: 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0: none, as rxe */
-	emu_timer_arm_in(emu_engine_clock(e), &q->dp.retry, 4096ull << q->attr.timeout);
-	q->dp.retry_armed = true;
-}
-
-void emu_dp_retry_restart(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	/* rxe mod_timer()s the retransmission timer at every request it sends and at every
-	 * ACK that makes progress: the timeout counts from the last sign of life */
-	if (!e || !q->attr.timeout)
-		return;
-	if (q->dp.retry_armed)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
-	q->dp.retry_armed = false;
-	emu_dp_retry_arm(q);
-}
-
-void emu_dp_retry_cancel(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	if (q->dp.retry_armed && e)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
-	q->dp.retry_armed = false;
-	if (q->dp.rnr_armed && e)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.rnr);
-	q->dp.rnr_armed = false;
-}
-
 /* IBTA table 45 (9.7.5.2.8): the RNR NAK timer field, in microseconds (0 is the longest) */
 static const uint32_t rnr_usec[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,

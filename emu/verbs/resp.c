@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
-#include "emu/verbs/mw.h"
+#include "emu/verbs/mw_dp.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,
@@ -95,66 +95,18 @@ static const struct emu_resp_res *res_find(const struct emu_vqp *q, uint32_t psn
 	return NULL;
 }
 
-static void xmit_resp(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
-		      const void *data, size_t len, uint64_t orig, uint32_t msn)
-{
-	struct emu_bth bth = { .opcode = opcode, .pkey = EMU_PKEY_DEFAULT };
-	struct emu_pkt_ext ext;
-
-	memset(&ext, 0, sizeof(ext));
-	ext.atmack = orig; /* ATOMIC_ACKNOWLEDGE only: the builder writes it big-endian */
-	bth.dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
-	bth.psn = psn & EMU_PSN_MASK;
-	ext.aeth.syndrome = syndrome;
-	ext.aeth.msn = msn & 0xffffff;
-	emu_dp_xmit(q, &q->av, &bth, &ext, data, len);
-}
-
-void emu_dp_resp_ack(struct emu_vqp *q, uint32_t psn, uint32_t msn)
-{
-	xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, psn, emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0,
-		  0, msn);
-}
-
 /* Every responder packet but a held ACK: the ACK the QP holds goes first (ack_hold.c). */
 static void send_ack_orig(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 			  const void *data, size_t len, uint64_t orig)
 {
 	emu_dp_ack_flush(q);
-	xmit_resp(q, opcode, psn, syndrome, data, len, orig, q->dp.resp_msn);
+	emu_dp_xmit_resp(q, opcode, psn, syndrome, data, len, orig, q->dp.resp_msn);
 }
 
 static void send_ack(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 		     const void *data, size_t len)
 {
 	send_ack_orig(q, opcode, psn, syndrome, data, len, 0);
-}
-
-/* Puts a receive WQE back at the head of its queue (the next message takes it again). */
-static void put_back_rwqe(struct emu_vqp *q, struct emu_rwqe *w)
-{
-	emu_list_add_tail((q->srq ? &q->srq->rq : &q->rq.list)->next, &w->link);
-	if (q->srq)
-		q->srq->count++;
-	else
-		q->rq.count++;
-}
-
-static struct emu_rwqe *take_rwqe(struct emu_vqp *q)
-{
-	struct emu_list *l = q->srq ? &q->srq->rq : &q->rq.list;
-	struct emu_rwqe *w;
-
-	if (emu_list_empty(l))
-		return NULL;
-	w = emu_list_entry(l->next, struct emu_rwqe, link);
-	emu_list_del(&w->link);
-	if (q->srq) {
-		q->srq->count--;
-		emu_srq_wqe_taken(q->srq);
-	} else
-		q->rq.count--;
-	return w;
 }
 
 static void recv_wc(struct emu_vqp *q, struct emu_rwqe *w, int status, int opcode,
@@ -213,7 +165,7 @@ static void resp_ud(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			     q->attr.qkey);
 		return;
 	}
-	w = take_rwqe(q);
+	w = emu_dp_rq_take(q);
 	if (!w) {
 		emu_dp_trace("qp %u resp: UD with no receive WQE: dropped", q->qp.qp_num);
 		return;
@@ -410,7 +362,7 @@ static enum resp_state check_resource(struct emu_vqp *q, struct resp_pkt *p)
 	if (p->uc && p->m & EMU_PKT_START && p->m & EMU_PKT_SEND && q->dp.resp_wqe)
 		q->dp.resp_off = 0; /* the tail of the last message was lost */
 	if (p->m & EMU_PKT_RWR && !q->dp.resp_wqe) {
-		q->dp.resp_wqe = take_rwqe(q);
+		q->dp.resp_wqe = emu_dp_rq_take(q);
 		q->dp.resp_off = 0;
 		if (!q->dp.resp_wqe)
 			return RESPST_ERR_RNR;
@@ -614,7 +566,7 @@ static enum resp_state err_uc_drop(struct emu_vqp *q, const struct resp_pkt *p)
 		if (q->srq)
 			recv_wc(q, q->dp.resp_wqe, p->wc_status, 0, 0, false, 0, 0, false);
 		else
-			put_back_rwqe(q, q->dp.resp_wqe);
+			emu_dp_rq_put_back(q, q->dp.resp_wqe);
 		q->dp.resp_wqe = NULL;
 	}
 	return RESPST_DROP;
