@@ -73,6 +73,122 @@ static void req_trace(struct emu_vqp *q, enum req_state a, enum req_state b, uin
 		     req_state_names[b], (unsigned long long)wr_id);
 }
 
+/* A message longer than its SGEs, which only rxe's ibv_wr_set_sge_list makes
+ * (emu/verbs/wr_ex.c): the gather would run out (rxe's copy_data() fails with -EINVAL). */
+static bool req_sges_short(const struct emu_swqe *w)
+{
+	uint64_t sum = 0;
+
+	if (w->is_inline || w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode))
+		return false;
+	for (int i = 0; i < w->wr.num_sge; i++)
+		sum += w->sge[i].length;
+	return w->length > sum;
+}
+
+/* An atomic: one packet, no payload, the AtomicETH carries everything (rxe: 8 bytes at an
+ * 8-byte aligned VA, checked at post time). */
+static void req_atomic(struct emu_vqp *q, struct emu_swqe *w, struct emu_bth *bth,
+		       struct emu_pkt_ext *ext)
+{
+	bth->opcode = EMU_OP_RC | (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? EMU_OP_CMP_SWAP :
+									EMU_OP_FETCH_ADD);
+	bth->psn = q->dp.req_psn;
+	bth->ackreq = true;
+	ext->atmeth.va = w->wr.wr.atomic.remote_addr;
+	ext->atmeth.rkey = w->wr.wr.atomic.rkey;
+	/* verbs: compare_add is the compare value of a CMP_AND_SWP and the addend of a
+	 * FETCH_AND_ADD (rxe's init_req_packet maps them the same way) */
+	if (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		ext->atmeth.swap_add = w->wr.wr.atomic.swap;
+		ext->atmeth.compare = w->wr.wr.atomic.compare_add;
+	} else {
+		ext->atmeth.swap_add = w->wr.wr.atomic.compare_add;
+	}
+	q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
+	w->last_psn = w->first_psn;
+	emu_dp_xmit(q, &q->av, bth, ext, NULL, 0);
+}
+
+/* A READ: one request packet; its responses take a PSN each. */
+static void req_read(struct emu_vqp *q, struct emu_swqe *w, struct emu_bth *bth,
+		     struct emu_pkt_ext *ext, uint64_t npkts)
+{
+	bth->opcode = EMU_OP_RC | EMU_OP_READ_REQ;
+	bth->psn = q->dp.req_psn;
+	bth->ackreq = true;
+	ext->reth.va = w->wr.wr.rdma.remote_addr;
+	ext->reth.rkey = w->wr.wr.rdma.rkey;
+	ext->reth.dma_len = (uint32_t)w->length;
+	q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
+	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	emu_dp_xmit(q, &q->av, bth, ext, NULL, 0);
+}
+
+/* A SEND or RDMA WRITE: FIRST / MIDDLE / LAST / ONLY packets at the path MTU (UD: one), the
+ * RETH on the first, immediate data and the IETH on the last, an AckReq on the last and at
+ * least every RXE_MAX_UNACKED_PSNS. REQ_ERROR when a gather fails (nothing left for that
+ * packet, its PSN unused). */
+static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct emu_bth *bth,
+				  struct emu_pkt_ext *ext, uint32_t mtu, uint64_t npkts)
+{
+	bool ud = q->qp.qp_type == IBV_QPT_UD;
+
+	for (uint64_t i = 0; i < npkts; i++) {
+		bool first = i == 0, last = i == npkts - 1;
+		uint64_t off = i * mtu;
+		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
+		bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
+			   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		enum emu_mr_status st;
+		unsigned noack;
+
+		if (ud) {
+			bth->opcode = EMU_OP_UD | (imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY);
+			ext->deth.qkey = w->ud_qkey;
+			ext->deth.sqpn = q->qp.qp_num;
+		} else {
+			bth->opcode = (q->qp.qp_type == IBV_QPT_UC ? EMU_OP_UC : EMU_OP_RC) |
+				      conn_opcode(w, first, last);
+		}
+		if (first && (w->wr.opcode == IBV_WR_RDMA_WRITE ||
+			      w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
+			ext->reth.va = w->wr.wr.rdma.remote_addr;
+			ext->reth.rkey = w->wr.wr.rdma.rkey;
+			ext->reth.dma_len = (uint32_t)w->length;
+		}
+		if (last && imm)
+			ext->imm = w->wr.imm_data;
+		if (last && w->wr.opcode == IBV_WR_SEND_WITH_INV)
+			ext->ieth_rkey = w->wr.invalidate_rkey; /* host order, as rxe's ieth_set_rkey */
+		bth->se = last && w->wr.send_flags & IBV_SEND_SOLICITED &&
+			  (w->wr.opcode != IBV_WR_RDMA_WRITE);
+		noack = q->dp.noack_pkts;
+		bth->psn = q->dp.req_psn;
+		bth->ackreq = last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS;
+		if (bth->ackreq)
+			q->dp.noack_pkts = 0;
+		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
+		if (w->is_inline) {
+			emu_dp_xmit(q, ud ? &w->av : &q->av, bth, ext, w->inl + off, len);
+			continue;
+		}
+		/* gathered straight into the frame (into the ring, for another process) */
+		emu_dp_xmit_gather(q, ud ? &w->av : &q->av, bth, ext, w->sge, w->wr.num_sge, off,
+				   len, &st);
+		if (st != EMU_MR_OK) {
+			/* nothing went out for this packet: its PSN is not used */
+			q->dp.req_psn = bth->psn;
+			q->dp.noack_pkts = noack;
+			emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num, emu_mr_status_str(st));
+			w->status = emu_mr_status_wc(st, false);
+			return REQ_ERROR;
+		}
+	}
+	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	return REQ_DONE;
+}
+
 /* Sends every packet of one WQE: REQ_DONE, or REQ_ERROR with w->status set. */
 static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu)
 {
@@ -88,106 +204,19 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mt
 		w->status = IBV_WC_LOC_LEN_ERR;
 		return REQ_ERROR;
 	}
-	if (!w->is_inline && w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode)) {
-		/* a message longer than its SGEs, which only rxe's ibv_wr_set_sge_list makes
-		 * (emu/verbs/wr_ex.c): the gather runs out, LOC_QP_OP_ERR (measured; rxe's
-		 * copy_data() fails with -EINVAL) */
-		uint64_t sum = 0;
-
-		for (int i = 0; i < w->wr.num_sge; i++)
-			sum += w->sge[i].length;
-		if (w->length > sum) {
-			w->status = IBV_WC_LOC_QP_OP_ERR;
-			return REQ_ERROR;
-		}
+	if (req_sges_short(w)) {
+		w->status = IBV_WC_LOC_QP_OP_ERR; /* measured */
+		return REQ_ERROR;
 	}
 	if (emu_wr_is_atomic(w->wr.opcode)) {
-		/* one packet, no payload: the AtomicETH carries everything (rxe: 8 bytes at an
-		 * 8-byte aligned VA, checked at post time) */
-		bth.opcode = EMU_OP_RC | (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
-						   EMU_OP_CMP_SWAP : EMU_OP_FETCH_ADD);
-		bth.psn = q->dp.req_psn;
-		bth.ackreq = true;
-		ext.atmeth.va = w->wr.wr.atomic.remote_addr;
-		ext.atmeth.rkey = w->wr.wr.atomic.rkey;
-		/* verbs: compare_add is the compare value of a CMP_AND_SWP and the addend of
-		 * a FETCH_AND_ADD (rxe's init_req_packet maps them the same way) */
-		if (w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP) {
-			ext.atmeth.swap_add = w->wr.wr.atomic.swap;
-			ext.atmeth.compare = w->wr.wr.atomic.compare_add;
-		} else {
-			ext.atmeth.swap_add = w->wr.wr.atomic.compare_add;
-		}
-		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
-		w->last_psn = w->first_psn;
-		emu_dp_xmit(q, &q->av, &bth, &ext, NULL, 0);
+		req_atomic(q, w, &bth, &ext);
 		return REQ_DONE;
 	}
 	if (w->wr.opcode == IBV_WR_RDMA_READ) {
-		bth.opcode = EMU_OP_RC | EMU_OP_READ_REQ;
-		bth.psn = q->dp.req_psn;
-		bth.ackreq = true;
-		ext.reth.va = w->wr.wr.rdma.remote_addr;
-		ext.reth.rkey = w->wr.wr.rdma.rkey;
-		ext.reth.dma_len = (uint32_t)w->length;
-		q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
-		w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
-		emu_dp_xmit(q, &q->av, &bth, &ext, NULL, 0);
+		req_read(q, w, &bth, &ext, npkts);
 		return REQ_DONE;
 	}
-	for (uint64_t i = 0; i < npkts; i++) {
-		bool first = i == 0, last = i == npkts - 1;
-		uint64_t off = i * mtu;
-		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
-		bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
-			   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-		enum emu_mr_status st;
-		unsigned noack;
-
-		if (ud) {
-			bth.opcode = EMU_OP_UD | (imm ? EMU_OP_SEND_ONLY_IMM : EMU_OP_SEND_ONLY);
-			ext.deth.qkey = w->ud_qkey;
-			ext.deth.sqpn = q->qp.qp_num;
-		} else {
-			bth.opcode = (q->qp.qp_type == IBV_QPT_UC ? EMU_OP_UC : EMU_OP_RC) |
-				     conn_opcode(w, first, last);
-		}
-		if (first && (w->wr.opcode == IBV_WR_RDMA_WRITE ||
-			      w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM)) {
-			ext.reth.va = w->wr.wr.rdma.remote_addr;
-			ext.reth.rkey = w->wr.wr.rdma.rkey;
-			ext.reth.dma_len = (uint32_t)w->length;
-		}
-		if (last && imm)
-			ext.imm = w->wr.imm_data;
-		if (last && w->wr.opcode == IBV_WR_SEND_WITH_INV)
-			ext.ieth_rkey = w->wr.invalidate_rkey; /* host order, as rxe's ieth_set_rkey */
-		bth.se = last && w->wr.send_flags & IBV_SEND_SOLICITED &&
-			 (w->wr.opcode != IBV_WR_RDMA_WRITE);
-		noack = q->dp.noack_pkts;
-		bth.psn = q->dp.req_psn;
-		bth.ackreq = last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS;
-		if (bth.ackreq)
-			q->dp.noack_pkts = 0;
-		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
-		if (w->is_inline) {
-			emu_dp_xmit(q, ud ? &w->av : &q->av, &bth, &ext, w->inl + off, len);
-			continue;
-		}
-		/* gathered straight into the frame (into the ring, for another process) */
-		emu_dp_xmit_gather(q, ud ? &w->av : &q->av, &bth, &ext, w->sge, w->wr.num_sge, off,
-				   len, &st);
-		if (st != EMU_MR_OK) {
-			/* nothing went out for this packet: its PSN is not used */
-			q->dp.req_psn = bth.psn;
-			q->dp.noack_pkts = noack;
-			emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num, emu_mr_status_str(st));
-			w->status = emu_mr_status_wc(st, false);
-			return REQ_ERROR;
-		}
-	}
-	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
-	return REQ_DONE;
+	return req_packets(q, w, &bth, &ext, mtu, npkts);
 }
 
 void emu_dp_req_run(struct emu_vqp *q)
