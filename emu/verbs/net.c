@@ -11,9 +11,6 @@
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
 
-/* The DestQP of multicast packets (IBTA 10.5.2.2) */
-#define DP_MCAST_QPN 0xFFFFFFu
-
 uint32_t emu_dp_mtu(const struct emu_vqp *q)
 {
 	const struct emu_port *p = emu_verbs_port(q->qp.context, q->attr.port_num ?
@@ -126,13 +123,12 @@ static int xmit_fail(struct emu_vqp *q, const struct xmit_src *src, size_t payle
 }
 
 /* The addresses of a frame for av out of port p, and whether it stays on this HCA. 0, or the
- * frame is not built: an error, or 0 with the gather's failure in *gst. */
+ * frame is not built: a negative error, or 1 with the gather's failure in *gst. */
 static int frame_addr(struct emu_vqp *q, const struct emu_port *p, const struct emu_av *av,
 		      const struct emu_bth *bth, const struct xmit_src *src, size_t paylen,
 		      enum emu_mr_status *gst, struct emu_pkt_addr *a, bool *local)
 {
 	memset(a, 0, sizeof(*a));
-	*local = false;
 	if (p->link_layer == IBV_LINK_LAYER_INFINIBAND) {
 		*local = ib_addr(p, av, a);
 	} else if (av->sgid_index >= p->ngids) {
@@ -140,7 +136,7 @@ static int frame_addr(struct emu_vqp *q, const struct emu_port *p, const struct 
 	} else if (roce_addr(q, p, av, a, local)) {
 		xmit_fail(q, src, paylen, gst, 0);
 		if (*gst != EMU_MR_OK)
-			return 0;
+			return 1;
 		emu_dp_trace("qp %u xmit %s: no host owns the destination GID: dropped",
 			     q->qp.qp_num, emu_pkt_opcode_name(bth->opcode));
 		return -EHOSTUNREACH;
@@ -175,16 +171,17 @@ static size_t port_dev(const struct emu_port *p)
 static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned port_num,
 			  uint32_t dqpn, struct dp_frame *f, bool local)
 {
-	struct emu_engine *e = emu_dp_engine();
 	int err;
 
 	if (!local) {
+		struct emu_engine *e = emu_dp_engine();
+
 		err = emu_engine_port_send(e, port_host(e, p), port_dev(p), port_num, f->data,
 					   f->len);
 		if (err)
 			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
 				     err);
-		if (dqpn != DP_MCAST_QPN || f->link_layer != EMU_LL_ETHERNET) {
+		if (dqpn != EMU_DP_MCAST_QPN || f->link_layer != EMU_LL_ETHERNET) {
 			free(f);
 			return;
 		}
@@ -198,6 +195,8 @@ static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned 
 	if (emu_link_qpn_elsewhere(dqpn)) {
 		/* loopback to a QP of another process sharing this host (rdmaemud): the daemon
 		 * hands it over, still off the wire */
+		struct emu_engine *e = emu_dp_engine();
+
 		err = emu_link_send_loopback(e, port_host(e, p), port_dev(p), port_num, dqpn,
 					     f->data, f->len);
 		if (err)
@@ -207,7 +206,7 @@ static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned 
 		return;
 	}
 	emu_timer_init(&f->t, frame_fire, f);
-	emu_timer_arm_in(emu_engine_clock(e), &f->t, 0);
+	emu_timer_arm_in(emu_engine_clock(emu_dp_engine()), &f->t, 0);
 }
 
 static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
@@ -231,8 +230,8 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	if (!p || (av->is_global && av->sgid_index >= p->ngids))
 		return xmit_fail(q, src, paylen, gst, -EINVAL);
 	err = frame_addr(q, p, av, bth, src, paylen, gst, &a, &local);
-	if (err || *gst != EMU_MR_OK)
-		return err;
+	if (err)
+		return err < 0 ? err : 0;
 	n = emu_pkt_plan(&a, bth->opcode, paylen, SIZE_MAX, &in); /* once a frame */
 	if (n < 0)
 		return xmit_fail(q, src, paylen, gst, (int)n);

@@ -608,6 +608,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	struct resp_pkt p = { .frame = frame, .pi = pi, .m = pi->mask,
 			      .uc = q->qp.qp_type == IBV_QPT_UC };
 	enum resp_state s = RESPST_CHK_PSN, next;
+	bool trace;
 
 	if (q->attr.qp_state != IBV_QPS_RTR && q->attr.qp_state != IBV_QPS_RTS &&
 	    q->attr.qp_state != IBV_QPS_SQD) {
@@ -623,6 +624,7 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		emu_reth_get(frame + pi->hdr_off[EMU_PKT_H_RETH], &p.reth);
 	if (p.m & EMU_PKT_ATMETH)
 		emu_atmeth_get(frame + pi->hdr_off[EMU_PKT_H_ATMETH], &p.atm);
+	trace = emu_dp_trace_on(); /* once a packet: the loop stays a bare switch */
 	while (s != RESPST_DONE && s != RESPST_DROP) {
 		switch (s) {
 		case RESPST_CHK_PSN:
@@ -680,9 +682,9 @@ void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 			next = RESPST_DROP;
 			break;
 		}
-		emu_dp_trace("qp %u resp: %s psn %#x: %s --> %s", q->qp.qp_num,
-			     emu_pkt_opcode_name(pi->opcode), pi->psn, resp_state_names[s],
-			     resp_state_names[next]);
+		EMU_TRACE_IF(trace, emu_dp_trace_print, "qp %u resp: %s psn %#x: %s --> %s",
+			     q->qp.qp_num, emu_pkt_opcode_name(pi->opcode), pi->psn,
+			     resp_state_names[s], resp_state_names[next]);
 		s = next;
 	}
 }
