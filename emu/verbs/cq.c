@@ -1,6 +1,6 @@
 /* Completion queues: rdma-core's ibv_create_cq/verbs_init_cq/ibv_destroy_cq and the rxe
- * provider over the kernel's rxe_cq.c, with the completion ring kept here (rxe maps its ring
- * into user space; the emulator's data path pushes into this one with emu_cq_push()).
+ * provider over the kernel's rxe_cq.c, with the completion ring in the library (rxe maps its
+ * ring into user space; the data path pushes into this one, emu/verbs/cq_ring.c).
  *
  * Measured on rxe (Linux 6.1, emu/verbs/VM-CHECKS.md): cqe must be in [1, max_cqe] (EINVAL
  * otherwise), and is reported back as roundup_pow_of_two(cqe + 1) - 1 (rxe_queue_init);

@@ -1,8 +1,7 @@
 /* A QP's requester timers (rxe's retrans_timer and rnr_nak_timer): the retransmission timer
- * is armed, restarted and cancelled here; both are cancelled when nothing is outstanding
- * any more or the queues are emptied. What their expiry does is the completer's and the
- * requester's, registered with the timers when the QP is made (emu/verbs/qp_dp.c). Engine
- * lock held (emu/verbs/datapath.h). */
+ * armed and restarted, and both cancelled (an RNR wait begins, the queues are emptied). What
+ * their expiry does is the completer's and the requester's, registered with the timers when
+ * the QP is made (emu/verbs/qp_dp.c). Engine lock held (emu/verbs/datapath.h). */
 #include "config.h"
 
 #include "emu/verbs/datapath.h"
