@@ -44,7 +44,8 @@ static void unlist(struct emu_vqp *q)
 static void release(struct emu_vqp *q)
 {
 	unlist(q);
-	emu_dp_resp_ack(q, q->dp.ack_psn, q->dp.ack_msn);
+	emu_dp_xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, q->dp.ack_psn,
+			 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0, q->dp.ack_msn);
 }
 
 bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi)

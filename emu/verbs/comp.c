@@ -118,43 +118,6 @@ void emu_dp_retry_timeout(struct emu_vqp *q)
 	emu_dp_req_run(q);
 }
 
-void emu_dp_retry_arm(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	if (!e || !q->attr.timeout || q->dp.retry_armed)
-		return;
-	/* local ACK timeout: 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0: none, as rxe */
-	emu_timer_arm_in(emu_engine_clock(e), &q->dp.retry, 4096ull << q->attr.timeout);
-	q->dp.retry_armed = true;
-}
-
-void emu_dp_retry_restart(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	/* rxe mod_timer()s the retransmission timer at every request it sends and at every
-	 * ACK that makes progress: the timeout counts from the last sign of life */
-	if (!e || !q->attr.timeout)
-		return;
-	if (q->dp.retry_armed)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
-	q->dp.retry_armed = false;
-	emu_dp_retry_arm(q);
-}
-
-void emu_dp_retry_cancel(struct emu_vqp *q)
-{
-	struct emu_engine *e = emu_dp_engine();
-
-	if (q->dp.retry_armed && e)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
-	q->dp.retry_armed = false;
-	if (q->dp.rnr_armed && e)
-		emu_timer_cancel(emu_engine_clock(e), &q->dp.rnr);
-	q->dp.rnr_armed = false;
-}
-
 /* IBTA table 45 (9.7.5.2.8): the RNR NAK timer field, in microseconds (0 is the longest) */
 static const uint32_t rnr_usec[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920,
@@ -264,38 +227,108 @@ static bool is_read_resp(uint8_t opcode)
 	return op >= EMU_OP_READ_RESP_FIRST && op <= EMU_OP_READ_RESP_ONLY;
 }
 
-void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+/* A read response packet for the READ w: its data scattered at its offset (lkey checks); a
+ * packet before that offset is a duplicate, one after it shows a lost one. Whether the WQE
+ * made progress. */
+static bool comp_read_resp(struct emu_vqp *q, struct emu_swqe *w, const uint8_t *frame,
+			   const struct emu_pkt_info *pi)
 {
-	struct emu_aeth aeth = { 0 };
-	uint32_t psn = pi->psn;
-	bool progress = false;
-	uint64_t resent = q->dp.retransmits; /* changes when this packet made us go back N */
+	uint64_t off = (uint64_t)((pi->psn - w->first_psn) & EMU_PSN_MASK) * emu_dp_mtu(q);
 
-	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
-		emu_dp_trace("qp %u comp: %s in state %s: dropped", q->qp.qp_num,
-			     emu_pkt_opcode_name(pi->opcode), emu_qp_state_name(q->attr.qp_state));
-		return;
+	if (w->wr.opcode != IBV_WR_RDMA_READ)
+		return false;
+	if (off < w->read_off)
+		return false; /* a duplicate response packet */
+	if (off > w->read_off) { /* one in between was lost */
+		retry(q, w, false, "read response gap");
+		return false;
 	}
-	if (pi->mask & EMU_PKT_AETH)
-		emu_aeth_get(frame + pi->hdr_off[EMU_PKT_H_AETH], &aeth);
+	if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off,
+			    (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]), pi->paylen,
+			    true) != EMU_MR_OK) {
+		set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
+		return false;
+	}
+	w->read_off += pi->paylen;
+	if (pi->mask & EMU_PKT_END)
+		set_state(q, w, EMU_WQE_DONE, 0);
+	return true;
+}
+
+/* rxe's do_atomic(): the original value, big-endian in the AtomicAckETH, lands in the local
+ * SGE in host order, with the lkey checks of copy_data. Whether the WQE made progress. */
+static bool comp_atomic_ack(struct emu_vqp *q, struct emu_swqe *w, const uint8_t *frame,
+			    const struct emu_pkt_info *pi)
+{
+	uint64_t orig = emu_be64_get(frame + pi->hdr_off[EMU_PKT_H_ATMACK]);
+
+	if (!emu_wr_is_atomic(w->wr.opcode))
+		return false;
+	if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, 0, &orig, sizeof(orig), true) != EMU_MR_OK)
+		set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
+	else
+		set_state(q, w, EMU_WQE_DONE, 0);
+	return true;
+}
+
+/* An ACK, RNR NAK or NAK with w's PSN range holding psn. Whether the WQE made progress. */
+static bool comp_aeth(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, uint8_t syndrome)
+{
+	bool rd_atomic = w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode);
+
+	switch (syndrome & EMU_AETH_KIND_MASK) {
+	case EMU_AETH_ACK:
+		if (!rd_atomic && !emu_psn_cmp(w->last_psn, psn)) {
+			set_state(q, w, EMU_WQE_DONE, 0);
+			return true;
+		}
+		break;
+	case EMU_AETH_RNR_NAK:
+		rnr_nak(q, w, syndrome);
+		break;
+	case EMU_AETH_NAK:
+		if (syndrome == EMU_AETH_NAK_PSN_SEQ) {
+			/* C9-112: the responder expects `psn`; everything before it was
+			 * acknowledged. Go back to the WQE holding it without using a retry
+			 * (rxe: need_retry, no retry_cnt) */
+			q->dp.retry_started = true;
+			go_back(q, w, "PSN sequence NAK");
+			break;
+		}
+		set_state(q, w, EMU_WQE_ERROR, nak_status(syndrome));
+		break;
+	default:
+		break;
+	}
+	return false;
+}
+
+/* The send WQE an answer with PSN psn is for, the ones before it retired on the way (an ACK
+ * acknowledges them implicitly, 9.7.5.1.3): NULL when there is none (stale, not sent yet, or
+ * a lost READ / atomic response that made the completer retry). *progress: WQEs were
+ * retired. */
+static struct emu_swqe *comp_find(struct emu_vqp *q, const struct emu_pkt_info *pi,
+				  bool *progress)
+{
+	uint32_t psn = pi->psn;
+
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
-		bool rd_atomic = w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode);
 
 		if (w->state == EMU_WQE_POSTED)
 			break; /* not (re)sent yet: nothing from here on can be answered */
 		if (w->state != EMU_WQE_PENDING)
 			continue;
 		if (emu_psn_cmp(w->last_psn, psn) < 0) {
-			/* the answer to a later PSN: w is implicitly acknowledged (9.7.5.1.3),
-			 * unless it is a READ / atomic whose own response is the answer: that
-			 * one was lost (rxe's check_psn: COMPST_ERROR_RETRY) */
-			if (rd_atomic) {
+			/* the answer to a later PSN: w is implicitly acknowledged, unless it is a
+			 * READ / atomic whose own response is the answer: that one was lost
+			 * (rxe's check_psn: COMPST_ERROR_RETRY) */
+			if (w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode)) {
 				retry(q, w, false, "response missing");
 				break;
 			}
 			set_state(q, w, EMU_WQE_DONE, 0);
-			progress = true;
+			*progress = true;
 			continue;
 		}
 		if (emu_psn_cmp(w->first_psn, psn) > 0) {
@@ -304,74 +337,32 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 				     emu_pkt_opcode_name(pi->opcode), psn);
 			break;
 		}
-		/* the packet belongs to w */
-		if (is_read_resp(pi->opcode)) {
-			uint32_t mtu = emu_dp_mtu(q);
-			uint64_t off = (uint64_t)((psn - w->first_psn) & EMU_PSN_MASK) * mtu;
-			enum emu_mr_status st;
-
-			if (w->wr.opcode != IBV_WR_RDMA_READ)
-				break;
-			if (off < w->read_off)
-				break; /* a duplicate response packet */
-			if (off > w->read_off) { /* one in between was lost */
-				retry(q, w, false, "read response gap");
-				break;
-			}
-			st = emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off,
-					     (void *)(frame + pi->hdr_off[EMU_PKT_H_PAYLOAD]),
-					     pi->paylen, true);
-			if (st != EMU_MR_OK) {
-				set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
-				break;
-			}
-			w->read_off += pi->paylen;
-			progress = true;
-			if (pi->mask & EMU_PKT_END)
-				set_state(q, w, EMU_WQE_DONE, 0);
-			break;
-		}
-		if ((pi->opcode & 0x1f) == EMU_OP_ATOMIC_ACK) {
-			/* rxe's do_atomic(): the original value, big-endian in the AtomicAckETH,
-			 * lands in the local SGE in host order, with the lkey checks of copy_data */
-			uint64_t orig = emu_be64_get(frame + pi->hdr_off[EMU_PKT_H_ATMACK]);
-
-			if (!emu_wr_is_atomic(w->wr.opcode))
-				break;
-			if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, 0, &orig, sizeof(orig), true) !=
-			    EMU_MR_OK)
-				set_state(q, w, EMU_WQE_ERROR, IBV_WC_LOC_PROT_ERR);
-			else
-				set_state(q, w, EMU_WQE_DONE, 0);
-			progress = true;
-			break;
-		}
-		switch (aeth.syndrome & EMU_AETH_KIND_MASK) {
-		case EMU_AETH_ACK:
-			if (!rd_atomic && !emu_psn_cmp(w->last_psn, psn)) {
-				set_state(q, w, EMU_WQE_DONE, 0);
-				progress = true;
-			}
-			break;
-		case EMU_AETH_RNR_NAK:
-			rnr_nak(q, w, aeth.syndrome);
-			break;
-		case EMU_AETH_NAK:
-			if (aeth.syndrome == EMU_AETH_NAK_PSN_SEQ) {
-				/* C9-112: the responder expects `psn`; everything before it was
-				 * acknowledged above. Go back to the WQE holding it without using
-				 * a retry (rxe: need_retry, no retry_cnt) */
-				q->dp.retry_started = true;
-				go_back(q, w, "PSN sequence NAK");
-				break;
-			}
-			set_state(q, w, EMU_WQE_ERROR, nak_status(aeth.syndrome));
-			break;
-		default:
-			break;
-		}
-		break;
+		return w; /* the packet belongs to w */
 	}
+	return NULL;
+}
+
+void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi)
+{
+	struct emu_aeth aeth = { 0 };
+	bool progress = false;
+	uint64_t resent = q->dp.retransmits; /* changes when this packet made us go back N */
+	struct emu_swqe *w;
+
+	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
+		emu_dp_trace("qp %u comp: %s in state %s: dropped", q->qp.qp_num,
+			     emu_pkt_opcode_name(pi->opcode), emu_qp_state_name(q->attr.qp_state));
+		return;
+	}
+	if (pi->mask & EMU_PKT_AETH)
+		emu_aeth_get(frame + pi->hdr_off[EMU_PKT_H_AETH], &aeth);
+	w = comp_find(q, pi, &progress);
+	if (w && is_read_resp(pi->opcode))
+		progress |= comp_read_resp(q, w, frame, pi);
+	else if (w && (pi->opcode & 0x1f) == EMU_OP_ATOMIC_ACK)
+		progress |= comp_atomic_ack(q, w, frame, pi);
+	else if (w)
+		progress |= comp_aeth(q, w, pi->psn, aeth.syndrome);
 	if (progress && q->attr.qp_state == IBV_QPS_RTS)
 		emu_dp_retry_restart(q); /* comp_run cancels it if nothing is outstanding */
 	emu_dp_comp_run(q);

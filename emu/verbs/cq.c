@@ -1,6 +1,6 @@
 /* Completion queues: rdma-core's ibv_create_cq/verbs_init_cq/ibv_destroy_cq and the rxe
- * provider over the kernel's rxe_cq.c, with the completion ring kept here (rxe maps its ring
- * into user space; the emulator's data path pushes into this one with emu_cq_push()).
+ * provider over the kernel's rxe_cq.c, with the completion ring in the library (rxe maps its
+ * ring into user space; the data path pushes into this one, emu/verbs/cq_ring.c).
  *
  * Measured on rxe (Linux 6.1, emu/verbs/VM-CHECKS.md): cqe must be in [1, max_cqe] (EINVAL
  * otherwise), and is reported back as roundup_pow_of_two(cqe + 1) - 1 (rxe_queue_init);
@@ -282,45 +282,6 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	cq->comp_events_completed += nevents;
 	pthread_cond_signal(&cq->cond);
 	pthread_mutex_unlock(&cq->mutex);
-}
-
-int emu_cq_push(struct emu_vcq *c, const struct ibv_wc *wc, bool solicited)
-{
-	bool notify = false;
-
-	pthread_mutex_lock(&c->lock);
-	if (c->count == c->nslots - 1) {
-		pthread_mutex_unlock(&c->lock);
-		/* rxe_cq_post(): "queue full", IB_EVENT_CQ_ERR to the event handler, -EBUSY */
-		emu_verbs_post_async_event(c->cq.context, IBV_EVENT_CQ_ERR, (uintptr_t)&c->cq);
-		return EBUSY;
-	}
-	c->ring[(c->head + c->count) % c->nslots] = *wc;
-	c->count++;
-	if (c->notify == EMU_CQ_NOTIFY_NEXT ||
-	    (c->notify == EMU_CQ_NOTIFY_SOLICITED && solicited)) {
-		c->notify = EMU_CQ_NOTIFY_NONE;
-		notify = true;
-	}
-	pthread_mutex_unlock(&c->lock);
-	if (notify && c->cq.channel)
-		emu_verbs_comp_event_post(c->cq.channel, &c->cq);
-	return 0;
-}
-
-int emu_cq_pop(struct emu_vcq *c, struct ibv_wc *wc)
-{
-	int n = 0;
-
-	pthread_mutex_lock(&c->lock);
-	if (c->count) {
-		*wc = c->ring[c->head];
-		c->head = (c->head + 1) % c->nslots;
-		c->count--;
-		n = 1;
-	}
-	pthread_mutex_unlock(&c->lock);
-	return n;
 }
 
 /* An empty poll in real time gives the CPU away (sched_yield) so that the threads that

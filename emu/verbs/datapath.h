@@ -1,5 +1,7 @@
-/* The HCA data path, first slice (rxe's rxe_req.c / rxe_resp.c / rxe_comp.c in miniature):
- * work queues (wqe.c), requester (req.c), responder (resp.c), completer (comp.c).
+/* The HCA data path (rxe's rxe_req.c / rxe_resp.c / rxe_comp.c / rxe_net.c / rxe_recv.c in
+ * miniature): work queues (wqe.c), frames out (net.c) and in (recv.c), requester (req.c),
+ * responder (resp.c), completer (comp.c), the QP's timers, flush and life (qp_timer.c,
+ * qp_flush.c, qp_dp.c); declared below in their layers.
  *
  * Scope: one device, RC (SEND, WRITE, READ, atomics), UC (SEND, WRITE) and UD (SEND),
  * loopback between QPs of the same device. Every packet is a
@@ -24,6 +26,8 @@
  * packet and per engine state transition on stderr. */
 #ifndef RDMAEMU_EMU_VERBS_DATAPATH_H
 #define RDMAEMU_EMU_VERBS_DATAPATH_H
+
+#include <errno.h>
 
 #include "emu/sim/engine.h"
 #include "emu/hca/pkt.h"
@@ -74,15 +78,28 @@ struct emu_rwqe {
 	struct ibv_sge sge[];
 };
 
-/* wqe.c */
+/* The files below are in layers, lowest first; each calls only the ones above it in this
+ * list (and the requester and completer each other), never the verbs' API files
+ * (docs/datapath.md, "Files"). */
+
+/* dp_trace.c */
 bool emu_dp_trace_on(void);
 void emu_dp_trace_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A "qp" trace line (RDMAEMU_TRACE=qp): nothing paid with tracing off */
 #define emu_dp_trace(...) EMU_TRACE_IF(emu_dp_trace_on(), emu_dp_trace_print, __VA_ARGS__)
-struct emu_engine *emu_dp_engine(void); /* NULL when the process has no fabric */
-void emu_dp_qp_init(struct emu_vqp *q);
-/* Destroy / reset: frees every queued WQE without completions, cancels timers. */
-void emu_dp_qp_clear(struct emu_vqp *q);
+
+/* The process's engine, NULL when it has no fabric; errno untouched (the verbs' callers
+ * report their own). */
+static inline struct emu_engine *emu_dp_engine(void)
+{
+	int saved = errno;
+	struct emu_engine *e = emu_engine_get();
+
+	errno = saved;
+	return e;
+}
+
+/* wqe.c: the work queues' entries and what takes them */
 void emu_dp_rwqe_list_free(struct emu_list *l);
 /* A zeroed send WQE with room for `extra` bytes after its header (SGEs, inline data), from the
  * QP's pool when it fits the common size; emu_dp_swqe_free gives it back. */
@@ -94,16 +111,13 @@ void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w);
 struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q);
 void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w);
 struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr);
+/* The responder takes the next receive WQE of q's receive queue or SRQ (NULL: none; an SRQ
+ * whose armed limit is then crossed raises IBV_EVENT_SRQ_LIMIT_REACHED, rxe's get_srq_wqe),
+ * or puts one back at the head of its queue for the next message. */
+struct emu_rwqe *emu_dp_rq_take(struct emu_vqp *q);
+void emu_dp_rq_put_back(struct emu_vqp *q, struct emu_rwqe *w);
 /* Moves at every QP state change and destroy: cached fast-path peers are looked up again. */
 extern uint64_t emu_dp_fast_epoch;
-/* srq.c: the responder took a WQE from the SRQ; fires the armed limit event (get_srq_wqe). */
-void emu_srq_wqe_taken(struct emu_vsrq *s);
-/* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
-void emu_dp_qp_error(struct emu_vqp *q);
-/* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */
-void emu_dp_flush(struct emu_vqp *q);
-/* modify_qp moved the QP to `st` (engine lock held). */
-void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_state st);
 /* Scatter / gather between an SGE list and a buffer, `off` bytes into the list, with the lkey
  * checks of rxe's copy_data(): 0, or the emu_mr_status of the first failing SGE. Zero-length
  * SGEs are skipped. to_sge: buffer -> memory (needs LOCAL_WRITE). buf NULL: the checks only,
@@ -111,19 +125,7 @@ void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_st
 enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge, int n,
 				   uint64_t off, void *buf, uint64_t len, bool to_sge);
 
-/* req.c */
-void emu_dp_req_run(struct emu_vqp *q);
-/* A READ / atomic WQE stops waiting for its answer: gives back its max_rd_atomic slot. */
-void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w);
-static inline bool emu_wr_is_atomic(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
-}
-/* rxe's WR_LOCAL_OP_MASK: run by the requester itself, no packet (emu/verbs/mw.c) */
-static inline bool emu_wr_is_local(enum ibv_wr_opcode op)
-{
-	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
-}
+/* net.c: frames out */
 uint32_t emu_dp_mtu(const struct emu_vqp *q);
 /* Builds a frame for q's primary path (or `av` for UD) and delivers it. */
 int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
@@ -135,19 +137,17 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
 		       const struct emu_pkt_ext *ext, const struct ibv_sge *sge, int nsge,
 		       uint64_t off, size_t paylen, enum emu_mr_status *gst);
-/* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
-void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
-/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/sim/pcap.h). */
-void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
-/* Makes `dev` receive from the wire: its ports' receivers (RoCE and IB) are the data path
- * (idempotent; engine lock held; called when a QP reaches RTR, the first state that
- * receives). */
-void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
-
-/* resp.c */
-void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
-/* Sends a positive ACK of psn carrying msn (a held one, ack_hold.c). */
-void emu_dp_resp_ack(struct emu_vqp *q, uint32_t psn, uint32_t msn);
+/* A responder packet to q's destination: ACK / NAK (syndrome), READ response (data), atomic
+ * ACK (orig), with the AETH's MSN. */
+void emu_dp_xmit_resp(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
+		      const void *data, size_t len, uint64_t orig, uint32_t msn);
+/* Where frames this HCA loops back to itself arrive (recv.c registers it when the library
+ * loads). loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback */
+typedef void emu_dp_rx_fn(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+			  bool loopback);
+void emu_dp_loopback_set_rx(emu_dp_rx_fn *rx);
+/* The DestQP of multicast packets (IBTA 10.5.2.2) */
+#define EMU_DP_MCAST_QPN 0xFFFFFFu
 
 /* ack_hold.c: ACKs held back on the ring path (docs/daemon.md "Held ACKs"). hold: true when
  * the ACK of the request packet pi is held (a plain RDMA WRITE's, and this thread is
@@ -159,11 +159,56 @@ void emu_dp_ack_flush_all(void);
 void emu_dp_ack_drop(struct emu_vqp *q);
 /* Whether any QP holds an ACK; without the lock (a hint for busy pollers). */
 bool emu_dp_acks_held(void);
-/* Whether the UD QP is attached to multicast group gid (ibv_attach_mcast, ah.c). */
-bool emu_dp_mcast_attached(struct emu_vqp *q, const uint8_t gid[16]);
+
+/* qp_timer.c: the retransmission timer */
+void emu_dp_retry_arm(struct emu_vqp *q);
+/* Restarts the retransmission timer (a packet with AckReq left, or an ACK made progress). */
+void emu_dp_retry_restart(struct emu_vqp *q);
+/* Cancels both timers of the requester (retransmission and RNR wait). */
+void emu_dp_retry_cancel(struct emu_vqp *q);
+
+/* qp_flush.c */
+/* Destroy / reset: frees every queued WQE without completions, cancels timers. */
+void emu_dp_qp_clear(struct emu_vqp *q);
+/* rxe_qp_error(): state ERR, then the send and receive queues flushed with WR_FLUSH_ERR. */
+void emu_dp_qp_error(struct emu_vqp *q);
+/* Flushes what the queues hold while the QP is in ERR (posts in ERR, modify to ERR). */
+void emu_dp_flush(struct emu_vqp *q);
+
+/* resp.c: the responder */
+void emu_dp_resp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
 /* Remembers an executed READ / atomic in q's responder resources (rxe's resp.resources). */
 void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t last,
 		    uint64_t orig);
+
+/* req.c and comp.c: the requester and the completer, which run each other */
+void emu_dp_req_run(struct emu_vqp *q);
+/* A READ / atomic WQE stops waiting for its answer: gives back its max_rd_atomic slot. */
+void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w);
+static inline bool emu_wr_is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP || op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+/* rxe's WR_LOCAL_OP_MASK: run by the requester itself, no packet (emu/verbs/mw_dp.c) */
+static inline bool emu_wr_is_local(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
+}
+void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
+/* Retires finished WQEs from the head of the send queue (CQEs, QP to ERR on an error). */
+void emu_dp_comp_run(struct emu_vqp *q);
+/* The retransmission timer fired (rxe's retransmit_timer + COMPST_ERROR_RETRY). */
+void emu_dp_retry_timeout(struct emu_vqp *q);
+
+/* recv.c: frames in */
+/* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
+void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
+/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/sim/pcap.h). */
+void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
+/* Makes `dev` receive from the wire: its ports' receivers (RoCE and IB) are the data path
+ * (idempotent; engine lock held; called when a QP reaches RTR, the first state that
+ * receives). */
+void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
 /* fast.c: the loopback fast path (docs/datapath.md). Whether it may run at all (not with
  * RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp or RDMAEMU_PCAP), and the doorbell's attempt: true
@@ -172,16 +217,12 @@ void emu_dp_res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t las
 bool emu_dp_fast_on(void);
 bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
 
-/* comp.c */
-void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
-/* Retires finished WQEs from the head of the send queue (CQEs, QP to ERR on an error). */
-void emu_dp_comp_run(struct emu_vqp *q);
-void emu_dp_retry_arm(struct emu_vqp *q);
-/* Restarts the retransmission timer (a packet with AckReq left, or an ACK made progress). */
-void emu_dp_retry_restart(struct emu_vqp *q);
-/* The retransmission timer fired (rxe's retransmit_timer + COMPST_ERROR_RETRY). */
-void emu_dp_retry_timeout(struct emu_vqp *q);
-void emu_dp_retry_cancel(struct emu_vqp *q);
+/* qp_dp.c: a QP's life as the engines see it, for qp.c */
+/* Creation: empty queues, and the timers' expiry registered (the requester's RNR wait, the
+ * completer's retransmission timeout). */
+void emu_dp_qp_init(struct emu_vqp *q);
+/* modify_qp moved the QP to `st` (engine lock held). */
+void emu_dp_qp_modified(struct emu_vqp *q, enum ibv_qp_state old, enum ibv_qp_state st);
 
 static inline int emu_psn_cmp(uint32_t a, uint32_t b)
 {

@@ -119,12 +119,3 @@ int ibv_get_device_index(struct ibv_device *device)
 {
 	return ((struct emu_vdevice *)device)->index;
 }
-
-const struct emu_port *emu_verbs_port(struct ibv_context *ctx, uint32_t port_num)
-{
-	const struct emu_device *d = ctx_dev(ctx);
-
-	if (port_num < 1 || port_num > d->nports)
-		return NULL;
-	return &d->ports[port_num - 1];
-}

@@ -1,5 +1,5 @@
 /* The verbs objects of the control plane (CQ, QP, SRQ, AH) and the internal API the data path
- * uses on them (emu/verbs/cq.c, qp.c, qp_state.c, srq.c, ah.c, post.c).
+ * uses on them (emu/verbs/cq.c, cq_ring.c, qp.c, qp_state.c, srq.c, ah.c, av.c, post.c).
  *
  * Each object embeds the public struct the application sees (the _ex variant where there is
  * one, as rdma-core's verbs_cq/verbs_qp do) and the HCA model's struct emu_obj, which gives it
@@ -43,10 +43,10 @@ static inline struct emu_vcq *to_vcq(struct ibv_cq *cq)
 	return container_of(cq, struct emu_vcq, cq);
 }
 
-/* Adds a completion (rxe_cq_post): 0, or EBUSY when the CQ is full, in which case the entry is
- * dropped and IBV_EVENT_CQ_ERR is queued on the context, as rxe does. Raises a completion event
- * on the CQ's channel when armed for the next completion, or for a solicited one and
- * `solicited`. Thread-safe. */
+/* Adds a completion (rxe_cq_post, emu/verbs/cq_ring.c): 0, or EBUSY when the CQ is full, in
+ * which case the entry is dropped and IBV_EVENT_CQ_ERR is queued on the context, as rxe does.
+ * Raises a completion event on the CQ's channel when armed for the next completion, or for a
+ * solicited one and `solicited`. Thread-safe. */
 int emu_cq_push(struct emu_vcq *cq, const struct ibv_wc *wc, bool solicited);
 /* Takes the oldest completion: 1 and *wc, or 0 when empty. */
 int emu_cq_pop(struct emu_vcq *cq, struct ibv_wc *wc);
@@ -106,7 +106,7 @@ struct emu_vah {
 };
 
 /* Validates an ibv_ah_attr as rdma_check_ah_attr + rxe_av_chk_attr and turns it into *av
- * (emu/verbs/ah.c): 0 or the kernel's errno. `resolve` non-NULL (the name of the wait):
+ * (emu/verbs/av.c): 0 or the kernel's errno. `resolve` non-NULL (the name of the wait):
  * a unicast RoCE destination's MAC is resolved through the neighbour layer as
  * ib_resolve_eth_dmac does, blocking in virtual time (up to 1000 ms, then ETIMEDOUT); the
  * engine lock must then be held (when the process has an engine) and no HCA or QP mutex. */
@@ -114,7 +114,7 @@ int emu_av_from_attr(struct ibv_context *ctx, const struct ibv_ah_attr *attr, st
 		     const char *resolve);
 /* The destination MAC of a unicast RoCE address vector that was not resolved (a process
  * attached through rdmaemud, whose neighbour layer lives in the daemon), looked up when the
- * data path sends (emu/verbs/ah.c): the hardware address of the netdev behind the port GID
+ * data path sends (emu/verbs/av.c): the hardware address of the netdev behind the port GID
  * equal to av->dgid, on any host of `f`. 0, or -EHOSTUNREACH when no host owns that GID.
  * Also ibv_resolve_eth_l2_from_gid's answer (emu/verbs/neigh_l2.c). */
 int emu_av_resolve_dmac(const struct emu_fabric *f, const struct emu_av *av, uint8_t dmac[6]);

@@ -28,20 +28,6 @@ static struct emu_rwqe *rwqe_new(const struct ibv_recv_wr *wr)
 	return w ? emu_dp_rwqe_fill(w, wr) : NULL;
 }
 
-struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr)
-{
-	if (!w)
-		return NULL;
-	w->wr_id = wr->wr_id;
-	w->num_sge = wr->num_sge;
-	w->length = 0;
-	for (int i = 0; i < wr->num_sge; i++) {
-		w->sge[i] = wr->sg_list[i];
-		w->length += wr->sg_list[i].length;
-	}
-	return w;
-}
-
 int emu_qp_post_recv(struct emu_vqp *q, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	int err = 0;
@@ -220,5 +206,57 @@ int emu_qp_post_send_check(struct emu_vqp *q, struct ibv_send_wr *wr, struct ibv
 		     q->attr.qp_state == IBV_QPS_RTR))
 		errno = err = EINVAL; /* kernel rxe_post_send: req.state < QP_STATE_READY; the
 				       * provider's doorbell write() fails with that errno */
+	return err;
+}
+
+/* ---- the ops behind ibv_post_send / ibv_post_recv / ibv_post_srq_recv ---- */
+
+int emu_dp_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	struct emu_vqp *q = to_vqp(qp);
+	int err, saved;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_qp_post_send_check(q, wr, bad);
+	saved = errno; /* EINVAL from the refused doorbell (RESET..RTR), as the kernel's write() */
+	if (q->attr.qp_state == IBV_QPS_RTS) {
+		/* loopback with no observer: the whole batch at once (fast.c), else packets */
+		if (!e || !emu_dp_fast_run(e, q))
+			emu_dp_req_run(q);
+	} else
+		emu_dp_flush(q);
+	if (e)
+		emu_engine_unlock(e);
+	errno = saved;
+	return err;
+}
+
+int emu_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	struct emu_vqp *q = to_vqp(qp);
+	int err;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_qp_post_recv(q, wr, bad);
+	emu_dp_flush(q);
+	if (e)
+		emu_engine_unlock(e);
+	return err;
+}
+
+int emu_dp_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
+{
+	struct emu_engine *e = emu_dp_engine();
+	int err;
+
+	if (e)
+		emu_engine_lock(e);
+	err = emu_srq_post_recv(to_vsrq(srq), wr, bad);
+	if (e)
+		emu_engine_unlock(e);
 	return err;
 }

@@ -4,7 +4,8 @@
  * the request); modify LIMIT above max_wr and MAX_WR below the current max_wr are EINVAL;
  * destroy is EBUSY while a QP uses the SRQ. Only basic SRQs: rxe has no XRC.
  * The limit (create's srq_limit, modify's IBV_SRQ_LIMIT) arms one IBV_EVENT_SRQ_LIMIT_REACHED:
- * rxe_resp.c get_srq_wqe() checks it each time the responder takes a receive WQE. */
+ * rxe_resp.c get_srq_wqe() checks it each time the responder takes a receive WQE
+ * (emu/verbs/wqe.c). */
 #include "config.h"
 
 #include <errno.h>
@@ -98,27 +99,6 @@ int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 	if (err)
 		errno = err;
 	return err;
-}
-
-/* After the responder took a receive WQE (the engine lock held): when fewer than srq_limit
- * WQEs are left, the limit disarms (query then reports 0) and one async event goes out, as in
- * get_srq_wqe(), which tests count < srq->limit after advancing the consumer index. */
-void emu_srq_wqe_taken(struct emu_vsrq *s)
-{
-	bool fire = false;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->limit && s->count < s->limit) {
-		s->limit = 0;
-		fire = true;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (fire) {
-		emu_dp_trace("srq %u: %u WQEs left: SRQ_LIMIT_REACHED, limit disarmed",
-			     s->srq.handle, s->count);
-		emu_verbs_post_async_event(s->srq.context, IBV_EVENT_SRQ_LIMIT_REACHED,
-					   (uintptr_t)&s->srq);
-	}
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)

@@ -71,9 +71,17 @@ static inline const struct emu_device *ctx_dev(struct ibv_context *c)
 }
 
 /* The port of the context's device, NULL when port_num is not a valid port number. */
-const struct emu_port *emu_verbs_port(struct ibv_context *ctx, uint32_t port_num);
+static inline const struct emu_port *emu_verbs_port(struct ibv_context *ctx, uint32_t port_num)
+{
+	const struct emu_device *d = ctx_dev(ctx);
 
-/* uverbs object handles: each context numbers its objects from 0, lowest free first. */
+	if (port_num < 1 || port_num > d->nports)
+		return NULL;
+	return &d->ports[port_num - 1];
+}
+
+/* uverbs object handles: each context numbers its objects from 0, lowest free first
+ * (emu/verbs/handle.c). */
 uint32_t emu_verbs_handle_get(struct emu_vctx *c);
 void emu_verbs_handle_put(struct emu_vctx *c, uint32_t handle);
 
