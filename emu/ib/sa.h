@@ -1,4 +1,4 @@
-/* The fake Subnet Administrator (issue [4]): a pure request -> response engine over SA MADs
+/* The fake Subnet Administrator: a pure request -> response engine over SA MADs
  * (emu/ib/mad.h). No timers, no threads: the engine runner receives a MAD on QP1 of the SM's LID,
  * asks emu_sa_process() what to do (drop, delay) and what to answer, and sends the answer.
  *

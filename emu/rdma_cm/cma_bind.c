@@ -457,7 +457,9 @@ static int alloc_any_port(struct emu_cma_ports *p, struct emu_cma_id *id, uint16
 }
 
 /* capable(CAP_NET_BIND_SERVICE) of the calling process: in-process hosting, the caller is the
- * process the emulated kernel serves (the daemon of issue [6] will have to ask its client). */
+ * process the emulated kernel serves. Under rdmaemud the daemon answers with its own
+ * capabilities for its clients: the same answer as long as they run with the same ones (rdmaemu
+ * run starts the daemon as its caller; docs/daemon.md "Limits"). */
 static bool may_bind_privileged(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };

@@ -192,7 +192,7 @@ struct emu_name {
 	} addr;
 };
 
-/* Subnet manager / subnet administrator settings (used by the fake SA, issue [4]). */
+/* Subnet manager / subnet administrator settings (used by the fake SA). */
 struct emu_sm {
 	bool present;       /* an SM/SA runs on this fabric */
 	uint16_t sm_lid;

@@ -2,7 +2,7 @@
  * provider over the kernel's rxe_cq.c, with the completion ring in the library (rxe maps its
  * ring into user space; the data path pushes into this one, emu/verbs/cq_ring.c).
  *
- * Measured on rxe (Linux 6.1, emu/verbs/VM-CHECKS.md): cqe must be in [1, max_cqe] (EINVAL
+ * Measured on rxe (Linux 6.1, probes/VM-CHECKS.md): cqe must be in [1, max_cqe] (EINVAL
  * otherwise), and is reported back as roundup_pow_of_two(cqe + 1) - 1 (rxe_queue_init);
  * comp_vector >= num_comp_vectors is EINVAL; create_cq_ex accepts rxe's wc_flags only
  * (EOPNOTSUPP for timestamps). */
@@ -289,7 +289,7 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
  * two busy pollers would otherwise hold both CPUs until a scheduler tick. With shared-memory
  * rings the poller drains them itself first (emu_link_shm_poll), and a yield at every empty
  * poll (a system call, 1-2 us on this VM) was most of a 2-byte ib_send_lat round trip: it
- * yields at every CQ_RING_YIELD_EVERY-th then (docs/daemon.md, session 16). */
+ * yields at every CQ_RING_YIELD_EVERY-th then (docs/daemon.md). */
 #define CQ_RING_YIELD_EVERY 64
 /* A poller that has found nothing this many times in a row is not about to post: the ACKs
  * held back for its next request go (emu/verbs/ack_hold.c). */

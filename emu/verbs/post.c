@@ -1,5 +1,5 @@
 /* Validation and queueing of posted WRs, as rdma-core 44's rxe provider + the kernel answer
- * (measured, emu/verbs/VM-CHECKS.md). The return values are positive errnos, errno untouched,
+ * (measured, probes/VM-CHECKS.md). The return values are positive errnos, errno untouched,
  * *bad set to the failing WR (NULL when the whole list went in):
  *   post_recv: RESET (or a QP with an SRQ) -> EINVAL, bad NULL (the provider clears it first);
  *              num_sge > max_sge -> EINVAL; queue full -> ENOMEM

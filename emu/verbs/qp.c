@@ -1,6 +1,6 @@
 /* Queue pairs, control plane: ib_uverbs create/modify/query/destroy + rxe_qp.c (Linux 6.1) +
  * rdma-core 44's rxe provider, with the values measured in scripts/rxe-vm
- * (emu/verbs/VM-CHECKS.md). The QPN is the QP's pool index (rxe: 16.., the first taken by the
+ * (probes/VM-CHECKS.md). The QPN is the QP's pool index (rxe: 16.., the first taken by the
  * kernel's GSI QP). */
 #include "config.h"
 

@@ -11,7 +11,7 @@
  * then follows the same path as ibv_post_send's (emu/verbs/post.c, the requester).
  *
  * rxe v44's setters have two slips, and the emulator has them too, because applications on
- * the real stack see them (measured, emu/verbs/VM-CHECKS.md):
+ * the real stack see them (measured, probes/VM-CHECKS.md):
  *  - wr_set_sge_list takes the message length as num_sge times the first SGE's length (its
  *    summing loop does not advance the list): with SGEs of 30 and 50 bytes 60 bytes go, 30
  *    from each; when that length exceeds the SGEs' sum the WQE completes with

@@ -11,7 +11,7 @@
  * the side channel's EOF, posts the SEND and a second one, and prints each completion's status
  * (ibv_wc_status_str), the time to the first, and the QP state. Exit 0 when the first is
  * IBV_WC_RETRY_EXC_ERR and the second IBV_WC_WR_FLUSH_ERR (the QP in IBV_QPS_ERR), as Linux
- * 6.1's rxe gives (measured in the reference VM: emu/verbs/VM-CHECKS.md); 1 otherwise.
+ * 6.1's rxe gives (measured in the reference VM: probes/VM-CHECKS.md); 1 otherwise.
  * Plain libibverbs: the same binary runs on the real stack and under `rdmaemu run`. */
 #include <arpa/inet.h>
 #include <errno.h>

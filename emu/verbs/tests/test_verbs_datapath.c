@@ -1,4 +1,4 @@
-/* The data path, first slice, as an application sees it: two RC QPs of rxe0 connected to each
+/* The data path as an application sees it: two RC QPs of rxe0 connected to each
  * other through GID 1 (loopback on one device), every implemented opcode at sizes around the
  * path MTU with several SGEs, exact ibv_wc fields on both sides, the protection and length
  * errors with their completion statuses and QP states, canaries around every MR, UD with its
@@ -860,7 +860,7 @@ static void test_ud(void **state)
 		if (i != 10 && i != 11)
 			assert_int_equal(buf(&B)[20 + i], ip_expect[i]);
 	/* loopback: rxe_loopback() runs before ip_local_out() computes the header checksum, so
-	 * the area's IPv4 header has check 0 (measured, emu/verbs/VM-CHECKS.md; between hosts it
+	 * the area's IPv4 header has check 0 (measured, probes/VM-CHECKS.md; between hosts it
 	 * is the real checksum) */
 	assert_int_equal(buf(&B)[30], 0);
 	assert_int_equal(buf(&B)[31], 0);

@@ -1,5 +1,5 @@
 /* CQ, QP, SRQ and AH control plane on rxe-ref.fabric, with the values measured on kernel rxe
- * (emu/verbs/VM-CHECKS.md, "Verbs objects"). */
+ * (probes/VM-CHECKS.md, "Verbs objects"). */
 #include "config.h"
 
 #include <fcntl.h>

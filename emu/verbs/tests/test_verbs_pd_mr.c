@@ -170,7 +170,7 @@ static void test_mr_ranges(void **state)
 	mr = ibv_reg_mr(pd, m, page, IBV_ACCESS_REMOTE_READ);
 	assert_non_null(mr);
 	assert_int_equal(ibv_dereg_mr(mr), 0);
-	/* PROT_NONE private pages: the same (see emu/verbs/VM-CHECKS.md) */
+	/* PROT_NONE private pages: the same (see probes/VM-CHECKS.md) */
 	assert_int_equal(mprotect(m, page, PROT_NONE), 0);
 	expect_reg_fail(m, page, IBV_ACCESS_LOCAL_WRITE, EFAULT);
 	mr = ibv_reg_mr(pd, m, page, 0);

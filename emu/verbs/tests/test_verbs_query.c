@@ -1,6 +1,6 @@
 /* ibv_query_device(_ex), ibv_query_port, the GID and P_Key queries and the emulated sysfs on
  * rxe-ref.fabric. Expected values: `ibv_devinfo -v -d rxe0` in scripts/rxe-vm (Debian 12,
- * Linux 6.1, rdma-core 44), see emu/verbs/VM-CHECKS.md. */
+ * Linux 6.1, rdma-core 44), see probes/VM-CHECKS.md. */
 #include "config.h"
 
 #include <endian.h>
