@@ -1168,34 +1168,38 @@ static void usage(FILE *out)
 	      "attaches to it. See rdmaemud(1).\n", out);
 }
 
-int main(int argc, char **argv)
+/* The command line into d and *fabric: true to run, else false with the exit status. */
+static bool parse_options(int argc, char **argv, const char **fabric, int *status)
 {
 	static const struct option opts[] = {
 		{ "fabric", required_argument, NULL, 'f' }, { "pcap", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' }, { "trace", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
 	};
-	const char *fabric = NULL;
-	struct pollfd pfd[MAX_CLIENTS + 2];
-	size_t who[MAX_CLIENTS + 2];
-	struct sigaction sa;
-	uint8_t *buf;
-	int opt, lfd;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "f:p:s:th", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'f': fabric = optarg; break;
+		case 'f': *fabric = optarg; break;
 		case 'p': setenv("RDMAEMU_PCAP", optarg, 1); break;
 		case 's': snprintf(d.sock, sizeof(d.sock), "%s", optarg); break;
 		case 't': d.trace = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h': usage(stdout); *status = 0; return false;
+		default: usage(stderr); *status = 2; return false;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 2;
+		*status = 2;
+		return false;
 	}
+	return true;
+}
+
+/* The fabric (NULL: the built-in) in an engine of real time whose host ports forward to the
+ * clients: 0, or 1 with the reason said. */
+static int fabric_setup(const char *fabric)
+{
 	emu_dshm_set_trace(d.trace);
 	unsetenv("RDMAEMU_DAEMON"); /* the daemon owns the fabric: it attaches to no daemon */
 	if (fabric && !realpath(fabric, d.fabric_path)) {
@@ -1222,16 +1226,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	emu_engine_unlock(d.e);
-	buf = malloc(EMU_DPROTO_PATH_MAX + 1024 > EMU_WIRE_MAX_FRAME ? EMU_DPROTO_PATH_MAX + 1024
-								      : EMU_WIRE_MAX_FRAME);
-	if (!buf)
-		return 1;
+	return 0;
+}
+
+/* The listening socket, the signals that stop the daemon, the empty client table and the
+ * forwarder's wake-up pipe: the listening fd, or -1 with the reason said. */
+static int serve_setup(void)
+{
+	struct sigaction sa;
+	int lfd;
+
 	lfd = listen_on(d.sock);
 	if (lfd < 0) {
 		if (errno != EADDRINUSE)
 			fprintf(stderr, "rdmaemud: cannot listen on %s: %s\n", d.sock,
 				strerror(errno));
-		return 1;
+		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -1245,29 +1255,133 @@ int main(int argc, char **argv)
 	}
 	if (pipe2(d.wake, O_CLOEXEC | O_NONBLOCK)) {
 		perror("rdmaemud: pipe");
-		return 1;
+		return -1;
 	}
-	fprintf(stderr, "rdmaemud: fabric %s, listening on %s\n",
-		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock);
+	return lfd;
+}
+
+/* What the main loop polls: the listening socket, the wake-up pipe, then every client (its
+ * index in who[]), for POLLOUT too while it has frames queued. */
+static nfds_t poll_set(struct pollfd *pfd, size_t *who, int lfd)
+{
+	nfds_t n = 0;
+
+	pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	who[n++] = MAX_CLIENTS;
+	pfd[n] = (struct pollfd){ .fd = d.wake[0], .events = POLLIN };
+	who[n++] = MAX_CLIENTS;
+	emu_engine_lock(d.e);
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state != CLIENT_FREE) {
+			pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
+			if (d.clients[i].outq || emu_dshm_pending((unsigned)i))
+				pfd[n].events |= POLLOUT;
+			who[n++] = i;
+		}
+	emu_engine_unlock(d.e);
+	return n;
+}
+
+static void wake_drain(void)
+{
+	char drain[64];
+
+	while (read(d.wake[0], drain, sizeof(drain)) > 0)
+		;
+}
+
+/* A readable client's messages, up to a burst; it drains what is queued before noticing a
+ * hang-up: a client's last frames still go out. */
+static void client_burst(struct client *c, short revents, uint8_t *buf)
+{
+	for (int burst = 0; burst < 64 && c->state != CLIENT_FREE; burst++) {
+		struct pollfd one = { .fd = c->fd, .events = POLLIN };
+		bool got;
+
+		if (!client_read(c, buf, &got)) {
+			client_close(c);
+			break;
+		}
+		if (!got)
+			break;
+		if (revents & POLLHUP)
+			continue;
+		/* a ring's client says little here: its doorbells */
+		if (c->state == CLIENT_UCMA && c->ucma_sh)
+			break;
+		if (poll(&one, 1, 0) <= 0)
+			break;
+	}
+}
+
+/* Client i's turn in the main loop, after poll said revents of it. */
+static void client_turn(size_t i, short revents, uint8_t *buf)
+{
+	struct client *c = &d.clients[i];
+
+	if (!revents)
+		return;
+	if (revents & POLLOUT) {
+		emu_engine_lock(d.e);
+		outq_flush(c);
+		emu_engine_unlock(d.e);
+		emu_dshm_flush((unsigned)i);
+	}
+	if (!(revents & (POLLIN | POLLHUP | POLLERR)))
+		return;
+	batching = true;
+	client_burst(c, revents, buf);
+}
+
+/* The command rings (protocol 11), each client's turn up to RING_TURN records, in the same
+ * batch as the sockets' (a pass woken by a ring alone reads no socket); then the batch goes. */
+static void rings_turn(uint8_t *buf)
+{
+	batching = true;
+	/* backwards: a closed client leaves d.rings, the last one taking its place */
+	for (size_t i = d.nrings; i-- > 0;)
+		if (!ring_run(d.rings[i], buf, RING_TURN))
+			client_close(d.rings[i]);
+	batching = false;
+	if (d.ndirty) {
+		emu_engine_lock(d.e);
+		batch_flush();
+		emu_engine_unlock(d.e);
+	}
+}
+
+/* A new connection into a free slot of the client table; with none free, the client sees
+ * its connection closed. */
+static void client_accept(int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	size_t i;
+
+	for (i = 0; fd >= 0 && i < MAX_CLIENTS && d.clients[i].state != CLIENT_FREE; i++)
+		;
+	if (fd >= 0 && i == MAX_CLIENTS) {
+		close(fd);
+	} else if (fd >= 0) {
+		emu_engine_lock(d.e);
+		memset(&d.clients[i], 0, sizeof(d.clients[i]));
+		/* the zeroing took the empty queue's tail pointer too */
+		d.clients[i].outq_tail = &d.clients[i].outq;
+		d.clients[i].fd = fd;
+		d.clients[i].ucma_dfd = -1;
+		client_set_state(&d.clients[i], CLIENT_CONNECTED);
+		emu_engine_unlock(d.e);
+	}
+}
+
+/* The main loop, until a signal stops it or poll fails. */
+static void serve(int lfd, uint8_t *buf)
+{
+	struct pollfd pfd[MAX_CLIENTS + 2];
+	size_t who[MAX_CLIENTS + 2];
 
 	while (!stop_requested) {
-		nfds_t n = 0;
+		nfds_t n = poll_set(pfd, who, lfd);
 
-		char drain[64];
-
-		pfd[n] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		who[n++] = MAX_CLIENTS;
-		pfd[n] = (struct pollfd){ .fd = d.wake[0], .events = POLLIN };
-		who[n++] = MAX_CLIENTS;
-		emu_engine_lock(d.e);
-		for (size_t i = 0; i < MAX_CLIENTS; i++)
-			if (d.clients[i].state != CLIENT_FREE) {
-				pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
-				if (d.clients[i].outq || emu_dshm_pending((unsigned)i))
-					pfd[n].events |= POLLOUT;
-				who[n++] = i;
-			}
-		emu_engine_unlock(d.e);
 		if (poll(pfd, n, rings_idle() ? -1 : 0) < 0) {
 			rings_awake();
 			if (errno == EINTR)
@@ -1277,80 +1391,17 @@ int main(int argc, char **argv)
 		}
 		rings_awake();
 		if (pfd[1].revents & POLLIN)
-			while (read(d.wake[0], drain, sizeof(drain)) > 0)
-				;
-		for (nfds_t k = 2; k < n; k++) {
-			struct client *c = &d.clients[who[k]];
-
-			if (!pfd[k].revents)
-				continue;
-			if (pfd[k].revents & POLLOUT) {
-				emu_engine_lock(d.e);
-				outq_flush(c);
-				emu_engine_unlock(d.e);
-				emu_dshm_flush((unsigned)who[k]);
-			}
-			if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			batching = true;
-			/* drain what is queued before noticing a hang-up: a client's last frames
-			 * still go out */
-			for (int burst = 0; burst < 64 && c->state != CLIENT_FREE; burst++) {
-				bool got;
-
-				if (!client_read(c, buf, &got)) {
-					client_close(c);
-					break;
-				}
-				if (!got)
-					break;
-				if (pfd[k].revents & POLLHUP)
-					continue;
-				/* a ring's client says little here: its doorbells */
-				if (c->state == CLIENT_UCMA && c->ucma_sh)
-					break;
-				{
-					struct pollfd one = { .fd = c->fd, .events = POLLIN };
-
-					if (poll(&one, 1, 0) <= 0)
-						break;
-				}
-			}
-		}
-		/* the command rings (protocol 11), each client's turn up to RING_TURN records, in
-		 * the same batch (a pass woken by a ring alone reads no socket) */
-		batching = true;
-		/* backwards: a closed client leaves d.rings, the last one taking its place */
-		for (size_t i = d.nrings; i-- > 0;)
-			if (!ring_run(d.rings[i], buf, RING_TURN))
-				client_close(d.rings[i]);
-		batching = false;
-		if (d.ndirty) {
-			emu_engine_lock(d.e);
-			batch_flush();
-			emu_engine_unlock(d.e);
-		}
-		if (pfd[0].revents & POLLIN) {
-			int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			size_t i;
-
-			for (i = 0; fd >= 0 && i < MAX_CLIENTS && d.clients[i].state != CLIENT_FREE;
-			     i++)
-				;
-			if (fd >= 0 && i == MAX_CLIENTS) {
-				close(fd); /* full: the client sees its connection closed */
-			} else if (fd >= 0) {
-				emu_engine_lock(d.e);
-				memset(&d.clients[i], 0, sizeof(d.clients[i]));
-				/* the zeroing took the empty queue's tail pointer too */
-				d.clients[i].outq_tail = &d.clients[i].outq;
-				d.clients[i].fd = fd;
-				d.clients[i].ucma_dfd = -1;
-				client_set_state(&d.clients[i], CLIENT_CONNECTED);
-				emu_engine_unlock(d.e);
-			}
-		}
+			wake_drain();
+		for (nfds_t k = 2; k < n; k++)
+			client_turn(who[k], pfd[k].revents, buf);
+		rings_turn(buf);
+		if (pfd[0].revents & POLLIN)
+			client_accept(lfd);
 	}
+}
+
+static void teardown(int lfd, uint8_t *buf)
+{
 	unlink(d.sock);
 	close(lfd);
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
@@ -1360,5 +1411,29 @@ int main(int argc, char **argv)
 	free(buf);
 	emu_process_reset(); /* flushes and closes the captures */
 	free(d.ports);
+}
+
+int main(int argc, char **argv)
+{
+	const char *fabric = NULL;
+	uint8_t *buf;
+	int status, lfd;
+
+	if (!parse_options(argc, argv, &fabric, &status))
+		return status;
+	status = fabric_setup(fabric);
+	if (status)
+		return status;
+	buf = malloc(EMU_DPROTO_PATH_MAX + 1024 > EMU_WIRE_MAX_FRAME ? EMU_DPROTO_PATH_MAX + 1024
+								      : EMU_WIRE_MAX_FRAME);
+	if (!buf)
+		return 1;
+	lfd = serve_setup();
+	if (lfd < 0)
+		return 1;
+	fprintf(stderr, "rdmaemud: fabric %s, listening on %s\n",
+		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock);
+	serve(lfd, buf);
+	teardown(lfd, buf);
 	return 0;
 }

@@ -106,10 +106,126 @@ static int mc_err(const uint8_t *mad, size_t len, unsigned code, uint8_t **resp,
 	(EMU_MCR_COMP_QKEY | EMU_MCR_COMP_TCLASS | EMU_MCR_COMP_PKEY | EMU_MCR_COMP_FLOW_LABEL | \
 	 EMU_MCR_COMP_SL)
 
+/* The record of a group the join creates, from the request: 0, or the SA's error. Creating
+ * needs a full member (or send-only full member) and the group's parameters. */
+static unsigned mc_new_rec(struct emu_sa *sa, uint64_t mask, const struct emu_sa_mcmember_rec *q,
+			   struct emu_sa_mcmember_rec *r)
+{
+	uint8_t scope = (mask & EMU_MCR_COMP_SCOPE) ? q->scope : 2;
+
+	if (!(q->join_state & (EMU_MC_JOIN_FULL | EMU_MC_JOIN_SEND_ONLY_FULL)))
+		return EMU_SA_ERR_REQ_INVALID;
+	if ((mask & MC_CREATE_COMPS) != MC_CREATE_COMPS)
+		return EMU_SA_ERR_REQ_INSUFFICIENT_COMPONENTS;
+	memset(r, 0, sizeof(*r));
+	if ((mask & EMU_MCR_COMP_MGID) && memcmp(q->mgid, zero_gid, 16)) {
+		memcpy(r->mgid, q->mgid, 16);
+		scope = q->mgid[1] & 0xf;
+	} else if (!alloc_mgid(sa, scope, r->mgid)) {
+		return EMU_SA_ERR_NO_RESOURCES;
+	}
+	r->mlid = alloc_mlid(sa);
+	if (!r->mlid)
+		return EMU_SA_ERR_NO_RESOURCES;
+	fabric_min(sa, &r->mtu, &r->rate);
+	r->packet_life_time = sa->f->sm.packet_lifetime;
+	if ((mask & EMU_MCR_COMP_MTU) &&
+	    !emu_sa_select((mask & EMU_MCR_COMP_MTU_SELECTOR) ? q->mtu_selector : EMU_SA_SEL_EQ,
+			   q->mtu, &r->mtu, emu_sa_key_plain, emu_sa_below_plain))
+		return EMU_SA_ERR_REQ_INVALID;
+	if ((mask & EMU_MCR_COMP_RATE) &&
+	    !emu_sa_select((mask & EMU_MCR_COMP_RATE_SELECTOR) ? q->rate_selector : EMU_SA_SEL_EQ,
+			   q->rate, &r->rate, emu_sa_key_rate, emu_sa_below_rate))
+		return EMU_SA_ERR_REQ_INVALID;
+	if ((mask & EMU_MCR_COMP_PKT_LIFE) &&
+	    !emu_sa_select((mask & EMU_MCR_COMP_PKT_LIFE_SELECTOR) ? q->packet_life_time_selector
+								   : EMU_SA_SEL_EQ,
+			   q->packet_life_time, &r->packet_life_time, emu_sa_key_plain,
+			   emu_sa_below_plain))
+		return EMU_SA_ERR_REQ_INVALID;
+	r->qkey = q->qkey;
+	r->traffic_class = q->traffic_class;
+	r->pkey = q->pkey;
+	r->sl = q->sl;
+	r->flow_label = q->flow_label;
+	r->hop_limit = (mask & EMU_MCR_COMP_HOP_LIMIT) ? q->hop_limit : 0;
+	r->scope = scope;
+	return 0;
+}
+
+/* A new group of record r, no members yet; NULL without memory. */
+static struct emu_sa_mcgroup *mc_group_add(struct emu_sa *sa, const struct emu_sa_mcmember_rec *r)
+{
+	struct emu_sa_mcgroup *g;
+
+	if (sa->ngroups == sa->cap_groups) {
+		size_t cap = 2 * sa->cap_groups;
+		struct emu_sa_mcgroup *n = realloc(sa->groups, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		sa->groups = n;
+		sa->cap_groups = cap;
+	}
+	g = &sa->groups[sa->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->rec = *r;
+	return g;
+}
+
+/* Joining an existing group: what the request gives must agree with it. */
+static bool mc_agrees(const struct emu_sa_mcgroup *g, uint64_t mask,
+		      const struct emu_sa_mcmember_rec *q)
+{
+	uint8_t v;
+
+	if (((mask & EMU_MCR_COMP_QKEY) && q->qkey != g->rec.qkey) ||
+	    ((mask & EMU_MCR_COMP_PKEY) && (q->pkey & 0x7fff) != (g->rec.pkey & 0x7fff)) ||
+	    ((mask & EMU_MCR_COMP_SL) && q->sl != g->rec.sl) ||
+	    ((mask & EMU_MCR_COMP_TCLASS) && q->traffic_class != g->rec.traffic_class) ||
+	    ((mask & EMU_MCR_COMP_FLOW_LABEL) && q->flow_label != g->rec.flow_label))
+		return false;
+	v = g->rec.mtu;
+	if ((mask & EMU_MCR_COMP_MTU) &&
+	    (!emu_sa_select((mask & EMU_MCR_COMP_MTU_SELECTOR) ? q->mtu_selector : EMU_SA_SEL_EQ,
+			    q->mtu, &v, emu_sa_key_plain, emu_sa_below_plain) ||
+	     v != g->rec.mtu))
+		return false;
+	v = g->rec.rate;
+	if ((mask & EMU_MCR_COMP_RATE) &&
+	    (!emu_sa_select((mask & EMU_MCR_COMP_RATE_SELECTOR) ? q->rate_selector
+								 : EMU_SA_SEL_EQ,
+			    q->rate, &v, emu_sa_key_rate, emu_sa_below_rate) ||
+	     v != g->rec.rate))
+		return false;
+	return true;
+}
+
+/* The member of g with port_gid, added when there is none; NULL without memory. */
+static struct emu_sa_member *mc_member(struct emu_sa_mcgroup *g, const uint8_t *port_gid)
+{
+	struct emu_sa_member *m = NULL, *n;
+
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (!memcmp(g->members[i].port_gid, port_gid, 16))
+			m = &g->members[i];
+	if (m)
+		return m;
+	n = realloc(g->members, (g->nmembers + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	g->members = n;
+	m = &n[g->nmembers++];
+	memset(m, 0, sizeof(*m));
+	memcpy(m->port_gid, port_gid, 16);
+	return m;
+}
+
 static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t mask,
 		   const struct emu_sa_mcmember_rec *q, uint8_t **resp, size_t *rl)
 {
 	struct emu_sa_mcgroup *g = NULL;
+	struct emu_sa_member *m;
 	struct emu_port *port;
 	uint8_t w[52];
 
@@ -128,86 +244,15 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 	}
 	if (!g) {
 		struct emu_sa_mcmember_rec r;
-		uint8_t scope = (mask & EMU_MCR_COMP_SCOPE) ? q->scope : 2;
+		unsigned err = mc_new_rec(sa, mask, q, &r);
 
-		/* Creating needs a full member (or send-only full member) and the group's
-		 * parameters. */
-		if (!(q->join_state & (EMU_MC_JOIN_FULL | EMU_MC_JOIN_SEND_ONLY_FULL)))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		if ((mask & MC_CREATE_COMPS) != MC_CREATE_COMPS)
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INSUFFICIENT_COMPONENTS, resp, rl);
-		memset(&r, 0, sizeof(r));
-		if ((mask & EMU_MCR_COMP_MGID) && memcmp(q->mgid, zero_gid, 16)) {
-			memcpy(r.mgid, q->mgid, 16);
-			scope = q->mgid[1] & 0xf;
-		} else if (!alloc_mgid(sa, scope, r.mgid)) {
-			return mc_err(mad, len, EMU_SA_ERR_NO_RESOURCES, resp, rl);
-		}
-		r.mlid = alloc_mlid(sa);
-		if (!r.mlid)
-			return mc_err(mad, len, EMU_SA_ERR_NO_RESOURCES, resp, rl);
-		fabric_min(sa, &r.mtu, &r.rate);
-		r.packet_life_time = sa->f->sm.packet_lifetime;
-		if ((mask & EMU_MCR_COMP_MTU) &&
-		    !emu_sa_select((mask & EMU_MCR_COMP_MTU_SELECTOR) ? q->mtu_selector
-								       : EMU_SA_SEL_EQ,
-				   q->mtu, &r.mtu, emu_sa_key_plain, emu_sa_below_plain))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		if ((mask & EMU_MCR_COMP_RATE) &&
-		    !emu_sa_select((mask & EMU_MCR_COMP_RATE_SELECTOR) ? q->rate_selector
-									: EMU_SA_SEL_EQ,
-				   q->rate, &r.rate, emu_sa_key_rate, emu_sa_below_rate))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		if ((mask & EMU_MCR_COMP_PKT_LIFE) &&
-		    !emu_sa_select((mask & EMU_MCR_COMP_PKT_LIFE_SELECTOR)
-					   ? q->packet_life_time_selector
-					   : EMU_SA_SEL_EQ,
-				   q->packet_life_time, &r.packet_life_time, emu_sa_key_plain,
-				   emu_sa_below_plain))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		r.qkey = q->qkey;
-		r.traffic_class = q->traffic_class;
-		r.pkey = q->pkey;
-		r.sl = q->sl;
-		r.flow_label = q->flow_label;
-		r.hop_limit = (mask & EMU_MCR_COMP_HOP_LIMIT) ? q->hop_limit : 0;
-		r.scope = scope;
-		if (sa->ngroups == sa->cap_groups) {
-			size_t cap = 2 * sa->cap_groups;
-			struct emu_sa_mcgroup *n = realloc(sa->groups, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			sa->groups = n;
-			sa->cap_groups = cap;
-		}
-		g = &sa->groups[sa->ngroups++];
-		memset(g, 0, sizeof(*g));
-		g->rec = r;
-	} else {
-		/* Joining an existing group: what the request gives must agree with it. */
-		uint8_t v;
-
-		if (((mask & EMU_MCR_COMP_QKEY) && q->qkey != g->rec.qkey) ||
-		    ((mask & EMU_MCR_COMP_PKEY) && (q->pkey & 0x7fff) != (g->rec.pkey & 0x7fff)) ||
-		    ((mask & EMU_MCR_COMP_SL) && q->sl != g->rec.sl) ||
-		    ((mask & EMU_MCR_COMP_TCLASS) && q->traffic_class != g->rec.traffic_class) ||
-		    ((mask & EMU_MCR_COMP_FLOW_LABEL) && q->flow_label != g->rec.flow_label))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		v = g->rec.mtu;
-		if ((mask & EMU_MCR_COMP_MTU) &&
-		    (!emu_sa_select((mask & EMU_MCR_COMP_MTU_SELECTOR) ? q->mtu_selector
-									: EMU_SA_SEL_EQ,
-				    q->mtu, &v, emu_sa_key_plain, emu_sa_below_plain) ||
-		     v != g->rec.mtu))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		v = g->rec.rate;
-		if ((mask & EMU_MCR_COMP_RATE) &&
-		    (!emu_sa_select((mask & EMU_MCR_COMP_RATE_SELECTOR) ? q->rate_selector
-									 : EMU_SA_SEL_EQ,
-				    q->rate, &v, emu_sa_key_rate, emu_sa_below_rate) ||
-		     v != g->rec.rate))
-			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
+		if (err)
+			return mc_err(mad, len, err, resp, rl);
+		g = mc_group_add(sa, &r);
+		if (!g)
+			return -ENOMEM;
+	} else if (!mc_agrees(g, mask, q)) {
+		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
 	}
 	/* A port whose MTU is below the group's cannot take part. */
 	if (port->active_mtu < g->rec.mtu) {
@@ -215,21 +260,9 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 			sa->ngroups--; /* just created: undo */
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
 	}
-	struct emu_sa_member *m = NULL;
-
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (!memcmp(g->members[i].port_gid, q->port_gid, 16))
-			m = &g->members[i];
-	if (!m) {
-		struct emu_sa_member *n = realloc(g->members, (g->nmembers + 1) * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		g->members = n;
-		m = &n[g->nmembers++];
-		memset(m, 0, sizeof(*m));
-		memcpy(m->port_gid, q->port_gid, 16);
-	}
+	m = mc_member(g, q->port_gid);
+	if (!m)
+		return -ENOMEM;
 	m->join_state |= q->join_state;
 	m->proxy_join = (mask & EMU_MCR_COMP_PROXY_JOIN) ? q->proxy_join : 0;
 	member_record(g, m->port_gid, m->join_state, m->proxy_join, w);

@@ -1310,175 +1310,264 @@ static uint8_t ucma_qp_type(const struct rdma_ucm_create_id *c)
 					 4 /* IB_QPT_UD: UDP, IPOIB */;
 }
 
+/* A command try_post may post: the application's command cut to its struct (need bytes, the
+ * header's in), with no response buffer (out 0): what goes to the daemon. */
+struct post_cmd {
+	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_POST_MAX];
+	const uint8_t *body; /* the command's struct as the process has it */
+	uint32_t cmd, need, out;
+	uint64_t resp_addr;
+	uint32_t id;  /* the id it names; CREATE_ID: the handle it takes */
+	uint32_t val; /* CREATE_ID: the handle; DESTROY_ID: the id's events_reported */
+	struct rdma_ucm_create_id cq; /* CREATE_ID's */
+};
+
+/* CREATE_ID and DESTROY_ID answer in the response buffer: without one, a round trip. */
+static bool post_has_resp(const struct post_cmd *p, size_t resp_len)
+{
+	return p->out >= resp_len && p->resp_addr;
+}
+
+static bool post_create_admit(struct post_cmd *p)
+{
+	if (!post_has_resp(p, sizeof(struct rdma_ucm_create_id_resp)))
+		return false;
+	memcpy(&p->cq, p->body, sizeof(p->cq));
+	/* the port spaces ucma_get_qp_type takes; another one is the daemon's EINVAL */
+	return p->cq.ps == EMU_CMA_PS_TCP || p->cq.ps == EMU_CMA_PS_UDP ||
+	       p->cq.ps == EMU_CMA_PS_IPOIB || p->cq.ps == EMU_CMA_PS_IB;
+}
+
+static bool post_destroy_admit(struct post_cmd *p)
+{
+	return post_has_resp(p, sizeof(struct rdma_ucm_destroy_id_resp));
+}
+
+static bool post_route_admit(struct post_cmd *p)
+{
+	return get_u32(p->body + offsetof(struct rdma_ucm_resolve_route, timeout_ms)) != 0;
+}
+
+/* CREATE_ID takes a spare handle, the lowest first, as the kernel's xa_alloc would hand
+ * them out; none left: a round trip, which brings new spares. */
+static bool post_create(struct lfile *f, struct post_cmd *p)
+{
+	unsigned lo = 0;
+
+	if (!f->nspare)
+		return false;
+	for (unsigned i = 1; i < f->nspare; i++)
+		if (f->spare[i] < f->spare[lo])
+			lo = i;
+	p->id = p->val = f->spare[lo];
+	f->spare[lo] = f->spare[--f->nspare];
+	lid_add(f, p->id, true, p->cq.ps, ucma_qp_type(&p->cq));
+	return true;
+}
+
+/* RESOLVE_ADDR, RESOLVE_IP: the daemon's verdict says these bytes return 0 on a fresh id of
+ * this kind. */
+static bool post_resolve_addr(struct lfile *f, struct post_cmd *p)
+{
+	struct lid *l = lid_find(f, p->id);
+	const struct emu_ducma_verdict *v = &f->verdict;
+	uint8_t key[EMU_DUCMA_KEY_MAX];
+
+	if (!l || l->dead || !l->fresh || !f->vuses || v->cmd != p->cmd ||
+	    v->klen != p->need || v->ps != l->ps || v->qp_type != l->qp_type)
+		return false;
+	memcpy(key, p->body, p->need);
+	memset(key + emu_ducma_ptrs_of(p->cmd).id, 0, sizeof(uint32_t));
+	if (memcmp(key, v->key, p->need))
+		return false;
+	f->vuses--;
+	l->fresh = false;
+	return true;
+}
+
+/* ucma_destroy_id: the id's unread events go (the daemon drops its copies quietly). */
+static void evq_drop_id(struct lfile *f, uint32_t id)
+{
+	struct lev **pp = &f->evq;
+
+	while (*pp) {
+		struct lev *e = *pp;
+
+		if (e->resp.id == id && counts_for_id(e->resp.event)) {
+			*pp = e->next;
+			emu_engine_fd_clear(f->evfd);
+			queued_add(f, id, -1);
+			emu_kmem_free(e);
+		} else {
+			pp = &e->next;
+		}
+	}
+	f->evq_tail = pp;
+}
+
+/* DESTROY_ID of an id whose events the process counts answers its events_reported. */
+static bool post_destroy(struct lfile *f, struct post_cmd *p)
+{
+	struct lid *l = lid_find(f, p->id);
+
+	if (!l || l->dead)
+		return false;
+	p->val = l->reported;
+	l->dead = true;
+	evq_drop_id(f, p->id);
+	kept_forget(f, p->id, false);
+	return true;
+}
+
+/* CONNECT, ACCEPT, DISCONNECT: the verdict kept for the id holds for this conn_param. */
+static bool post_conn(struct lfile *f, struct post_cmd *p)
+{
+	const uint8_t *s = p->c + sizeof(struct rdma_ucm_cmd_hdr);
+	const struct rdma_ucm_conn_param *cp = NULL;
+	const struct kept *k = verdict_of(f, p->cmd, p->id);
+	bool then_disconnect;
+
+	if (p->cmd == RDMA_USER_CM_CMD_CONNECT)
+		cp = (const void *)(s + offsetof(struct rdma_ucm_connect, conn_param));
+	else if (p->cmd == RDMA_USER_CM_CMD_ACCEPT)
+		cp = (const void *)(s + offsetof(struct rdma_ucm_accept, conn_param));
+	if (!k || !verdict_holds(p->cmd, k->sub, cp))
+		return false;
+	/* the RTU's verdict came with the DISCONNECT's that holds after it */
+	then_disconnect = p->cmd == RDMA_USER_CM_CMD_ACCEPT &&
+			  kept_find(f, RDMA_USER_CM_CMD_DISCONNECT, p->id, 1);
+	kept_forget(f, p->id, false);
+	if (then_disconnect)
+		kept_add(f, RDMA_USER_CM_CMD_DISCONNECT, p->id, 0);
+	return true;
+}
+
+/* RESOLVE_ROUTE: the verdict the daemon sent with the id's ADDR_RESOLVED. */
+static bool post_route(struct lfile *f, struct post_cmd *p)
+{
+	if (!kept_find(f, RDMA_USER_CM_CMD_RESOLVE_ROUTE, p->id, 0))
+		return false;
+	kept_forget(f, p->id, false);
+	return true;
+}
+
+/* The commands that may be posted, by command: admit looks at the command alone (NULL:
+ * any), answer (f's lock held, the daemon's news read) tells whether the process knows the
+ * answer for sure, and takes it then. */
+struct post_op {
+	bool (*admit)(struct post_cmd *p);
+	bool (*answer)(struct lfile *f, struct post_cmd *p);
+};
+
+static const struct post_op post_ops[EMU_UCMA_NCMDS] = {
+	[RDMA_USER_CM_CMD_CREATE_ID] = { post_create_admit, post_create },
+	[RDMA_USER_CM_CMD_DESTROY_ID] = { post_destroy_admit, post_destroy },
+	[RDMA_USER_CM_CMD_RESOLVE_IP] = { NULL, post_resolve_addr },
+	[RDMA_USER_CM_CMD_RESOLVE_ADDR] = { NULL, post_resolve_addr },
+	[RDMA_USER_CM_CMD_RESOLVE_ROUTE] = { post_route_admit, post_route },
+	[RDMA_USER_CM_CMD_CONNECT] = { NULL, post_conn },
+	[RDMA_USER_CM_CMD_ACCEPT] = { NULL, post_conn },
+	[RDMA_USER_CM_CMD_DISCONNECT] = { NULL, post_conn },
+};
+
+/* The way to post cmd (in bytes, out of room at resp_addr), *p made from it; NULL: cmd may
+ * not be posted. */
+static const struct post_op *post_prepare(struct post_cmd *p, const uint8_t *cmd, uint32_t in,
+					  uint32_t out, uint64_t resp_addr)
+{
+	struct rdma_ucm_cmd_hdr hdr;
+	const struct post_op *op;
+	int id_off;
+
+	memcpy(&hdr, cmd, sizeof(hdr));
+	p->need = (uint32_t)emu_ducma_post_size(hdr.cmd);
+	if (!p->need || in < p->need)
+		return NULL;
+	op = &post_ops[hdr.cmd]; /* a command with a post size has one */
+	p->cmd = hdr.cmd;
+	p->body = cmd + sizeof(hdr);
+	p->out = out;
+	p->resp_addr = resp_addr;
+	id_off = emu_ducma_ptrs_of(hdr.cmd).id;
+	p->id = id_off >= 0 ? get_u32(p->body + id_off) : 0;
+	p->val = 0;
+	if (op->admit && !op->admit(p))
+		return NULL;
+	memcpy(p->c, cmd, sizeof(hdr) + p->need);
+	((struct rdma_ucm_cmd_hdr *)(void *)p->c)->in = (uint16_t)p->need;
+	((struct rdma_ucm_cmd_hdr *)(void *)p->c)->out = 0;
+	return op;
+}
+
+/* What the daemon sent meanwhile first, where it matters: a verdict taken back, a later
+ * event of the id (RESOLVE_*), spares when none are left. A DESTROY_ID drops the id's events
+ * still on their way as they come (struct lid). One recvmsg saved per post. */
+static int post_catch_up(struct lfile *f, uint32_t cmd)
+{
+	int32_t unused;
+
+	if (cmd == RDMA_USER_CM_CMD_DESTROY_ID ||
+	    (cmd == RDMA_USER_CM_CMD_CREATE_ID && f->nspare))
+		return 0;
+	return recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+}
+
+/* A DESTROY_ID's UCMA_POSTED ends its id's record (take_push). The daemon's UCMA_POSTED says
+ * events_reported for DESTROY_ID, else 0: checked under the lock, else the lock goes before
+ * the system call. Called with f's lock held, returns without it. */
+static int post_send(struct lfile *f, const struct post_cmd *p)
+{
+	uint32_t len = (uint32_t)sizeof(struct rdma_ucm_cmd_hdr) + p->need;
+	bool destroy = p->cmd == RDMA_USER_CM_CMD_DESTROY_ID;
+	int err;
+
+	if (!kept_check())
+		return post(f, p->c, len, 0, p->val, destroy, true);
+	err = post(f, p->c, len, 0, p->val, true, false);
+	if (!err)
+		err = post_check(f, p->cmd, p->id, destroy ? p->val : 0);
+	pthread_mutex_unlock(&f->lock);
+	return err;
+}
+
+/* What the kernel would have written over the response buffer. */
+static void post_reply(const struct post_cmd *p)
+{
+	if (p->cmd == RDMA_USER_CM_CMD_CREATE_ID) {
+		struct rdma_ucm_create_id_resp r = { p->id };
+
+		memcpy((void *)(uintptr_t)p->resp_addr, &r, sizeof(r));
+	} else if (p->cmd == RDMA_USER_CM_CMD_DESTROY_ID) {
+		struct rdma_ucm_destroy_id_resp r = { p->val };
+
+		memcpy((void *)(uintptr_t)p->resp_addr, &r, sizeof(r));
+	}
+}
+
 /* cmd (its header's in and out cut to what the kernel reads) posted and answered here: 1;
  * not known for sure: 0 (a round trip); -errno of the socket. */
 static int try_post(struct lfile *f, const uint8_t *cmd, uint32_t in, uint32_t out,
 		    uint64_t resp_addr)
 {
-	uint8_t c[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_POST_MAX];
-	const struct rdma_ucm_conn_param *cp = NULL;
-	struct rdma_ucm_cmd_hdr hdr;
-	const uint8_t *body = cmd + sizeof(hdr);
-	struct rdma_ucm_create_id cq = { 0 };
-	uint32_t need, id = 0, val = 0;
-	int32_t unused;
+	const struct post_op *op;
+	struct post_cmd p;
 	int err;
 
-	memcpy(&hdr, cmd, sizeof(hdr));
-	need = (uint32_t)emu_ducma_post_size(hdr.cmd);
-	if (!need || in < need)
+	op = post_prepare(&p, cmd, in, out, resp_addr);
+	if (!op)
 		return 0;
-	if (emu_ducma_ptrs_of(hdr.cmd).id >= 0)
-		id = get_u32(body + emu_ducma_ptrs_of(hdr.cmd).id);
-	switch (hdr.cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID:
-		if (out < sizeof(struct rdma_ucm_create_id_resp) || !resp_addr)
-			return 0;
-		memcpy(&cq, body, sizeof(cq));
-		/* the port spaces ucma_get_qp_type takes; another one is the daemon's EINVAL */
-		if (cq.ps != EMU_CMA_PS_TCP && cq.ps != EMU_CMA_PS_UDP &&
-		    cq.ps != EMU_CMA_PS_IPOIB && cq.ps != EMU_CMA_PS_IB)
-			return 0;
-		break;
-	case RDMA_USER_CM_CMD_DESTROY_ID:
-		if (out < sizeof(struct rdma_ucm_destroy_id_resp) || !resp_addr)
-			return 0;
-		break;
-	case RDMA_USER_CM_CMD_RESOLVE_ROUTE:
-		if (!get_u32(body + offsetof(struct rdma_ucm_resolve_route, timeout_ms)))
-			return 0;
-		break;
-	case RDMA_USER_CM_CMD_CONNECT:
-		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_connect, conn_param));
-		break;
-	case RDMA_USER_CM_CMD_ACCEPT:
-		cp = (const void *)(c + sizeof(hdr) + offsetof(struct rdma_ucm_accept, conn_param));
-		break;
-	default: /* RESOLVE_ADDR, RESOLVE_IP, DISCONNECT */
-		break;
-	}
-	memcpy(c, cmd, sizeof(hdr) + need);
-	((struct rdma_ucm_cmd_hdr *)(void *)c)->in = (uint16_t)need;
-	((struct rdma_ucm_cmd_hdr *)(void *)c)->out = 0;
 	pthread_mutex_lock(&f->lock);
-	/* What the daemon sent meanwhile first, where it matters: a verdict taken back, a later
-	 * event of the id (RESOLVE_*), spares when none are left. A DESTROY_ID drops the id's
-	 * events still on their way as they come (struct lid). One recvmsg saved per post. */
-	if ((hdr.cmd != RDMA_USER_CM_CMD_CREATE_ID || !f->nspare) &&
-	    hdr.cmd != RDMA_USER_CM_CMD_DESTROY_ID) {
-		err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
-		if (err)
-			goto out;
-	}
-	switch (hdr.cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID: {
-		unsigned lo = 0;
-
-		if (!f->nspare)
-			goto out; /* err 0: a round trip, which brings new spares */
-		/* the lowest first, as the kernel's xa_alloc would hand them out */
-		for (unsigned i = 1; i < f->nspare; i++)
-			if (f->spare[i] < f->spare[lo])
-				lo = i;
-		id = val = f->spare[lo];
-		f->spare[lo] = f->spare[--f->nspare];
-		lid_add(f, id, true, cq.ps, ucma_qp_type(&cq));
-		break;
-	}
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-	case RDMA_USER_CM_CMD_RESOLVE_IP: {
-		struct lid *l = lid_find(f, id);
-		const struct emu_ducma_verdict *v = &f->verdict;
-		uint8_t key[EMU_DUCMA_KEY_MAX];
-
-		/* the daemon's verdict: these bytes return 0 on a fresh id of this kind */
-		if (!l || l->dead || !l->fresh || !f->vuses || v->cmd != hdr.cmd ||
-		    v->klen != need || v->ps != l->ps || v->qp_type != l->qp_type)
-			goto out;
-		memcpy(key, body, need);
-		memset(key + emu_ducma_ptrs_of(hdr.cmd).id, 0, sizeof(uint32_t));
-		if (memcmp(key, v->key, need))
-			goto out;
-		f->vuses--;
-		l->fresh = false;
-		break;
-	}
-	case RDMA_USER_CM_CMD_DESTROY_ID: {
-		struct lid *l = lid_find(f, id);
-		struct lev **pp = &f->evq;
-
-		if (!l || l->dead)
-			goto out;
-		val = l->reported;
-		l->dead = true;
-		/* ucma_destroy_id: its unread events go (the daemon drops its copies quietly) */
-		while (*pp) {
-			struct lev *e = *pp;
-
-			if (e->resp.id == id && counts_for_id(e->resp.event)) {
-				*pp = e->next;
-				emu_engine_fd_clear(f->evfd);
-				queued_add(f, id, -1);
-				emu_kmem_free(e);
-			} else {
-				pp = &e->next;
-			}
-		}
-		f->evq_tail = pp;
-		kept_forget(f, id, false);
-		break;
-	}
-	case RDMA_USER_CM_CMD_CONNECT:
-	case RDMA_USER_CM_CMD_ACCEPT:
-	case RDMA_USER_CM_CMD_DISCONNECT: {
-		const struct kept *k = verdict_of(f, hdr.cmd, id);
-		bool then_disconnect;
-
-		if (!k || !verdict_holds(hdr.cmd, k->sub, cp))
-			goto out;
-		/* the RTU's verdict came with the DISCONNECT's that holds after it */
-		then_disconnect = hdr.cmd == RDMA_USER_CM_CMD_ACCEPT &&
-				  kept_find(f, RDMA_USER_CM_CMD_DISCONNECT, id, 1);
-		kept_forget(f, id, false);
-		if (then_disconnect)
-			kept_add(f, RDMA_USER_CM_CMD_DISCONNECT, id, 0);
-		break;
-	}
-	default: /* RESOLVE_ROUTE */
-		if (!kept_find(f, RDMA_USER_CM_CMD_RESOLVE_ROUTE, id, 0))
-			goto out;
-		kept_forget(f, id, false);
-		break;
-	}
-	/* A DESTROY_ID's UCMA_POSTED ends its id's record (take_push). The daemon's UCMA_POSTED
-	 * says events_reported for DESTROY_ID, else 0: checked under the lock, else the lock
-	 * goes before the system call. */
-	if (kept_check()) {
-		err = post(f, c, sizeof(hdr) + need, 0, val, true, false);
-		if (!err)
-			err = post_check(f, hdr.cmd, id,
-					 hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID ? val : 0);
+	err = post_catch_up(f, p.cmd);
+	if (err || !op->answer(f, &p)) {
 		pthread_mutex_unlock(&f->lock);
-	} else {
-		err = post(f, c, sizeof(hdr) + need, 0, val,
-			   hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID, true);
+		return err;
 	}
+	err = post_send(f, &p);
 	if (err)
 		return err;
-	if (hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID) {
-		struct rdma_ucm_create_id_resp r = { id };
-
-		memcpy((void *)(uintptr_t)resp_addr, &r, sizeof(r));
-	} else if (hdr.cmd == RDMA_USER_CM_CMD_DESTROY_ID) {
-		struct rdma_ucm_destroy_id_resp r = { val };
-
-		memcpy((void *)(uintptr_t)resp_addr, &r, sizeof(r));
-	}
-	rt_count_one(c + sizeof(hdr), hdr.cmd, need, true);
+	post_reply(&p);
+	rt_count_one(p.c + sizeof(struct rdma_ucm_cmd_hdr), p.cmd, p.need, true);
 	return 1;
-out:
-	pthread_mutex_unlock(&f->lock);
-	return err;
 }
 
 /* The id a command that changes how an id's events count names (LISTEN: its requests count
@@ -1510,202 +1599,312 @@ static int64_t uncounted_id(uint32_t cmd, const uint8_t *body, uint32_t in)
 	return off + 4 <= in ? (int64_t)get_u32(body + off) : -1;
 }
 
-ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
-{
-	uint8_t cmd[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_MAX_IN];
-	uint8_t resp[EMU_DUCMA_MAX_OUT];
-	struct rdma_ucm_cmd_hdr hdr;
+/* A command on its way through emu_ucma_link_write: the application's, cut to what the
+ * kernel reads of it (the rest never matters). */
+struct wcmd {
+	struct rdma_ucm_cmd_hdr hdr; /* the application's header */
+	uint8_t cmd[sizeof(struct rdma_ucm_cmd_hdr) + EMU_DUCMA_MAX_IN]; /* in and out cut */
+	const uint8_t *body; /* the application's struct */
+	uint32_t in, out;
 	struct emu_ducma_ptrs ptrs;
-	const uint8_t *body = (const uint8_t *)buf + sizeof(hdr);
-	const void *opt = NULL;
-	uint64_t resp_addr = 0;
-	uint32_t in, out, optlen = 0;
-	struct lfile *f, *s = NULL;
-	uint8_t hit[EMU_DUCMA_MAX_OUT];
-	size_t hitlen = 0, got = 0;
-	uint32_t devrm_gen = 0;
-	int32_t ret, unused;
-	int err;
+	uint64_t resp_addr;
+};
 
-	/* The checks of emu_ucma_write, in its order. A file of ours is an open fd (the library
-	 * closes it through emu_ucma_link_close, which takes it off the list first), so only
-	 * an fd we do not know needs the fcntl that tells a closed one (EBADF) from one that
-	 * is no rdma_cm file (EINVAL): a system call less per command. An application that
-	 * close()s the channel's fd itself and writes on it still gets EBADF from the kernel
-	 * only if the library's list is told; here its commands go on (docs/daemon.md). */
+/* A kept answer of a QUERY or INIT_QP_ATTR (len 0: none), with RDMAEMU_UCMA_KEPT_CHECK=1
+ * checked against the daemon's. */
+struct write_hit {
+	uint8_t b[EMU_DUCMA_MAX_OUT];
+	size_t len;
+};
+
+/* The daemon's answer of a round trip. */
+struct write_answer {
+	uint8_t resp[EMU_DUCMA_MAX_OUT];
+	int32_t ret;
+	uint32_t devrm_gen;
+	size_t got;
+};
+
+/* The checks of emu_ucma_write, in its order: *f, with a reference, for the command in buf.
+ * A file of ours is an open fd (the library closes it through emu_ucma_link_close, which
+ * takes it off the list first), so only an fd we do not know needs the fcntl that tells a
+ * closed one (EBADF) from one that is no rdma_cm file (EINVAL): a system call less per
+ * command. An application that close()s the channel's fd itself and writes on it still gets
+ * EBADF from the kernel only if the library's list is told; here its commands go on
+ * (docs/daemon.md). */
+static int write_file(int fd, const void *buf, size_t len, struct rdma_ucm_cmd_hdr *hdr,
+		      struct lfile **fp)
+{
+	struct lfile *f;
+
 	if (fd < 0)
 		return -EBADF;
 	f = get(fd);
 	if (!f && fcntl(fd, F_GETFD) < 0)
 		return -EBADF;
-	if (len < sizeof(hdr) ||
-	    (memcpy(&hdr, buf, sizeof(hdr)), hdr.cmd >= EMU_UCMA_NCMDS) ||
-	    hdr.in + sizeof(hdr) > len || !f) {
+	if (len < sizeof(*hdr) ||
+	    (memcpy(hdr, buf, sizeof(*hdr)), hdr->cmd >= EMU_UCMA_NCMDS) ||
+	    hdr->in + sizeof(*hdr) > len || !f) {
 		if (f)
 			put(f);
 		return -EINVAL;
 	}
-	/* the kernel reads at most its own struct of the command: the rest never matters */
-	in = hdr.in < EMU_DUCMA_MAX_IN ? hdr.in : EMU_DUCMA_MAX_IN;
-	out = hdr.out < EMU_DUCMA_MAX_OUT ? hdr.out : EMU_DUCMA_MAX_OUT;
-	memcpy(cmd, buf, sizeof(hdr) + in);
-	((struct rdma_ucm_cmd_hdr *)cmd)->in = (uint16_t)in;
-	((struct rdma_ucm_cmd_hdr *)cmd)->out = (uint16_t)out;
-	ptrs = emu_ducma_ptrs_of(hdr.cmd);
-	if (ptrs.resp >= 0 && (uint32_t)ptrs.resp + 8 <= in)
-		resp_addr = get_u64(body + ptrs.resp);
-	if (hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
-		/* ucma_get_event's only failure before the wait comes first */
-		err = out < EMU_UCMA_GET_EVENT_MIN_OUT ?
-			      -ENOSPC :
-			      get_event(f, (void *)(uintptr_t)resp_addr, out);
-		put(f);
-		return err ? err : (ssize_t)len;
-	}
-	if ((hdr.cmd == RDMA_USER_CM_CMD_QUERY || hdr.cmd == RDMA_USER_CM_CMD_INIT_QP_ATTR) &&
-	    in >= sizeof(struct rdma_ucm_query) && resp_addr) {
-		struct rdma_ucm_query q;
-		const struct kept *k;
+	*fp = f;
+	return 0;
+}
 
-		memcpy(&q, body, sizeof(q));
-		pthread_mutex_lock(&f->lock);
-		/* what the daemon sent meanwhile first: a later event of the id forgets */
-		err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
-		k = err ? NULL : kept_find(f, hdr.cmd, q.id, q.option);
-		/* the kernel writes the same bytes into any buffer that holds them (a PATH
-		 * answer wants room for one record more than it fills: ucma_query_path's loop) */
-		if (k && out >= k->len +
-				       (hdr.cmd == RDMA_USER_CM_CMD_QUERY &&
-						q.option == RDMA_USER_CM_QUERY_PATH ?
-					sizeof(struct ib_path_rec_data) :
-					0)) {
-			hitlen = k->len;
-			memcpy(hit, k->b, hitlen);
-		}
-		pthread_mutex_unlock(&f->lock);
-		if (hitlen && !kept_check()) {
-			memcpy((void *)(uintptr_t)resp_addr, hit, hitlen);
-			__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
-			put(f);
-			return (ssize_t)len;
-		}
-	}
-	err = try_post(f, cmd, in, out, resp_addr);
-	if (err) {
-		put(f);
-		return err < 0 ? err : (ssize_t)len;
-	}
-	if (ptrs.opt >= 0 && (uint32_t)ptrs.opt_len + 4 <= in) {
-		memcpy(&optlen, body + ptrs.opt_len, sizeof(optlen));
-		opt = (const void *)(uintptr_t)get_u64(body + ptrs.opt);
-		if (optlen > (1u << 22))
-			optlen = 0; /* the daemon answers EINVAL from the length in the command */
-		else if (optlen > EMU_DUCMA_MAX_OPT) {
-			put(f);
-			return -ENOMEM; /* a limit of the emulation (docs/daemon.md) */
-		}
-		if (!opt)
-			optlen = 0; /* the daemon answers EFAULT */
-	}
-	if (hdr.cmd == RDMA_USER_CM_CMD_MIGRATE_ID &&
-	    offsetof(struct rdma_ucm_migrate_id, fd) + 4 <= in) {
-		/* the file named by the application's fd, as the daemon numbers it: -1 for a
-		 * closed fd (ENOENT), -2 for an fd that is no rdma_cm file (EINVAL) */
-		uint8_t *p = cmd + sizeof(hdr) + offsetof(struct rdma_ucm_migrate_id, fd);
-		int32_t src, dfd;
+/* w made from the command in buf, its header in w->hdr. */
+static void write_cut(struct wcmd *w, const void *buf)
+{
+	w->body = (const uint8_t *)buf + sizeof(w->hdr);
+	w->in = w->hdr.in < EMU_DUCMA_MAX_IN ? w->hdr.in : EMU_DUCMA_MAX_IN;
+	w->out = w->hdr.out < EMU_DUCMA_MAX_OUT ? w->hdr.out : EMU_DUCMA_MAX_OUT;
+	memcpy(w->cmd, buf, sizeof(w->hdr) + w->in);
+	((struct rdma_ucm_cmd_hdr *)w->cmd)->in = (uint16_t)w->in;
+	((struct rdma_ucm_cmd_hdr *)w->cmd)->out = (uint16_t)w->out;
+	w->ptrs = emu_ducma_ptrs_of(w->hdr.cmd);
+	w->resp_addr = 0;
+	if (w->ptrs.resp >= 0 && (uint32_t)w->ptrs.resp + 8 <= w->in)
+		w->resp_addr = get_u64(w->body + w->ptrs.resp);
+}
 
-		memcpy(&src, p, sizeof(src));
-		s = get(src);
-		if (s == f) {
-			put(s);
-			s = NULL;
-			dfd = f->dfd;
-		} else {
-			dfd = s ? s->dfd : fcntl(src, F_GETFD) < 0 ? -1 : -2;
-		}
-		memcpy(p, &dfd, sizeof(dfd));
+/* GET_EVENT: ucma_get_event's only failure before the wait comes first. */
+static int write_get_event(struct lfile *f, const struct wcmd *w)
+{
+	if (w->out < EMU_UCMA_GET_EVENT_MIN_OUT)
+		return -ENOSPC;
+	return get_event(f, (void *)(uintptr_t)w->resp_addr, w->out);
+}
+
+/* The kept answer of a QUERY or INIT_QP_ATTR into *hit, if there is one and the buffer
+ * holds it. */
+static void kept_answer(struct lfile *f, const struct wcmd *w, struct write_hit *hit)
+{
+	struct rdma_ucm_query q;
+	const struct kept *k;
+	int32_t unused;
+	int err;
+
+	if ((w->hdr.cmd != RDMA_USER_CM_CMD_QUERY && w->hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) ||
+	    w->in < sizeof(struct rdma_ucm_query) || !w->resp_addr)
+		return;
+	memcpy(&q, w->body, sizeof(q));
+	pthread_mutex_lock(&f->lock);
+	/* what the daemon sent meanwhile first: a later event of the id forgets */
+	err = recv_answer(f->sock, f, -1, &unused, NULL, 0, NULL, NULL, NULL);
+	k = err ? NULL : kept_find(f, w->hdr.cmd, q.id, q.option);
+	/* the kernel writes the same bytes into any buffer that holds them (a PATH answer
+	 * wants room for one record more than it fills: ucma_query_path's loop) */
+	if (k && w->out >= k->len +
+				   (w->hdr.cmd == RDMA_USER_CM_CMD_QUERY &&
+					    q.option == RDMA_USER_CM_QUERY_PATH ?
+				    sizeof(struct ib_path_rec_data) :
+				    0)) {
+		hit->len = k->len;
+		memcpy(hit->b, k->b, hit->len);
 	}
-	/* MIGRATE_ID from another file holds that file's lock too (the two in address order:
-	 * two migrations the other way round must not deadlock): no event of it is read
-	 * meanwhile, so the daemon, which applies that file's UCMA_CONSUMEDs before it moves
-	 * its events, moves none the application has seen. */
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* The option buffer the command names (*opt, *optlen bytes), or -ENOMEM. */
+static int write_opt(const struct wcmd *w, const void **opt, uint32_t *optlen)
+{
+	if (w->ptrs.opt < 0 || (uint32_t)w->ptrs.opt_len + 4 > w->in)
+		return 0;
+	memcpy(optlen, w->body + w->ptrs.opt_len, sizeof(*optlen));
+	*opt = (const void *)(uintptr_t)get_u64(w->body + w->ptrs.opt);
+	if (*optlen > (1u << 22))
+		*optlen = 0; /* the daemon answers EINVAL from the length in the command */
+	else if (*optlen > EMU_DUCMA_MAX_OPT)
+		return -ENOMEM; /* a limit of the emulation (docs/daemon.md) */
+	if (!*opt)
+		*optlen = 0; /* the daemon answers EFAULT */
+	return 0;
+}
+
+/* MIGRATE_ID: the file it takes the id from, with a reference (NULL: f itself or none), its
+ * fd in the command replaced by the daemon's number of it: -1 for a closed fd (ENOENT), -2
+ * for an fd that is no rdma_cm file (EINVAL). */
+static struct lfile *migrate_source(struct lfile *f, struct wcmd *w)
+{
+	uint8_t *p = w->cmd + sizeof(w->hdr) + offsetof(struct rdma_ucm_migrate_id, fd);
+	struct lfile *s;
+	int32_t src, dfd;
+
+	if (w->hdr.cmd != RDMA_USER_CM_CMD_MIGRATE_ID ||
+	    offsetof(struct rdma_ucm_migrate_id, fd) + 4 > w->in)
+		return NULL;
+	memcpy(&src, p, sizeof(src));
+	s = get(src);
+	if (s == f) {
+		put(s);
+		s = NULL;
+		dfd = f->dfd;
+	} else {
+		dfd = s ? s->dfd : fcntl(src, F_GETFD) < 0 ? -1 : -2;
+	}
+	memcpy(p, &dfd, sizeof(dfd));
+	return s;
+}
+
+/* MIGRATE_ID from another file holds that file's lock too (the two in address order: two
+ * migrations the other way round must not deadlock): no event of it is read meanwhile, so
+ * the daemon, which applies that file's UCMA_CONSUMEDs before it moves its events, moves
+ * none the application has seen. */
+static void lock_files(struct lfile *f, struct lfile *s)
+{
 	if (s && s < f)
 		pthread_mutex_lock(&s->lock);
 	pthread_mutex_lock(&f->lock);
 	if (s && s > f)
 		pthread_mutex_lock(&s->lock);
-	/* a command that may change an id: what was kept of it goes, it is fresh no more */
-	if (hdr.cmd != RDMA_USER_CM_CMD_QUERY && hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) {
-		if (ptrs.id >= 0 && (uint32_t)ptrs.id + 4 <= in) {
-			struct lid *l = lid_find(f, get_u32(body + ptrs.id));
+}
+
+/* A command that may change an id: what was kept of it goes, it is fresh no more; one that
+ * changes how an id's events count takes it off the ids counted (f's and s's locks held). */
+static void forget_named(struct lfile *f, struct lfile *s, const struct wcmd *w)
+{
+	int64_t u;
+
+	if (w->hdr.cmd != RDMA_USER_CM_CMD_QUERY && w->hdr.cmd != RDMA_USER_CM_CMD_INIT_QP_ATTR) {
+		if (w->ptrs.id >= 0 && (uint32_t)w->ptrs.id + 4 <= w->in) {
+			struct lid *l = lid_find(f, get_u32(w->body + w->ptrs.id));
 
 			if (l)
 				l->fresh = false;
-			kept_forget(f, get_u32(body + ptrs.id), false);
-		} else if (ptrs.id == -1) {
+			kept_forget(f, get_u32(w->body + w->ptrs.id), false);
+		} else if (w->ptrs.id == -1) {
 			kept_forget(f, 0, true);
 			if (s)
 				kept_forget(s, 0, true); /* MIGRATE_ID: its ids leave s */
 		}
 	}
-	{
-		int64_t u = uncounted_id(hdr.cmd, body, in);
-
-		if (u >= 0) {
-			lid_forget(f, (uint32_t)u);
-			if (s)
-				lid_forget(s, (uint32_t)u);
-		}
+	u = uncounted_id(w->hdr.cmd, w->body, w->in);
+	if (u >= 0) {
+		lid_forget(f, (uint32_t)u);
+		if (s)
+			lid_forget(s, (uint32_t)u);
 	}
+}
+
+/* A CREATE_ID the daemon ran: the process counts the new id's events (f's lock held). */
+static void created(struct lfile *f, const struct wcmd *w, const struct write_answer *a)
+{
+	struct rdma_ucm_create_id q;
+
+	memcpy(&q, w->body, w->in < sizeof(q) ? w->in : sizeof(q));
+	if (w->in < sizeof(q))
+		memset((uint8_t *)&q + w->in, 0, sizeof(q) - w->in);
+	lid_add(f, get_u32(a->resp + offsetof(struct rdma_ucm_create_id_resp, id)), true, q.ps,
+		ucma_qp_type(&q));
+}
+
+/* The round trip of the command, under f's lock (and s's, MIGRATE_ID from another file);
+ * both files' references go. */
+static int write_round_trip(struct lfile *f, struct lfile *s, const struct wcmd *w,
+			    const void *opt, uint32_t optlen, struct write_answer *a)
+{
+	int32_t unused;
+	int err;
+
+	lock_files(f, s);
+	forget_named(f, s, w);
 	/* MIGRATE_ID: the daemon applies the source's UCMA_CONSUMEDs before it moves events */
 	err = s ? flush_consumed(s) : 0;
 	if (!err)
-		err = round_trip(f, cmd, (uint32_t)sizeof(hdr) + in, resp, out, opt, optlen,
-				 &ret, &devrm_gen, &got);
-	if (!err && !ret && hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
-	    out >= sizeof(struct rdma_ucm_create_id_resp))
-	{
-		struct rdma_ucm_create_id q;
-
-		memcpy(&q, body, in < sizeof(q) ? in : sizeof(q));
-		if (in < sizeof(q))
-			memset((uint8_t *)&q + in, 0, sizeof(q) - in);
-		lid_add(f, get_u32(resp + offsetof(struct rdma_ucm_create_id_resp, id)), true, q.ps,
-			ucma_qp_type(&q));
-	}
+		err = round_trip(f, w->cmd, (uint32_t)sizeof(w->hdr) + w->in, a->resp, w->out, opt,
+				 optlen, &a->ret, &a->devrm_gen, &a->got);
+	if (!err && !a->ret && w->hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID &&
+	    w->out >= sizeof(struct rdma_ucm_create_id_resp))
+		created(f, w, a);
 	pthread_mutex_unlock(&f->lock);
 	/* the migration's DROPs on the other file end with a marker: they leave its evq now */
-	if (!err && s && !ret)
+	if (!err && s && !a->ret)
 		err = recv_answer(s->sock, s, 0, &unused, NULL, 0, NULL, NULL, NULL);
 	if (s) {
 		pthread_mutex_unlock(&s->lock);
 		put(s);
 	}
 	put(f);
+	return err;
+}
+
+/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now: the same bytes
+ * written, no more. */
+static void hit_check(const struct wcmd *w, const struct write_hit *hit,
+		      const struct write_answer *a)
+{
+	if (a->ret < 0 || a->got != hit->len || memcmp(hit->b, a->resp, hit->len)) {
+		fprintf(stderr, "rdmaemu: ucmalink: kept answer of %s (id %u, %u) differs "
+				"from the daemon's (ret %d)\n",
+			emu_ucma_cmd_name(w->hdr.cmd),
+			get_u32(w->body + offsetof(struct rdma_ucm_query, id)),
+			get_u32(w->body + offsetof(struct rdma_ucm_query, option)), a->ret);
+		abort();
+	}
+	__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
+}
+
+/* What the round trip answered the application. */
+static ssize_t write_result(const struct wcmd *w, const struct write_hit *hit,
+			    const struct write_answer *a, size_t len)
+{
+	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
+	if (a->devrm_gen)
+		emu_link_devrm_sync(a->devrm_gen);
+	rt_count_one(w->cmd + sizeof(w->hdr), w->hdr.cmd, w->in, false);
+	if (hit->len)
+		hit_check(w, hit, a);
+	if (a->ret < 0)
+		return a->ret;
+	/* what the command wrote over the application's buffer, as the kernel's copy_to_user */
+	if (w->resp_addr && a->got)
+		memcpy((void *)(uintptr_t)w->resp_addr, a->resp, a->got);
+	return (ssize_t)len;
+}
+
+ssize_t emu_ucma_link_write(int fd, const void *buf, size_t len)
+{
+	struct wcmd w;
+	struct write_hit hit;
+	struct write_answer a;
+	const void *opt = NULL;
+	uint32_t optlen = 0;
+	struct lfile *f, *s;
+	int err;
+
+	err = write_file(fd, buf, len, &w.hdr, &f);
 	if (err)
 		return err;
-	/* a DEVICE_REMOVAL in this answer is seen only once the device lists dropped it */
-	if (devrm_gen)
-		emu_link_devrm_sync(devrm_gen);
-	rt_count_one(cmd + sizeof(hdr), hdr.cmd, in, false);
-	if (hitlen) {
-		/* RDMAEMU_UCMA_KEPT_CHECK=1: the kept answer must be the daemon's now: the same
-		 * bytes written, no more */
-		if (ret < 0 || got != hitlen || memcmp(hit, resp, hitlen)) {
-			fprintf(stderr, "rdmaemu: ucmalink: kept answer of %s (id %u, %u) differs "
-					"from the daemon's (ret %d)\n",
-				emu_ucma_cmd_name(hdr.cmd), get_u32(body + offsetof(struct rdma_ucm_query, id)),
-				get_u32(body + offsetof(struct rdma_ucm_query, option)), ret);
-			abort();
-		}
-		__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
+	write_cut(&w, buf);
+	if (w.hdr.cmd == RDMA_USER_CM_CMD_GET_EVENT) {
+		err = write_get_event(f, &w);
+		put(f);
+		return err ? err : (ssize_t)len;
 	}
-	if (ret < 0)
-		return ret;
-	/* what the command wrote over the application's buffer, as the kernel's copy_to_user */
-	if (resp_addr && got)
-		memcpy((void *)(uintptr_t)resp_addr, resp, got);
-	return (ssize_t)len;
+	hit.len = 0;
+	kept_answer(f, &w, &hit);
+	if (hit.len && !kept_check()) {
+		memcpy((void *)(uintptr_t)w.resp_addr, hit.b, hit.len);
+		__atomic_fetch_add(&kept_count, 1, __ATOMIC_RELAXED);
+		put(f);
+		return (ssize_t)len;
+	}
+	err = try_post(f, w.cmd, w.in, w.out, w.resp_addr);
+	if (!err)
+		err = write_opt(&w, &opt, &optlen);
+	if (err) {
+		put(f);
+		return err < 0 ? err : (ssize_t)len;
+	}
+	s = migrate_source(f, &w);
+	a.ret = 0;
+	a.devrm_gen = 0;
+	a.got = 0;
+	err = write_round_trip(f, s, &w, opt, optlen, &a);
+	if (err)
+		return err;
+	return write_result(&w, &hit, &a, len);
 }
 
 const struct emu_ucma_transport emu_link_ucma_transport = {

@@ -133,144 +133,207 @@ static void fill_dev(struct emu_neigh_result *r, const struct neigh_dev *d)
 	memcpy(r->src_hw, d->nd->hwaddr, d->nd->hwaddr_len);
 }
 
-int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockaddr *src,
-			   const struct sockaddr *dst, struct emu_neigh_result *r,
-			   uint8_t nexthop[16])
-{
-	struct neigh_host *nh = emu_neigh_host(n, host);
+/* A route lookup on its way: the destination (and the source, NULL when none was given), then
+ * the best route so far: its netdev, the address that made it a connected route, its gateway,
+ * its prefix length (-1: none yet). */
+struct route_q {
 	int family;
-	const uint8_t *da, *sa = NULL;
+	const uint8_t *da, *sa;
 	size_t alen;
-	uint32_t scope = 0;
-	struct neigh_dev *best_dev = NULL, *ld;
-	const struct emu_ifaddr *best_src = NULL;
-	const uint8_t *best_gw = NULL;
-	int best_len = -1;
+	uint32_t scope;
+	struct neigh_dev *dev;
+	const struct emu_ifaddr *src;
+	const uint8_t *gw;
+	int len;
+};
 
-	if (!nh || !dst || !r)
-		return -EINVAL;
-	family = dst->sa_family;
+/* The addresses of dst and src into q: 0, or -errno for arguments the kernel refuses. */
+static int route_args(struct neigh_host *nh, const struct sockaddr *src,
+		      const struct sockaddr *dst, struct route_q *q)
+{
+	static const uint8_t zero[16];
+	int family = dst->sa_family;
+
 	if (family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
-	alen = emu_neigh_alen(family);
-	da = family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)dst)->sin_addr
-			       : (const uint8_t *)&((const struct sockaddr_in6 *)dst)->sin6_addr;
+	q->family = family;
+	q->alen = emu_neigh_alen(family);
+	q->da = family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)dst)->sin_addr
+				  : (const uint8_t *)&((const struct sockaddr_in6 *)dst)->sin6_addr;
 	if (family == AF_INET6)
-		scope = ((const struct sockaddr_in6 *)dst)->sin6_scope_id;
-	if (src && src->sa_family != AF_UNSPEC) {
-		static const uint8_t zero[16];
-
-		if (src->sa_family != family)
-			return -EINVAL;
-		sa = family == AF_INET
-			     ? (const uint8_t *)&((const struct sockaddr_in *)src)->sin_addr
-			     : (const uint8_t *)&((const struct sockaddr_in6 *)src)->sin6_addr;
-		if (!memcmp(sa, zero, alen))
-			sa = NULL; /* the wildcard: as if no source was given */
-		else if (family == AF_INET && !emu_neigh_is_local(nh, family, sa, NULL))
-			return -EINVAL;
-	}
-	memset(r, 0, sizeof(*r));
-	r->host = host;
-	r->netdev = -1;
-	r->device = -1;
-
-	/* the local table */
-	if (emu_neigh_is_local(nh, family, da, &ld) || (family == AF_INET && da[0] == 127) ||
-	    (family == AF_INET6 && !memcmp(da, &in6addr_loopback, 16))) {
-		r->loopback = true;
-		if (emu_neigh_is_local(nh, family, da, &ld))
-			fill_dev(r, ld); /* rdma_translate_ip(): the netdev holding the address */
-		set_sa(&r->src, family, sa ? sa : da, 0, scope);
-		set_sa(&r->dst, family, da, 0, scope);
-		memcpy(nexthop, da, alen);
+		q->scope = ((const struct sockaddr_in6 *)dst)->sin6_scope_id;
+	if (!src || src->sa_family == AF_UNSPEC)
 		return 0;
-	}
+	if (src->sa_family != family)
+		return -EINVAL;
+	q->sa = family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)src)->sin_addr
+				  : (const uint8_t *)&((const struct sockaddr_in6 *)src)->sin6_addr;
+	if (!memcmp(q->sa, zero, q->alen))
+		q->sa = NULL; /* the wildcard: as if no source was given */
+	else if (family == AF_INET && !emu_neigh_is_local(nh, family, q->sa, NULL))
+		return -EINVAL;
+	return 0;
+}
 
-	/* the main table: connected subnets, then the host's routes */
+/* The local table: true when the destination is the host's own (then r says so). */
+static bool route_local(struct neigh_host *nh, const struct route_q *q,
+			struct emu_neigh_result *r, uint8_t nexthop[16])
+{
+	struct neigh_dev *ld;
+
+	if (!emu_neigh_is_local(nh, q->family, q->da, &ld) &&
+	    !(q->family == AF_INET && q->da[0] == 127) &&
+	    !(q->family == AF_INET6 && !memcmp(q->da, &in6addr_loopback, 16)))
+		return false;
+	r->loopback = true;
+	if (emu_neigh_is_local(nh, q->family, q->da, &ld))
+		fill_dev(r, ld); /* rdma_translate_ip(): the netdev holding the address */
+	set_sa(&r->src, q->family, q->sa ? q->sa : q->da, 0, q->scope);
+	set_sa(&r->dst, q->family, q->da, 0, q->scope);
+	memcpy(nexthop, q->da, q->alen);
+	return true;
+}
+
+/* An IPv6 link-local destination: out of the scope's netdev, or the first up one with a
+ * link-local address. */
+static void route_linklocal(struct neigh_host *nh, struct route_q *q)
+{
+	for (size_t i = 0; i < nh->ndevs; i++) {
+		struct neigh_dev *d = &nh->devs[i];
+		const struct emu_ifaddr *a;
+
+		if (!d->up || !(q->scope ? q->scope == (uint32_t)i + 2 : q->dev == NULL))
+			continue;
+		a = v6_select(d, q->da);
+		if (a && is_v6_linklocal((const uint8_t *)&a->addr.v6)) {
+			q->dev = d;
+			q->src = a;
+			q->len = 64;
+		}
+	}
+}
+
+/* The connected subnets of the up netdevs: the longest prefix, the first on a tie. */
+static void route_connected(struct neigh_host *nh, struct route_q *q)
+{
 	for (size_t i = 0; i < nh->ndevs; i++) {
 		struct neigh_dev *d = &nh->devs[i];
 
 		if (!d->up)
 			continue;
-		if (family == AF_INET6 && is_v6_linklocal(da)) {
-			if (scope ? scope == (uint32_t)i + 2 : best_dev == NULL) {
-				const struct emu_ifaddr *a = v6_select(d, da);
-
-				if (a && is_v6_linklocal((const uint8_t *)&a->addr.v6)) {
-					best_dev = d;
-					best_src = a;
-					best_len = 64;
-				}
-			}
-			continue;
-		}
 		for (size_t j = 0; j < d->naddrs; j++) {
 			const struct emu_ifaddr *a = &d->addrs[j];
 
-			if (a->family != family || (int)a->prefixlen <= best_len ||
-			    !prefix_match((const uint8_t *)&a->addr, da, a->prefixlen))
+			if (a->family != q->family || (int)a->prefixlen <= q->len ||
+			    !prefix_match((const uint8_t *)&a->addr, q->da, a->prefixlen))
 				continue;
-			best_dev = d;
-			best_src = a;
-			best_len = a->prefixlen;
+			q->dev = d;
+			q->src = a;
+			q->len = a->prefixlen;
 		}
 	}
-	for (size_t i = 0; i < nh->h->nroutes && !(family == AF_INET6 && is_v6_linklocal(da));
-	     i++) {
+}
+
+/* The host's routes whose netdev is up, where longer than the connected route. */
+static void route_table(struct emu_neigh *n, size_t host, struct neigh_host *nh,
+			struct route_q *q)
+{
+	for (size_t i = 0; i < nh->h->nroutes; i++) {
 		const struct emu_route *rt = &nh->h->routes[i];
 		struct neigh_dev *d;
 
-		if (rt->family != family || (int)rt->prefixlen <= best_len ||
-		    !prefix_match((const uint8_t *)&rt->dst, da, rt->prefixlen))
+		if (rt->family != q->family || (int)rt->prefixlen <= q->len ||
+		    !prefix_match((const uint8_t *)&rt->dst, q->da, rt->prefixlen))
 			continue;
 		d = emu_neigh_dev(n, host, rt->netdev);
 		if (!d || !d->up)
 			continue;
-		best_dev = d;
-		best_len = rt->prefixlen;
-		best_gw = rt->has_gateway ? (const uint8_t *)&rt->gateway : NULL;
-		best_src = NULL;
+		q->dev = d;
+		q->len = rt->prefixlen;
+		q->gw = rt->has_gateway ? (const uint8_t *)&rt->gateway : NULL;
+		q->src = NULL;
 	}
-	if (!best_dev && sa && emu_neigh_is_mcast(family, da) &&
-	    emu_neigh_is_local(nh, family, sa, &ld)) {
+}
+
+/* The source address where none was given: NULL when the host has none of the family. */
+static const uint8_t *route_source(struct neigh_host *nh, const struct route_q *q)
+{
+	const struct emu_ifaddr *a = q->src;
+
+	if (!a)
+		a = q->family == AF_INET ? v4_select(q->dev, q->gw ? q->gw : q->da)
+					 : v6_select(q->dev, q->da);
+	/* no address on the outgoing netdev: any of the host's */
+	for (size_t i = 0; !a && i < nh->ndevs; i++)
+		if (nh->devs[i].up)
+			a = q->family == AF_INET ? v4_select(&nh->devs[i], q->da)
+						 : v6_select(&nh->devs[i], q->da);
+	return a ? (const uint8_t *)&a->addr : NULL;
+}
+
+/* The addresses and next hop of the route found (r has its netdev already). */
+static void route_result(const struct route_q *q, struct emu_neigh_result *r,
+			 uint8_t nexthop[16])
+{
+	uint32_t scope = q->scope;
+
+	if (q->family == AF_INET6 && is_v6_linklocal(q->da))
+		scope = (uint32_t)q->dev->idx + 2;
+	set_sa(&r->src, q->family, q->sa, 0,
+	       is_v6_linklocal(q->sa) && q->family == AF_INET6 ? scope : 0);
+	set_sa(&r->dst, q->family, q->da, 0, scope);
+	r->gateway = q->gw != NULL;
+	memcpy(nexthop, q->gw ? q->gw : q->da, q->alen);
+	/* copy_src_l2_addr(): routed RoCE is RoCEv2 of the family, everything else "IB" */
+	r->network = r->gateway && !q->dev->ipoib
+			     ? (q->family == AF_INET ? EMU_NET_IPV4 : EMU_NET_IPV6)
+			     : EMU_NET_IB;
+}
+
+int emu_neigh_route_lookup(struct emu_neigh *n, size_t host, const struct sockaddr *src,
+			   const struct sockaddr *dst, struct emu_neigh_result *r,
+			   uint8_t nexthop[16])
+{
+	struct neigh_host *nh = emu_neigh_host(n, host);
+	struct route_q q = { .len = -1 };
+	struct neigh_dev *ld;
+	int err;
+
+	if (!nh || !dst || !r)
+		return -EINVAL;
+	err = route_args(nh, src, dst, &q);
+	if (err)
+		return err;
+	memset(r, 0, sizeof(*r));
+	r->host = host;
+	r->netdev = -1;
+	r->device = -1;
+	if (route_local(nh, &q, r, nexthop))
+		return 0;
+	/* the main table: connected subnets, then the host's routes */
+	if (q.family == AF_INET6 && is_v6_linklocal(q.da)) {
+		route_linklocal(nh, &q);
+	} else {
+		route_connected(nh, &q);
+		route_table(n, host, nh, &q);
+	}
+	if (!q.dev && q.sa && emu_neigh_is_mcast(q.family, q.da) &&
+	    emu_neigh_is_local(nh, q.family, q.sa, &ld)) {
 		/* ip_route_output_key with a multicast destination and a local source (rdma_cm's
 		 * bound id, whose bound_dev_if is the source's netdev): no route needed, out of
 		 * the source's netdev (__ip_dev_find, or fib_lookup's "assume on link" with an
 		 * oif) */
-		best_dev = ld;
+		q.dev = ld;
 	}
-	if (!best_dev)
+	if (!q.dev)
 		return -ENETUNREACH;
-
-	fill_dev(r, best_dev);
-	if (!sa) {
-		const struct emu_ifaddr *a = best_src;
-
-		if (!a)
-			a = family == AF_INET ? v4_select(best_dev, best_gw ? best_gw : da)
-					      : v6_select(best_dev, da);
-		if (!a) {
-			/* no address on the outgoing netdev: any of the host's */
-			for (size_t i = 0; !a && i < nh->ndevs; i++)
-				if (nh->devs[i].up)
-					a = family == AF_INET ? v4_select(&nh->devs[i], da)
-							      : v6_select(&nh->devs[i], da);
-			if (!a)
-				return -EADDRNOTAVAIL;
-		}
-		sa = (const uint8_t *)&a->addr;
+	fill_dev(r, q.dev);
+	if (!q.sa) {
+		q.sa = route_source(nh, &q);
+		if (!q.sa)
+			return -EADDRNOTAVAIL;
 	}
-	if (family == AF_INET6 && is_v6_linklocal(da))
-		scope = (uint32_t)best_dev->idx + 2;
-	set_sa(&r->src, family, sa, 0, is_v6_linklocal(sa) && family == AF_INET6 ? scope : 0);
-	set_sa(&r->dst, family, da, 0, scope);
-	r->gateway = best_gw != NULL;
-	memcpy(nexthop, best_gw ? best_gw : da, alen);
-	/* copy_src_l2_addr(): routed RoCE is RoCEv2 of the family, everything else "IB" */
-	r->network = r->gateway && !best_dev->ipoib
-			     ? (family == AF_INET ? EMU_NET_IPV4 : EMU_NET_IPV6)
-			     : EMU_NET_IB;
+	route_result(&q, r, nexthop);
 	return 0;
 }
 

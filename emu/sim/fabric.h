@@ -34,7 +34,7 @@ struct emu_gid {
 	int netdev; /* index into host->netdevs this GID was derived from, -1 if none */
 };
 
-/* Device limits that ibv_query_device() reports. Defaults are rxe's (see fabric_builtin.c). */
+/* Device limits that ibv_query_device() reports. Defaults are rxe's (see fabric_caps.c). */
 struct emu_device_caps {
 	uint64_t max_mr_size;
 	uint64_t page_size_cap;

@@ -542,133 +542,176 @@ static uint16_t next_free_lid(struct emu_loader *L, uint16_t *next)
 	return *next <= 0xbfff ? (*next)++ : 0;
 }
 
-static int ports_and_lids(struct emu_loader *L)
+/* A port's MTUs: the maximum 4096 unless given, the active one as rxe derives it. */
+static int port_mtus(struct emu_loader *L, size_t h, size_t d, size_t p,
+		     const struct emu_netdev *nd)
+{
+	struct emu_device *dv = &L->f->hosts[h].devices[d];
+	struct emu_port *po = &dv->ports[p];
+	struct emu_port_meta *pm = &L->hosts[h].devs[d].ports[p];
+	bool eth = po->link_layer == ETH;
+
+	if (!(pm->set & EMU_PSET_MAX_MTU))
+		po->max_mtu = 5;
+	if (!(pm->set & EMU_PSET_ACTIVE_MTU)) {
+		/* rxe: largest IB MTU that fits the netdev MTU minus headers */
+		uint8_t m = eth ? emu_mtu_from_bytes((nd ? nd->mtu : 1500) - RXE_MAX_HDR_LENGTH)
+				: 5;
+
+		po->active_mtu = m < po->max_mtu ? m : po->max_mtu;
+	}
+	if (po->active_mtu > po->max_mtu)
+		return emu_loader_error(L, &pm->src, EINVAL, "active MTU %d of port %zu of '%s' "
+					"exceeds its MTU %d", emu_mtu_bytes(po->active_mtu), p + 1,
+					dv->name, emu_mtu_bytes(po->max_mtu));
+	return 0;
+}
+
+/* A port's P_Key table: the default P_Key alone unless given. */
+static int port_pkeys(struct emu_loader *L, size_t h, size_t d, size_t p)
+{
+	struct emu_device *dv = &L->f->hosts[h].devices[d];
+	struct emu_port *po = &dv->ports[p];
+	struct emu_port_meta *pm = &L->hosts[h].devs[d].ports[p];
+	bool eth = po->link_layer == ETH;
+
+	if (!(pm->set & EMU_PSET_PKEY_TBL_LEN))
+		po->pkey_tbl_len = eth ? 1 : 128;
+	if (!(pm->set & EMU_PSET_PKEYS)) {
+		po->pkeys = malloc(sizeof(uint16_t));
+		if (!po->pkeys)
+			return nomem(L);
+		po->pkeys[0] = 0xffff;
+		po->npkeys = 1;
+	}
+	if (po->npkeys > po->pkey_tbl_len)
+		return emu_loader_error(L, &pm->src, EINVAL, "port %zu of '%s' has %zu P_Keys but "
+					"a table of %u", p + 1, dv->name, po->npkeys,
+					po->pkey_tbl_len);
+	return 0;
+}
+
+/* A port's logical and physical state, where the files gave none. */
+static void port_state(struct emu_loader *L, struct emu_port *po,
+		       const struct emu_port_meta *pm, const struct emu_netdev *nd)
+{
+	bool eth = po->link_layer == ETH;
+
+	if (!(pm->set & EMU_PSET_STATE)) {
+		if (eth)
+			/* rxe follows the netdev: up (dummy: carrier on) = active */
+			po->state = nd && nd->up ? 4 : 1;
+		else if (po->link >= 0)
+			/* without an SM a linked IB port stays in INIT */
+			po->state = L->f->sm.present ? 4 : 2;
+		else
+			po->state = 1;
+	}
+	if (po->state == 1)
+		po->phys_state = !eth && !(pm->set & EMU_PSET_STATE) ? 2 : 3;
+	else
+		po->phys_state = 5;
+}
+
+/* What the files left out of port p of device d of host h, checked against what they said. */
+static int port_defaults(struct emu_loader *L, size_t h, size_t d, size_t p)
+{
+	struct emu_fabric *f = L->f;
+	struct emu_host *ho = &f->hosts[h];
+	struct emu_device *dv = &ho->devices[d];
+	struct emu_port *po = &dv->ports[p];
+	struct emu_port_meta *pm = &L->hosts[h].devs[d].ports[p];
+	const struct emu_netdev *nd = first_netdev_of(ho, (int)d, (unsigned)p + 1);
+	bool eth = po->link_layer == ETH;
+	int err;
+
+	if (eth && (pm->set & (EMU_PSET_LID | EMU_PSET_SM_LID | EMU_PSET_LMC)))
+		return emu_loader_error(L, &pm->src, EINVAL, "port %zu of '%s' is Ethernet: it "
+					"has no LID, LMC or SM LID", p + 1, dv->name);
+	err = port_mtus(L, h, d, p, nd);
+	if (err)
+		return err;
+	if (!(pm->set & EMU_PSET_WIDTH))
+		po->active_width = po->link >= 0 ? f->links[po->link].width : (eth ? 1 : 2);
+	if (!(pm->set & EMU_PSET_SPEED))
+		po->active_speed = po->link >= 0 ? f->links[po->link].speed : (eth ? 1 : 4);
+	if (!(pm->set & EMU_PSET_GID_TBL_LEN))
+		po->gid_tbl_len = eth ? 1024 : 128;
+	err = port_pkeys(L, h, d, p);
+	if (err)
+		return err;
+	port_state(L, po, pm, nd);
+	if (!eth && !(pm->set & EMU_PSET_LID) && (!f->sm.present || po->state < 3))
+		po->lid = 0;
+	return 0;
+}
+
+/* LIDs the SM hands out where the files gave none: switches first, then CA ports. */
+static int sm_assign_lids(struct emu_loader *L)
 {
 	struct emu_fabric *f = L->f;
 	uint16_t next = 1;
 
-	if (!L->sm_set)
-		f->sm.present = any_ib_port(f);
-	for (size_t h = 0; h < f->nhosts; h++) {
-		struct emu_host *ho = &f->hosts[h];
+	for (size_t s = 0; s < f->nswitches; s++)
+		if (!f->switches[s].lid && !(f->switches[s].lid = next_free_lid(L, &next)))
+			return emu_loader_error(L, &L->switches[s].src, EINVAL, "out of LIDs");
+	for (size_t h = 0; h < f->nhosts; h++)
+		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
+			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
+				struct emu_port *po = &f->hosts[h].devices[d].ports[p];
 
-		for (size_t d = 0; d < ho->ndevices; d++) {
-			struct emu_device *dv = &ho->devices[d];
-
-			for (size_t p = 0; p < dv->nports; p++) {
-				struct emu_port *po = &dv->ports[p];
-				struct emu_port_meta *pm = &L->hosts[h].devs[d].ports[p];
-				const struct emu_netdev *nd = first_netdev_of(ho, (int)d, (unsigned)p + 1);
-				bool eth = po->link_layer == ETH;
-
-				if (eth && (pm->set & (EMU_PSET_LID | EMU_PSET_SM_LID | EMU_PSET_LMC)))
-					return emu_loader_error(L, &pm->src, EINVAL, "port %zu of '%s' is "
-								"Ethernet: it has no LID, LMC or SM "
-								"LID", p + 1, dv->name);
-				if (!(pm->set & EMU_PSET_MAX_MTU))
-					po->max_mtu = 5;
-				if (!(pm->set & EMU_PSET_ACTIVE_MTU)) {
-					/* rxe: largest IB MTU that fits the netdev MTU minus headers */
-					uint8_t m = eth ? emu_mtu_from_bytes((nd ? nd->mtu : 1500) -
-									    RXE_MAX_HDR_LENGTH)
-							: 5;
-
-					po->active_mtu = m < po->max_mtu ? m : po->max_mtu;
-				}
-				if (po->active_mtu > po->max_mtu)
-					return emu_loader_error(L, &pm->src, EINVAL, "active MTU %d of "
-								"port %zu of '%s' exceeds its MTU %d",
-								emu_mtu_bytes(po->active_mtu), p + 1,
-								dv->name, emu_mtu_bytes(po->max_mtu));
-				if (!(pm->set & EMU_PSET_WIDTH))
-					po->active_width = po->link >= 0 ? f->links[po->link].width
-									 : (eth ? 1 : 2);
-				if (!(pm->set & EMU_PSET_SPEED))
-					po->active_speed = po->link >= 0 ? f->links[po->link].speed
-									 : (eth ? 1 : 4);
-				if (!(pm->set & EMU_PSET_GID_TBL_LEN))
-					po->gid_tbl_len = eth ? 1024 : 128;
-				if (!(pm->set & EMU_PSET_PKEY_TBL_LEN))
-					po->pkey_tbl_len = eth ? 1 : 128;
-				if (!(pm->set & EMU_PSET_PKEYS)) {
-					po->pkeys = malloc(sizeof(uint16_t));
-					if (!po->pkeys)
-						return nomem(L);
-					po->pkeys[0] = 0xffff;
-					po->npkeys = 1;
-				}
-				if (po->npkeys > po->pkey_tbl_len)
-					return emu_loader_error(L, &pm->src, EINVAL, "port %zu of '%s' has "
-								"%zu P_Keys but a table of %u", p + 1,
-								dv->name, po->npkeys, po->pkey_tbl_len);
-				if (!(pm->set & EMU_PSET_STATE)) {
-					if (eth)
-						/* rxe follows the netdev: up (dummy: carrier on) = active */
-						po->state = nd && nd->up ? 4 : 1;
-					else if (po->link >= 0)
-						/* without an SM a linked IB port stays in INIT */
-						po->state = f->sm.present ? 4 : 2;
-					else
-						po->state = 1;
-				}
-				if (po->state == 1)
-					po->phys_state = !eth && !(pm->set & EMU_PSET_STATE) ? 2 : 3;
-				else
-					po->phys_state = 5;
-				if (!eth && !(pm->set & EMU_PSET_LID) && (!f->sm.present || po->state < 3))
-					po->lid = 0;
+				if (po->link_layer != IB || po->lid || po->state < 3)
+					continue;
+				/* ranges with LMC > 0 start on a multiple of 2^lmc */
+				while (next % (1u << po->lmc))
+					next++;
+				po->lid = next_free_lid(L, &next);
+				if (!po->lid)
+					return emu_loader_error(L, &L->hosts[h].devs[d].ports[p].src,
+								EINVAL, "out of LIDs");
+				next = (uint16_t)(po->lid + (1u << po->lmc));
 			}
-		}
+	return 0;
+}
+
+/* The SM's LID: the given one, which must be some switch's or port's, else the first
+ * switch's, else the first active CA port's; 0 without an SM. */
+static int sm_lid(struct emu_loader *L)
+{
+	struct emu_fabric *f = L->f;
+	char who[3 * EMU_NAME_MAX + 16];
+
+	if (!f->sm.present) {
+		f->sm.sm_lid = 0;
+		return 0;
 	}
-	/* LIDs the SM hands out where the files gave none: switches first, then CA ports */
-	if (f->sm.present) {
-		for (size_t s = 0; s < f->nswitches; s++)
-			if (!f->switches[s].lid && !(f->switches[s].lid = next_free_lid(L, &next)))
-				return emu_loader_error(L, &L->switches[s].src, EINVAL, "out of LIDs");
-		for (size_t h = 0; h < f->nhosts; h++)
-			for (size_t d = 0; d < f->hosts[h].ndevices; d++)
-				for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
-					struct emu_port *po = &f->hosts[h].devices[d].ports[p];
-
-					if (po->link_layer != IB || po->lid || po->state < 3)
-						continue;
-					/* ranges with LMC > 0 start on a multiple of 2^lmc */
-					while (next % (1u << po->lmc))
-						next++;
-					po->lid = next_free_lid(L, &next);
-					if (!po->lid)
-						return emu_loader_error(L, &L->hosts[h].devs[d].ports[p].src,
-									EINVAL, "out of LIDs");
-					next = (uint16_t)(po->lid + (1u << po->lmc));
-				}
-	}
-	if (check_lids(L))
-		return -1;
-	/* the SM: on the given LID, else the first switch's, else the first active CA port's */
-	if (f->sm.present) {
-		char who[3 * EMU_NAME_MAX + 16];
-
-		if (!L->sm_lid_set) {
-			f->sm.sm_lid = 0;
-			if (f->nswitches)
-				f->sm.sm_lid = f->switches[0].lid;
-			for (size_t h = 0; h < f->nhosts && !f->sm.sm_lid; h++)
-				for (size_t d = 0; d < f->hosts[h].ndevices && !f->sm.sm_lid; d++)
-					for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
-						struct emu_port *po = &f->hosts[h].devices[d].ports[p];
-
-						if (po->link_layer == IB && po->lid) {
-							f->sm.sm_lid = po->lid;
-							break;
-						}
-					}
-		}
-		if (L->sm_lid_set && !lid_owner(L, f->sm.sm_lid, who, sizeof(who)))
+	if (L->sm_lid_set) {
+		if (!lid_owner(L, f->sm.sm_lid, who, sizeof(who)))
 			return emu_loader_error(L, &L->sm_src, EINVAL, "SM LID %u is not the LID of "
 						"any switch or IB port", f->sm.sm_lid);
-	} else {
-		f->sm.sm_lid = 0;
+		return 0;
 	}
+	f->sm.sm_lid = 0;
+	if (f->nswitches)
+		f->sm.sm_lid = f->switches[0].lid;
+	for (size_t h = 0; h < f->nhosts && !f->sm.sm_lid; h++)
+		for (size_t d = 0; d < f->hosts[h].ndevices && !f->sm.sm_lid; d++)
+			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
+				struct emu_port *po = &f->hosts[h].devices[d].ports[p];
+
+				if (po->link_layer == IB && po->lid) {
+					f->sm.sm_lid = po->lid;
+					break;
+				}
+			}
+	return 0;
+}
+
+/* Every IB port's SM LID (where the files gave none; 0 for a port without a LID) and SM SL. */
+static void ports_sm(struct emu_loader *L)
+{
+	struct emu_fabric *f = L->f;
+
 	for (size_t h = 0; h < f->nhosts; h++)
 		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
 			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
@@ -680,6 +723,33 @@ static int ports_and_lids(struct emu_loader *L)
 				if (po->link_layer == IB)
 					po->sm_sl = f->sm.sl;
 			}
+}
+
+static int ports_and_lids(struct emu_loader *L)
+{
+	struct emu_fabric *f = L->f;
+	int err;
+
+	if (!L->sm_set)
+		f->sm.present = any_ib_port(f);
+	for (size_t h = 0; h < f->nhosts; h++)
+		for (size_t d = 0; d < f->hosts[h].ndevices; d++)
+			for (size_t p = 0; p < f->hosts[h].devices[d].nports; p++) {
+				err = port_defaults(L, h, d, p);
+				if (err)
+					return err;
+			}
+	if (f->sm.present) {
+		err = sm_assign_lids(L);
+		if (err)
+			return err;
+	}
+	if (check_lids(L))
+		return -1;
+	err = sm_lid(L);
+	if (err)
+		return err;
+	ports_sm(L);
 	return 0;
 }
 

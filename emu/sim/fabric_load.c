@@ -18,113 +18,6 @@
 
 #define MAX_WORDS 64
 
-/* ---------- files and the include stack ---------- */
-
-char *emu_path_join_dir(const char *base_file, const char *name)
-{
-	const char *slash = base_file ? strrchr(base_file, '/') : NULL;
-	size_t dlen = slash ? (size_t)(slash - base_file) : 0;
-	char *out;
-
-	if (name[0] == '/' || !slash)
-		return strdup(name);
-	out = malloc(dlen + 1 + strlen(name) + 1);
-	if (!out)
-		return NULL;
-	memcpy(out, base_file, dlen);
-	out[dlen] = '/';
-	strcpy(out + dlen + 1, name);
-	return out;
-}
-
-char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_src *from,
-		      char **canon_out)
-{
-	struct emu_src at = { .file = from ? from->file : emu_loader_intern(L, path),
-			      .line = from ? from->line : 0 };
-	char *canon, *buf = NULL;
-	size_t len = 0, cap = 0;
-	FILE *fp;
-
-	*canon_out = NULL;
-	canon = realpath(path, NULL);
-	if (!canon) {
-		int e = errno == ENOMEM ? ENOMEM : ENOENT;
-
-		emu_loader_error(L, &at, e, "cannot open '%s': %s", path, strerror(e));
-		return NULL;
-	}
-	for (int i = 0; i < L->depth; i++) {
-		if (!strcmp(L->stack[i], canon)) {
-			emu_loader_error(L, &at, ELOOP, "include cycle: '%s' is already being read",
-					 path);
-			free(canon);
-			return NULL;
-		}
-	}
-	if (L->depth == EMU_INCLUDE_DEPTH_MAX) {
-		emu_loader_error(L, &at, ELOOP, "includes nested deeper than %d levels at '%s'",
-				 EMU_INCLUDE_DEPTH_MAX, path);
-		free(canon);
-		return NULL;
-	}
-	fp = fopen(path, "r");
-	if (!fp) {
-		int e = errno;
-
-		emu_loader_error(L, &at, e, "cannot open '%s': %s", path, strerror(e));
-		free(canon);
-		return NULL;
-	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4097) {
-			char *nb = realloc(buf, cap ? cap * 2 : 8192);
-
-			if (!nb) {
-				free(buf);
-				fclose(fp);
-				free(canon);
-				emu_loader_error(L, &at, ENOMEM, "out of memory");
-				return NULL;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 8192;
-		}
-		got = fread(buf + len, 1, cap - len - 1, fp);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(fp)) {
-		int e = errno ? errno : EIO;
-
-		fclose(fp);
-		free(buf);
-		free(canon);
-		emu_loader_error(L, &at, e, "cannot read '%s': %s", path, strerror(e));
-		return NULL;
-	}
-	fclose(fp);
-	buf[len] = 0;
-	if (memchr(buf, 0, len)) {
-		free(buf);
-		free(canon);
-		emu_loader_error(L, &at, EINVAL, "'%s' is not a text file", path);
-		return NULL;
-	}
-	L->stack[L->depth++] = canon;
-	*canon_out = canon;
-	return buf;
-}
-
-void emu_loader_pop(struct emu_loader *L)
-{
-	if (L->depth > 0)
-		free(L->stack[--L->depth]);
-}
-
 /* ---------- small helpers ---------- */
 
 static int bad(struct emu_loader *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -822,12 +715,193 @@ static int parse_pkeys(struct emu_loader *L, struct emu_port *p, char *v)
 	return 0;
 }
 
+/* A key=value of a 'port' line, and the port it sets. */
+struct port_kv {
+	struct emu_loader *L;
+	struct emu_port *p;
+	struct emu_port_meta *pm;
+	char *k, *v;
+};
+
+static int pa_link(struct port_kv *a)
+{
+	if (parse_link_layer(a->L, a->v, &a->p->link_layer))
+		return -1;
+	a->pm->set |= EMU_PSET_LINK_LAYER;
+	return 0;
+}
+
+static int pa_state(struct port_kv *a)
+{
+	static const char *const states[] = { "down", "init", "armed", "active" };
+	bool ok = false;
+
+	for (uint8_t s = 0; s < 4; s++)
+		if (!strcmp(a->v, states[s])) {
+			a->p->state = (uint8_t)(s + 1);
+			ok = true;
+		}
+	if (!ok)
+		return bad(a->L, "expected 'down', 'init', 'armed' or 'active' after 'state=', got "
+			   "'%s'", a->v);
+	a->pm->set |= EMU_PSET_STATE;
+	return 0;
+}
+
+/* mtu= and active-mtu= */
+static int pa_mtu(struct port_kv *a)
+{
+	uint8_t m;
+
+	if (emu_parse_mtu(a->v, &m))
+		return bad(a->L, "expected an MTU (256, 512, 1024, 2048, 4096) after '%s=', got "
+			   "'%s'", a->k, a->v);
+	if (a->k[0] == 'm') {
+		a->p->max_mtu = m;
+		a->pm->set |= EMU_PSET_MAX_MTU;
+	} else {
+		a->p->active_mtu = m;
+		a->pm->set |= EMU_PSET_ACTIVE_MTU;
+	}
+	return 0;
+}
+
+/* lid= and sm-lid= */
+static int pa_lid(struct port_kv *a)
+{
+	uint32_t x;
+
+	if (emu_parse_u32_max(a->v, 0xbfff, &x) || !x)
+		return bad(a->L, "expected a unicast LID (1..49151) after '%s=', got '%s'", a->k,
+			   a->v);
+	if (a->k[0] == 'l') {
+		a->p->lid = (uint16_t)x;
+		a->pm->set |= EMU_PSET_LID;
+	} else {
+		a->p->sm_lid = (uint16_t)x;
+		a->pm->set |= EMU_PSET_SM_LID;
+	}
+	return 0;
+}
+
+static int pa_lmc(struct port_kv *a)
+{
+	uint32_t x;
+
+	if (emu_parse_u32_max(a->v, 7, &x))
+		return bad(a->L, "expected an LMC (0..7) after 'lmc=', got '%s'", a->v);
+	a->p->lmc = (uint8_t)x;
+	a->pm->set |= EMU_PSET_LMC;
+	return 0;
+}
+
+static int pa_width(struct port_kv *a)
+{
+	if (emu_parse_width(a->v, &a->p->active_width))
+		return bad(a->L, "expected a link width (1x, 2x, 4x, 8x, 12x) after 'width=', got "
+			   "'%s'", a->v);
+	a->pm->set |= EMU_PSET_WIDTH;
+	return 0;
+}
+
+static int pa_speed(struct port_kv *a)
+{
+	if (emu_parse_speed(a->v, &a->p->active_speed))
+		return bad(a->L, "expected a link speed (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR) "
+			   "after 'speed=', got '%s'", a->v);
+	a->pm->set |= EMU_PSET_SPEED;
+	return 0;
+}
+
+static int pa_guid(struct port_kv *a)
+{
+	if (emu_parse_guid(a->v, &a->p->port_guid) || !a->p->port_guid)
+		return bad(a->L, "expected a GUID (0x0123456789abcdef or 0123:4567:89ab:cdef) "
+			   "after 'guid=', got '%s'", a->v);
+	a->pm->set |= EMU_PSET_GUID;
+	return 0;
+}
+
+/* gid= adds a GID; the first of a port's lines replaces the ones it had. */
+static int pa_gid(struct port_kv *a)
+{
+	struct emu_port *p = a->p;
+	int gi;
+
+	if (!(a->pm->set & EMU_PSET_GIDS)) {
+		free(p->gids);
+		p->gids = NULL;
+		p->ngids = 0;
+	}
+	gi = emu_array_push(&p->gids, &p->ngids, sizeof(*p->gids));
+	if (gi < 0)
+		return nomem(a->L);
+	if (emu_parse_gid(a->v, p->gids[gi].raw))
+		return bad(a->L, "expected a GID like fe80::2:c903:0:1 after 'gid=', got '%s'",
+			   a->v);
+	p->gids[gi].netdev = -1;
+	a->pm->set |= EMU_PSET_GIDS;
+	return 0;
+}
+
+static int pa_pkeys(struct port_kv *a)
+{
+	if (parse_pkeys(a->L, a->p, a->v))
+		return -1;
+	a->pm->set |= EMU_PSET_PKEYS;
+	return 0;
+}
+
+/* gid-table= and pkey-table= */
+static int pa_table(struct port_kv *a)
+{
+	uint32_t x;
+
+	if (emu_parse_u32_max(a->v, 0xffff, &x) || !x)
+		return bad(a->L, "expected a table length (1..65535) after '%s=', got '%s'", a->k,
+			   a->v);
+	if (a->k[0] == 'g') {
+		a->p->gid_tbl_len = x;
+		a->pm->set |= EMU_PSET_GID_TBL_LEN;
+	} else {
+		a->p->pkey_tbl_len = x;
+		a->pm->set |= EMU_PSET_PKEY_TBL_LEN;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(struct port_kv *a);
+} port_attrs[] = {
+	{ "link", pa_link },	   { "state", pa_state },	    { "mtu", pa_mtu },
+	{ "active-mtu", pa_mtu },  { "lid", pa_lid },		    { "sm-lid", pa_lid },
+	{ "lmc", pa_lmc },	   { "width", pa_width },	    { "speed", pa_speed },
+	{ "guid", pa_guid },	   { "gid", pa_gid },		    { "pkeys", pa_pkeys },
+	{ "gid-table", pa_table }, { "pkey-table", pa_table },
+};
+
+/* One key=value word of a 'port' line onto a->p. */
+static int port_attr(struct port_kv *a, char *word)
+{
+	a->k = word;
+	a->v = split_kv(word);
+	if (!a->v)
+		return bad(a->L, "expected key=value on a 'port' line, got '%s'", a->k);
+	for (size_t i = 0; i < sizeof(port_attrs) / sizeof(port_attrs[0]); i++)
+		if (!strcmp(a->k, port_attrs[i].name))
+			return port_attrs[i].fn(a);
+	return bad(a->L, "unknown attribute '%s' on a 'port' line (expected link, state, mtu, "
+		   "active-mtu, lid, lmc, sm-lid, width, speed, guid, gid, pkeys, gid-table, "
+		   "pkey-table)", a->k);
+}
+
 static int d_port(struct emu_loader *L, int nw, char **w)
 {
 	int h = L->cur_host, di = L->cur_dev;
-	struct emu_port_meta *pm;
-	struct emu_port *p;
-	uint32_t num, x;
+	struct port_kv a = { .L = L };
+	struct emu_device *d;
+	uint32_t num;
 
 	if (di < 0)
 		return bad(L, "'port' needs a preceding 'device' line");
@@ -836,120 +910,20 @@ static int d_port(struct emu_loader *L, int nw, char **w)
 			   nw > 1 ? w[1] : "");
 	if (emu_loader_add_ports(L, h, di, num))
 		return nomem(L);
-	{
-		/* ports added here take the device's link layer (its port 1's) */
-		struct emu_device *d = &L->f->hosts[h].devices[di];
-
-		for (size_t q = 1; q < d->nports; q++)
-			if (!d->ports[q].link_layer)
-				d->ports[q].link_layer = d->ports[0].link_layer;
-	}
-	p = &L->f->hosts[h].devices[di].ports[num - 1];
-	pm = &L->hosts[h].devs[di].ports[num - 1];
-	pm->src = L->cur; /* a second line for the same port amends it */
+	/* ports added here take the device's link layer (its port 1's) */
+	d = &L->f->hosts[h].devices[di];
+	for (size_t q = 1; q < d->nports; q++)
+		if (!d->ports[q].link_layer)
+			d->ports[q].link_layer = d->ports[0].link_layer;
+	a.p = &d->ports[num - 1];
+	a.pm = &L->hosts[h].devs[di].ports[num - 1];
+	a.pm->src = L->cur; /* a second line for the same port amends it */
 	L->cur_port = (int)num - 1;
 	for (int i = 2; i < nw; i++) {
-		char *k = w[i], *v = split_kv(k);
+		int err = port_attr(&a, w[i]);
 
-		if (!v)
-			return bad(L, "expected key=value on a 'port' line, got '%s'", k);
-		if (!strcmp(k, "link")) {
-			if (parse_link_layer(L, v, &p->link_layer))
-				return -1;
-			pm->set |= EMU_PSET_LINK_LAYER;
-		} else if (!strcmp(k, "state")) {
-			static const char *const states[] = { "down", "init", "armed", "active" };
-			bool ok = false;
-
-			for (uint8_t s = 0; s < 4; s++)
-				if (!strcmp(v, states[s])) {
-					p->state = (uint8_t)(s + 1);
-					ok = true;
-				}
-			if (!ok)
-				return bad(L, "expected 'down', 'init', 'armed' or 'active' after "
-					   "'state=', got '%s'", v);
-			pm->set |= EMU_PSET_STATE;
-		} else if (!strcmp(k, "mtu") || !strcmp(k, "active-mtu")) {
-			uint8_t m;
-
-			if (emu_parse_mtu(v, &m))
-				return bad(L, "expected an MTU (256, 512, 1024, 2048, 4096) after "
-					   "'%s=', got '%s'", k, v);
-			if (k[0] == 'm') {
-				p->max_mtu = m;
-				pm->set |= EMU_PSET_MAX_MTU;
-			} else {
-				p->active_mtu = m;
-				pm->set |= EMU_PSET_ACTIVE_MTU;
-			}
-		} else if (!strcmp(k, "lid") || !strcmp(k, "sm-lid")) {
-			if (emu_parse_u32_max(v, 0xbfff, &x) || !x)
-				return bad(L, "expected a unicast LID (1..49151) after '%s=', got '%s'",
-					   k, v);
-			if (k[0] == 'l') {
-				p->lid = (uint16_t)x;
-				pm->set |= EMU_PSET_LID;
-			} else {
-				p->sm_lid = (uint16_t)x;
-				pm->set |= EMU_PSET_SM_LID;
-			}
-		} else if (!strcmp(k, "lmc")) {
-			if (emu_parse_u32_max(v, 7, &x))
-				return bad(L, "expected an LMC (0..7) after 'lmc=', got '%s'", v);
-			p->lmc = (uint8_t)x;
-			pm->set |= EMU_PSET_LMC;
-		} else if (!strcmp(k, "width")) {
-			if (emu_parse_width(v, &p->active_width))
-				return bad(L, "expected a link width (1x, 2x, 4x, 8x, 12x) after "
-					   "'width=', got '%s'", v);
-			pm->set |= EMU_PSET_WIDTH;
-		} else if (!strcmp(k, "speed")) {
-			if (emu_parse_speed(v, &p->active_speed))
-				return bad(L, "expected a link speed (SDR, DDR, QDR, FDR10, FDR, EDR, "
-					   "HDR, NDR) after 'speed=', got '%s'", v);
-			pm->set |= EMU_PSET_SPEED;
-		} else if (!strcmp(k, "guid")) {
-			if (emu_parse_guid(v, &p->port_guid) || !p->port_guid)
-				return bad(L, "expected a GUID (0x0123456789abcdef or "
-					   "0123:4567:89ab:cdef) after 'guid=', got '%s'", v);
-			pm->set |= EMU_PSET_GUID;
-		} else if (!strcmp(k, "gid")) {
-			int gi;
-
-			if (!(pm->set & EMU_PSET_GIDS)) {
-				free(p->gids);
-				p->gids = NULL;
-				p->ngids = 0;
-			}
-			gi = emu_array_push(&p->gids, &p->ngids, sizeof(*p->gids));
-			if (gi < 0)
-				return nomem(L);
-			if (emu_parse_gid(v, p->gids[gi].raw))
-				return bad(L, "expected a GID like fe80::2:c903:0:1 after 'gid=', got "
-					   "'%s'", v);
-			p->gids[gi].netdev = -1;
-			pm->set |= EMU_PSET_GIDS;
-		} else if (!strcmp(k, "pkeys")) {
-			if (parse_pkeys(L, p, v))
-				return -1;
-			pm->set |= EMU_PSET_PKEYS;
-		} else if (!strcmp(k, "gid-table") || !strcmp(k, "pkey-table")) {
-			if (emu_parse_u32_max(v, 0xffff, &x) || !x)
-				return bad(L, "expected a table length (1..65535) after '%s=', got '%s'",
-					   k, v);
-			if (k[0] == 'g') {
-				p->gid_tbl_len = x;
-				pm->set |= EMU_PSET_GID_TBL_LEN;
-			} else {
-				p->pkey_tbl_len = x;
-				pm->set |= EMU_PSET_PKEY_TBL_LEN;
-			}
-		} else {
-			return bad(L, "unknown attribute '%s' on a 'port' line (expected link, state, "
-				   "mtu, active-mtu, lid, lmc, sm-lid, width, speed, guid, gid, pkeys, "
-				   "gid-table, pkey-table)", k);
-		}
+		if (err)
+			return err;
 	}
 	return 0;
 }

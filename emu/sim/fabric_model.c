@@ -1,4 +1,5 @@
-/* Building and freeing the fabric model and the loader's side tables.
+/* Building and freeing the fabric model and the loader's side tables, and the loaders'
+ * reading of files with its include stack.
  *
  * While loading, every array may move (realloc), so the loaders refer to hosts, devices and
  * ports by index; the back pointers (port->dev, device->host, host->fabric) are set once the
@@ -315,4 +316,111 @@ int emu_loader_error(struct emu_loader *L, const struct emu_src *src, int errnum
 	}
 	errno = errnum;
 	return -1;
+}
+
+/* ---------- files and the include stack ---------- */
+
+char *emu_path_join_dir(const char *base_file, const char *name)
+{
+	const char *slash = base_file ? strrchr(base_file, '/') : NULL;
+	size_t dlen = slash ? (size_t)(slash - base_file) : 0;
+	char *out;
+
+	if (name[0] == '/' || !slash)
+		return strdup(name);
+	out = malloc(dlen + 1 + strlen(name) + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, base_file, dlen);
+	out[dlen] = '/';
+	strcpy(out + dlen + 1, name);
+	return out;
+}
+
+char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_src *from,
+		      char **canon_out)
+{
+	struct emu_src at = { .file = from ? from->file : emu_loader_intern(L, path),
+			      .line = from ? from->line : 0 };
+	char *canon, *buf = NULL;
+	size_t len = 0, cap = 0;
+	FILE *fp;
+
+	*canon_out = NULL;
+	canon = realpath(path, NULL);
+	if (!canon) {
+		int e = errno == ENOMEM ? ENOMEM : ENOENT;
+
+		emu_loader_error(L, &at, e, "cannot open '%s': %s", path, strerror(e));
+		return NULL;
+	}
+	for (int i = 0; i < L->depth; i++) {
+		if (!strcmp(L->stack[i], canon)) {
+			emu_loader_error(L, &at, ELOOP, "include cycle: '%s' is already being read",
+					 path);
+			free(canon);
+			return NULL;
+		}
+	}
+	if (L->depth == EMU_INCLUDE_DEPTH_MAX) {
+		emu_loader_error(L, &at, ELOOP, "includes nested deeper than %d levels at '%s'",
+				 EMU_INCLUDE_DEPTH_MAX, path);
+		free(canon);
+		return NULL;
+	}
+	fp = fopen(path, "r");
+	if (!fp) {
+		int e = errno;
+
+		emu_loader_error(L, &at, e, "cannot open '%s': %s", path, strerror(e));
+		free(canon);
+		return NULL;
+	}
+	for (;;) {
+		size_t got;
+
+		if (cap - len < 4097) {
+			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+
+			if (!nb) {
+				free(buf);
+				fclose(fp);
+				free(canon);
+				emu_loader_error(L, &at, ENOMEM, "out of memory");
+				return NULL;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 8192;
+		}
+		got = fread(buf + len, 1, cap - len - 1, fp);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(fp)) {
+		int e = errno ? errno : EIO;
+
+		fclose(fp);
+		free(buf);
+		free(canon);
+		emu_loader_error(L, &at, e, "cannot read '%s': %s", path, strerror(e));
+		return NULL;
+	}
+	fclose(fp);
+	buf[len] = 0;
+	if (memchr(buf, 0, len)) {
+		free(buf);
+		free(canon);
+		emu_loader_error(L, &at, EINVAL, "'%s' is not a text file", path);
+		return NULL;
+	}
+	L->stack[L->depth++] = canon;
+	*canon_out = canon;
+	return buf;
+}
+
+void emu_loader_pop(struct emu_loader *L)
+{
+	if (L->depth > 0)
+		free(L->stack[--L->depth]);
 }

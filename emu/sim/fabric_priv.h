@@ -174,6 +174,14 @@ int emu_loader_find_switch(const struct emu_loader *L, const char *name);
 int emu_loader_error(struct emu_loader *L, const struct emu_src *src, int errnum,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Reads a whole file; NULL with errno (and L->err filled at `from`) on failure. Pushes the
+ * file on the include stack (ELOOP on a cycle); emu_loader_pop() undoes that. */
+char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_src *from,
+		      char **canon);
+void emu_loader_pop(struct emu_loader *L);
+/* Path of `name` relative to the directory of `base` (a file) unless name is absolute. */
+char *emu_path_join_dir(const char *base_file, const char *name);
+
 /* --- the file readers --- */
 /* Reads a file of the text format into L (include processing happens here). */
 int emu_load_file(struct emu_loader *L, const char *path);
@@ -183,14 +191,6 @@ int emu_ibnd_load(struct emu_loader *L, const char *path);
 int emu_hostsdata_load(struct emu_loader *L, const char *path);
 /* Resolves names, checks consistency, derives GUIDs, GIDs, LIDs, MTUs, states. */
 int emu_loader_finish(struct emu_loader *L);
-
-/* Reads a whole file; NULL with errno (and L->err filled at `from`) on failure. Pushes the
- * file on the include stack (ELOOP on a cycle); emu_loader_pop() undoes that. */
-char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_src *from,
-		      char **canon);
-void emu_loader_pop(struct emu_loader *L);
-/* Path of `name` relative to the directory of `base` (a file) unless name is absolute. */
-char *emu_path_join_dir(const char *base_file, const char *name);
 
 /* --- lexical helpers (fabric_util.c) --- */
 /* Splits line in place into whitespace-separated words; "..." groups, '#' outside quotes ends
@@ -221,7 +221,7 @@ void emu_guid_str(uint64_t guid, char buf[20]); /* 0002:c903:000a:0001 */
 /* The text of the built-in default fabric (= fixtures/default.fabric). */
 const char *emu_fabric_builtin_text(void);
 
-/* rxe's device limits as Debian 12's kernel 6.1 reports them (fabric_builtin.c). */
+/* rxe's device limits as Debian 12's kernel 6.1 reports them (fabric_caps.c). */
 void emu_rxe_default_caps(struct emu_device_caps *caps);
 /* Names of the caps for `cap KEY=VALUE` lines and `fabric show`. */
 struct emu_cap_field {
