@@ -9,8 +9,8 @@
 #include "emu/sim/fabric_priv.h"
 
 /* Debian 12 (kernel 6.1) rxe, as `ibv_devinfo -v` reports it in the reference VM
- * (scripts/rxe-vm, docs/reference/kernel-rxe.md §3); where the VM did not print a value, the one rxe_param.h of that kernel
- * gives (DEFAULT_MAX_VALUE = 1 << 20). */
+ * (scripts/rxe-vm, docs/reference/kernel-rxe.md §3); where the VM did not print a value, the
+ * one rxe_param.h of that kernel gives (DEFAULT_MAX_VALUE = 1 << 20). */
 void emu_rxe_default_caps(struct emu_device_caps *c)
 {
 	memset(c, 0, sizeof(*c));
