@@ -1,26 +1,17 @@
-/* ibacm's part of rdma_getaddrinfo (spec §4.5).
+/* ibacm's part of rdma_getaddrinfo (spec §4.5): the acm.h RESOLVE request librdmacm sends for
+ * every active lookup and what it keeps of the reply (rdma-core's librdmacm/acm.c, v44).
  *
- * The real library sends every active lookup to ibacm (/run/ibacm.sock); when ibacm is not
- * running nothing happens and the result has no source address and no route. On the emulated
- * fabric "ibacm runs" is a property of the host (fabric file: acm on). When it does, ibacm
- * answers with the source address it would use for the destination (the address of the
- * host's netdev that reaches it, port 0), which fills ai_src_addr when the caller gave none.
- *
- * On an InfiniBand port ibacm (acmp provider) also resolves the destination to its GID (its
- * address table: on the emulated fabric, the IB port behind the netdev that owns the address)
- * and asks the SA for a PathRecord (Get, component mask DGID|SGID|TClass|PKey, acmp.c's
- * acmp_resolve_path_sa; SA timeout 2000 ms, 2 retries: ibacm's defaults) through the SA
- * client on the wire, so the SA's faults apply. Its answer becomes one ibv_path_data in
- * ai_route (flags GMP|PRIMARY|BIDIRECTIONAL = 0x2b, reserved 0, the record as the SA sent it)
- * plus the source address. When ibacm cannot resolve (unknown destination, SA timeout or
- * error) its reply has a non-zero status and the library ignores the whole reply: no route,
- * no source. The waits run on the virtual clock.
+ * The real library sends the request to ibacm's socket; when ibacm is not running nothing
+ * happens and the result has no source address and no route. Here the request goes to a
+ * server named by RDMAEMU_IBACM_* (lib/acm_sock.c) when there is one, else to the emulated
+ * host's own ibacm (emu/net/ibacm_api.h: it runs where the fabric file says `acm on`). Either
+ * answers with the source address it would use for the destination, and on InfiniBand a
+ * PathRecord as one ibv_path_data; that source fills ai_src_addr when the result has none.
+ * A reply counts only when its length is at least the 16-byte header, equals the header's
+ * length and the status is 0; anything else is ignored silently, as the real library does.
  *
  * With a route, the AF_IB entry with ai_connect goes in front of the result (lib/gai_afib.c),
- * since the emulated kernel takes AF_IB as Linux 6.1 does.
- *
- * NOT EMULATED: the acm.h socket protocol itself (conformance rows ACM-79..88 observe its
- * bytes). */
+ * since the emulated kernel takes AF_IB as Linux 6.1 does. */
 #include "config.h"
 
 #include <stdlib.h>
@@ -29,212 +20,156 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
-#include "emu/sim/engine.h"
-#include "emu/ib/mad.h"
-#include "emu/sim/process.h"
-#include "emu/ib/sa_client.h"
+#include "emu/net/ibacm_api.h"
 
-/* ibacm's defaults (ibacm_opts.cfg: timeout 2000, retries 2) */
-#define ACM_SA_TIMEOUT_MS 2000
-#define ACM_SA_RETRIES 2
-/* IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL, as acmp answers */
-#define ACM_PATH_FLAGS 0x2b
+_Static_assert(sizeof(struct ibv_path_data) == EMU_IBACM_EP_LEN,
+	       "a PATH entry is an ibv_path_data");
 
-/* The first address of `family` on netdev nd, preferring a non-link-local one. */
-static const struct emu_ifaddr *netdev_source(const struct emu_netdev *nd, int family)
+static bool inet_addr_of(const struct sockaddr *sa, socklen_t len)
 {
-	const struct emu_ifaddr *fallback = NULL;
+	return len && sa && (sa->sa_family == AF_INET || sa->sa_family == AF_INET6);
+}
 
-	for (size_t i = 0; i < nd->naddrs; i++) {
-		const struct emu_ifaddr *a = &nd->addrs[i];
+static bool ib_addr_of(const struct sockaddr *sa, socklen_t len)
+{
+	return len && sa && sa->sa_family == AF_IB;
+}
 
-		if (a->family != family)
-			continue;
-		if (family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL(&a->addr.v6)) {
-			if (!fallback)
-				fallback = a;
-			continue;
-		}
-		return a;
+static void set_ep_addr(struct emu_ibacm_ep *ep, const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		ep->type = EMU_IBACM_EP_INFO_ADDRESS_IP;
+		memcpy(ep->info.addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else {
+		ep->type = EMU_IBACM_EP_INFO_ADDRESS_IP6;
+		memcpy(ep->info.addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
 	}
-	return fallback;
 }
 
-struct acm_path_wait {
-	bool done;
-	int status;
-	struct emu_sa_path_rec rec;
-};
-
-static void acm_path_done(struct emu_sa_query *q, int status, uint16_t mad_status,
-			  const void *recs, size_t nrecs, size_t rec_size, void *ctx)
+/* The request: SOURCE (a source address is known), DEST (NODELAY for numeric or no-route
+ * lookups), and a PATH entry when the hints carry a route or an address is AF_IB. */
+static void build_request(struct emu_ibacm_msg *m, const struct rdma_addrinfo *rai,
+			  const struct rdma_addrinfo *hints)
 {
-	struct acm_path_wait *w = ctx;
+	struct emu_ibacm_ep *ep = m->ep;
 
-	(void)q;
-	(void)mad_status;
-	(void)rec_size;
-	if (!status && !nrecs)
-		status = -ENODATA;
-	if (!status)
-		memcpy(&w->rec, recs, sizeof(w->rec));
-	w->status = status;
-	w->done = true;
-}
-
-static bool acm_path_ready(void *arg)
-{
-	return ((const struct acm_path_wait *)arg)->done;
-}
-
-/* The GID 0 of the InfiniBand port behind the fabric netdev that owns address dst. */
-static const struct emu_port *dest_port(const struct emu_fabric *f, int family, const void *dst)
-{
-	size_t alen = family == AF_INET ? 4 : 16;
-
-	for (size_t i = 0; i < f->nhosts; i++) {
-		const struct emu_host *o = &f->hosts[i];
-
-		for (size_t n = 0; n < o->nnetdevs; n++) {
-			const struct emu_netdev *nd = &o->netdevs[n];
-
-			for (size_t a = 0; a < nd->naddrs; a++) {
-				if (nd->addrs[a].family != family || memcmp(&nd->addrs[a].addr, dst, alen))
-					continue;
-				if (nd->device < 0 || !nd->port)
-					return NULL;
-				const struct emu_device *d = &o->devices[nd->device];
-
-				return nd->port <= d->nports ? &d->ports[nd->port - 1] : NULL;
-			}
-		}
+	/* a request has at most three entries; only they are sent */
+	memset(m, 0, sizeof(m->hdr) + 3 * sizeof(m->ep[0]));
+	m->hdr.version = EMU_IBACM_VERSION;
+	m->hdr.opcode = EMU_IBACM_OP_RESOLVE;
+	m->hdr.length = EMU_IBACM_HDR_LEN;
+	if (inet_addr_of(rai->ai_src_addr, rai->ai_src_len)) {
+		ep->flags = EMU_IBACM_EP_FLAG_SOURCE;
+		set_ep_addr(ep++, rai->ai_src_addr);
+		m->hdr.length += EMU_IBACM_EP_LEN;
 	}
-	return NULL;
-}
-
-/* acmp's path resolution from netdev nd of h towards dst: 0 with *path filled, or -errno (the
- * reply ibacm would send carries an error status). */
-static int acm_resolve_path(const struct emu_host *h, const struct emu_netdev *nd, int family,
-			    const void *dst, struct ibv_path_data *path)
-{
-	const struct emu_fabric *f = emu_process_fabric();
-	const struct emu_device *dev;
-	const struct emu_port *sp, *dp;
-	struct emu_sa_query_opts opts = { ACM_SA_TIMEOUT_MS, ACM_SA_RETRIES };
-	struct emu_sa_client_port from;
-	struct acm_path_wait w = { .done = false };
-	struct emu_sa_path_rec rec;
-	struct emu_sa_query *q;
-	struct emu_engine *e;
-	int err = -ENOMEM, ret;
-
-	if (!f || h < f->hosts || h >= f->hosts + f->nhosts)
-		return -ENODEV;
-	dev = &h->devices[nd->device];
-	sp = &dev->ports[nd->port - 1];
-	dp = dest_port(f, family, dst);
-	if (!dp || dp->link_layer != IBV_LINK_LAYER_INFINIBAND || !dp->ngids || !sp->ngids)
-		return -EDESTADDRREQ; /* ACM_STATUS_EDESTADDR */
-	memset(&rec, 0, sizeof(rec));
-	memcpy(rec.sgid, sp->gids[0].raw, 16);
-	memcpy(rec.dgid, dp->gids[0].raw, 16);
-	rec.pkey = 0xffff;
-	rec.reversible = 1;
-	rec.numb_path = 1;
-	from.host = (size_t)(h - f->hosts);
-	from.dev = (size_t)nd->device;
-	from.port = nd->port;
-	e = emu_engine_get();
-	if (!e)
-		return -ENODEV;
-	emu_engine_lock(e);
-	q = emu_sa_path_query(e, &from, &rec, EMU_PR_COMP_DGID | EMU_PR_COMP_SGID |
-			      EMU_PR_COMP_TCLASS | EMU_PR_COMP_PKEY, false, &opts, acm_path_done,
-			      &w, &err);
-	if (!q) {
-		emu_engine_unlock(e);
-		return err;
+	if (inet_addr_of(rai->ai_dst_addr, rai->ai_dst_len)) {
+		ep->flags = EMU_IBACM_EP_FLAG_DEST;
+		if (hints->ai_flags & (RAI_NUMERICHOST | RAI_NOROUTE))
+			ep->flags |= EMU_IBACM_FLAGS_NODELAY;
+		set_ep_addr(ep++, rai->ai_dst_addr);
+		m->hdr.length += EMU_IBACM_EP_LEN;
 	}
-	/* the query's own timeout bounds the wait */
-	ret = emu_engine_wait(e, "ibacm path record", acm_path_ready, &w, EMU_ENGINE_FOREVER);
-	if (!w.done)
-		emu_sa_query_cancel(q);
-	emu_engine_unlock(e);
-	if (!w.done)
-		return ret ? -ret : -EDEADLK;
-	if (w.status)
-		return w.status;
-	memset(path, 0, sizeof(*path));
-	path->flags = ACM_PATH_FLAGS;
-	emu_mad_record_pack(&emu_sa_path_rec_desc, &w.rec, (uint8_t *)&path->path);
-	return 0;
+	if (hints->ai_route_len || ib_addr_of(rai->ai_src_addr, rai->ai_src_len) ||
+	    ib_addr_of(rai->ai_dst_addr, rai->ai_dst_len)) {
+		/* only a route of exactly one record or one path_data is passed on */
+		if (hints->ai_route_len == sizeof(struct ibv_path_record))
+			memcpy(&ep->info.path, hints->ai_route, sizeof(struct ibv_path_record));
+		else if (hints->ai_route_len == sizeof(struct ibv_path_data))
+			memcpy(&ep->info.path, &((const struct ibv_path_data *)hints->ai_route)->path,
+			       sizeof(struct ibv_path_record));
+		if (ib_addr_of(rai->ai_src_addr, rai->ai_src_len))
+			memcpy(&ep->info.path.sgid,
+			       &((const struct sockaddr_ib *)rai->ai_src_addr)->sib_addr, 16);
+		if (ib_addr_of(rai->ai_dst_addr, rai->ai_dst_len))
+			memcpy(&ep->info.path.dgid,
+			       &((const struct sockaddr_ib *)rai->ai_dst_addr)->sib_addr, 16);
+		ep->type = EMU_IBACM_EP_INFO_PATH;
+		m->hdr.length += EMU_IBACM_EP_LEN;
+	}
 }
 
-/* ucma_ib_save_resp's source address: ibacm's choice, unless the result has one. */
-static void save_source(struct rdma_addrinfo *rai, int family, const struct emu_ifaddr *src)
+/* ibacm failures are silent in the real library: out of memory just means no source. */
+static void save_source(struct rdma_addrinfo *rai, const struct emu_ibacm_ep *ep)
 {
-	if (rai->ai_src_len)
-		return; /* a source the caller gave (or the lookup found) is kept */
+	struct sockaddr_in *sin;
+	struct sockaddr_in6 *sin6;
 
-	/* ibacm failures are silent in the real library: out of memory just means no source. */
-	if (family == AF_INET) {
-		struct sockaddr_in *sin = calloc(1, sizeof(*sin));
-
-		if (!sin)
+	if (!(ep->flags & EMU_IBACM_EP_FLAG_SOURCE) || rai->ai_src_len)
+		return;
+	if (ep->type == EMU_IBACM_EP_INFO_ADDRESS_IP) {
+		if (!(sin = calloc(1, sizeof(*sin))))
 			return;
 		sin->sin_family = AF_INET;
-		sin->sin_addr = src->addr.v4;
+		memcpy(&sin->sin_addr, ep->info.addr, 4);
 		rai->ai_src_addr = (struct sockaddr *)sin;
 		rai->ai_src_len = sizeof(*sin);
 	} else {
-		struct sockaddr_in6 *sin6 = calloc(1, sizeof(*sin6));
-
-		if (!sin6)
+		if (!(sin6 = calloc(1, sizeof(*sin6))))
 			return;
 		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = src->addr.v6;
+		memcpy(&sin6->sin6_addr, ep->info.addr, 16);
 		rai->ai_src_addr = (struct sockaddr *)sin6;
 		rai->ai_src_len = sizeof(*sin6);
 	}
 }
 
-void cma_acm_resolve(const struct emu_host *h, struct rdma_addrinfo **raip,
-		     const struct rdma_addrinfo *hints)
+/* ucma_ib_save_resp. Faithful to rdma-core, including two quirks a test can see: the route is
+ * the run of path_cnt entries starting at the FIRST path entry (entries in between that are
+ * not paths are copied too, their type left as is), and a reply without any path still
+ * allocates ai_route (calloc of zero bytes: a non-NULL pointer with ai_route_len 0). The
+ * emulated host's ibacm has always left ai_route NULL without a path (empty_route false): its
+ * results stay what they were when it answered inside the library. */
+static void save_reply(struct rdma_addrinfo *rai, struct emu_ibacm_msg *m, bool empty_route)
 {
-	struct rdma_addrinfo *rai = *raip;
-	const struct emu_ifaddr *src;
-	const struct emu_netdev *ndp;
-	struct ibv_path_data *route = NULL;
-	const void *dst;
-	int family, nd;
+	struct emu_ibacm_ep *first = NULL;
+	size_t cnt = (m->hdr.length - EMU_IBACM_HDR_LEN) / EMU_IBACM_EP_LEN, paths = 0;
 
-	if (!h->acm || !rai->ai_dst_addr)
-		return;
-	family = rai->ai_dst_addr->sa_family;
-	if (family == AF_INET)
-		dst = &((struct sockaddr_in *)rai->ai_dst_addr)->sin_addr;
-	else if (family == AF_INET6)
-		dst = &((struct sockaddr_in6 *)rai->ai_dst_addr)->sin6_addr;
-	else
-		return;
-	nd = emu_host_route(h, family, dst);
-	if (nd < 0 || !(src = netdev_source(&h->netdevs[nd], family)))
-		return;
-	ndp = &h->netdevs[nd];
-	if (ndp->device >= 0 && ndp->port && (size_t)ndp->device < h->ndevices &&
-	    ndp->port <= h->devices[ndp->device].nports &&
-	    h->devices[ndp->device].ports[ndp->port - 1].link_layer == IBV_LINK_LAYER_INFINIBAND) {
-		route = calloc(1, sizeof(*route));
-		if (!route)
-			return;
-		if (acm_resolve_path(h, ndp, family, dst, route)) {
-			free(route); /* an error reply: ignored as a whole */
-			return;
+	for (size_t i = 0; i < cnt; i++) {
+		struct emu_ibacm_ep *ep = &m->ep[i];
+
+		switch (ep->type) {
+		case EMU_IBACM_EP_INFO_PATH:
+			ep->type = 0; /* becomes ibv_path_data.reserved */
+			if (!first)
+				first = ep;
+			paths++;
+			break;
+		case EMU_IBACM_EP_INFO_ADDRESS_IP:
+		case EMU_IBACM_EP_INFO_ADDRESS_IP6:
+			save_source(rai, ep);
+			break;
+		default:
+			break;
 		}
-		rai->ai_route = route;
-		rai->ai_route_len = sizeof(*route);
 	}
-	save_source(rai, family, src);
-	if (cma_af_ib_support() && !(hints->ai_flags & RAI_ROUTEONLY) && rai->ai_route_len)
+	if (!paths && !empty_route)
+		return;
+	rai->ai_route = calloc(paths ? paths : 1, sizeof(struct ibv_path_data));
+	if (rai->ai_route) {
+		if (paths)
+			memcpy(rai->ai_route, first, paths * sizeof(struct ibv_path_data));
+		rai->ai_route_len = paths * sizeof(struct ibv_path_data);
+	}
+}
+
+void cma_acm_resolve(struct rdma_addrinfo **raip, const struct rdma_addrinfo *hints)
+{
+	struct emu_ibacm_msg m;
+	bool named = cma_acm_sock_named();
+	ssize_t n;
+
+	/* the host's ibacm: nothing to ask where none runs (the connection to it fails) */
+	if (!named && emu_ibacm_exchange(NULL, 0, NULL, 0))
+		return;
+	build_request(&m, *raip, hints);
+	if (named)
+		n = cma_acm_sock_exchange(&m, m.hdr.length, sizeof(m));
+	else
+		n = emu_ibacm_exchange(&m, m.hdr.length, &m, sizeof(m));
+	if (n < EMU_IBACM_HDR_LEN || n != (ssize_t)m.hdr.length || m.hdr.status)
+		return;
+	save_reply(*raip, &m, named);
+	if (cma_af_ib_support() && !(hints->ai_flags & RAI_ROUTEONLY) && (*raip)->ai_route_len)
 		cma_resolve_af_ib(raip);
 }

@@ -16,7 +16,7 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
-#include "lib/resolve.h"
+#include "rdmaemu/ctl.h"
 
 static const struct rdma_addrinfo nohints;
 
@@ -151,7 +151,9 @@ static int convert_to_rai(struct rdma_addrinfo *rai, const struct rdma_addrinfo 
 	return 0;
 }
 
-static int do_getaddrinfo(const struct emu_host *h, const char *node, const char *service,
+/* getaddrinfo(3) as the emulated host sees it: its names and interfaces, never DNS unless the
+ * fabric allows (rdmaemu_ctl_getaddrinfo). */
+static int do_getaddrinfo(const char *node, const char *service,
 			  const struct rdma_addrinfo *hints, struct rdma_addrinfo *rai)
 {
 	struct addrinfo ai_hints, *ai;
@@ -159,9 +161,9 @@ static int do_getaddrinfo(const struct emu_host *h, const char *node, const char
 
 	if (hints != &nohints) {
 		convert_to_ai(&ai_hints, hints);
-		ret = cma_getaddrinfo(h, node, service, &ai_hints, &ai);
+		ret = rdmaemu_ctl_getaddrinfo(node, service, &ai_hints, &ai);
 	} else {
-		ret = cma_getaddrinfo(h, node, service, NULL, &ai);
+		ret = rdmaemu_ctl_getaddrinfo(node, service, NULL, &ai);
 	}
 	if (ret)
 		return ret; /* a negative EAI_* code, returned unchanged */
@@ -186,13 +188,12 @@ static int copy_addr(struct sockaddr **dst, const struct sockaddr *src, socklen_
 int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
-	const struct emu_host *h;
 	struct rdma_addrinfo *rai;
 	int ret;
 
 	if (!service && !node && !hints)
 		return cma_err(EINVAL);
-	if (cma_init(&h))
+	if (cma_init())
 		return -1;
 	if (!res)
 		return cma_err(EINVAL); /* the real library writes through it: a crash */
@@ -200,7 +201,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	if (hints && (hints->ai_flags & RAI_SA)) {
 		if (node || (hints->ai_flags & RAI_DNS))
 			return cma_err(EOPNOTSUPP);
-		return cma_gai_sa(h, service, res);
+		return cma_gai_sa(service, res);
 	}
 
 	rai = calloc(1, sizeof(*rai));
@@ -210,7 +211,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		hints = &nohints;
 
 	if (node || service) {
-		ret = do_getaddrinfo(h, node, service, hints, rai);
+		ret = do_getaddrinfo(node, service, hints, rai);
 	} else {
 		/* hints-only mode: the four scalars verbatim, including unknown flag bits */
 		rai->ai_flags = hints->ai_flags;
@@ -234,29 +235,12 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		rai->ai_src_len = hints->ai_src_len;
 	}
 
-	/* a named ibacm server (lib/acm_sock.c) replaces the fabric's own ibacm */
-	if (!(rai->ai_flags & RAI_PASSIVE) && !cma_acm_sock_resolve(&rai, hints))
-		cma_acm_resolve(h, &rai, hints);
+	if (!(rai->ai_flags & RAI_PASSIVE))
+		cma_acm_resolve(&rai, hints);
 
 	*res = rai;
 	return 0;
 err:
 	rdma_freeaddrinfo(rai);
 	return ret;
-}
-
-void rdma_freeaddrinfo(struct rdma_addrinfo *res)
-{
-	struct rdma_addrinfo *next;
-
-	for (; res; res = next) {
-		next = res->ai_next;
-		free(res->ai_connect);
-		free(res->ai_route);
-		free(res->ai_src_canonname);
-		free(res->ai_dst_canonname);
-		free(res->ai_src_addr);
-		free(res->ai_dst_addr);
-		free(res);
-	}
 }

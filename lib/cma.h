@@ -4,11 +4,11 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/ib.h>
 
 #include "rdmaemu/compat.h"
-#include "emu/sim/process.h"
 
 /* librdmacm's error convention: set errno, return -1. */
 static inline int cma_err(int e)
@@ -17,14 +17,21 @@ static inline int cma_err(int e)
 	return -1;
 }
 
-/* ucma_init(): the first call that needs "this machine" attaches the process to its emulated
- * host. Returns 0, or -1 with errno ENODEV when the host has no RDMA device (exactly what the
- * real library reports without hardware, spec §3.1) or the fabric could not be loaded. */
-int cma_init(const struct emu_host **host);
+#ifndef container_of
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
-/* ucma_set_af_ib_support (lib/cma_id.c): once per process, from cma_init once devices exist;
- * cma_af_ib_support() is its answer (rdma-core's af_ib_support). */
-void cma_set_af_ib_support(void);
+/* ucma_init() (lib/init.c): the first call that needs "this machine" attaches the process to
+ * its emulated host. Returns 0, or -1 with errno ENODEV when the host has no RDMA device
+ * (exactly what the real library reports without hardware, spec §3.1) or the fabric could not
+ * be loaded, EPERM for an rdma_cm ABI the library does not speak. */
+int cma_init(void);
+
+/* ucma_set_af_ib_support lives with the ids it creates (lib/cma_id.c), which hand it to
+ * lib/init.c when the library is loaded; cma_init runs it last, once devices exist, as
+ * ucma_init does, until it returns true (done). cma_af_ib_support() is its answer
+ * (rdma-core's af_ib_support). */
+void cma_init_set_af_ib_probe(bool (*probe)(void));
 bool cma_af_ib_support(void);
 
 /* rdma-core's internal flag (librdmacm/cma.h) for rdma_resolve_route's own ibacm lookup: the
@@ -47,7 +54,6 @@ _Static_assert(sizeof(struct cma_ib_connect_hdr) == 36, "ib_connect_hdr is 36 by
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include "emu/sim/list.h"
 #include "emu/rdma_cm/ucma_api.h"
 #include <stddef.h>
 #include <infiniband/verbs.h>
@@ -136,9 +142,9 @@ static inline struct cma_id_private *cma_priv(struct rdma_cm_id *id)
 #define CMA_INIT_CMD(req, req_size, op)                                                  	do {                                                                             		memset(req, 0, req_size);                                                		(req)->cmd = UCMA_CMD_##op;                                              		(req)->in = (__u16)((req_size) - sizeof(struct ucma_abi_cmd_hdr));      	} while (0)
 #define CMA_INIT_CMD_RESP(req, req_size, op, resp, resp_size)                            	do {                                                                             		CMA_INIT_CMD(req, req_size, op);                                         		(req)->out = (__u16)(resp_size);                                         		(req)->response = (uintptr_t)(resp);                                     	} while (0)
 
-/* write(fd, cmd, size) to the emulated rdma_cm: 0, or -1 with errno (a short write: ENODATA). */
+/* write(fd, cmd, size) to the emulated rdma_cm (lib/ucma.c): 0, or -1 with errno (a short
+ * write: ENODATA). */
 int cma_write(int fd, void *cmd, size_t size);
-/* The same for commands whose result is a count the caller needs (destroy, migrate). */
 
 /* Devices (lib/cma_dev.c). */
 int cma_dev_sync(void);
@@ -147,6 +153,47 @@ int cma_get_device(struct cma_id_private *id_priv, uint64_t guid);
 void cma_put_device(struct cma_device *dev);
 struct cma_device *cma_dev_of_verbs(struct ibv_context *verbs);
 
+/* The library's memory for ids, path records and events (lib/cma_mem.c): malloc's contract,
+ * except that a record is given back with its size. The size class is worked out here, where
+ * the sizes are constants the compiler folds (-1: larger than any class, plain malloc). */
+#define CMA_MEM_NCLASS 5
+static inline int cma_mem_class(size_t size)
+{
+	return size <= 64 ? 0 : size <= 128 ? 1 : size <= 256 ? 2 : size <= 384 ? 3 :
+	       size <= 512 ? 4 : -1;
+}
+void *cma_mem_alloc_class(int cls, size_t size);
+void *cma_mem_zalloc_class(int cls, size_t size);
+void cma_mem_free_class(int cls, void *p);
+
+static inline void *cma_mem_alloc(size_t size)
+{
+	return cma_mem_alloc_class(cma_mem_class(size), size);
+}
+
+static inline void *cma_mem_zalloc(size_t size)
+{
+	return cma_mem_zalloc_class(cma_mem_class(size), size);
+}
+
+static inline void cma_mem_free(void *p, size_t size)
+{
+	cma_mem_free_class(cma_mem_class(size), p);
+}
+
+/* Event records and their acks (lib/cma_ack.c). */
+struct cma_event *cma_event_alloc(void);
+void cma_event_free(struct cma_event *evt);
+/* Blocks until *completed >= reported; the engine does not wait for the blocked thread. */
+void cma_wait_acked(const char *what, int *completed, int reported);
+/* An event the library swallowed (after a CONNECT_ERROR) still counts as acked for destroy. */
+void cma_ack_swallowed(struct cma_id_private *id_priv);
+
+/* QP transitions on the kernel's attributes (lib/cma_qp.c). */
+int cma_modify_qp_err(struct rdma_cm_id *id);
+int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res);
+int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth);
+
 /* Ids (lib/cma_id.c). */
 int cma_query_addr(struct rdma_cm_id *id);
 int cma_query_gid(struct rdma_cm_id *id);
@@ -154,17 +201,17 @@ int cma_query_path(struct rdma_cm_id *id);
 struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *context,
 				    enum rdma_port_space ps, enum ibv_qp_type qp_type);
 void cma_free_id(struct cma_id_private *id_priv);
-int cma_create_kern_id(struct cma_id_private *id_priv);
-/* Blocks (in the engine, so virtual time moves) until *completed >= reported. */
-void cma_wait_acked(const char *what, int *completed, int reported);
-/* Sync ids: ack the held event, wait for the next one, map its status (spec §6.1). */
-int cma_complete(struct rdma_cm_id *id);
 int cma_destroy_kern_id(int fd, uint32_t handle);
-bool cma_is_ud_qp(enum ibv_qp_type qp_type);
 socklen_t cma_addrlen(const struct sockaddr *addr);
-int cma_modify_qp_err(struct rdma_cm_id *id);
-int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res);
-int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth);
+
+static inline bool cma_is_ud_qp(enum ibv_qp_type qp_type)
+{
+	return qp_type == IBV_QPT_UD;
+}
+
+/* Sync ids: ack the held event, wait for the next one, map its status (spec §6.1;
+ * lib/cma_event.c). */
+int cma_complete(struct rdma_cm_id *id);
 
 /* The v60 calls the installed rdma-core 44 header does not declare (RDMACM_1.4). */
 int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node, const char *service,
@@ -173,7 +220,11 @@ int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
 int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event, int status,
 			uint64_t arg);
 
-/* Events (lib/cma_event.c). */
-int cma_process_conn_req(struct cma_event *evt, uint32_t handle, const struct ucma_abi_ece *ece);
+/* What rdma_resolve_addrinfo leaves on an id (lib/id_addrinfo.c): RESOLVE_IB_SERVICE for
+ * `service` (numeric: a ServiceID, else a ServiceName) on the bound id, 0 or -1 with errno
+ * (the kernel's answer to the command); after ADDRINFO_RESOLVED the kernel's records as an
+ * AF_IB list (no ai_src_addr), 0 or -1 with errno (ENOENT: no records; the QUERY's error). */
+int cma_resolve_ib_service(struct cma_id_private *id_priv, const char *service);
+int cma_query_ib_service(struct cma_id_private *id_priv, struct rdma_addrinfo **res);
 
 #endif

@@ -1,15 +1,14 @@
 /* The calls that lead to the network (spec §6.6-§6.16, §10, §12): address and route
- * resolution, connect/accept/reject/notify/disconnect/establish, multicast, ECE, and
- * rdma_init_qp_attr with the QP transitions built on it. The library part (argument checks,
- * parameter marshalling, the QP moves, sync-mode completion) is rdma-core's; what the network
- * does is the emulated kernel's (emu/rdma_cm/cma_id.c hook points, docs/cma.md). */
+ * resolution, connect/accept/reject/notify/disconnect/establish, multicast and ECE. The
+ * library part (argument checks, parameter marshalling, the QP moves of lib/cma_qp.c,
+ * sync-mode completion) is rdma-core's; what the network does is the emulated kernel's
+ * (emu/rdma_cm/cma_id.c hook points, docs/cma.md). */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/engine.h"
 #include "lib/cma.h"
 
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -91,84 +90,6 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
 		return -1;
 	return cma_complete(id);
-}
-
-/* ---- QP attributes and transitions ---- */
-
-/* libibverbs' marshalling of the kernel's QP attributes (exported at IBVERBS_1.0, declared in
- * rdma-core's infiniband/marshall.h, which Debian does not ship): librdmacm's
- * rdma_init_qp_attr hands the INIT_QP_ATTR answer to it, so this one does too. */
-void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
-
-int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
-{
-	struct ib_uverbs_qp_attr resp;
-	struct ucma_abi_init_qp_attr cmd;
-
-	if (!id || !qp_attr || !qp_attr_mask || !id->channel)
-		return cma_err(EINVAL);
-	CMA_INIT_CMD_RESP(&cmd, sizeof cmd, INIT_QP_ATTR, &resp, sizeof resp);
-	cmd.id = cma_priv(id)->handle;
-	cmd.qp_state = qp_attr->qp_state;
-	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
-		return -1;
-	ibv_copy_qp_attr_from_kern(qp_attr, &resp);
-	*qp_attr_mask = (int)resp.qp_attr_mask;
-	return 0;
-}
-
-static int seterrno(int ret)
-{
-	return ret ? cma_err(ret) : 0;
-}
-
-int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res)
-{
-	struct ibv_qp_attr qp_attr;
-	struct ibv_port_attr port;
-	int mask, ret;
-
-	if (!id->qp)
-		return 0;
-	qp_attr.qp_state = IBV_QPS_INIT;
-	if (rdma_init_qp_attr(id, &qp_attr, &mask))
-		return -1;
-	ret = ibv_modify_qp(id->qp, &qp_attr, mask);
-	if (ret)
-		return cma_err(ret);
-	qp_attr.qp_state = IBV_QPS_RTR;
-	if (rdma_init_qp_attr(id, &qp_attr, &mask))
-		return -1;
-	/* the kernel reports RoCE-only attribute bits (21-24) on IB ports too */
-	if (!ibv_query_port(id->verbs, id->port_num, &port) &&
-	    port.link_layer == IBV_LINK_LAYER_INFINIBAND)
-		mask &= (int)(0xffffffffu ^ 0xe00000u);
-	if (resp_res != RDMA_MAX_RESP_RES)
-		qp_attr.max_dest_rd_atomic = resp_res;
-	return seterrno(ibv_modify_qp(id->qp, &qp_attr, mask));
-}
-
-int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth)
-{
-	struct ibv_qp_attr qp_attr;
-	int mask;
-
-	qp_attr.qp_state = IBV_QPS_RTS;
-	if (rdma_init_qp_attr(id, &qp_attr, &mask))
-		return -1;
-	if (init_depth != RDMA_MAX_INIT_DEPTH)
-		qp_attr.max_rd_atomic = init_depth;
-	return seterrno(ibv_modify_qp(id->qp, &qp_attr, mask));
-}
-
-int cma_modify_qp_err(struct rdma_cm_id *id)
-{
-	struct ibv_qp_attr qp_attr;
-
-	if (!id->qp)
-		return 0;
-	qp_attr.qp_state = IBV_QPS_ERR;
-	return seterrno(ibv_modify_qp(id->qp, &qp_attr, IBV_QP_STATE));
 }
 
 /* ---- connections ---- */

@@ -214,7 +214,7 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 
 	if (num_devices)
 		*num_devices = 0;
-	if (cma_init(NULL))
+	if (cma_init())
 		return NULL;
 	pthread_mutex_lock(&dev_lock);
 	/* every call resyncs with the verbs list (sync_devices_list) */

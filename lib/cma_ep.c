@@ -1,5 +1,5 @@
 /* The endpoint calls (spec §6.19) and the v60 addrinfo resolution on an id (spec §5):
- * rdma_create_ep / rdma_destroy_ep, rdma_resolve_addrinfo / rdma_query_addrinfo. */
+ * rdma_create_ep / rdma_destroy_ep, rdma_resolve_addrinfo (its results: lib/id_addrinfo.c). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -40,7 +40,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 	if (!id || !res)
 		return cma_err(EINVAL);
 	/* rdma_create_id2 with the addrinfo's own QP type: a sync id */
-	if (cma_init(NULL))
+	if (cma_init())
 		return -1;
 	id_priv = cma_alloc_id(NULL, NULL, (enum rdma_port_space)res->ai_port_space,
 			       (enum ibv_qp_type)res->ai_qp_type);
@@ -183,19 +183,4 @@ fail:
 	/* rdma-core: ERR(ret) with the inner return value (spec §5.1 step 4, §16 item 10) */
 	errno = ret == -ENOTSUP ? ENOTSUP : ret;
 	return -1;
-}
-
-int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info)
-{
-	struct cma_id_private *id_priv;
-
-	if (!id || !info)
-		return cma_err(EINVAL);
-	id_priv = cma_priv(id);
-	if (!id_priv->resolving_ai || !id_priv->resolved_ai)
-		return cma_err(ENOENT);
-	*info = id_priv->resolved_ai;
-	id_priv->resolved_ai = NULL;
-	id_priv->resolving_ai = false;
-	return 0;
 }

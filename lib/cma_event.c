@@ -1,109 +1,11 @@
-/* Event channels and events (spec §3.2, §7): rdma_create_event_channel,
- * rdma_destroy_event_channel, rdma_get_cm_event with the library's post-processing per event
- * type, rdma_ack_cm_event, rdma_write_cm_event, and the synchronous-mode completion
- * (ucma_complete, §6.1). */
+/* Events (spec §7): rdma_get_cm_event with the library's post-processing per event type,
+ * rdma_write_cm_event, and the synchronous-mode calls built on them: ucma_complete (§6.1) and
+ * rdma_get_request. Channels are lib/ucma.c's, records and acks lib/cma_ack.c's. */
 #include "config.h"
 
 #include <stdlib.h>
 
-#include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
-#include "emu/rdma_cm/ucma_api.h"
 #include "lib/cma.h"
-#include "lib/gai.h"
-
-int cma_write(int fd, void *cmd, size_t size)
-{
-	ssize_t ret = emu_ucma_write(fd, cmd, size);
-
-	if (ret == (ssize_t)size)
-		return 0;
-	if (ret < 0)
-		return cma_err((int)-ret);
-	return cma_err(ENODATA);
-}
-
-struct rdma_event_channel *rdma_create_event_channel(void)
-{
-	struct rdma_event_channel *ch;
-	int fd;
-
-	if (cma_init(NULL))
-		return NULL;
-	ch = malloc(sizeof *ch);
-	if (!ch)
-		return NULL;
-	fd = emu_ucma_open();
-	if (fd < 0) {
-		free(ch);
-		errno = -fd;
-		return NULL;
-	}
-	ch->fd = fd;
-	return ch;
-}
-
-void rdma_destroy_event_channel(struct rdma_event_channel *channel)
-{
-	/* close(fd); free() -- no checks, as rdma-core */
-	emu_ucma_close(channel->fd);
-	free(channel);
-}
-
-/* ---- waiting for acks ----
- * Acks come from application threads the engine may never have seen (a thread that only
- * acks), so the wait is on a condition variable, as rdma-core's is, and the waiting thread
- * tells the engine it is out of the picture meanwhile (it neither runs nor waits on engine
- * state, so virtual time may move without it). Nothing acks: it waits forever, as the real
- * library does. */
-
-static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
-
-void cma_wait_acked(const char *what, int *completed, int reported)
-{
-	struct emu_engine *e;
-
-	(void)what;
-	pthread_mutex_lock(&ack_lock);
-	if (*completed >= reported) {
-		pthread_mutex_unlock(&ack_lock);
-		return;
-	}
-	e = emu_engine_get();
-	if (e)
-		emu_engine_thread_forget(e);
-	while (*completed < reported)
-		pthread_cond_wait(&ack_cond, &ack_lock);
-	pthread_mutex_unlock(&ack_lock);
-}
-
-/* ---- event records ----
- * From kmem: its per-thread free lists make an acked record the next one read (an own list
- * of acked records under ack_lock did that before kmem). */
-static struct cma_event *event_alloc(void)
-{
-	return emu_kmem_alloc(sizeof(struct cma_event));
-}
-
-int rdma_ack_cm_event(struct rdma_cm_event *event)
-{
-	struct cma_event *evt;
-
-	if (!event)
-		return cma_err(EINVAL);
-	evt = container_of(event, struct cma_event, event);
-	pthread_mutex_lock(&ack_lock);
-	/* ucma_complete_mc_event: a membership's event counts for the id too, as the kernel's
-	 * ucma_get_event counts it in both ctx->events_reported and mc->events_reported */
-	if (evt->mc)
-		evt->mc->events_completed++;
-	evt->id_priv->events_completed++;
-	pthread_cond_broadcast(&ack_cond);
-	pthread_mutex_unlock(&ack_lock);
-	emu_kmem_free(evt);
-	return 0;
-}
 
 /* ---- post-processing (cma.c: ucma_process_*) ---- */
 
@@ -176,7 +78,8 @@ static void process_route_resolved(struct cma_event *evt)
 	}
 }
 
-int cma_process_conn_req(struct cma_event *evt, uint32_t handle, const struct ucma_abi_ece *ece)
+static int process_conn_req(struct cma_event *evt, uint32_t handle,
+			    const struct ucma_abi_ece *ece)
 {
 	struct cma_id_private *listen = evt->id_priv;
 	struct cma_id_private *id_priv;
@@ -255,11 +158,11 @@ int rdma_get_cm_event(struct rdma_event_channel *channel, struct rdma_cm_event *
 	struct cma_event *evt;
 	int ret;
 
-	if (cma_init(NULL))
+	if (cma_init())
 		return -1;
 	if (!event)
 		return cma_err(EINVAL);
-	evt = event_alloc();
+	evt = cma_event_alloc();
 	if (!evt)
 		return cma_err(ENOMEM);
 retry:
@@ -268,7 +171,7 @@ retry:
 	memset(&resp, 0, sizeof resp);
 	ret = cma_write(channel->fd, &cmd, sizeof cmd);
 	if (ret) {
-		emu_kmem_free(evt);
+		cma_event_free(evt);
 		return -1;
 	}
 	evt->event.event = resp.event;
@@ -292,7 +195,7 @@ retry:
 			copy_ud_event(evt, &resp.param.ud);
 		else
 			copy_conn_event(evt, &resp.param.conn);
-		if (cma_process_conn_req(evt, resp.id, &resp.ece))
+		if (process_conn_req(evt, resp.id, &resp.ece))
 			goto retry;
 		break;
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
@@ -350,7 +253,7 @@ retry:
 		/* only the DNS completion marker of rdma_resolve_addrinfo is known; anything else
 		 * fails with EBADE (and, unlike rdma-core, does not leak the buffer) */
 		if (arg != RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED) {
-			emu_kmem_free(evt);
+			cma_event_free(evt);
 			return cma_err(EBADE);
 		}
 		evt->event.event = RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED;
@@ -383,10 +286,7 @@ retry:
 
 ack_retry:
 	/* swallowed after a CONNECT_ERROR: it still counts as acked for destroy */
-	pthread_mutex_lock(&ack_lock);
-	evt->id_priv->events_completed++;
-	pthread_cond_broadcast(&ack_cond);
-	pthread_mutex_unlock(&ack_lock);
+	cma_ack_swallowed(evt->id_priv);
 	goto retry;
 }
 
@@ -429,4 +329,49 @@ int cma_complete(struct rdma_cm_id *id)
 	if (id->event->status > 0)
 		return cma_err(id->event->status);
 	return 0;
+}
+
+int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
+{
+	struct cma_id_private *id_priv;
+	struct rdma_cm_event *event;
+	int ret;
+
+	if (!listen || !id)
+		return cma_err(EINVAL);
+	id_priv = cma_priv(listen);
+	if (!id_priv->sync)
+		return cma_err(EINVAL);
+	if (listen->event) {
+		rdma_ack_cm_event(listen->event);
+		listen->event = NULL;
+	}
+	ret = rdma_get_cm_event(listen->channel, &event);
+	if (ret)
+		return ret;
+	if (event->event == RDMA_CM_EVENT_REJECTED) {
+		ret = cma_err(ECONNREFUSED);
+		goto err;
+	}
+	if (event->status) {
+		ret = cma_err(-event->status);
+		goto err;
+	}
+	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+		ret = cma_err(EINVAL);
+		goto err;
+	}
+	if (id_priv->qp_init_attr) {
+		struct ibv_qp_init_attr attr = *id_priv->qp_init_attr;
+
+		ret = rdma_create_qp(event->id, listen->pd, &attr);
+		if (ret)
+			goto err;
+	}
+	*id = event->id;
+	(*id)->event = event;
+	return 0;
+err:
+	listen->event = event;
+	return ret;
 }

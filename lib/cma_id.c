@@ -1,5 +1,5 @@
-/* CM ids (spec §6): create, destroy, migrate, bind, listen, options, the kernel queries that
- * fill id->route and id->verbs, and rdma_get_request. Every call marshals rdma-core's
+/* CM ids (spec §6): create, destroy, migrate, bind, listen, options, and the kernel queries
+ * that fill id->route and id->verbs. Every call marshals rdma-core's
  * ucma_abi_* command and writes it to the id's channel, as rdma-core's cma.c does, so the
  * kernel's errors (emu/rdma_cm/ucma.c, emu/rdma_cm/cma*.c) come back unchanged. */
 #include "config.h"
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <infiniband/sa.h>
 
-#include "emu/sim/kmem.h"
 #include "lib/cma.h"
 
 /* AF_IB needs an AF_IB-capable kernel CM. ucma_set_af_ib_support finds out once per process,
@@ -21,18 +20,19 @@ static bool af_ib_support;
 static pthread_mutex_t af_ib_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int af_ib_probed; /* 0 not yet, 1 under way (this thread, recursively), 2 done */
 
-void cma_set_af_ib_support(void)
+/* true once the probe is done (not from this thread's probe calling back into init) */
+static bool set_af_ib_support(void)
 {
 	struct rdma_cm_id *id;
 	struct sockaddr_ib sib;
 	int e = errno;
 
 	if (__atomic_load_n(&af_ib_probed, __ATOMIC_ACQUIRE) == 2)
-		return;
+		return true;
 	pthread_mutex_lock(&af_ib_lock);
 	if (af_ib_probed) { /* done, or this thread's probe calling back into init */
 		pthread_mutex_unlock(&af_ib_lock);
-		return;
+		return af_ib_probed == 2;
 	}
 	af_ib_probed = 1;
 	if (!rdma_create_id(NULL, &id, NULL, RDMA_PS_IB)) {
@@ -47,6 +47,13 @@ void cma_set_af_ib_support(void)
 	__atomic_store_n(&af_ib_probed, 2, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&af_ib_lock);
 	errno = e; /* a failed probe is not an error of the caller's call */
+	return true;
+}
+
+/* init (lib/init.c) is below the ids: it gets the probe when the library is loaded. */
+__attribute__((constructor)) static void register_af_ib_probe(void)
+{
+	cma_init_set_af_ib_probe(set_af_ib_support);
 }
 
 bool cma_af_ib_support(void)
@@ -70,15 +77,17 @@ socklen_t cma_addrlen(const struct sockaddr *addr)
 	}
 }
 
-bool cma_is_ud_qp(enum ibv_qp_type qp_type)
+/* id->route.path_rec comes from the library's memory, num_paths records of it. */
+static void free_paths(struct rdma_cm_id *id)
 {
-	return qp_type == IBV_QPT_UD;
+	cma_mem_free(id->route.path_rec,
+		     (size_t)id->route.num_paths * sizeof *id->route.path_rec);
 }
 
 struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *context,
 				    enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
-	struct cma_id_private *id_priv = emu_kmem_zalloc(sizeof *id_priv);
+	struct cma_id_private *id_priv = cma_mem_zalloc(sizeof *id_priv);
 
 	if (!id_priv)
 		return NULL;
@@ -89,7 +98,7 @@ struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *co
 	if (!channel) {
 		id_priv->id.channel = rdma_create_event_channel();
 		if (!id_priv->id.channel) {
-			emu_kmem_free(id_priv);
+			cma_mem_free(id_priv, sizeof *id_priv);
 			return NULL;
 		}
 		id_priv->sync = 1;
@@ -103,13 +112,13 @@ void cma_free_id(struct cma_id_private *id_priv)
 {
 	if (id_priv->cma_dev)
 		cma_put_device(id_priv->cma_dev);
-	emu_kmem_free(id_priv->id.route.path_rec);
+	free_paths(&id_priv->id);
 	if (id_priv->sync)
 		rdma_destroy_event_channel(id_priv->id.channel);
 	free(id_priv->connect);
 	if (id_priv->resolved_ai)
 		rdma_freeaddrinfo(id_priv->resolved_ai);
-	emu_kmem_free(id_priv);
+	cma_mem_free(id_priv, sizeof *id_priv);
 }
 
 static int create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
@@ -119,7 +128,7 @@ static int create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id
 	struct ucma_abi_create_id cmd;
 	struct cma_id_private *id_priv;
 
-	if (cma_init(NULL))
+	if (cma_init())
 		return -1;
 	id_priv = cma_alloc_id(channel, context, ps, qp_type);
 	if (!id_priv)
@@ -308,13 +317,13 @@ int cma_query_path(struct rdma_cm_id *id)
 	cmd.option = UCMA_QUERY_PATH;
 	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
 		return -1;
-	emu_kmem_free(id->route.path_rec);
+	free_paths(id);
 	id->route.path_rec = NULL;
 	id->route.num_paths = 0;
 	if (resp.hdr.num_paths) {
 		unsigned n = resp.hdr.num_paths < 6 ? resp.hdr.num_paths : 6;
 
-		id->route.path_rec = emu_kmem_zalloc(n * sizeof *id->route.path_rec);
+		id->route.path_rec = cma_mem_zalloc(n * sizeof *id->route.path_rec);
 		if (!id->route.path_rec)
 			return cma_err(ENOMEM);
 		id->route.num_paths = (int)n;
@@ -374,49 +383,4 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 	cmd.optname = (__u32)optname;
 	cmd.optlen = (__u32)optlen;
 	return cma_write(id->channel->fd, &cmd, sizeof cmd);
-}
-
-int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
-{
-	struct cma_id_private *id_priv;
-	struct rdma_cm_event *event;
-	int ret;
-
-	if (!listen || !id)
-		return cma_err(EINVAL);
-	id_priv = cma_priv(listen);
-	if (!id_priv->sync)
-		return cma_err(EINVAL);
-	if (listen->event) {
-		rdma_ack_cm_event(listen->event);
-		listen->event = NULL;
-	}
-	ret = rdma_get_cm_event(listen->channel, &event);
-	if (ret)
-		return ret;
-	if (event->event == RDMA_CM_EVENT_REJECTED) {
-		ret = cma_err(ECONNREFUSED);
-		goto err;
-	}
-	if (event->status) {
-		ret = cma_err(-event->status);
-		goto err;
-	}
-	if (event->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
-		ret = cma_err(EINVAL);
-		goto err;
-	}
-	if (id_priv->qp_init_attr) {
-		struct ibv_qp_init_attr attr = *id_priv->qp_init_attr;
-
-		ret = rdma_create_qp(event->id, listen->pd, &attr);
-		if (ret)
-			goto err;
-	}
-	*id = event->id;
-	(*id)->event = event;
-	return 0;
-err:
-	listen->event = event;
-	return ret;
 }

@@ -1,7 +1,8 @@
 /* QP and SRQ helpers (spec §11.1, §11.2): rdma_create_qp(_ex), rdma_destroy_qp,
  * rdma_create_srq(_ex), rdma_destroy_srq. The library makes the CQs and completion channels the
  * application did not give, and moves the new QP to the state the CM wants: UD to RTS at once,
- * connected QPs to INIT (the rest happens on connect/accept). */
+ * connected QPs to INIT (the rest happens on connect/accept, with the transitions below:
+ * rdma_init_qp_attr and the RTR/RTS/ERR moves built on it). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -9,6 +10,84 @@
 #include <rdma/rdma_verbs.h>
 
 #include "lib/cma.h"
+
+/* ---- QP attributes and transitions ---- */
+
+/* libibverbs' marshalling of the kernel's QP attributes (exported at IBVERBS_1.0, declared in
+ * rdma-core's infiniband/marshall.h, which Debian does not ship): librdmacm's
+ * rdma_init_qp_attr hands the INIT_QP_ATTR answer to it, so this one does too. */
+void ibv_copy_qp_attr_from_kern(struct ibv_qp_attr *dst, struct ib_uverbs_qp_attr *src);
+
+int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr, int *qp_attr_mask)
+{
+	struct ib_uverbs_qp_attr resp;
+	struct ucma_abi_init_qp_attr cmd;
+
+	if (!id || !qp_attr || !qp_attr_mask || !id->channel)
+		return cma_err(EINVAL);
+	CMA_INIT_CMD_RESP(&cmd, sizeof cmd, INIT_QP_ATTR, &resp, sizeof resp);
+	cmd.id = cma_priv(id)->handle;
+	cmd.qp_state = qp_attr->qp_state;
+	if (cma_write(id->channel->fd, &cmd, sizeof cmd))
+		return -1;
+	ibv_copy_qp_attr_from_kern(qp_attr, &resp);
+	*qp_attr_mask = (int)resp.qp_attr_mask;
+	return 0;
+}
+
+static int seterrno(int ret)
+{
+	return ret ? cma_err(ret) : 0;
+}
+
+int cma_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res)
+{
+	struct ibv_qp_attr qp_attr;
+	struct ibv_port_attr port;
+	int mask, ret;
+
+	if (!id->qp)
+		return 0;
+	qp_attr.qp_state = IBV_QPS_INIT;
+	if (rdma_init_qp_attr(id, &qp_attr, &mask))
+		return -1;
+	ret = ibv_modify_qp(id->qp, &qp_attr, mask);
+	if (ret)
+		return cma_err(ret);
+	qp_attr.qp_state = IBV_QPS_RTR;
+	if (rdma_init_qp_attr(id, &qp_attr, &mask))
+		return -1;
+	/* the kernel reports RoCE-only attribute bits (21-24) on IB ports too */
+	if (!ibv_query_port(id->verbs, id->port_num, &port) &&
+	    port.link_layer == IBV_LINK_LAYER_INFINIBAND)
+		mask &= (int)(0xffffffffu ^ 0xe00000u);
+	if (resp_res != RDMA_MAX_RESP_RES)
+		qp_attr.max_dest_rd_atomic = resp_res;
+	return seterrno(ibv_modify_qp(id->qp, &qp_attr, mask));
+}
+
+int cma_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth)
+{
+	struct ibv_qp_attr qp_attr;
+	int mask;
+
+	qp_attr.qp_state = IBV_QPS_RTS;
+	if (rdma_init_qp_attr(id, &qp_attr, &mask))
+		return -1;
+	if (init_depth != RDMA_MAX_INIT_DEPTH)
+		qp_attr.max_rd_atomic = init_depth;
+	return seterrno(ibv_modify_qp(id->qp, &qp_attr, mask));
+}
+
+int cma_modify_qp_err(struct rdma_cm_id *id)
+{
+	struct ibv_qp_attr qp_attr;
+
+	if (!id->qp)
+		return 0;
+	qp_attr.qp_state = IBV_QPS_ERR;
+	return seterrno(ibv_modify_qp(id->qp, &qp_attr, IBV_QP_STATE));
+}
 
 static void destroy_cqs(struct rdma_cm_id *id)
 {

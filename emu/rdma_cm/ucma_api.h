@@ -96,4 +96,27 @@ int emu_ucma_close(int fd);
 /* Whether fd is an open rdma_cm file. */
 bool emu_ucma_is_file(int fd);
 
+/* ---- what librdmacm learns of the host besides the commands (emu/rdma_cm/ucma_host.c) ---- */
+
+/* ucma_init's checks before the first command: the char device's ABI version (the kernel's
+ * /sys/class/misc/rdma_cm/abi_version) and how many RDMA devices the attached host has (the
+ * real library counts ibv_get_device_list(); asking the emulated libibverbs would fix its
+ * device list before rdmaemu_ctl_open_host_devices may still extend it). 0, or -errno when
+ * the process has no host (the fabric did not load or has no such node; said on stderr). */
+struct emu_ucma_sysfs {
+	unsigned abi_version;
+	size_t ndevices;
+};
+int emu_ucma_sysfs(struct emu_ucma_sysfs *out);
+
+/* The ports an RAI_SA lookup binds to in turn: GID 0 of the i-th active InfiniBand port of the
+ * attached host, devices and ports in order (RoCE and iWARP ports, ports below ACTIVE and
+ * ports without GIDs are not counted). 0, or -ENOENT past the last (-errno without a host). */
+int emu_ucma_ib_port_gid(size_t i, uint8_t gid[16]);
+
+/* The calling thread is about to block on something only application threads end (librdmacm's
+ * wait until the events it handed out are acked): the engine stops counting it as a thread
+ * that could still act, so virtual time may move meanwhile. Its next call counts it again. */
+void emu_ucma_thread_idle(void);
+
 #endif

@@ -79,6 +79,22 @@ int rdmaemu_ctl_cm_fault(const char *node, const char *device, const char *msg,
  * by the faults. 0, or -1 with errno EINVAL / ENOENT / the attach error. */
 int rdmaemu_ctl_cm_counters(const char *node, const char *msg, uint64_t out[4]);
 
+/* getaddrinfo(3) as the attached host sees it (attaching now if needed): the same contract
+ * (hints may be NULL; 0 or an EAI_* code; free the result with freeaddrinfo(3)), with these
+ * differences, all for determinism and so that no name ever reaches DNS:
+ *  - numeric hosts and services are parsed by glibc itself (AI_NUMERICHOST), so every literal
+ *    form, port wrap and EAI_* precedence is glibc's;
+ *  - a name is looked up in the fabric's name table, then in /etc/hosts ($RDMAEMU_HOSTS_FILE
+ *    overrides the path, for tests), and only when the fabric says "resolver system" in the
+ *    system resolver;
+ *  - AI_ADDRCONFIG and "%ifname" scope ids are judged against the emulated host's netdevs, not
+ *    the real machine's (index 1 is "lo", the host's netdevs follow from 2).
+ * The emulated librdmacm's rdma_getaddrinfo resolves through it. EAI_SYSTEM with errno: the
+ * attach error. */
+struct addrinfo;
+int rdmaemu_ctl_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+			    struct addrinfo **res);
+
 /* Virtual time. In-process hosting runs on a virtual clock (nanoseconds, starting at 0 when
  * the engine is created at the first call that needs it); it moves only when nothing the
  * application could do would come first (docs/engine.md in the source tree). */

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "lib/cma.h"
+#include "emu/sim/process.h"
 #include "rdmaemu/ctl.h"
 
 /* host alpha: RoCE device on d0 (IPv4 + global IPv6), ibacm running.

@@ -1,6 +1,8 @@
-/* Name and service resolution for rdma_getaddrinfo on the emulated host.
+/* getaddrinfo(3) as the emulated host sees it (rdmaemu_ctl_getaddrinfo): name and service
+ * resolution for rdma_getaddrinfo (lib/addrinfo.c) and any program that wants the emulated
+ * host's view.
  *
- * The real library hands everything to glibc's getaddrinfo(3). Doing that here would make
+ * The real librdmacm hands everything to glibc's getaddrinfo(3). Doing that would make
  * results depend on the machine running the emulator (its interfaces, its resolver, DNS), so
  * only the parts of glibc that are pure parsing are used as they are (numeric hosts, services
  * from /etc/services, socket type/protocol checks, EAI_* precedence): every call that reaches
@@ -16,14 +18,22 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "lib/resolve.h"
+#include "rdmaemu/ctl.h"
+#include "emu/sim/process.h"
 
 #define MAX_CANDIDATES 64
+
+/* Interface index of the emulated host's netdev i: 1 is the implicit loopback "lo". */
+static unsigned host_ifindex(size_t netdev)
+{
+	return (unsigned)netdev + 2;
+}
 
 /* Appends the addresses of `name` in an /etc/hosts-format file, in file order. */
 static size_t hosts_file_lookup(const char *path, const char *name, int family,
@@ -138,7 +148,7 @@ static bool translate_scope(const struct emu_host *h, const char *node, char *bu
 		idx = 1;
 	for (size_t i = 0; !idx && i < h->nnetdevs; i++)
 		if (strcmp(scope, h->netdevs[i].name) == 0)
-			idx = cma_ifindex(i);
+			idx = host_ifindex(i);
 	if (idx)
 		snprintf(buf, len, "%.*s%%%u", (int)(pct - node), node, idx);
 	else
@@ -146,8 +156,8 @@ static bool translate_scope(const struct emu_host *h, const char *node, char *bu
 	return true;
 }
 
-int cma_getaddrinfo(const struct emu_host *h, const char *node, const char *service,
-		    const struct addrinfo *hints, struct addrinfo **res)
+static int host_getaddrinfo(const struct emu_host *h, const char *node, const char *service,
+			    const struct addrinfo *hints, struct addrinfo **res)
 {
 	struct emu_name cand[MAX_CANDIDATES];
 	const struct emu_name *first;
@@ -201,4 +211,14 @@ int cma_getaddrinfo(const struct emu_host *h, const char *node, const char *serv
 	first = pick_first(h, cand, n < MAX_CANDIDATES ? n : MAX_CANDIDATES);
 	inet_ntop(first->family, &first->addr, lit, sizeof(lit));
 	return getaddrinfo(lit, service, &hh, res);
+}
+
+int rdmaemu_ctl_getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+			    struct addrinfo **res)
+{
+	const struct emu_host *h = emu_process_host();
+
+	if (!h)
+		return EAI_SYSTEM; /* errno: the attach error */
+	return host_getaddrinfo(h, node, service, hints, res);
 }
