@@ -34,7 +34,7 @@
 #include <time.h>
 #include <sys/resource.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "lib/tests/cma_conn_test.h"
 #include "rdmaemu/ctl.h"
 
@@ -295,7 +295,7 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	       (t[S_N] - t[0]) / n);
 	for (int s = 0; s < S_N; s++)
 		printf(" \"%s\"=%.2f", step_name[s], (t[s + 1] - t[s]) / n);
-	/* the emulated kernel's object memory so far (emu/sim/kmem.h): 2 MiB chunks; the page
+	/* the emulated kernel's object memory so far (util/kmem.h): 2 MiB chunks; the page
 	 * faults taken in the steps (each ~12 us on the PVM guests this project runs on) */
 	printf(" kmem_mib=%zu faults=%ld", km.chunks * 2, f0);
 	/* the fresh huge pages the steps made, and their share of total_us_per_conn: the memory's

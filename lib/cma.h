@@ -9,6 +9,7 @@
 #include <infiniband/ib.h>
 
 #include "rdmaemu/compat.h"
+#include "util/kmem.h"
 
 /* librdmacm's error convention: set errno, return -1. */
 static inline int cma_err(int e)
@@ -152,34 +153,6 @@ int cma_dev_sync(void);
 int cma_get_device(struct cma_id_private *id_priv, uint64_t guid);
 void cma_put_device(struct cma_device *dev);
 struct cma_device *cma_dev_of_verbs(struct ibv_context *verbs);
-
-/* The library's memory for ids, path records and events (lib/cma_mem.c): malloc's contract,
- * except that a record is given back with its size. The size class is worked out here, where
- * the sizes are constants the compiler folds (-1: larger than any class, plain malloc). */
-#define CMA_MEM_NCLASS 5
-static inline int cma_mem_class(size_t size)
-{
-	return size <= 64 ? 0 : size <= 128 ? 1 : size <= 256 ? 2 : size <= 384 ? 3 :
-	       size <= 512 ? 4 : -1;
-}
-void *cma_mem_alloc_class(int cls, size_t size);
-void *cma_mem_zalloc_class(int cls, size_t size);
-void cma_mem_free_class(int cls, void *p);
-
-static inline void *cma_mem_alloc(size_t size)
-{
-	return cma_mem_alloc_class(cma_mem_class(size), size);
-}
-
-static inline void *cma_mem_zalloc(size_t size)
-{
-	return cma_mem_zalloc_class(cma_mem_class(size), size);
-}
-
-static inline void cma_mem_free(void *p, size_t size)
-{
-	cma_mem_free_class(cma_mem_class(size), p);
-}
 
 /* Event records and their acks (lib/cma_ack.c). */
 struct cma_event *cma_event_alloc(void);

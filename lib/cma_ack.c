@@ -15,16 +15,16 @@
 static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ack_cond = PTHREAD_COND_INITIALIZER;
 
-/* From the library's memory (lib/cma_mem.c), whose free lists make an acked record the next
- * one read. */
+/* From the shared allocator (util/kmem.h), whose per-thread cache makes an acked record the
+ * next one read. */
 struct cma_event *cma_event_alloc(void)
 {
-	return cma_mem_alloc(sizeof(struct cma_event));
+	return emu_kmem_alloc(sizeof(struct cma_event));
 }
 
 void cma_event_free(struct cma_event *evt)
 {
-	cma_mem_free(evt, sizeof *evt);
+	emu_kmem_free(evt);
 }
 
 void cma_wait_acked(const char *what, int *completed, int reported)

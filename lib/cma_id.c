@@ -77,17 +77,16 @@ socklen_t cma_addrlen(const struct sockaddr *addr)
 	}
 }
 
-/* id->route.path_rec comes from the library's memory, num_paths records of it. */
+/* id->route.path_rec comes from the shared allocator (util/kmem.h). */
 static void free_paths(struct rdma_cm_id *id)
 {
-	cma_mem_free(id->route.path_rec,
-		     (size_t)id->route.num_paths * sizeof *id->route.path_rec);
+	emu_kmem_free(id->route.path_rec);
 }
 
 struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *context,
 				    enum rdma_port_space ps, enum ibv_qp_type qp_type)
 {
-	struct cma_id_private *id_priv = cma_mem_zalloc(sizeof *id_priv);
+	struct cma_id_private *id_priv = emu_kmem_zalloc(sizeof *id_priv);
 
 	if (!id_priv)
 		return NULL;
@@ -98,7 +97,7 @@ struct cma_id_private *cma_alloc_id(struct rdma_event_channel *channel, void *co
 	if (!channel) {
 		id_priv->id.channel = rdma_create_event_channel();
 		if (!id_priv->id.channel) {
-			cma_mem_free(id_priv, sizeof *id_priv);
+			emu_kmem_free(id_priv);
 			return NULL;
 		}
 		id_priv->sync = 1;
@@ -118,7 +117,7 @@ void cma_free_id(struct cma_id_private *id_priv)
 	free(id_priv->connect);
 	if (id_priv->resolved_ai)
 		rdma_freeaddrinfo(id_priv->resolved_ai);
-	cma_mem_free(id_priv, sizeof *id_priv);
+	emu_kmem_free(id_priv);
 }
 
 static int create_id2(struct rdma_event_channel *channel, struct rdma_cm_id **id, void *context,
@@ -323,7 +322,7 @@ int cma_query_path(struct rdma_cm_id *id)
 	if (resp.hdr.num_paths) {
 		unsigned n = resp.hdr.num_paths < 6 ? resp.hdr.num_paths : 6;
 
-		id->route.path_rec = cma_mem_zalloc(n * sizeof *id->route.path_rec);
+		id->route.path_rec = emu_kmem_zalloc(n * sizeof *id->route.path_rec);
 		if (!id->route.path_rec)
 			return cma_err(ENOMEM);
 		id->route.num_paths = (int)n;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/trace.h"
 #include "emu/sim/array.h"
 #include "emu/ib/cm_agent_priv.h"

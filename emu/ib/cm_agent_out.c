@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "emu/ib/cm_agent_priv.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 
 static uint16_t mad_attr(const uint8_t mad[EMU_MAD_LEN])
 {

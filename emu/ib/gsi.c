@@ -11,7 +11,7 @@
 
 #include "emu/sim/trace.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/engine_ext.h"
 #include "emu/hca/engine_rx.h"
 #include "emu/ib/gsi_priv.h"

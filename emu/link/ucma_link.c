@@ -26,7 +26,7 @@
 #include "emu/link/ucma_proto.h"
 #include "emu/link/ucma_ring.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/link/link.h"
 #include "emu/sim/trace.h"
 #include "emu/rdma_cm/ucma.h"

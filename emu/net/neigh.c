@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/trace.h"
 #include "emu/net/neigh_priv.h"
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/net/neigh_priv.h"
 #include "emu/hca/pkt.h"
 

@@ -29,7 +29,7 @@
 #include <arpa/inet.h>
 
 #include "emu/sim/clock.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/rdma_cm/cma_net.h"
 #include "emu/net/neigh.h"
 

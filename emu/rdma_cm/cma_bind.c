@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/net/neigh.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/prng.h"

@@ -28,7 +28,7 @@
 #include "emu/ib/cm_host.h"
 #include "emu/rdma_cm/cma_conn.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/engine_ext.h"
 #include "emu/ib/mad.h"
 #include "emu/rdma_cm/ucma_event.h"

@@ -11,7 +11,7 @@
 
 #include "emu/sim/trace.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/rdma_cm/ucma_event.h"
 
 /* ---- ids ---- */

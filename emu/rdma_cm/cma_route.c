@@ -34,7 +34,7 @@
 
 #include "emu/hca/pkt.h"
 #include "emu/sim/clock.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/rdma_cm/cma_net.h"
 #include "emu/ib/sa_client.h"
 

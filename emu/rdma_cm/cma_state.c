@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "emu/sim/trace.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/rdma_cm/ucma_event.h"
 
 static const char *const state_names[EMU_CMA_NSTATES] = {

@@ -14,7 +14,7 @@
 
 #include "emu/hca/pkt.h"
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/process.h"
 #include "emu/rdma_cm/ucma.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "emu/sim/engine.h"
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/rdma_cm/ucma_event.h"
 
 /* Event records come from kmem, whose per-thread free lists make a record read or dropped

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 
 #define TOP_BITS 12
 #define MID_BITS 11

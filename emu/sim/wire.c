@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/sim/list.h"
 #include "emu/sim/prng.h"
 

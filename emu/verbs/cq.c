@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/link/link_shm.h"
 #include "emu/verbs/datapath.h"
 

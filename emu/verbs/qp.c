@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 #include "emu/verbs/datapath.h"
 
 #define RXE_MAX_INLINE 512 /* RXE_MAX_WQE_SIZE - sizeof(struct rxe_send_wqe): 32 SGEs */

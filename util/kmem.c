@@ -1,4 +1,4 @@
-/* kmem: size-class object memory in huge-page slabs for the emulated kernel (emu/sim/kmem.h). */
+/* kmem: size-class object memory in huge-page slabs for the emulated kernel (util/kmem.h). */
 #define _GNU_SOURCE
 #include "kmem.h"
 

@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "emu/sim/kmem.h"
+#include "util/kmem.h"
 
 static bool pool_mode(void)
 {
