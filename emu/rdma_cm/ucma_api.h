@@ -2,7 +2,7 @@
  * do, as calls. librdmacm (lib/) marshals rdma-core's ucma_abi_* commands exactly as it would
  * for the kernel and hands the bytes to emu_ucma_write(); the emulated kernel side (emu/rdma_cm/ucma*.c,
  * emu/rdma_cm/cma*.c) decodes them with the kernel's own UAPI layouts (<rdma/rdma_user_cm.h>). Keeping
- * the boundary a byte buffer is what lets the multi-process daemon (issue [6]) carry the same
+ * the boundary a byte buffer is what lets the multi-process daemon (rdmaemud) carry the same
  * commands over a socket later.
  *
  * This header deliberately includes neither <rdma/rdma_user_cm.h> nor <rdma/rdma_cma.h> (they
