@@ -173,6 +173,38 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap)
 	return 1;
 }
 
+/* The fabric a running daemon serves, from its status ("fabric PATH" or "fabric (built-in)"):
+ * 0 when it is the one this run asks for (NULL: the built-in fabric), 1 after saying which
+ * fabric holds the daemon and how to run beside it. A daemon that does not answer the status
+ * is left to the attach, which reports what goes wrong. */
+static int daemon_fabric_matches(const char *sock, const char *fabric)
+{
+	char text[8192], held[PATH_MAX];
+	const char *want = fabric ? fabric : "(built-in)";
+	const char *line;
+	size_t n;
+
+	if (control(sock, EMU_DMSG_STATUS, text, sizeof(text)))
+		return 0;
+	line = strstr(text, "\nfabric ");
+	if (!line)
+		return 0;
+	line += strlen("\nfabric ");
+	n = strcspn(line, "\n");
+	if (n >= sizeof(held))
+		return 0;
+	memcpy(held, line, n);
+	held[n] = 0;
+	if (!strcmp(held, want))
+		return 0;
+	fprintf(stderr,
+		"rdmaemu: the rdmaemud on %s runs fabric %s, not %s: one daemon serves one fabric.\n"
+		"rdmaemu: stop it (`rdmaemu daemon stop`), or run this fabric beside it with a runtime "
+		"directory of its own (RDMAEMU_RUNTIME_DIR=DIR rdmaemu run ...)\n",
+		sock, held, want);
+	return 1;
+}
+
 static void run_usage(FILE *out)
 {
 	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]\n",
@@ -219,6 +251,8 @@ int rdmaemu_run(int argc, char **argv)
 	if (!daemon_answers(sock)) {
 		if (daemon_start(sock, fabric, pcap))
 			return 1;
+	} else if (daemon_fabric_matches(sock, fabric)) {
+		return 1;
 	} else if (pcap) {
 		fprintf(stderr, "rdmaemu: --pcap: rdmaemud already runs (its captures are fixed at "
 				"its start); `rdmaemu daemon stop` first\n");
