@@ -2,7 +2,8 @@
  * administrator for ServiceRecords through the kernel's RESOLVE_IB_SERVICE command (rdma-core
  * >= v60 on a kernel with the 2025 patches; the emulated kernel has them, emu/rdma_cm/cma_svc.c).
  *
- * rdma_getaddrinfo binds a private RDMA_PS_IB id to GID 0 of every active InfiniBand port in
+ * rdma_getaddrinfo binds a private RDMA_PS_IB id to GID 0 of every active InfiniBand port of the
+ * library's devices (ibv_query_port, ibv_query_gid, as rdma-core walks them) in
  * turn, asks for `service` (strtoull(service, 0): a number is a ServiceID, anything else a
  * ServiceName of at most 63 characters) and waits for the outcome; the first port whose
  * answer has records wins, none gives ENOENT. RoCE and iWARP ports are skipped, so a RoCE-only
@@ -92,16 +93,34 @@ static int resolve_on_gid(struct rdma_event_channel *ch, const uint8_t gid[16],
 int cma_gai_sa(const char *service, struct rdma_addrinfo **res)
 {
 	struct rdma_event_channel *ch;
-	uint8_t gid[16];
-	int ret = -1;
+	struct ibv_context **devs;
+	int ndevs = 0, ret = -1;
 
 	if (!service)
 		return cma_err(EINVAL);
 	ch = rdma_create_event_channel();
 	if (!ch)
 		return -1;
-	for (size_t i = 0; ret && !emu_ucma_ib_port_gid(i, gid); i++)
-		ret = resolve_on_gid(ch, gid, service, res);
+	devs = rdma_get_devices(&ndevs);
+	for (int d = 0; ret && devs && d < ndevs; d++) {
+		struct ibv_device_attr da;
+
+		if (ibv_query_device(devs[d], &da))
+			continue;
+		for (uint8_t p = 1; ret && p <= da.phys_port_cnt; p++) {
+			struct ibv_port_attr pa;
+			union ibv_gid gid;
+
+			if (ibv_query_port(devs[d], p, &pa) ||
+			    pa.link_layer != IBV_LINK_LAYER_INFINIBAND ||
+			    pa.state < IBV_PORT_ACTIVE || !pa.gid_tbl_len ||
+			    ibv_query_gid(devs[d], p, 0, &gid))
+				continue;
+			ret = resolve_on_gid(ch, gid.raw, service, res);
+		}
+	}
+	if (devs)
+		rdma_free_devices(devs);
 	rdma_destroy_event_channel(ch);
 	return ret ? cma_err(ENOENT) : 0;
 }

@@ -109,11 +109,6 @@ struct emu_ucma_sysfs {
 };
 int emu_ucma_sysfs(struct emu_ucma_sysfs *out);
 
-/* The ports an RAI_SA lookup binds to in turn: GID 0 of the i-th active InfiniBand port of the
- * attached host, devices and ports in order (RoCE and iWARP ports, ports below ACTIVE and
- * ports without GIDs are not counted). 0, or -ENOENT past the last (-errno without a host). */
-int emu_ucma_ib_port_gid(size_t i, uint8_t gid[16]);
-
 /* The calling thread is about to block on something only application threads end (librdmacm's
  * wait until the events it handed out are acked): the engine stops counting it as a thread
  * that could still act, so virtual time may move meanwhile. Its next call counts it again. */

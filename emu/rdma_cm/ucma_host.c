@@ -6,8 +6,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <string.h>
-#include <infiniband/verbs.h>
 
 #include "emu/rdma_cm/ucma_api.h"
 #include "emu/sim/engine.h"
@@ -22,30 +20,6 @@ int emu_ucma_sysfs(struct emu_ucma_sysfs *out)
 	out->abi_version = h->cm_abi;
 	out->ndevices = h->ndevices;
 	return 0;
-}
-
-int emu_ucma_ib_port_gid(size_t i, uint8_t gid[16])
-{
-	const struct emu_host *h = emu_process_host();
-
-	if (!h)
-		return -ENODEV;
-	for (size_t d = 0; d < h->ndevices; d++) {
-		const struct emu_device *dev = &h->devices[d];
-
-		for (size_t p = 0; p < dev->nports; p++) {
-			const struct emu_port *port = &dev->ports[p];
-
-			if (port->link_layer != IBV_LINK_LAYER_INFINIBAND ||
-			    port->state < IBV_PORT_ACTIVE || !port->ngids)
-				continue;
-			if (i--)
-				continue;
-			memcpy(gid, port->gids[0].raw, 16);
-			return 0;
-		}
-	}
-	return -ENOENT;
 }
 
 void emu_ucma_thread_idle(void)
