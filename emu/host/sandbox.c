@@ -218,7 +218,10 @@ static enum emu_sandbox_result keeper_setup(const struct sandbox *s, int *dconn,
 		say(err, errlen, "host %s has more than 64 netdevs", s->h->name);
 		return EMU_SANDBOX_FAILED;
 	}
-	if (emu_sandbox_net_setup(s->h, taps, err, errlen))
+	rc = emu_sandbox_net_setup(s->h, taps, err, errlen);
+	if (rc == -EACCES || rc == -EPERM)
+		return EMU_SANDBOX_NOT_PERMITTED; /* /dev/net/tun closed to this user */
+	if (rc)
 		return EMU_SANDBOX_FAILED;
 	*dconn = emu_link_connect(s->o->sock);
 	if (*dconn < 0) {

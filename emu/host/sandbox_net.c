@@ -215,7 +215,7 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 		tapfd[i] = tap_create(sk, nd);
 		if (tapfd[i] < 0) {
 			rc = tapfd[i];
-			snprintf(err, errlen, "tap %s: %s", nd->name, strerror(-rc));
+			snprintf(err, errlen, "tap %s (/dev/net/tun): %s", nd->name, strerror(-rc));
 			break;
 		}
 		rc = flags_set(sk, nd->name, (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),

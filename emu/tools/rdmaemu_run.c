@@ -1,6 +1,6 @@
 /* rdmaemu run / rdmaemu daemon: runs programs on a fabric owned by rdmaemud (docs/daemon.md).
  *
- *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
@@ -8,7 +8,8 @@
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
  * and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
- * attaches to the host NAME through the daemon. From the build tree (this program's
+ * attaches to the host NAME through the daemon, in the host's sandbox (emu/host/sandbox.h)
+ * unless --no-sandbox or namespaces are not permitted. From the build tree (this program's
  * executable lies under it) the libraries and the daemon are the build's; installed, they
  * are pkglibdir's and bindir's. */
 #include "config.h"
@@ -229,10 +230,10 @@ static int enter_sandbox(const char *sock, const char *fabric, const char *node)
 		setenv("RDMAEMU_SANDBOX", node && *node ? node : "", 1);
 		return 0;
 	case EMU_SANDBOX_NOT_PERMITTED:
-		fprintf(stderr, "rdmaemu: no sandbox for the host (namespaces are not permitted "
-				"here: %s): running on this machine's own network, without the host's "
-				"interfaces, sysfs or /dev/infiniband\n",
-			err);
+		fprintf(stderr, "rdmaemu: no sandbox for host %s (not permitted here: %s): running "
+				"on this machine's own network, without the host's interfaces, sysfs "
+				"or /dev/infiniband\n",
+			node && *node ? node : "(first)", err);
 		unsetenv("RDMAEMU_SANDBOX");
 		return 0;
 	default:
