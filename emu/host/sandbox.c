@@ -219,8 +219,8 @@ static enum emu_sandbox_result keeper_setup(const struct sandbox *s, int *dconn,
 		return EMU_SANDBOX_FAILED;
 	}
 	rc = emu_sandbox_net_setup(s->h, taps, err, errlen);
-	if (rc == -EACCES || rc == -EPERM)
-		return EMU_SANDBOX_NOT_PERMITTED; /* /dev/net/tun closed to this user */
+	if (rc == -EPERM)
+		return EMU_SANDBOX_NOT_PERMITTED;
 	if (rc)
 		return EMU_SANDBOX_FAILED;
 	*dconn = emu_link_connect(s->o->sock);

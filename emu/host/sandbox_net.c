@@ -1,11 +1,15 @@
-/* A sandbox's network interfaces (emu/host/sandbox.h): host X's netdevs as tap devices in the
- * sandbox's network namespace, with the fabric's names, MACs, MTUs, flags, addresses and
+/* A sandbox's network interfaces (emu/host/sandbox.h): host X's netdevs as tap devices (veth
+ * pairs where /dev/net/tun is closed to the user: emu/host/sandbox_veth.c) in the sandbox's
+ * network namespace, with the fabric's names, MACs, MTUs, flags, addresses and
  * routes, configured through rtnetlink and the interface ioctls as `ip` would. */
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
 #include <linux/if_tun.h>
+#include <linux/sockios.h>
 #include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <net/if_arp.h>
@@ -18,59 +22,10 @@
 
 #include "emu/host/sandbox_priv.h"
 
-/* One rtnetlink request and its acknowledgement: 0 or -errno. */
-static int rtnl_talk(int nl, struct nlmsghdr *req)
-{
-	static uint32_t seq;
-	char ans[1024];
-	struct nlmsghdr *h = (struct nlmsghdr *)ans;
-	ssize_t n;
-
-	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	req->nlmsg_seq = ++seq;
-	if (send(nl, req, req->nlmsg_len, 0) < 0)
-		return -errno;
-	do
-		n = recv(nl, ans, sizeof(ans), 0);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n < (ssize_t)sizeof(*h) || h->nlmsg_type != NLMSG_ERROR)
-		return -EPROTO;
-	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-}
-
-/* A request being built: the header, the family's message, then attributes. */
-struct nlreq {
-	union {
-		struct nlmsghdr h;
-		char b[512];
-	};
-};
-
-static void *nl_start(struct nlreq *r, unsigned short type, size_t len)
-{
-	memset(r, 0, sizeof(*r));
-	r->h.nlmsg_len = (uint32_t)NLMSG_LENGTH(len);
-	r->h.nlmsg_type = type;
-	r->h.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
-	return NLMSG_DATA(&r->h);
-}
-
-static void rta_put(struct nlmsghdr *h, unsigned short type, const void *data, size_t len)
-{
-	char *at = (char *)h + NLMSG_ALIGN(h->nlmsg_len);
-	struct rtattr a = { .rta_len = (unsigned short)RTA_LENGTH(len), .rta_type = type };
-
-	memcpy(at, &a, sizeof(a));
-	memcpy(at + RTA_LENGTH(0), data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a.rta_len);
-}
-
 static int addr_add(int nl, int ifindex, const struct emu_ifaddr *a)
 {
-	struct nlreq r;
-	struct ifaddrmsg *m = nl_start(&r, RTM_NEWADDR, sizeof(*m));
+	struct emu_rtnl_req r;
+	struct ifaddrmsg *m = emu_rtnl_start(&r, RTM_NEWADDR, sizeof(*m));
 	size_t alen = a->family == AF_INET ? 4 : 16;
 	int rc;
 
@@ -80,21 +35,21 @@ static int addr_add(int nl, int ifindex, const struct emu_ifaddr *a)
 	/* nodad: the fabric's addresses are unique by construction, and a tentative address
 	 * could not be bound for the second DAD takes */
 	m->ifa_flags = a->family == AF_INET6 ? IFA_F_NODAD : 0;
-	rta_put(&r.h, IFA_LOCAL, &a->addr, alen);
-	rta_put(&r.h, IFA_ADDRESS, &a->addr, alen);
+	emu_rtnl_put(&r.h, IFA_LOCAL, &a->addr, alen);
+	emu_rtnl_put(&r.h, IFA_ADDRESS, &a->addr, alen);
 	if (a->family == AF_INET && a->prefixlen < 31) {
 		uint32_t bcast = a->addr.v4.s_addr | htonl(0xffffffffu >> a->prefixlen);
 
-		rta_put(&r.h, IFA_BROADCAST, &bcast, 4);
+		emu_rtnl_put(&r.h, IFA_BROADCAST, &bcast, 4);
 	}
-	rc = rtnl_talk(nl, &r.h);
+	rc = emu_rtnl_talk(nl, &r.h);
 	return rc == -EEXIST ? 0 : rc; /* the link-local address the kernel made itself */
 }
 
 static int route_add(int nl, int ifindex, const struct emu_route *rt)
 {
-	struct nlreq r;
-	struct rtmsg *m = nl_start(&r, RTM_NEWROUTE, sizeof(*m));
+	struct emu_rtnl_req r;
+	struct rtmsg *m = emu_rtnl_start(&r, RTM_NEWROUTE, sizeof(*m));
 	size_t alen = rt->family == AF_INET ? 4 : 16;
 
 	m->rtm_family = (unsigned char)rt->family;
@@ -104,11 +59,11 @@ static int route_add(int nl, int ifindex, const struct emu_route *rt)
 	m->rtm_scope = rt->has_gateway ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
 	m->rtm_type = RTN_UNICAST;
 	if (rt->prefixlen)
-		rta_put(&r.h, RTA_DST, &rt->dst, alen);
+		emu_rtnl_put(&r.h, RTA_DST, &rt->dst, alen);
 	if (rt->has_gateway)
-		rta_put(&r.h, RTA_GATEWAY, &rt->gateway, alen);
-	rta_put(&r.h, RTA_OIF, &ifindex, sizeof(ifindex));
-	return rtnl_talk(nl, &r.h);
+		emu_rtnl_put(&r.h, RTA_GATEWAY, &rt->gateway, alen);
+	emu_rtnl_put(&r.h, RTA_OIF, &ifindex, sizeof(ifindex));
+	return emu_rtnl_talk(nl, &r.h);
 }
 
 /* An interface name into an ifreq (the caller checked it fits: IFNAMSIZ). */
@@ -142,11 +97,43 @@ static void sysctl_write(const char *path, const char *value)
 	}
 }
 
+/* No offloads on a veth's sandbox end: what it sends is read whole by a packet socket at the
+ * other end and goes on the wire as it is, so checksums must be complete and segments no
+ * larger than the MTU (a tap does both itself). */
+static int offloads_off(int sk, const char *name)
+{
+	static const uint32_t cmds[] = { ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SSG, ETHTOOL_STXCSUM };
+	struct ethtool_value v;
+	struct ifreq ifr;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		set_ifname(&ifr, name);
+		v = (struct ethtool_value){ .cmd = cmds[i], .data = 0 };
+		ifr.ifr_data = (void *)&v;
+		if (ioctl(sk, SIOCETHTOOL, &ifr) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* The netdev's IPv6 settings, before it goes up. */
+static void netdev_sysctls(const struct emu_netdev *nd)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", nd->name);
+	sysctl_write(path, nd->ipv6 ? "0" : "1");
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/accept_dad", nd->name);
+	sysctl_write(path, "0");
+	/* a host of the fabric sends no router solicitations: there is no router to find */
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/router_solicitations", nd->name);
+	sysctl_write(path, "0");
+}
+
 /* A tap named and addressed as netdev nd; its fd, or -errno. */
 static int tap_create(int sk, const struct emu_netdev *nd)
 {
 	struct ifreq ifr;
-	char path[128];
 	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC), rc = 0;
 
 	if (fd < 0)
@@ -172,13 +159,6 @@ static int tap_create(int sk, const struct emu_netdev *nd)
 		close(fd);
 		return rc;
 	}
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", nd->name);
-	sysctl_write(path, nd->ipv6 ? "0" : "1");
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/accept_dad", nd->name);
-	sysctl_write(path, "0");
-	/* a host of the fabric sends no router solicitations: there is no router to find */
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/router_solicitations", nd->name);
-	sysctl_write(path, "0");
 	return fd;
 }
 
@@ -186,6 +166,8 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 {
 	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int sns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	bool veth = false;
 	int rc = 0;
 
 	for (size_t i = 0; i < h->nnetdevs; i++)
@@ -212,12 +194,25 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 				 nd->name, IFNAMSIZ - 1);
 			break;
 		}
-		tapfd[i] = tap_create(sk, nd);
+		if (!veth) {
+			tapfd[i] = tap_create(sk, nd);
+			/* /dev/net/tun closed to this user: veth pairs need no device node */
+			veth = tapfd[i] == -EACCES || tapfd[i] == -EPERM;
+		}
+		if (veth) {
+			tapfd[i] = sns < 0 ? -EBADF : emu_sandbox_veth(nd, sns);
+			if (tapfd[i] >= 0 && (rc = offloads_off(sk, nd->name))) {
+				close(tapfd[i]);
+				tapfd[i] = rc;
+			}
+		}
 		if (tapfd[i] < 0) {
 			rc = tapfd[i];
-			snprintf(err, errlen, "tap %s (/dev/net/tun): %s", nd->name, strerror(-rc));
+			snprintf(err, errlen, "%s %s: %s", veth ? "veth" : "tap (/dev/net/tun)",
+				 nd->name, strerror(-rc));
 			break;
 		}
+		netdev_sysctls(nd);
 		rc = flags_set(sk, nd->name, (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),
 			       0);
 		idx = (int)if_nametoindex(nd->name);
@@ -239,6 +234,8 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 				 strerror(-rc));
 	}
 out:
+	if (sns >= 0)
+		close(sns);
 	if (sk >= 0)
 		close(sk);
 	if (nl >= 0)

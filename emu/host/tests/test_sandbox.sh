@@ -106,6 +106,27 @@ check "sandbox gone with its last process" "gone, no state file" \
 check "nothing mounted here" "$outside_mounts" "$(wc -l </proc/self/mountinfo)"
 
 "$rdmaemu" daemon stop >/dev/null
+
+# As a user (root here: run as nobody): a user namespace of the caller's own uid, taps, or veth
+# pairs where /dev/net/tun is closed to users (a machine without udev leaves it 0600).
+u=$(mktemp -d)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 && chown nobody "$u" && setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$rdmaemu"; then
+	asuser() { setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env RDMAEMU_RUNTIME_DIR="$u" HOME="$u" "$rdmaemu" "$@"; }
+	asuser daemon start --fabric "$ref2" || { echo "FAIL: the user's daemon"; fail=1; }
+	check "a user's program runs as the user" "65534" "$(asuser run --fabric "$ref2" --node A -- id -u 2>&1)"
+	asuser run --fabric "$ref2" --node A -- "$probe" -l 192.0.2.65 $((port + 2)) >/dev/null 2>&1 &
+	spid=$!
+	lpids=$spid
+	check "a user's TCP B -> A" "pong ping from 192.0.2.66" \
+		"$(asuser run --fabric "$ref2" --node B -- "$probe" -c 192.0.2.65 $((port + 2)) 2>&1)"
+	wait $spid
+	lpids=
+	asuser daemon stop >/dev/null
+else
+	echo "not root, or nobody cannot run the build tree: the user's sandbox is not checked"
+fi
+rm -rf "$u"
 if command -v tshark >/dev/null 2>&1; then
 	# the exchange's SYN, SYN-ACK and data both ways went through the daemon's wire
 	check "TCP in the capture" "192.0.2.66 192.0.2.65 S
