@@ -227,12 +227,28 @@ static void prune(struct tree *t, const char *rel)
 	closedir(dir);
 }
 
+/* Makes root and the directories above it that are missing, as mkdir -p. */
+static int make_root(const char *root)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", root);
+	for (char *s = path + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			if (mkdir(path, 0755) < 0 && errno != EEXIST)
+				return errno;
+			*s = '/';
+		}
+	return make_dir(path, 0755);
+}
+
 static int write_classes(const struct emu_host *h, const char *class_root)
 {
 	struct tree t = { .h = h, .root = class_root };
 	int r;
 
-	fail(&t, make_dir(class_root, 0755));
+	fail(&t, make_root(class_root));
 	if (t.err)
 		return t.err;
 	/* only a complete list of what to keep may decide what to remove */
@@ -259,7 +275,7 @@ static int write_devnodes(const struct emu_host *h, const char *devib_root)
 	if (!nodes)
 		return ENOMEM;
 	emu_host_devib_nodes(h, nodes, n);
-	err = make_dir(devib_root, 0755);
+	err = make_root(devib_root);
 	for (size_t i = 0; i < n && !err; i++) {
 		char path[PATH_MAX];
 		struct stat st;

@@ -13,7 +13,8 @@
 
 /* Creates, or brings up to date, host h's RDMA class directories under class_root
  * (class_root/infiniband/<dev>/..., class_root/infiniband_verbs/..., class_root/infiniband_mad/...)
- * and its /dev/infiniband nodes under devib_root, either root made if missing:
+ * and its /dev/infiniband nodes under devib_root (either root made, with the directories above
+ * it, if missing; a root that exists gets mode 0755):
  *  - every directory, file and symbolic link kernel rxe shows, with its name, mode and
  *    content; the class entries (rxe0, uverbs0, umad0, ...) are directories, not links into
  *    /sys/devices; a file whose read fails on the kernel (the type and netdev of an empty GID
