@@ -31,6 +31,10 @@
 #include "emu/host/sandbox_priv.h"
 #include "emu/host/sysfs_tree.h"
 
+/* More /dev/infiniband nodes than a host of the fabric can have (4 per device port, and
+ * rdma_cm). */
+#define EMU_SANDBOX_MAX_NODES 1024
+
 static bool rdma_class(const char *name)
 {
 	return !strcmp(name, "infiniband") || !strcmp(name, "infiniband_verbs") ||
@@ -121,23 +125,20 @@ static bool dev_skip(const char *name)
 	return !strcmp(name, "infiniband");
 }
 
-/* /dev/infiniband: the node names of the host's devices, /dev/null bound onto each. */
+/* /dev/null bound onto each /dev/infiniband node the tree writer made: character devices. */
 static int dev_nodes(const struct emu_host *h, char *err, size_t errlen)
 {
-	char names[EMU_SYSFS_MAX_NODES][32], path[PATH_MAX];
-	int n;
+	struct emu_sysfs_devnode nodes[EMU_SANDBOX_MAX_NODES];
+	size_t n = emu_host_devib_nodes(h, nodes, EMU_SANDBOX_MAX_NODES);
+	char path[PATH_MAX];
 
-	if (mkdir("/dev/infiniband", 0755) < 0) {
-		snprintf(err, errlen, "/dev/infiniband: %s", strerror(errno));
-		return -1;
-	}
-	n = emu_host_dev_nodes(h, names, EMU_SYSFS_MAX_NODES);
-	for (int i = 0; i < n; i++) {
-		int fd;
+	for (size_t i = 0; i < n && i < EMU_SANDBOX_MAX_NODES; i++) {
+		struct stat st;
 
-		snprintf(path, sizeof(path), "/dev/infiniband/%s", names[i]);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 || close(fd) < 0 || mount("/dev/null", path, NULL, MS_BIND, NULL) < 0) {
+		snprintf(path, sizeof(path), "/dev/infiniband/%s", nodes[i].name);
+		if (!stat(path, &st) && S_ISCHR(st.st_mode))
+			continue; /* bound already */
+		if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0) {
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -157,18 +158,14 @@ int emu_sandbox_fs_setup(const struct emu_host *h, char *err, size_t errlen)
 	}
 	if (cover("/sys/class", rdma_class, err, errlen) || cover("/dev", dev_skip, err, errlen))
 		return -1;
-	if (emu_sandbox_fs_update(h, err, errlen))
-		return -1;
-	return dev_nodes(h, err, errlen);
+	return emu_sandbox_fs_update(h, err, errlen);
 }
 
 int emu_sandbox_fs_update(const struct emu_host *h, char *err, size_t errlen)
 {
-	int rc = emu_host_sysfs_write(h, "/sys/class", "/dev/infiniband");
-
-	if (rc) {
-		snprintf(err, errlen, "/sys/class/infiniband: %s", strerror(-rc));
+	if (emu_host_sysfs_write(h, "/sys/class", "/dev/infiniband")) {
+		snprintf(err, errlen, "/sys/class/infiniband: %s", strerror(errno));
 		return -1;
 	}
-	return 0;
+	return dev_nodes(h, err, errlen);
 }

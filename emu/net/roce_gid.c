@@ -9,6 +9,10 @@
  *     indices); the default GID (fe80:: from the MAC) is never removed by an address;
  *   - InfiniBand ports do not follow IP addresses.
  *
+ * The same listener moves a RoCE port's state with its netdev's link, as rxe's netdev notifier
+ * does: ACTIVE (LinkUp) while the netdev is up, DOWN (Disabled) while it is down
+ * (docs/reference/kernel-rxe-sysfs.md).
+ *
  * Measured on Linux 6.1 + rxe (scripts/rxe-vm, docs/neigh.md "GID table"): 192.0.2.2 added to
  * d0 became GID 2, 2001:db8::1 GID 3; deleting an address emptied its entry, and the next
  * address took the first empty one. An empty entry reads as zeros (ibv_query_gid) and is
@@ -173,11 +177,21 @@ static void on_event(void *ctx, const struct emu_neigh_event *ev)
 	struct emu_port *p;
 	uint8_t raw[16];
 
-	if (ev->type != EMU_NEIGH_EV_ADDR_ADD && ev->type != EMU_NEIGH_EV_ADDR_DEL)
+	if (ev->type != EMU_NEIGH_EV_ADDR_ADD && ev->type != EMU_NEIGH_EV_ADDR_DEL &&
+	    ev->type != EMU_NEIGH_EV_LINK_UP && ev->type != EMU_NEIGH_EV_LINK_DOWN)
 		return;
 	p = roce_port(f, ev->host, ev->netdev);
 	if (!p)
 		return;
+	if (ev->type == EMU_NEIGH_EV_LINK_UP || ev->type == EMU_NEIGH_EV_LINK_DOWN) {
+		/* rxe's netdev notifier (rxe_port_up / rxe_port_down), measured: ACTIVE and
+		 * LinkUp while the netdev is up, DOWN and Disabled while it is down */
+		bool up = ev->type == EMU_NEIGH_EV_LINK_UP;
+
+		p->state = up ? 4 : 1;
+		p->phys_state = up ? 5 : 3;
+		return;
+	}
 	addr_gid(&ev->addr, raw);
 	if (ev->type == EMU_NEIGH_EV_ADDR_ADD)
 		gid_add(p, raw, ev->netdev);

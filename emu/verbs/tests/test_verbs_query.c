@@ -295,6 +295,18 @@ static void test_gid_type_and_sysfs(void **state)
 	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "ports/1/gid_attrs/ndevs/0",
 					     buf, sizeof(buf)), 2);
 	assert_string_equal(buf, "d0");
+	/* measured: an empty slot's netdev reads as EINVAL too */
+	errno = 0;
+	assert_int_equal(ibv_read_sysfs_file(ctx->device->ibdev_path, "ports/1/gid_attrs/ndevs/2",
+					     buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EINVAL);
+	/* rxe's uverbs ABI, and ib_umad's class files */
+	assert_int_equal(ibv_read_sysfs_file(ctx->device->dev_path, "abi_version", buf,
+					     sizeof(buf)), 1);
+	assert_string_equal(buf, "2");
+	assert_int_equal(ibv_read_sysfs_file("/sys/class/infiniband_mad", "umad0/ibdev", buf,
+					     sizeof(buf)), 4);
+	assert_string_equal(buf, "rxe0");
 	ibv_read_sysfs_file(ctx->device->ibdev_path, "ports/1/cap_mask", buf, sizeof(buf));
 	assert_string_equal(buf, "0x00010000");
 	ibv_read_sysfs_file(ctx->device->ibdev_path, "ports/1/lid", buf, sizeof(buf));
