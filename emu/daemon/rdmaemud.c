@@ -814,8 +814,10 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 			d.removed[d.devrm_gen].dev = (uint16_t)dev;
 			d.devrm_gen++;
 			emu_ucma_srv_devrm(d.devrm_gen);
+			/* the processes, and the sandboxes' keepers, whose files show it */
 			for (size_t i = 0; i < MAX_CLIENTS; i++)
-				if (d.clients[i].state == CLIENT_ATTACHED)
+				if (d.clients[i].state == CLIENT_ATTACHED ||
+				    (d.clients[i].state == CLIENT_CONNECTED && emu_dtap_owns((unsigned)i)))
 					outq_add_msg(&d.clients[i], EMU_DMSG_DEVICE_GONE, arg,
 						     d.devrm_gen, NULL, 0, false);
 			trace("device %s of %s removed (generation %u)", r->dev, r->node,
@@ -834,6 +836,7 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t len, int fd)
 {
 	const struct emu_host *host = NULL;
+	struct emu_dmsg_tap_ans ans = { 0 };
 	int err = 0;
 
 	if (len < sizeof(*t) || c->state != CLIENT_CONNECTED || fd < 0 ||
@@ -850,10 +853,13 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 		emu_engine_lock(d.e);
 		err = -emu_dtap_attach(d.e, (size_t)(host - d.f->hosts), t->netdev, fd,
 				       (unsigned)(c - d.clients));
+		ans.devrm_gen = d.devrm_gen;
+		_Static_assert(sizeof(ans.removed) == sizeof(d.removed), "WELCOME's list");
+		memcpy(ans.removed, d.removed, sizeof(ans.removed));
 		emu_engine_unlock(d.e);
 		trace("tap %s/%s: %s", t->node, t->netdev, err ? strerror(err) : "attached");
 	}
-	send_msg(c->fd, EMU_DMSG_TAP_ATTACH, (uint32_t)err, NULL, 0, 0);
+	send_msg(c->fd, EMU_DMSG_TAP_ATTACH, (uint32_t)err, &ans, sizeof(ans), 0);
 }
 
 static void on_status(struct client *c)

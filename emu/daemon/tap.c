@@ -185,6 +185,14 @@ void emu_dtap_close_owner(struct emu_engine *e, unsigned owner)
 			tap_close(e, &taps[i]);
 }
 
+bool emu_dtap_owns(unsigned owner)
+{
+	for (size_t i = 0; i < EMU_DTAP_MAX; i++)
+		if (taps[i].used && taps[i].owner == owner)
+			return true;
+	return false;
+}
+
 size_t emu_dtap_poll_set(struct pollfd *pfd, size_t max)
 {
 	size_t n = 0;

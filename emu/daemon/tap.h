@@ -12,6 +12,7 @@
 #ifndef RDMAEMU_EMU_DAEMON_TAP_H
 #define RDMAEMU_EMU_DAEMON_TAP_H
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,8 @@ int emu_dtap_attach(struct emu_engine *e, size_t host, const char *netdev, int f
 		    unsigned owner);
 /* Closes the taps of connection `owner`: their netdevs' stacks answer again. Engine lock held. */
 void emu_dtap_close_owner(struct emu_engine *e, unsigned owner);
+/* Whether connection `owner` holds a tap. */
+bool emu_dtap_owns(unsigned owner);
 /* Adds a POLLIN entry per tap at pfd (room for max); returns how many. */
 size_t emu_dtap_poll_set(struct pollfd *pfd, size_t max);
 /* The taps' turn after poll: each readable tap's frames (a burst) go on the wire; a tap that

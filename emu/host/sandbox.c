@@ -35,7 +35,8 @@
 
 struct sandbox {
 	const struct emu_sandbox_opts *o;
-	const struct emu_host *h;
+	struct emu_fabric *f;
+	struct emu_host *h; /* the keeper marks the devices rdmaemud removed */
 	char dir[PATH_MAX];	    /* <runtime>/hosts */
 	char state[PATH_MAX + 80]; /* <dir>/<node>.pid */
 	char lock[PATH_MAX + 80];  /* <dir>/<node>.lock */
@@ -88,6 +89,34 @@ static ino_t netns_ino(pid_t pid)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
+/* rdmaemud removed device `dev` of host `host` (`rdma link delete`): gone from the model the
+ * keeper writes the files from. */
+static void device_gone(const struct sandbox *s, unsigned host, unsigned dev)
+{
+	if (host == (unsigned)(s->h - s->f->hosts) && dev < s->h->ndevices)
+		s->h->devices[dev].removed = true;
+}
+
+/* A message of the daemon to the keeper: DEVICE_GONE brings the files up to date. false when
+ * the daemon closed the connection (its taps went with it). */
+static bool daemon_msg(const struct sandbox *s, int dconn)
+{
+	struct emu_dmsg h;
+	char err[256];
+	ssize_t n = recv(dconn, &h, sizeof(h), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n < (ssize_t)sizeof(h))
+		return false;
+	if (h.type == EMU_DMSG_DEVICE_GONE) {
+		device_gone(s, h.arg >> 16, h.arg & 0xffff);
+		if (emu_sandbox_fs_update(s->h, err, sizeof(err)))
+			fprintf(stderr, "rdmaemu-host %s: %s\n", s->h->name, err);
+	}
+	return true;
+}
+
 /* Hands tap fd to the daemon on connection c as netdev `name`: 0 or the daemon's errno. */
 static int tap_hand(int c, const struct sandbox *s, const char *name, int fd)
 {
@@ -103,7 +132,11 @@ static int tap_hand(int c, const struct sandbox *s, const char *name, int fd)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
 			      .msg_controllen = sizeof(cm.b) };
 	struct cmsghdr *ch = CMSG_FIRSTHDR(&msg);
-	struct emu_dmsg ans;
+	struct {
+		struct emu_dmsg h;
+		struct emu_dmsg_tap_ans a;
+	} ans;
+	ssize_t n;
 
 	memset(&m, 0, sizeof(m));
 	m.h = (struct emu_dmsg){ EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_TAP_ATTACH, 0, 0 };
@@ -116,10 +149,13 @@ static int tap_hand(int c, const struct sandbox *s, const char *name, int fd)
 	memcpy(CMSG_DATA(ch), &fd, sizeof(int));
 	if (sendmsg(c, &msg, MSG_NOSIGNAL) < 0)
 		return errno;
-	if (recv(c, &ans, sizeof(ans), 0) != (ssize_t)sizeof(ans) ||
-	    ans.type != EMU_DMSG_TAP_ATTACH)
+	n = recv(c, &ans, sizeof(ans), 0);
+	if (n < (ssize_t)sizeof(ans.h) || ans.h.type != EMU_DMSG_TAP_ATTACH)
 		return EPROTO;
-	return (int)ans.arg;
+	if (n == (ssize_t)sizeof(ans))
+		for (uint32_t i = 0; i < ans.a.devrm_gen && i < EMU_DPROTO_MAX_REMOVED; i++)
+			device_gone(s, ans.a.removed[i].host, ans.a.removed[i].dev);
+	return (int)ans.h.arg;
 }
 
 /* Whether a process other than the keeper is in the network namespace `ino`. */
@@ -156,7 +192,7 @@ static void keeper_loop(const struct sandbox *s, int dconn)
 		struct pollfd p = { .fd = dconn, .events = POLLIN };
 		int lk;
 
-		if (poll(&p, 1, KEEPER_TICK_MS) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
+		if (poll(&p, 1, KEEPER_TICK_MS) > 0 && !daemon_msg(s, dconn))
 			break; /* the daemon closed the connection: its taps are gone */
 		if (has_members(ino)) {
 			idle = 0;
@@ -416,7 +452,7 @@ static int join(pid_t keeper, char *err, size_t errlen)
 	return 0;
 }
 
-static const struct emu_host *host_of(const struct emu_fabric *f, const char *node)
+static struct emu_host *host_of(const struct emu_fabric *f, const char *node)
 {
 	if (!node || !*node)
 		return f->nhosts ? &f->hosts[0] : NULL;
@@ -433,7 +469,7 @@ enum emu_sandbox_result emu_sandbox_enter(const struct emu_sandbox_opts *o, char
 	int lk;
 	pid_t keeper;
 
-	f = o->fabric ? emu_fabric_load(o->fabric, &ferr) : emu_fabric_builtin();
+	f = s.f = o->fabric ? emu_fabric_load(o->fabric, &ferr) : emu_fabric_builtin();
 	if (!f) {
 		say(err, errlen, "%s: %s", o->fabric ? o->fabric : "(built-in)", ferr.msg);
 		return EMU_SANDBOX_FAILED;

@@ -161,8 +161,34 @@ int emu_sandbox_fs_setup(const struct emu_host *h, char *err, size_t errlen)
 	return emu_sandbox_fs_update(h, err, errlen);
 }
 
+/* Takes /dev/null off the nodes the host no longer has (a removed device's), so that the tree
+ * writer can remove them. */
+static void dev_nodes_stale(const struct emu_host *h)
+{
+	struct emu_sysfs_devnode nodes[EMU_SANDBOX_MAX_NODES];
+	size_t n = emu_host_devib_nodes(h, nodes, EMU_SANDBOX_MAX_NODES);
+	DIR *d = opendir("/dev/infiniband");
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		bool keep = de->d_name[0] == '.';
+
+		for (size_t i = 0; i < n && i < EMU_SANDBOX_MAX_NODES && !keep; i++)
+			keep = !strcmp(nodes[i].name, de->d_name);
+		if (keep)
+			continue;
+		snprintf(path, sizeof(path), "/dev/infiniband/%s", de->d_name);
+		umount2(path, MNT_DETACH);
+	}
+	closedir(d);
+}
+
 int emu_sandbox_fs_update(const struct emu_host *h, char *err, size_t errlen)
 {
+	dev_nodes_stale(h);
 	if (emu_host_sysfs_write(h, "/sys/class", "/dev/infiniband")) {
 		snprintf(err, errlen, "/sys/class/infiniband: %s", strerror(errno));
 		return -1;

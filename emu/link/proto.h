@@ -149,7 +149,8 @@ enum emu_dmsg_type {
 				     * host in its sandbox (emu/host); answered with arg = 0 or an
 				     * errno (ENOENT: no such host or netdev, EXDEV: another
 				     * fabric, ENODEV: the netdev has no Ethernet port, EBUSY: a
-				     * tap serves it already). The tap carries the kernel's IP
+				     * tap serves it already), body emu_dmsg_tap_ans; the
+				     * connection hears DEVICE_GONE. The tap carries the kernel's IP
 				     * traffic on the host port's wire until the connection closes */
 };
 
@@ -157,6 +158,15 @@ struct emu_dmsg_tap {
 	char node[EMU_DPROTO_NAME_MAX];
 	char netdev[EMU_DPROTO_NAME_MAX];
 	char fabric[EMU_DPROTO_PATH_MAX]; /* real path of the fabric file; "" for the built-in */
+};
+
+/* TAP_ATTACH's answer body: the devices removed so far, as in WELCOME; the connection hears
+ * DEVICE_GONE for later ones, as an attached process does. */
+struct emu_dmsg_tap_ans {
+	uint32_t devrm_gen;
+	struct {
+		uint16_t host, dev;
+	} removed[EMU_DPROTO_MAX_REMOVED];
 };
 
 struct emu_dmsg {

@@ -61,7 +61,31 @@ mkdir -m 700 "$t/ref"
 check "rxe-ref's links" "d0 192.0.2.1/28 0x1083
 s0 192.0.2.17/28 0x1003" "$(RDMAEMU_RUNTIME_DIR=$t/ref "$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c '
 	for n in d0 s0; do echo "$n $(ip -br -4 addr show $n | awk "{print \$3}") $(cat /sys/class/net/$n/flags)"; done' 2>&1)"
-RDMAEMU_RUNTIME_DIR=$t/ref "$rdmaemu" daemon stop >/dev/null
+# `rdma link delete rxe0` on the host: its files go from a running sandbox, and a sandbox made
+# later never shows them
+export RDMAEMU_RUNTIME_DIR=$t/ref
+"$rdmaemu" run --fabric "$ref" --node rxe-ref -- sleep 30 &
+spid=$!
+lpids=$spid
+check "rxe-ref's files" "/dev/infiniband: issm0 issm1 rdma_cm umad0 umad1 uverbs0 uverbs1 /sys/class/infiniband: rxe0 rxe1" \
+	"$("$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c 'echo $(ls /sys/class/infiniband /dev/infiniband)')"
+"$rdmaemu" daemon remove-device rxe-ref rxe0
+i=0
+while "$rdmaemu" run --fabric "$ref" --node rxe-ref -- test -e /sys/class/infiniband/rxe0 &&
+      [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "rxe0 removed in the running sandbox" "/dev/infiniband: issm1 rdma_cm umad1 uverbs1 /sys/class/infiniband: rxe1 /sys/class/infiniband_verbs: uverbs1" \
+	"$("$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c 'echo $(ls /sys/class/infiniband /dev/infiniband /sys/class/infiniband_verbs | grep -v abi)')"
+kill -KILL $spid
+wait $spid 2>/dev/null
+lpids=
+i=0
+while [ -f "$t/ref/hosts/rxe-ref.pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "rxe0 removed in a new sandbox" "/dev/infiniband: issm1 rdma_cm umad1 uverbs1 /sys/class/infiniband: rxe1" \
+	"$("$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c 'echo $(ls /sys/class/infiniband /dev/infiniband)')"
+"$rdmaemu" daemon stop >/dev/null
+export RDMAEMU_RUNTIME_DIR=$t
 
 # TCP from B to A's address over the daemon's wire
 port=5000
@@ -128,11 +152,12 @@ else
 fi
 rm -rf "$u"
 if command -v tshark >/dev/null 2>&1; then
-	# the exchange's SYN, SYN-ACK and data both ways went through the daemon's wire
+	# the exchange's SYN, SYN-ACK and data both ways went through the daemon's wire (a SYN
+	# that came before the server listened was refused and sent again)
 	check "TCP in the capture" "192.0.2.66 192.0.2.65 S
 192.0.2.65 192.0.2.66 SA" "$(tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $port && tcp.flags.syn == 1" \
 		-T fields -e ip.src -e ip.dst -e tcp.flags.ack 2>/dev/null |
-		awk '{ print $1, $2, ($3 == 1 || $3 == "True") ? "SA" : "S" }')"
+		awk '{ print $1, $2, ($3 == 1 || $3 == "True") ? "SA" : "S" }' | sort -u)"
 	check "ping in the capture" "1" "$(tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $port && tcp.payload" \
 		-T fields -e tcp.payload 2>/dev/null | grep -c '^70:69:6e:67$\|^70696e67$')"
 else
