@@ -154,10 +154,10 @@ rm -rf "$u"
 if command -v tshark >/dev/null 2>&1; then
 	# the exchange's SYN, SYN-ACK and data both ways went through the daemon's wire (a SYN
 	# that came before the server listened was refused and sent again)
-	check "TCP in the capture" "192.0.2.66 192.0.2.65 S
-192.0.2.65 192.0.2.66 SA" "$(tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $port && tcp.flags.syn == 1" \
+	check "TCP in the capture" "192.0.2.65 192.0.2.66 SA
+192.0.2.66 192.0.2.65 S" "$(tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $port && tcp.flags.syn == 1" \
 		-T fields -e ip.src -e ip.dst -e tcp.flags.ack 2>/dev/null |
-		awk '{ print $1, $2, ($3 == 1 || $3 == "True") ? "SA" : "S" }' | sort -u)"
+		awk '{ print $1, $2, ($3 == 1 || $3 == "True") ? "SA" : "S" }' | LC_ALL=C sort -u)"
 	check "ping in the capture" "1" "$(tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $port && tcp.payload" \
 		-T fields -e tcp.payload 2>/dev/null | grep -c '^70:69:6e:67$\|^70696e67$')"
 else
