@@ -4,7 +4,9 @@
  * program sends is answered at once by nl_rdma_input, whose replies are written into the other
  * end. The calls that carry netlink addresses or options (bind, connect, getsockname,
  * getpeername, setsockopt, getsockopt, send*, write, recvmsg, recvfrom) are wrapped for these
- * sockets; every other socket and call goes straight to libc. */
+ * sockets; every other socket and call goes straight to libc, but for the guard of a program
+ * run without a sandbox (emu/host/net_guard.h), which may refuse connect, sendto and sendmsg
+ * towards the fabric's subnets. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -20,6 +22,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "emu/host/net_guard.h"
 #include "emu/host/nl_rdma.h"
 
 #define MAX_SOCKS 256
@@ -207,7 +210,7 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	struct nlsock *s = find_locked(fd);
 
 	if (!s)
-		return CALL_REAL(connect, fd, addr, len);
+		return emu_net_guard_refuses(addr, len) ? -1 : CALL_REAL(connect, fd, addr, len);
 	struct sockaddr_nl a;
 	if (!addr || len < sizeof(sa_family_t))
 		return fail_unlock(EINVAL);
@@ -372,7 +375,8 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 	struct nlsock *s = find_locked(fd);
 
 	if (!s)
-		return CALL_REAL(sendto, fd, buf, len, flags, to, tolen);
+		return emu_net_guard_refuses(to, tolen) ? -1
+							: CALL_REAL(sendto, fd, buf, len, flags, to, tolen);
 	struct iovec iov = { (void *)buf, len };
 	return nl_send(s, &iov, 1, to, tolen);
 }
@@ -402,7 +406,9 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	struct nlsock *s = find_locked(fd);
 
 	if (!s)
-		return CALL_REAL(sendmsg, fd, msg, flags);
+		return msg && emu_net_guard_refuses(msg->msg_name, msg->msg_namelen)
+			       ? -1
+			       : CALL_REAL(sendmsg, fd, msg, flags);
 	return nl_send(s, msg->msg_iov, msg->msg_iovlen, msg->msg_name, msg->msg_namelen);
 }
 

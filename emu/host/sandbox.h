@@ -13,6 +13,7 @@
  * <X>.lock (flock), so that two runs starting at once make one sandbox. */
 #ifndef RDMAEMU_EMU_HOST_SANDBOX_H
 #define RDMAEMU_EMU_HOST_SANDBOX_H
+#include <stddef.h>
 
 struct emu_sandbox_opts {
 	const char *runtime_dir; /* emu_link_runtime_dir() */
@@ -31,5 +32,9 @@ enum emu_sandbox_result {
  * threaded; its working directory is kept. */
 enum emu_sandbox_result emu_sandbox_enter(const struct emu_sandbox_opts *o, char *err,
 					  size_t errlen);
+
+/* RDMAEMU_GUARD_NETS for a program run without a sandbox (emu/host/net_guard.h): the fabric's
+ * subnets, comma-separated, into buf. 0, or -1 when the fabric does not load. */
+int emu_sandbox_guard_nets(const char *fabric, char *buf, size_t len);
 
 #endif

@@ -60,6 +60,50 @@ static void libdirs(char *buf, size_t len)
 		snprintf(buf, len, "%s", RDMAEMU_PKGLIBDIR);
 }
 
+/* librdmaemu-host.so (RDMA netlink, the guard of a run without a sandbox): the build tree's,
+ * pkglibdir's, or the first in RDMAEMU_LIBDIR that has it. */
+static void host_lib(char *buf, size_t len)
+{
+	const char *env = getenv("RDMAEMU_LIBDIR");
+
+	if (env && *env) {
+		while (*env) {
+			size_t n = strcspn(env, ":");
+
+			snprintf(buf, len, "%.*s/librdmaemu-host.so", (int)n, env);
+			if (!access(buf, R_OK))
+				return;
+			env += n + (env[n] == ':');
+		}
+	} else if (in_build_tree()) {
+		snprintf(buf, len, "%s/emu/host/.libs/librdmaemu-host.so", RDMAEMU_BUILDDIR);
+		return;
+	} else {
+		snprintf(buf, len, "%s/librdmaemu-host.so", RDMAEMU_PKGLIBDIR);
+		return;
+	}
+	buf[0] = 0;
+}
+
+/* Adds the host library to LD_PRELOAD, after what is there (a sanitizer's runtime must stay
+ * first). */
+static void preload_host_lib(void)
+{
+	char lib[PATH_MAX + 32];
+	const char *old = getenv("LD_PRELOAD");
+	char *v;
+
+	host_lib(lib, sizeof(lib));
+	if (!lib[0] || access(lib, R_OK) || (old && strstr(old, lib)))
+		return;
+	v = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
+	if (!v)
+		return;
+	sprintf(v, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
+}
+
 static void daemon_bin(char *buf, size_t len)
 {
 	if (in_build_tree())
@@ -214,6 +258,18 @@ static void run_usage(FILE *out)
 	      out);
 }
 
+/* Running without a sandbox: IP to the fabric's subnets is refused (emu/host/net_guard.h). */
+static int no_sandbox(const char *fabric)
+{
+	char nets[8192];
+
+	unsetenv("RDMAEMU_SANDBOX");
+	if (emu_sandbox_guard_nets(fabric, nets, sizeof(nets)))
+		return 1;
+	setenv("RDMAEMU_GUARD_NETS", nets, 1);
+	return 0;
+}
+
 /* Puts this process into the host's sandbox (emu/host/sandbox.h). 0: inside, or running
  * without one after saying so in one line (namespaces not permitted, or --no-sandbox); 1
  * after saying what failed. */
@@ -228,14 +284,14 @@ static int enter_sandbox(const char *sock, const char *fabric, const char *node)
 	switch (emu_sandbox_enter(&o, err, sizeof(err))) {
 	case EMU_SANDBOX_INSIDE:
 		setenv("RDMAEMU_SANDBOX", node && *node ? node : "", 1);
+		unsetenv("RDMAEMU_GUARD_NETS");
 		return 0;
 	case EMU_SANDBOX_NOT_PERMITTED:
 		fprintf(stderr, "rdmaemu: no sandbox for host %s (not permitted here: %s): running "
 				"on this machine's own network, without the host's interfaces, sysfs "
 				"or /dev/infiniband\n",
 			node && *node ? node : "(first)", err);
-		unsetenv("RDMAEMU_SANDBOX");
-		return 0;
+		return no_sandbox(fabric);
 	default:
 		fprintf(stderr, "rdmaemu: the sandbox of host %s: %s\n", node && *node ? node : "(first)",
 			err);
@@ -294,8 +350,9 @@ int rdmaemu_run(int argc, char **argv)
 	}
 	if (!node)
 		node = getenv("RDMAEMU_NODE");
-	if (sandbox && enter_sandbox(sock, fabric, node))
+	if (sandbox ? enter_sandbox(sock, fabric, node) : no_sandbox(fabric))
 		return 1;
+	preload_host_lib();
 	libdirs(libs, sizeof(libs));
 	old = getenv("LD_LIBRARY_PATH");
 	path = malloc(strlen(libs) + (old ? strlen(old) : 0) + 2);

@@ -57,6 +57,14 @@ char uverbs0
 char rdma_cm" "$(inA sh -c 'ls /sys/class/infiniband; for f in uverbs0 rdma_cm; do
 	[ -c /dev/infiniband/$f ] && echo "char $f"; done')"
 
+# RDMA netlink (librdmaemu-host.so, preloaded in a sandbox)
+check "A's rdma link" "link rxe0/1 state ACTIVE physical_state LINK_UP netdev eth0 " \
+	"$(inA rdma link show)"
+# without a sandbox, IP to the fabric's subnets is refused before it leaves (the guard)
+check "no sandbox: the guard" "rdmaemu: IP to 192.0.2.65 refused: without a sandbox, a fabric address is this machine's real network
+connect: Network is unreachable" \
+	"$("$rdmaemu" run --no-sandbox --fabric "$ref2" --node B -- "$probe" -c 192.0.2.65 5000 2>&1)"
+
 mkdir -m 700 "$t/ref"
 check "rxe-ref's links" "d0 192.0.2.1/28 0x1083
 s0 192.0.2.17/28 0x1003" "$(RDMAEMU_RUNTIME_DIR=$t/ref "$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c '
