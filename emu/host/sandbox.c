@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "emu/host/sandbox.h"
-#include "emu/host/sandbox_priv.h"
+#include "emu/host/sandbox_fs.h"
+#include "emu/host/sandbox_net.h"
 #include "emu/link/link.h"
 #include "emu/link/proto.h"
 #include "emu/sim/fabric.h"

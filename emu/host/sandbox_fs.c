@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "emu/host/sandbox_priv.h"
+#include "emu/host/sandbox_fs.h"
 #include "emu/host/sysfs_tree.h"
 
 /* More /dev/infiniband nodes than a host of the fabric can have (4 per device port, and

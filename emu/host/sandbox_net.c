@@ -20,7 +20,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "emu/host/sandbox_priv.h"
+#include "emu/host/sandbox_net.h"
+#include "emu/host/sandbox_rtnl.h"
+#include "emu/host/sandbox_veth.h"
 
 static int addr_add(int nl, int ifindex, const struct emu_ifaddr *a)
 {

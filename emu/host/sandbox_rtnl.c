@@ -1,4 +1,4 @@
-/* rtnetlink requests of a sandbox's keeper (emu/host/sandbox_priv.h). */
+/* rtnetlink requests of a sandbox's keeper (emu/host/sandbox_veth.h). */
 #include "config.h"
 
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "emu/host/sandbox_priv.h"
+#include "emu/host/sandbox_rtnl.h"
 
 int emu_rtnl_talk(int nl, struct nlmsghdr *req)
 {

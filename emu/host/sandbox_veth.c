@@ -1,4 +1,4 @@
-/* A netdev as a veth pair, where /dev/net/tun is closed to the user (emu/host/sandbox_priv.h).
+/* A netdev as a veth pair, where /dev/net/tun is closed to the user (emu/host/sandbox_veth.h).
  *
  * Debian makes /dev/net/tun world-usable, but a machine without udev may leave it 0600 root,
  * and then a user's sandbox gets no tap. A veth pair needs no device node: the keeper, root of
@@ -25,7 +25,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "emu/host/sandbox_priv.h"
+#include "emu/host/sandbox_rtnl.h"
+#include "emu/host/sandbox_veth.h"
 
 #define WIRE_END "wire0"
 
