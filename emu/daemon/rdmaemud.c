@@ -36,6 +36,7 @@
 #include "emu/link/proto.h"
 #include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
+#include "emu/daemon/tap.h"
 #include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/sim/engine.h"
@@ -596,6 +597,7 @@ static void client_close(struct client *c)
 	emu_ucma_srv_close(c->ucma_dfd);
 	c->ucma_dfd = -1;
 	emu_engine_lock(d.e);
+	emu_dtap_close_owner(d.e, (unsigned)(c - d.clients));
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
 	if (c->ucma_sh) {
@@ -827,6 +829,33 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 					       .msg_iovlen = 1 }, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* TAP_ATTACH: a host's sandbox hands over the tap of one of its netdevs (emu/daemon/tap.h);
+ * the tap lives as long as this connection. */
+static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t len, int fd)
+{
+	const struct emu_host *host = NULL;
+	int err = 0;
+
+	if (len < sizeof(*t) || c->state != CLIENT_CONNECTED || fd < 0 ||
+	    !memchr(t->node, 0, sizeof(t->node)) || !memchr(t->netdev, 0, sizeof(t->netdev)))
+		err = EPROTO;
+	else if (strncmp(t->fabric, d.fabric_path, sizeof(t->fabric)))
+		err = EXDEV;
+	else if (!(host = emu_fabric_find_host(d.f, t->node)))
+		err = ENOENT;
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+	} else {
+		emu_engine_lock(d.e);
+		err = -emu_dtap_attach(d.e, (size_t)(host - d.f->hosts), t->netdev, fd,
+				       (unsigned)(c - d.clients));
+		emu_engine_unlock(d.e);
+		trace("tap %s/%s: %s", t->node, t->netdev, err ? strerror(err) : "attached");
+	}
+	send_msg(c->fd, EMU_DMSG_TAP_ATTACH, (uint32_t)err, NULL, 0, 0);
+}
+
 static void on_status(struct client *c)
 {
 	char buf[8192];
@@ -854,6 +883,7 @@ static void on_status(struct client *c)
 				      (unsigned long long)k->frames_out,
 				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
 	}
+	n += emu_dtap_status(d.e, buf + n, sizeof(buf) - n);
 	emu_engine_unlock(d.e);
 	/* the main thread alone changes the table: read without the lock, which the ucma takes */
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
@@ -1039,8 +1069,9 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
 	fd = msg_fd(&m);
-	if (fd >= 0 && (n < (ssize_t)sizeof(h) || h.type != EMU_DMSG_SHM_HELLO)) {
-		close(fd); /* only SHM_HELLO carries one */
+	if (fd >= 0 && (n < (ssize_t)sizeof(h) ||
+			(h.type != EMU_DMSG_SHM_HELLO && h.type != EMU_DMSG_TAP_ATTACH))) {
+		close(fd); /* only SHM_HELLO and TAP_ATTACH carry one */
 		fd = -1;
 	}
 	if (n == 0)
@@ -1075,6 +1106,10 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		break;
 	case EMU_DMSG_SHM_HELLO:
 		on_shm_hello(c, fd);
+		fd = -1;
+		break;
+	case EMU_DMSG_TAP_ATTACH:
+		on_tap_attach(c, (const void *)buf, len, fd);
 		fd = -1;
 		break;
 	case EMU_DMSG_SHM_MAPPED:
@@ -1376,13 +1411,14 @@ static void client_accept(int lfd)
 /* The main loop, until a signal stops it or poll fails. */
 static void serve(int lfd, uint8_t *buf)
 {
-	struct pollfd pfd[MAX_CLIENTS + 2];
+	struct pollfd pfd[MAX_CLIENTS + 2 + EMU_DTAP_MAX];
 	size_t who[MAX_CLIENTS + 2];
 
 	while (!stop_requested) {
 		nfds_t n = poll_set(pfd, who, lfd);
+		size_t ntaps = emu_dtap_poll_set(pfd + n, EMU_DTAP_MAX);
 
-		if (poll(pfd, n, rings_idle() ? -1 : 0) < 0) {
+		if (poll(pfd, n + ntaps, rings_idle() ? -1 : 0) < 0) {
 			rings_awake();
 			if (errno == EINTR)
 				continue;
@@ -1394,6 +1430,7 @@ static void serve(int lfd, uint8_t *buf)
 			wake_drain();
 		for (nfds_t k = 2; k < n; k++)
 			client_turn(who[k], pfd[k].revents, buf);
+		emu_dtap_turn(d.e, pfd + n, ntaps, buf);
 		rings_turn(buf);
 		if (pfd[0].revents & POLLIN)
 			client_accept(lfd);

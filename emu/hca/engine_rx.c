@@ -272,6 +272,21 @@ int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, 
 	return 0;
 }
 
+int emu_engine_port_get_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				 enum emu_rx_class cls, emu_wire_rx_fn **fn, void **ctx)
+{
+	struct rx_port *p;
+
+	if ((unsigned)cls >= EMU_RX_NCLASS)
+		return -EINVAL;
+	p = port_of(e, host, dev, port);
+	if (!p)
+		return -ENOENT;
+	*fn = p->cls[cls].fn;
+	*ctx = p->cls[cls].ctx;
+	return 0;
+}
+
 int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			   emu_wire_rx_fn *fn, void *ctx)
 {

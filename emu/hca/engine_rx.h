@@ -50,6 +50,10 @@ enum emu_rx_kind emu_rx_classify(int link_layer, const uint8_t *frame, size_t le
  * the fabric's arrays); fn NULL removes it. 0, -ENOENT (no such port), -EINVAL (bad class). */
 int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				 enum emu_rx_class cls, emu_wire_rx_fn *fn, void *ctx);
+/* The receiver of a class on that port now (both NULL: none), so that an upper layer can stand
+ * in front of it and pass frames on. 0, -ENOENT, -EINVAL as above. */
+int emu_engine_port_get_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				 enum emu_rx_class cls, emu_wire_rx_fn **fn, void **ctx);
 /* The same for EMU_RX_HCA: the receiver of the transport packets that no QPN claim takes,
  * the HCA's data path. NULL: such frames are counted and dropped. */
 int emu_engine_port_set_rx(struct emu_engine *e, size_t host, size_t dev, unsigned port,

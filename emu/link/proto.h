@@ -23,8 +23,9 @@
  * pad, as a UCMA_CONSUMED would (no CONSUMED message before a command); 11: the client's
  * messages after UCMA_OPEN go through a ring in the shared page (emu/link/ucma_ring.h),
  * with UCMA_RING on the socket to wake the daemon; 12: the daemon's queued messages on a
- * file's connection go several to a socket message (UCMA_BUNDLE) */
-#define EMU_DPROTO_VERSION 12
+ * file's connection go several to a socket message (UCMA_BUNDLE); 13: a host's sandbox hands
+ * its netdevs' tap devices to the daemon (TAP_ATTACH) */
+#define EMU_DPROTO_VERSION 13
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
@@ -143,6 +144,19 @@ enum emu_dmsg_type {
 				     * and the body, padded to 16 bytes as in the command ring
 				     * (emu_ducma_rec_size); EMU_DUCMA_BUNDLE_MAX bytes at most.
 				     * Counted once in the shared page's sent count */
+	EMU_DMSG_TAP_ATTACH = 30,   /* client -> daemon, body emu_dmsg_tap, SCM_RIGHTS: a tap
+				     * device (IFF_TAP | IFF_NO_PI) that stands for a netdev of a
+				     * host in its sandbox (emu/host); answered with arg = 0 or an
+				     * errno (ENOENT: no such host or netdev, EXDEV: another
+				     * fabric, ENODEV: the netdev has no Ethernet port, EBUSY: a
+				     * tap serves it already). The tap carries the kernel's IP
+				     * traffic on the host port's wire until the connection closes */
+};
+
+struct emu_dmsg_tap {
+	char node[EMU_DPROTO_NAME_MAX];
+	char netdev[EMU_DPROTO_NAME_MAX];
+	char fabric[EMU_DPROTO_PATH_MAX]; /* real path of the fabric file; "" for the built-in */
 };
 
 struct emu_dmsg {

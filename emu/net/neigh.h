@@ -194,6 +194,12 @@ int emu_neigh_addr_del(struct emu_engine *e, size_t host, int netdev, const stru
 int emu_neigh_link_set(struct emu_engine *e, size_t host, int netdev, bool up);
 bool emu_neigh_link_up(struct emu_engine *e, size_t host, int netdev);
 
+/* Whether the host's stack answers ARP requests and neighbour solicitations for the netdev's
+ * addresses (it does unless told otherwise). A sandbox of the host (emu/host) has a real
+ * kernel interface for the netdev whose kernel answers them itself; the layer then only
+ * listens, so that the wire carries one reply, as from a real host. 0 or -ENOENT. */
+int emu_neigh_set_replies(struct emu_engine *e, size_t host, int netdev, bool replies);
+
 /* The layer itself: created with the engine (emu_engine_get), or here if that failed, with its
  * receivers, QPN claims and IPoIB multicast memberships installed; freed with the engine. NULL
  * with errno ENOMEM. Lock held (or the engine not yet published). */

@@ -195,3 +195,13 @@ bool emu_neigh_link_up(struct emu_engine *e, size_t host, int netdev)
 
 	return d && d->up;
 }
+
+int emu_neigh_set_replies(struct emu_engine *e, size_t host, int netdev, bool replies)
+{
+	struct neigh_dev *d = emu_neigh_dev(emu_neigh_get(e), host, netdev);
+
+	if (!d)
+		return -ENOENT;
+	d->quiet = !replies;
+	return 0;
+}

@@ -74,6 +74,7 @@ struct neigh_dev {
 	int idx;
 	const struct emu_netdev *nd; /* name, hardware address, MTU, RDMA port (fixed) */
 	bool up, noarp, ipoib;
+	bool quiet; /* emu_neigh_set_replies(false): a kernel interface answers for it */
 	struct emu_ifaddr *addrs;
 	size_t naddrs;
 	struct neigh_entry *entries;

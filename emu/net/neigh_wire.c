@@ -154,7 +154,8 @@ static void arp_rx(struct neigh_dev *d, const uint8_t *p, size_t len, bool to_us
 		ne = emu_neigh_entry_get(d, AF_INET, spa); /* neigh_event_ns: STALE */
 		if (ne)
 			emu_neigh_update(ne, sha, EMU_NUD_STALE);
-		arp_send(d, ARPOP_REPLY, tpa, sha, spa, sha);
+		if (!d->quiet)
+			arp_send(d, ARPOP_REPLY, tpa, sha, spa, sha);
 		return;
 	}
 	ne = emu_neigh_entry_find(d, AF_INET, spa);
@@ -315,8 +316,10 @@ static void nd_rx(struct neigh_dev *d, const uint8_t *ip, size_t len)
 		if (ne)
 			emu_neigh_update(ne, ll, EMU_NUD_STALE);
 		/* solicited; override unless the solicitation was unicast (ndisc_recv_ns) */
-		nd_send(d, ICMPV6_NA, ND_NA_SOLICITED | (ih.daddr[0] == 0xff ? ND_NA_OVERRIDE : 0),
-			icmp + 8, ih.saddr, ll, icmp + 8);
+		if (!d->quiet)
+			nd_send(d, ICMPV6_NA,
+				ND_NA_SOLICITED | (ih.daddr[0] == 0xff ? ND_NA_OVERRIDE : 0),
+				icmp + 8, ih.saddr, ll, icmp + 8);
 		return;
 	}
 	ll = nd_opt(d, icmp + ND_BASE_LEN, ilen - ND_BASE_LEN, ND_OPT_TLLA);

@@ -1,6 +1,6 @@
 /* rdmaemu run / rdmaemu daemon: runs programs on a fabric owned by rdmaemud (docs/daemon.md).
  *
- *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
@@ -8,7 +8,8 @@
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
  * and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
- * attaches to the host NAME through the daemon. From the build tree (this program's
+ * attaches to the host NAME through the daemon, in the host's sandbox (emu/host/sandbox.h)
+ * unless --no-sandbox or namespaces are not permitted. From the build tree (this program's
  * executable lies under it) the libraries and the daemon are the build's; installed, they
  * are pkglibdir's and bindir's. */
 #include "config.h"
@@ -32,6 +33,7 @@
 #include "emu/link/proto.h"
 #include "emu/link/link.h"
 #include "emu/tools/rdmaemu_run.h"
+#include "emu/host/sandbox.h"
 
 static bool in_build_tree(void)
 {
@@ -207,8 +209,38 @@ static int daemon_fabric_matches(const char *sock, const char *fabric)
 
 static void run_usage(FILE *out)
 {
-	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] -- CMD [ARGS...]\n",
+	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] "
+	      "-- CMD [ARGS...]\n",
 	      out);
+}
+
+/* Puts this process into the host's sandbox (emu/host/sandbox.h). 0: inside, or running
+ * without one after saying so in one line (namespaces not permitted, or --no-sandbox); 1
+ * after saying what failed. */
+static int enter_sandbox(const char *sock, const char *fabric, const char *node)
+{
+	struct emu_sandbox_opts o = { .sock = sock, .fabric = fabric, .node = node };
+	char dir[PATH_MAX], err[600];
+
+	if (emu_link_runtime_dir(dir, sizeof(dir), true))
+		return 1;
+	o.runtime_dir = dir;
+	switch (emu_sandbox_enter(&o, err, sizeof(err))) {
+	case EMU_SANDBOX_INSIDE:
+		setenv("RDMAEMU_SANDBOX", node && *node ? node : "", 1);
+		return 0;
+	case EMU_SANDBOX_NOT_PERMITTED:
+		fprintf(stderr, "rdmaemu: no sandbox for host %s (not permitted here: %s): running "
+				"on this machine's own network, without the host's interfaces, sysfs "
+				"or /dev/infiniband\n",
+			node && *node ? node : "(first)", err);
+		unsetenv("RDMAEMU_SANDBOX");
+		return 0;
+	default:
+		fprintf(stderr, "rdmaemu: the sandbox of host %s: %s\n", node && *node ? node : "(first)",
+			err);
+		return 1;
+	}
 }
 
 int rdmaemu_run(int argc, char **argv)
@@ -216,8 +248,9 @@ int rdmaemu_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fabric", required_argument, NULL, 'f' }, { "node", required_argument, NULL, 'n' },
 		{ "pcap", required_argument, NULL, 'p' },   { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "no-sandbox", no_argument, NULL, 'S' },   { NULL, 0, NULL, 0 },
 	};
+	bool sandbox = true;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
 	char sock[PATH_MAX], libs[3 * PATH_MAX], *path, real[PATH_MAX];
 	const char *old;
@@ -229,6 +262,7 @@ int rdmaemu_run(int argc, char **argv)
 		case 'f': fabric = optarg; break;
 		case 'n': node = optarg; break;
 		case 'p': pcap = optarg; break;
+		case 'S': sandbox = false; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -258,6 +292,10 @@ int rdmaemu_run(int argc, char **argv)
 				"its start); `rdmaemu daemon stop` first\n");
 		return 1;
 	}
+	if (!node)
+		node = getenv("RDMAEMU_NODE");
+	if (sandbox && enter_sandbox(sock, fabric, node))
+		return 1;
 	libdirs(libs, sizeof(libs));
 	old = getenv("LD_LIBRARY_PATH");
 	path = malloc(strlen(libs) + (old ? strlen(old) : 0) + 2);

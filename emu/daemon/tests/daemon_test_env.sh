@@ -12,6 +12,9 @@
 #     running), `rdmaemu daemon stop`, the runtime directory removed; a daemon log saying
 #     that a posted command did otherwise than its process answered, or a sanitizer report
 #     of the daemon, fails the test;
+#   - daemon_test_sandboxed FABRIC NODE: true when `rdmaemu run --node NODE` runs its program
+#     in a sandbox of its own (another network namespace): only then may a test send IP to a
+#     fabric address, which outside a sandbox is this machine's real network;
 #   - daemon_test_ports BASE: $port set to a band of 20 TCP ports of this test's own, below the
 #     ephemeral range, for the side channels on 127.0.0.1 (daemon tests run in parallel under
 #     make -j and must never pick the same port: each script has its own BASE).
@@ -47,6 +50,11 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
+
+daemon_test_sandboxed() {
+	inside=$("$rdmaemu" run --fabric "$1" --node "$2" -- readlink /proc/self/ns/net 2>/dev/null)
+	[ -n "$inside" ] && [ "$inside" != "$(readlink /proc/self/ns/net)" ]
+}
 
 daemon_test_ports() {
 	port=$(($1 + ($$ % 220) * 20))

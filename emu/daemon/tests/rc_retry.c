@@ -1,11 +1,14 @@
 /* rc_retry: what an RC requester sees when its peer process dies, with a retry count below 7
  * (7 means "retry forever" on rxe, which is what perftest and the pingpongs ask for).
  *
- *   rc_retry -s PORT                      the peer: connects its QP, then kills itself
- *   rc_retry -c PORT [-r RETRY] [-t TMO]  the requester: after the peer's death, one SEND
+ *   rc_retry -s PORT [-a ADDR]                     the peer: connects its QP, then kills
+ *                                                  itself
+ *   rc_retry -c PORT [-a ADDR] [-r RETRY] [-t TMO] the requester: after the peer's death,
+ *                                                  one SEND
  *
  * Both open the first device, port 1, GID index 1 (the IPv4-mapped RoCEv2 GID of rxe-ref and
- * of the reference VM's rxe0) and exchange QPN, PSN and GID over TCP on 127.0.0.1:PORT. The
+ * of the reference VM's rxe0) and exchange QPN, PSN and GID over TCP on ADDR:PORT (the peer's address; 127.0.0.1 unless
+ * -a says otherwise). The
  * peer reads one byte (the requester's "go"), then SIGKILLs itself: its QP goes away without
  * a word on the wire, so the requester's SEND is never acknowledged. The requester waits for
  * the side channel's EOF, posts the SEND and a second one, and prints each completion's status
@@ -45,14 +48,15 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static int side_channel(int server, int port)
+static int side_channel(int server, int port, const char *addr)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	int one = 1, s = socket(AF_INET, SOCK_STREAM, 0);
 
 	if (s < 0)
 		die("socket");
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		die("address");
 	if (server) {
 		int c;
 
@@ -156,10 +160,12 @@ int main(int argc, char **argv)
 	struct dest mine, theirs;
 	static char buf[64];
 	char c = 'g';
+	const char *addr = "127.0.0.1";
 	double t0;
 
-	while ((opt = getopt(argc, argv, "s:c:r:t:")) != -1)
+	while ((opt = getopt(argc, argv, "s:c:r:t:a:")) != -1)
 		switch (opt) {
+		case 'a': addr = optarg; break;
 		case 's': server = 1; port = atoi(optarg); break;
 		case 'c': server = 0; port = atoi(optarg); break;
 		case 'r': retry = atoi(optarg); break;
@@ -167,7 +173,8 @@ int main(int argc, char **argv)
 		default: server = -1; break;
 		}
 	if (server < 0 || port <= 0 || retry < 0 || retry > 7 || tmo < 0 || tmo > 31) {
-		fprintf(stderr, "usage: rc_retry -s PORT | -c PORT [-r RETRY 0..7] [-t TIMEOUT]\n");
+		fprintf(stderr, "usage: rc_retry -s PORT [-a ADDR] | -c PORT [-a ADDR] "
+				"[-r RETRY 0..7] [-t TIMEOUT]\n");
 		return 2;
 	}
 	list = ibv_get_device_list(NULL);
@@ -194,7 +201,7 @@ int main(int argc, char **argv)
 	mine.psn = server ? 0x1234 : 0x5678;
 	if (ibv_query_gid(ctx, 1, 1, &mine.gid))
 		die("query_gid 1");
-	fd = side_channel(server, port);
+	fd = side_channel(server, port, addr);
 	xfer(fd, server, &mine, &theirs);
 	connect_qp(qp, &mine, &theirs, retry, tmo);
 	if (server) {

@@ -1,0 +1,253 @@
+/* A sandbox's network interfaces (emu/host/sandbox.h): host X's netdevs as tap devices in the
+ * sandbox's network namespace, with the fabric's names, MACs, MTUs, flags, addresses and
+ * routes, configured through rtnetlink and the interface ioctls as `ip` would. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "emu/host/sandbox_priv.h"
+
+/* One rtnetlink request and its acknowledgement: 0 or -errno. */
+static int rtnl_talk(int nl, struct nlmsghdr *req)
+{
+	static uint32_t seq;
+	char ans[1024];
+	struct nlmsghdr *h = (struct nlmsghdr *)ans;
+	ssize_t n;
+
+	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	req->nlmsg_seq = ++seq;
+	if (send(nl, req, req->nlmsg_len, 0) < 0)
+		return -errno;
+	do
+		n = recv(nl, ans, sizeof(ans), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n < (ssize_t)sizeof(*h) || h->nlmsg_type != NLMSG_ERROR)
+		return -EPROTO;
+	return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+}
+
+/* A request being built: the header, the family's message, then attributes. */
+struct nlreq {
+	union {
+		struct nlmsghdr h;
+		char b[512];
+	};
+};
+
+static void *nl_start(struct nlreq *r, unsigned short type, size_t len)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.nlmsg_len = (uint32_t)NLMSG_LENGTH(len);
+	r->h.nlmsg_type = type;
+	r->h.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	return NLMSG_DATA(&r->h);
+}
+
+static void rta_put(struct nlmsghdr *h, unsigned short type, const void *data, size_t len)
+{
+	char *at = (char *)h + NLMSG_ALIGN(h->nlmsg_len);
+	struct rtattr a = { .rta_len = (unsigned short)RTA_LENGTH(len), .rta_type = type };
+
+	memcpy(at, &a, sizeof(a));
+	memcpy(at + RTA_LENGTH(0), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a.rta_len);
+}
+
+static int addr_add(int nl, int ifindex, const struct emu_ifaddr *a)
+{
+	struct nlreq r;
+	struct ifaddrmsg *m = nl_start(&r, RTM_NEWADDR, sizeof(*m));
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	int rc;
+
+	m->ifa_family = (unsigned char)a->family;
+	m->ifa_prefixlen = a->prefixlen;
+	m->ifa_index = (unsigned)ifindex;
+	/* nodad: the fabric's addresses are unique by construction, and a tentative address
+	 * could not be bound for the second DAD takes */
+	m->ifa_flags = a->family == AF_INET6 ? IFA_F_NODAD : 0;
+	rta_put(&r.h, IFA_LOCAL, &a->addr, alen);
+	rta_put(&r.h, IFA_ADDRESS, &a->addr, alen);
+	if (a->family == AF_INET && a->prefixlen < 31) {
+		uint32_t bcast = a->addr.v4.s_addr | htonl(0xffffffffu >> a->prefixlen);
+
+		rta_put(&r.h, IFA_BROADCAST, &bcast, 4);
+	}
+	rc = rtnl_talk(nl, &r.h);
+	return rc == -EEXIST ? 0 : rc; /* the link-local address the kernel made itself */
+}
+
+static int route_add(int nl, int ifindex, const struct emu_route *rt)
+{
+	struct nlreq r;
+	struct rtmsg *m = nl_start(&r, RTM_NEWROUTE, sizeof(*m));
+	size_t alen = rt->family == AF_INET ? 4 : 16;
+
+	m->rtm_family = (unsigned char)rt->family;
+	m->rtm_dst_len = rt->prefixlen;
+	m->rtm_table = RT_TABLE_MAIN;
+	m->rtm_protocol = RTPROT_BOOT;
+	m->rtm_scope = rt->has_gateway ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
+	m->rtm_type = RTN_UNICAST;
+	if (rt->prefixlen)
+		rta_put(&r.h, RTA_DST, &rt->dst, alen);
+	if (rt->has_gateway)
+		rta_put(&r.h, RTA_GATEWAY, &rt->gateway, alen);
+	rta_put(&r.h, RTA_OIF, &ifindex, sizeof(ifindex));
+	return rtnl_talk(nl, &r.h);
+}
+
+/* An interface name into an ifreq (the caller checked it fits: IFNAMSIZ). */
+static void set_ifname(struct ifreq *ifr, const char *name)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	memcpy(ifr->ifr_name, name, strnlen(name, IFNAMSIZ - 1));
+}
+
+/* SIOCGIFFLAGS, then the flags with `set` added and `clear` taken away. */
+static int flags_set(int sk, const char *name, short set, short clear)
+{
+	struct ifreq ifr;
+
+	set_ifname(&ifr, name);
+	if (ioctl(sk, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	ifr.ifr_flags = (short)((ifr.ifr_flags | set) & ~clear);
+	return ioctl(sk, SIOCSIFFLAGS, &ifr) < 0 ? -errno : 0;
+}
+
+static void sysctl_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (write(fd, value, strlen(value)) < 0) {
+			/* the netdev keeps the default: nothing a program sees depends on it */
+		}
+		close(fd);
+	}
+}
+
+/* A tap named and addressed as netdev nd; its fd, or -errno. */
+static int tap_create(int sk, const struct emu_netdev *nd)
+{
+	struct ifreq ifr;
+	char path[128];
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	set_ifname(&ifr, nd->name);
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0)
+		rc = -errno;
+	if (!rc) {
+		set_ifname(&ifr, nd->name);
+		ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+		memcpy(ifr.ifr_hwaddr.sa_data, nd->hwaddr, 6);
+		if (ioctl(sk, SIOCSIFHWADDR, &ifr) < 0)
+			rc = -errno;
+	}
+	if (!rc) {
+		set_ifname(&ifr, nd->name);
+		ifr.ifr_mtu = (int)nd->mtu;
+		if (ioctl(sk, SIOCSIFMTU, &ifr) < 0)
+			rc = -errno;
+	}
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", nd->name);
+	sysctl_write(path, nd->ipv6 ? "0" : "1");
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/accept_dad", nd->name);
+	sysctl_write(path, "0");
+	/* a host of the fabric sends no router solicitations: there is no router to find */
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/router_solicitations", nd->name);
+	sysctl_write(path, "0");
+	return fd;
+}
+
+int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_t errlen)
+{
+	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	int rc = 0;
+
+	for (size_t i = 0; i < h->nnetdevs; i++)
+		tapfd[i] = -1;
+	if (sk < 0 || nl < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto out;
+	}
+	rc = flags_set(sk, "lo", IFF_UP, 0);
+	if (rc) {
+		snprintf(err, errlen, "lo up: %s", strerror(-rc));
+		goto out;
+	}
+	for (size_t i = 0; i < h->nnetdevs && !rc; i++) {
+		const struct emu_netdev *nd = &h->netdevs[i];
+		int idx;
+
+		if (nd->hwaddr_len != 6)
+			continue; /* IPoIB: no Ethernet tap can stand for it */
+		if (strlen(nd->name) >= IFNAMSIZ) {
+			rc = -EINVAL;
+			snprintf(err, errlen, "netdev name '%s' is longer than Linux allows (%d)",
+				 nd->name, IFNAMSIZ - 1);
+			break;
+		}
+		tapfd[i] = tap_create(sk, nd);
+		if (tapfd[i] < 0) {
+			rc = tapfd[i];
+			snprintf(err, errlen, "tap %s (/dev/net/tun): %s", nd->name, strerror(-rc));
+			break;
+		}
+		rc = flags_set(sk, nd->name, (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),
+			       0);
+		idx = (int)if_nametoindex(nd->name);
+		for (size_t a = 0; a < nd->naddrs && !rc; a++)
+			rc = addr_add(nl, idx, &nd->addrs[a]);
+		if (rc)
+			snprintf(err, errlen, "%s: address: %s", nd->name, strerror(-rc));
+	}
+	for (size_t r = 0; r < h->nroutes && !rc; r++) {
+		const struct emu_route *rt = &h->routes[r];
+
+		if (rt->netdev < 0 || (size_t)rt->netdev >= h->nnetdevs || tapfd[rt->netdev] < 0)
+			continue;
+		rc = route_add(nl, (int)if_nametoindex(h->netdevs[rt->netdev].name), rt);
+		if (rc == -EEXIST)
+			rc = 0;
+		if (rc)
+			snprintf(err, errlen, "route via %s: %s", h->netdevs[rt->netdev].name,
+				 strerror(-rc));
+	}
+out:
+	if (sk >= 0)
+		close(sk);
+	if (nl >= 0)
+		close(nl);
+	if (rc)
+		for (size_t i = 0; i < h->nnetdevs; i++)
+			if (tapfd[i] >= 0) {
+				close(tapfd[i]);
+				tapfd[i] = -1;
+			}
+	return rc;
+}
