@@ -43,7 +43,8 @@ run_side() {
 # server_pid.
 start_server() {
 	ss_t=$(table_get "$1" timeout)
-	run_side "${ss_t:-30}" "$(table_get "$1" server)" "$2/server.out" "$2/server.status" &
+	# (the subshell's stderr only carries the shell's own note of a stopped server)
+	run_side "${ss_t:-30}" "$(table_get "$1" server)" "$2/server.out" "$2/server.status" 2>/dev/null &
 	server_pid=$!
 }
 
