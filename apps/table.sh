@@ -1,6 +1,7 @@
 # apps/table.sh: reads the scenario table (apps/scenarios). Sourced by apps/run-apps on this
 # machine and by apps/guest-apps in the reference VM, so both read one table the same way.
 # Needs $table (the path of the table).
+# shellcheck disable=SC2154 # table and run_prefix are the sourcing script's
 
 # The names of the scenarios, in table order.
 table_names() {
