@@ -34,6 +34,7 @@ run_side() {
 	timeout -k 3 "$rs_t" $run_prefix /bin/sh -c "$rs_cmd" >"$rs_out" 2>&1 </dev/null &
 	echo $! >"$rs_st.pid"
 	wait $! || rs_rc=$?
+	rm -f "$rs_st.pid"
 	case $rs_rc in
 	124|137) echo "timeout" >"$rs_st" ;;
 	*) echo "exit $rs_rc" >"$rs_st" ;;
@@ -55,11 +56,10 @@ finish_server() {
 	if [ "$(table_get "$1" stays)" = yes ]; then
 		sleep 1
 		# timeout's TERM goes on to its whole process group (the shell and the server) at once
-		kill -TERM "$(cat "$2/server.status.pid")" 2>/dev/null || true
+		kill -TERM "$(cat "$2/server.status.pid" 2>/dev/null)" 2>/dev/null || true
 		wait "$server_pid" 2>/dev/null || true
 		echo "stopped" >"$2/server.status"
 	else
 		wait "$server_pid" 2>/dev/null || true
 	fi
-	rm -f "$2/server.status.pid" "$2/client.status.pid"
 }
