@@ -280,6 +280,7 @@ static enum emu_sandbox_result keeper_setup(const struct sandbox *s, int *dconn,
 	}
 	if (emu_sandbox_fs_setup(s->h, err, errlen))
 		return EMU_SANDBOX_FAILED;
+	emu_sandbox_net_settle(s->h);
 	snprintf(tmp, sizeof(tmp), "%s.new", s->state);
 	f = fopen(tmp, "w");
 	if (!f || fprintf(f, "%d %lu\n", (int)getpid(), (unsigned long)netns_ino(getpid())) < 0 ||

@@ -118,6 +118,17 @@ static int offloads_off(int sk, const char *name)
 	return 0;
 }
 
+/* A tap has carrier from its start, so the kernel never ran the link state machine for it and
+ * `ip link` says UNKNOWN; a NIC that came up says UP. Taking the carrier away and giving it
+ * back makes the kernel settle the state, to UP, as a NIC's driver does when its link comes. */
+static void carrier_cycle(int fd)
+{
+	int off = 0, on = 1;
+
+	if (ioctl(fd, TUNSETCARRIER, &off) == 0)
+		ioctl(fd, TUNSETCARRIER, &on);
+}
+
 /* The netdev's IPv6 settings, before it goes up. */
 static void netdev_sysctls(const struct emu_netdev *nd)
 {
@@ -217,6 +228,9 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 		netdev_sysctls(nd);
 		rc = flags_set(sk, nd->name, (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),
 			       0);
+		/* arp=off stands for a dummy netdev, whose state stays UNKNOWN */
+		if (!rc && !veth && !nd->noarp)
+			carrier_cycle(tapfd[i]);
 		idx = (int)if_nametoindex(nd->name);
 		for (size_t a = 0; a < nd->naddrs && !rc; a++)
 			rc = addr_add(nl, idx, &nd->addrs[a]);
@@ -249,4 +263,28 @@ out:
 				tapfd[i] = -1;
 			}
 	return rc;
+}
+
+void emu_sandbox_net_settle(const struct emu_host *h)
+{
+	char path[128], state[16];
+
+	for (size_t i = 0; i < h->nnetdevs; i++) {
+		const struct emu_netdev *nd = &h->netdevs[i];
+
+		if (nd->hwaddr_len != 6 || !nd->up || nd->noarp)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", nd->name);
+		/* the kernel's link watch runs within a second of the carrier's change */
+		for (int tries = 0; tries < 200; tries++) {
+			FILE *f = fopen(path, "r");
+			bool up = f && fgets(state, sizeof(state), f) && !strcmp(state, "up\n");
+
+			if (f)
+				fclose(f);
+			if (up)
+				break;
+			usleep(10000);
+		}
+	}
 }

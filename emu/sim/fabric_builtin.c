@@ -22,6 +22,7 @@ static const char builtin_text[] =
 	"  netdev d0 mac=02:00:00:00:01:01 mtu=1500 rdma=rxe0/1 arp=off\n"
 	"    addr 192.0.2.1/28\n"
 	"  device rxe1 link=eth\n"
+	"  port 1 speed=FDR10\n"
 	"  netdev s0 mac=02:00:00:00:01:02 mtu=1500 rdma=rxe1/1\n"
 	"    addr 192.0.2.17/28\n"
 	"\n"

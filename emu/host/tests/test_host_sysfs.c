@@ -91,9 +91,6 @@ static const struct {
 	{ NULL, "/node_desc", "rxe\n", NULL,
 	  "the model's node description is rdma-ndd's \"<host> <device>\" (rdmaemu-fabric(5)); "
 	  "no rdma-ndd runs in the VM, so rxe's own \"rxe\" stays" },
-	{ "rxe-ref", "class/infiniband/rxe1/ports/1/rate", "10 Gb/sec (1X FDR10)\n",
-	  "2.5 Gb/sec (1X SDR)\n",
-	  "the VM's s0 is a veth (10000 Mb/s: FDR10 1X); rxe-ref.fabric gives rxe1 the dummy's SDR" },
 };
 
 static void expected_content(const char *host, struct ent *e)

@@ -41,9 +41,9 @@ daemon_test_sandboxed "$ref2" A || { echo "FAIL: no sandbox"; cat "$t/first.err"
 inA() { "$rdmaemu" run --fabric "$ref2" --node A -- "$@" 2>&1; }
 
 check "A's links" "lo               UNKNOWN        00:00:00:00:00:00 <LOOPBACK,UP,LOWER_UP> 
-eth0             UNKNOWN        02:00:00:00:02:01 <BROADCAST,MULTICAST,UP,LOWER_UP> " "$(inA ip -br link)"
+eth0             UP             02:00:00:00:02:01 <BROADCAST,MULTICAST,UP,LOWER_UP> " "$(inA ip -br link)"
 check "A's addresses" "lo               UNKNOWN        127.0.0.1/8 ::1/128 
-eth0             UNKNOWN        192.0.2.65/28 fe80::ff:fe00:201/64 " "$(inA ip -br addr)"
+eth0             UP             192.0.2.65/28 fe80::ff:fe00:201/64 " "$(inA ip -br addr)"
 check "A's routes" "192.0.2.64/28 dev eth0 proto kernel scope link src 192.0.2.65 " "$(inA ip route)"
 check "A's /sys/class/net" "eth0 1500 02:00:00:00:02:01
 lo" "$(inA sh -c 'cd /sys/class/net && for n in *; do
