@@ -257,33 +257,43 @@ static struct rx_port *port_of(struct emu_engine *e, size_t host, size_t dev, un
 	return &rx->ports[ep];
 }
 
-int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-				 enum emu_rx_class cls, emu_wire_rx_fn *fn, void *ctx)
+/* The receiver slot of class cls on that port; NULL with *err -EINVAL or -ENOENT. */
+static struct rx_fn *class_of(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			      enum emu_rx_class cls, int *err)
 {
 	struct rx_port *p;
 
+	*err = -EINVAL;
 	if ((unsigned)cls >= EMU_RX_NCLASS)
-		return -EINVAL;
+		return NULL;
+	*err = -ENOENT;
 	p = port_of(e, host, dev, port);
-	if (!p)
-		return -ENOENT;
-	p->cls[cls].fn = fn;
-	p->cls[cls].ctx = fn ? ctx : NULL;
+	return p ? &p->cls[cls] : NULL;
+}
+
+int emu_engine_port_set_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				 enum emu_rx_class cls, emu_wire_rx_fn *fn, void *ctx)
+{
+	int err;
+	struct rx_fn *to = class_of(e, host, dev, port, cls, &err);
+
+	if (!to)
+		return err;
+	to->fn = fn;
+	to->ctx = fn ? ctx : NULL;
 	return 0;
 }
 
 int emu_engine_port_get_rx_class(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				 enum emu_rx_class cls, emu_wire_rx_fn **fn, void **ctx)
 {
-	struct rx_port *p;
+	int err;
+	const struct rx_fn *to = class_of(e, host, dev, port, cls, &err);
 
-	if ((unsigned)cls >= EMU_RX_NCLASS)
-		return -EINVAL;
-	p = port_of(e, host, dev, port);
-	if (!p)
-		return -ENOENT;
-	*fn = p->cls[cls].fn;
-	*ctx = p->cls[cls].ctx;
+	if (!to)
+		return err;
+	*fn = to->fn;
+	*ctx = to->ctx;
 	return 0;
 }
 
