@@ -12,6 +12,10 @@ b=${RDMAEMU_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 s=${RDMAEMU_TOP_SRCDIR:-$b}
 golden=$s/fixtures/golden/rxe/rdma-nl-probe.out
 so=$b/emu/host/.libs/librdmaemu-host.so
+# a sanitizer build's library needs the sanitizer's runtime loaded first
+asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ {print $3}')
+preload=$so
+[ -n "$asan" ] && preload="$asan:$so" && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 probe=$b/probes/host/rdma_nl_probe
 for f in "$so" "$probe"; do [ -x "$f" ] || [ -f "$f" ] || { echo "FAIL: $f not built"; exit 1; }; done
 t=$(mktemp -d) || exit 99
@@ -30,7 +34,7 @@ awk -v admin=$admin '
 	}
 	{ print }' "$golden" >"$t/want"
 
-RDMAEMU_HOST_SYSFS=$t/class LD_PRELOAD=$so "$probe" >"$t/got" 2>&1
+RDMAEMU_HOST_SYSFS=$t/class LD_PRELOAD=$preload "$probe" >"$t/got" 2>&1
 echo "rc=$?" >>"$t/got"
 if ! diff -u "$t/want" "$t/got"; then
 	echo "FAIL: the RDMA netlink exchange differs from kernel rxe's (- kernel, + emulated)"

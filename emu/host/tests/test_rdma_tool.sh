@@ -9,6 +9,10 @@ b=${RDMAEMU_TOP_BUILDDIR:-$(cd "$(dirname "$0")/../../.." && pwd)}
 s=${RDMAEMU_TOP_SRCDIR:-$b}
 golden=$s/fixtures/golden/rxe/rdma-tool.out
 so=$b/emu/host/.libs/librdmaemu-host.so
+# a sanitizer build's library needs the sanitizer's runtime loaded first
+asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ {print $3}')
+preload=$so
+[ -n "$asan" ] && preload="$asan:$so" && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 rdma=$(command -v rdma) || { echo "SKIP: iproute2's rdma is not installed"; exit 77; }
 [ -f "$so" ] || { echo "FAIL: $so not built"; exit 1; }
 t=$(mktemp -d) || exit 99
@@ -20,7 +24,7 @@ grep '^### rdma' "$golden" | sed 's/^### //' >"$t/cmds"
 while read -r cmd; do
 	echo "### $cmd"
 	# shellcheck disable=SC2086 # the recorded command line, split as the shell did there
-	RDMAEMU_HOST_SYSFS=$t/class LD_PRELOAD=$so "$rdma" ${cmd#rdma } >"$t/out" 2>"$t/err"
+	RDMAEMU_HOST_SYSFS=$t/class LD_PRELOAD=$preload "$rdma" ${cmd#rdma } >"$t/out" 2>"$t/err"
 	rc=$?
 	cat "$t/out" "$t/err"
 	echo "### rc=$rc"
