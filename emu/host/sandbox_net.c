@@ -209,8 +209,10 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 		}
 		if (!veth) {
 			tapfd[i] = tap_create(sk, nd);
-			/* /dev/net/tun closed to this user: veth pairs need no device node */
-			veth = tapfd[i] == -EACCES || tapfd[i] == -EPERM;
+			/* /dev/net/tun closed to this user, or missing (a container without
+			 * it): veth pairs need no device node */
+			veth = tapfd[i] == -EACCES || tapfd[i] == -EPERM || tapfd[i] == -ENOENT ||
+			       tapfd[i] == -ENODEV || tapfd[i] == -ENXIO;
 		}
 		if (veth) {
 			tapfd[i] = sns < 0 ? -EBADF : emu_sandbox_veth(nd, sns);
