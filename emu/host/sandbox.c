@@ -279,7 +279,9 @@ static enum emu_sandbox_result keeper_setup(const struct sandbox *s, int *dconn,
 		}
 	}
 	if (emu_sandbox_fs_setup(s->h, err, errlen))
-		return EMU_SANDBOX_FAILED;
+		/* a kernel that refuses these mounts in a namespace refuses the sandbox */
+		return errno == EPERM || errno == EACCES ? EMU_SANDBOX_NOT_PERMITTED
+							 : EMU_SANDBOX_FAILED;
 	emu_sandbox_net_settle(s->h);
 	snprintf(tmp, sizeof(tmp), "%s.new", s->state);
 	f = fopen(tmp, "w");
