@@ -56,24 +56,19 @@ static void say(char *err, size_t errlen, const char *fmt, ...)
 
 static int write_maps(void)
 {
-	char buf[64];
 	const char *files[] = { "/proc/self/setgroups", "/proc/self/uid_map", "/proc/self/gid_map" };
-	const char *vals[3];
-	char uidmap[32], gidmap[32];
+	char vals[3][32];
 
-	snprintf(uidmap, sizeof(uidmap), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
-	snprintf(gidmap, sizeof(gidmap), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
-	vals[0] = "deny\n";
-	vals[1] = uidmap;
-	vals[2] = gidmap;
+	snprintf(vals[0], sizeof(vals[0]), "deny\n");
+	snprintf(vals[1], sizeof(vals[1]), "%u %u 1\n", (unsigned)getuid(), (unsigned)getuid());
+	snprintf(vals[2], sizeof(vals[2]), "%u %u 1\n", (unsigned)getgid(), (unsigned)getgid());
 	for (int i = 0; i < 3; i++) {
 		int fd = open(files[i], O_WRONLY | O_CLOEXEC);
 		ssize_t n;
 
 		if (fd < 0)
 			return -errno;
-		snprintf(buf, sizeof(buf), "%s", vals[i]);
-		n = write(fd, buf, strlen(buf));
+		n = write(fd, vals[i], strlen(vals[i]));
 		close(fd);
 		if (n < 0)
 			return -errno;

@@ -108,11 +108,10 @@ static int cover(const char *dir, bool (*skip)(const char *), char *err, size_t 
 	if (rc)
 		snprintf(err, errlen, "%s: tmpfs: %s", dir, strerror(-rc));
 	for (size_t i = 0; i < n; i++) {
-		int r = rc ? 0 : bind_back(dfd, dir, names[i]);
-
 		/* an entry that cannot come back (a socket, a file that went away) is left out,
 		 * as a device the sandbox does not have */
-		(void)r;
+		if (!rc)
+			bind_back(dfd, dir, names[i]);
 		free(names[i]);
 	}
 	free(names);

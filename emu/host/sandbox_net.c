@@ -228,8 +228,11 @@ int emu_sandbox_net_setup(const struct emu_host *h, int *tapfd, char *err, size_
 			break;
 		}
 		netdev_sysctls(nd);
-		rc = flags_set(sk, nd->name, (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),
-			       0);
+		/* arp=off stands for a dummy netdev: NOARP and no MULTICAST, as dummy_setup
+		 * leaves it (the reference VM's d0: <BROADCAST,NOARP,UP,LOWER_UP>) */
+		rc = flags_set(sk, nd->name,
+			       (short)((nd->up ? IFF_UP : 0) | (nd->noarp ? IFF_NOARP : 0)),
+			       (short)(nd->noarp ? IFF_MULTICAST : 0));
 		/* arp=off stands for a dummy netdev, whose state stays UNKNOWN */
 		if (!rc && !veth && !nd->noarp)
 			carrier_cycle(tapfd[i]);

@@ -66,7 +66,7 @@ connect: Network is unreachable" \
 	"$("$rdmaemu" run --no-sandbox --fabric "$ref2" --node B -- "$probe" -c 192.0.2.65 5000 2>&1)"
 
 mkdir -m 700 "$t/ref"
-check "rxe-ref's links" "d0 192.0.2.1/28 0x1083
+check "rxe-ref's links" "d0 192.0.2.1/28 0x83
 s0 192.0.2.17/28 0x1003" "$(RDMAEMU_RUNTIME_DIR=$t/ref "$rdmaemu" run --fabric "$ref" --node rxe-ref -- sh -c '
 	for n in d0 s0; do echo "$n $(ip -br -4 addr show $n | awk "{print \$3}") $(cat /sys/class/net/$n/flags)"; done' 2>&1)"
 # `rdma link delete rxe0` on the host: its files go from a running sandbox, and a sandbox made
