@@ -2,18 +2,22 @@
  *
  * Both are real, pollable file descriptors carrying the kernel's record formats, so programs
  * that poll()/epoll() them, set O_NONBLOCK, or read them through ibv_get_cq_event() /
- * ibv_get_async_event() all work: a completion channel is a pipe of
+ * ibv_get_async_event() all work: a completion channel is a stream socket pair carrying
  * struct ib_uverbs_comp_event_desc (8 bytes: the CQ's user pointer), the context's async_fd a
  * pipe of struct ib_uverbs_async_event_desc (16 bytes). The write ends belong to the emulated
- * HCA (emu_verbs_post_async_event() and, with the data path, the CQ notifier). */
+ * HCA (emu_verbs_post_async_event() and, with the data path, the CQ notifier).
+ *
+ * ibv_get_cq_event waits as the kernel's read() of the channel does: a signal whose handler
+ * was installed without SA_RESTART ends the wait with EINTR (qperf's SIGALRM ends its test
+ * that way), one with SA_RESTART does not. A blocking recv(MSG_PEEK) on the socket has exactly
+ * those semantics and takes nothing, so the record itself is still read under the lock. */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "emu/verbs/objects.h"
@@ -46,10 +50,13 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (pipe2(p, O_CLOEXEC) < 0) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
 		free(c);
 		return NULL;
 	}
+	/* the application's end only reads, as the kernel's event file */
+	shutdown(p[0], SHUT_WR);
+	shutdown(p[1], SHUT_RD);
 	c->ch.context = context;
 	c->ch.fd = p[0];
 	c->ch.refcnt = 0;
@@ -95,7 +102,7 @@ int emu_verbs_comp_event_post(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 	return n == (ssize_t)sizeof(rec) ? 0 : errno;
 }
 
-/* Bytes waiting in the pipe (whole records only are ever written). */
+/* Bytes waiting in the channel (whole records only are ever written). */
 static int pending(int fd)
 {
 	int n = 0;
@@ -130,12 +137,11 @@ int emu_verbs_comp_event_read(struct ibv_comp_channel *ch, struct ibv_cq **cq)
 	struct emu_comp_channel *c = to_ch(ch);
 
 	for (;;) {
-		struct pollfd p = { .fd = c->ch.fd, .events = POLLIN };
 		uint64_t rec;
 
 		pthread_mutex_lock(&c->lock);
 		if (pending(c->ch.fd) >= (int)sizeof(rec) &&
-		    read(c->ch.fd, &rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+		    recv(c->ch.fd, &rec, sizeof(rec), MSG_DONTWAIT) == (ssize_t)sizeof(rec)) {
 			*cq = (struct ibv_cq *)(uintptr_t)rec;
 			/* the kernel counts an event as reported when it is read */
 			to_vcq(*cq)->comp_events_reported++;
@@ -143,11 +149,8 @@ int emu_verbs_comp_event_read(struct ibv_comp_channel *ch, struct ibv_cq **cq)
 			return 0;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (fcntl(c->ch.fd, F_GETFL) & O_NONBLOCK) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+		/* O_NONBLOCK: EAGAIN; a signal: EINTR or a restart, as the handler asked */
+		if (recv(c->ch.fd, &rec, sizeof(rec), MSG_PEEK) < 0)
 			return -1;
 	}
 }

@@ -3,6 +3,8 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 
 #include "emu/verbs/tests/verbs_test.h"
 
@@ -93,6 +95,59 @@ static void test_cq_channel_resize(void **state)
 	assert_int_equal(errno, EAGAIN);
 	assert_int_equal(ibv_destroy_cq(c), 0);
 	assert_int_equal(ch->refcnt, 0);
+	assert_int_equal(ibv_destroy_comp_channel(ch), 0);
+}
+
+static volatile sig_atomic_t n_alrm, n_usr1;
+
+static void on_alrm(int sig)
+{
+	(void)sig;
+	n_alrm++;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	n_usr1++;
+}
+
+static void arm_signal(int sig, void (*fn)(int), int flags, long ms)
+{
+	struct sigaction sa = { .sa_handler = fn, .sa_flags = flags };
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = sig };
+	struct itimerspec its = { .it_value = { ms / 1000, (ms % 1000) * 1000000L } };
+	timer_t t;
+
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(sig, &sa, NULL), 0);
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &t), 0);
+	assert_int_equal(timer_settime(t, 0, &its, NULL), 0);
+}
+
+/* A blocking ibv_get_cq_event waits as the kernel's read() of the channel: a handler with
+ * SA_RESTART lets the wait go on, one without ends it with EINTR (qperf ends its tests so). */
+static void test_cq_event_signal(void **state)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(ctx);
+	struct ibv_cq *c, *ec;
+	void *ectx;
+
+	(void)state;
+	c = ibv_create_cq(ctx, 16, NULL, ch, 0);
+	assert_non_null(c);
+	assert_int_equal(ibv_req_notify_cq(c, 0), 0);
+	n_alrm = n_usr1 = 0;
+	arm_signal(SIGALRM, on_alrm, SA_RESTART, 30);
+	arm_signal(SIGUSR1, on_usr1, 0, 150);
+	errno = 0;
+	assert_int_equal(ibv_get_cq_event(ch, &ec, &ectx), -1);
+	assert_int_equal(errno, EINTR);
+	assert_int_equal(n_alrm, 1);
+	assert_int_equal(n_usr1, 1);
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	assert_int_equal(ibv_destroy_cq(c), 0);
 	assert_int_equal(ibv_destroy_comp_channel(ch), 0);
 }
 
@@ -497,6 +552,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cq_create),
 		cmocka_unit_test(test_cq_channel_resize),
+		cmocka_unit_test(test_cq_event_signal),
 		cmocka_unit_test(test_cq_ex),
 		cmocka_unit_test(test_qp_create),
 		cmocka_unit_test(test_qp_modify),
