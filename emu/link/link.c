@@ -23,6 +23,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "emu/sim/engine_tasks.h"
 #include "emu/link/proto.h"
 #include "emu/sim/engine.h"
 #include "emu/hca/hca.h"
@@ -451,7 +452,7 @@ static void rx_start(void)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&lk.rx, NULL, rx_main, NULL) == 0)
+	if (emu_tasks_create_ours(&lk.rx, "rx", rx_main, NULL) == 0)
 		lk.rx_started = true;
 	else
 		fprintf(stderr, "rdmaemu: cannot start the receive thread: no frame will arrive\n");

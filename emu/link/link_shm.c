@@ -43,6 +43,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "emu/sim/engine_tasks.h"
 #include "emu/link/proto.h"
 #include "emu/sim/engine.h"
 #include "emu/link/link.h"
@@ -685,7 +686,7 @@ static void thread_start(struct emu_engine *e)
 	sh.stop = false;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&sh.thr, NULL, ring_main, e) == 0)
+	if (emu_tasks_create_ours(&sh.thr, "ring", ring_main, e) == 0)
 		sh.thr_started = true;
 	else
 		fprintf(stderr, "rdmaemu: cannot start the shared-memory ring thread\n");

@@ -31,6 +31,7 @@
 
 #include "emu/sim/engine.h"
 #include "emu/sim/engine_ext.h"
+#include "emu/sim/engine_tasks.h"
 #include "emu/sim/process.h"
 
 enum emu_engine_thread_state {
@@ -79,7 +80,9 @@ struct emu_engine {
 	/* progress thread */
 	uint64_t quiesce_ns;
 	pthread_t progress;
+	pid_t progress_tid; /* 0 until it runs */
 	bool progress_started, progress_failed, progress_sleeping, stop;
+	struct emu_tasks tasks; /* the threads not met yet, as last seen */
 
 	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
 
@@ -203,6 +206,32 @@ static bool all_settled(const struct emu_engine *e)
 		if (!settled(e, t))
 			return false;
 	return true;
+}
+
+static uint64_t mono_ns(void);
+
+/* Rule (1) and the deadlock verdict also need every thread of the process accounted for: a
+ * thread the engine has not met yet (just started, about to call) may act. Lock held. */
+static bool unmet_busy(struct emu_engine *e)
+{
+	pid_t small[64], *known = small;
+	size_t n = 0, cap = sizeof(small) / sizeof(small[0]);
+	bool busy;
+
+	if (e->nthreads + 1 > cap) {
+		cap = e->nthreads + 1;
+		known = malloc(cap * sizeof(*known));
+		if (!known)
+			return false;
+	}
+	for (const struct emu_engine_thread *t = e->threads; t && n < cap; t = t->next)
+		known[n++] = t->tid;
+	if (e->progress_tid && n < cap)
+		known[n++] = e->progress_tid;
+	busy = emu_tasks_unmet_busy(&e->tasks, known, n, mono_ns()) > 0;
+	if (known != small)
+		free(known);
+	return busy;
 }
 
 static uint64_t thread_cpu_ns(const struct emu_engine_thread *t)
@@ -461,6 +490,7 @@ static void *progress_main(void *arg)
 	struct emu_engine *e = arg;
 
 	pthread_mutex_lock(&e->lock);
+	e->progress_tid = (pid_t)syscall(SYS_gettid);
 	while (!e->stop) {
 		uint64_t a0, q0, deadline;
 		struct timespec ts;
@@ -522,7 +552,7 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
 	/* Signals stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&e->progress, NULL, progress_main, e) == 0) {
+	if (emu_tasks_create_ours(&e->progress, "prog", progress_main, e) == 0) {
 		e->progress_started = true;
 	} else {
 		e->progress_failed = true;
@@ -941,6 +971,9 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
 
 /* ---------- waiting ---------- */
 
+/* A waiter that would step or give up but for a thread not met yet looks again this often. */
+#define UNMET_RECHECK_NS (5ull * 1000 * 1000)
+
 static void timeout_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	(void)clk;
@@ -1023,6 +1056,17 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
 			e->nsleepers--;
 			continue;
 		}
+		if (all_settled(e) && unmet_busy(e)) {
+			/* a thread not met yet may still call in: look again shortly (its first
+			 * call wakes this wait at once) */
+			struct timespec ts = mono_ts(mono_ns() + UNMET_RECHECK_NS);
+
+			kick_progress(e);
+			e->nsleepers++;
+			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+			e->nsleepers--;
+			continue;
+		}
 		if (all_settled(e)) {
 			if (advance_next(e, &err)) {
 				if (err) {
@@ -1067,7 +1111,7 @@ bool emu_engine_note_idle(struct emu_engine *e)
 	self = thread_self(e);
 	self->state = EMU_THREAD_IDLE;
 	self->seen_gen = e->gen;
-	if (all_settled(e))
+	if (all_settled(e) && emu_clock_pending(&e->clock) && !unmet_busy(e))
 		return advance_next(e, &err); /* rule (1) */
 	/* Rule (2) from the poller itself: a thread busy-polling the engine mutex could
 	 * otherwise starve the progress thread of it (mutexes are not fair). Same condition

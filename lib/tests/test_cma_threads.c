@@ -1,0 +1,133 @@
+/* Threads the engine has not met yet. A program hands the active side of a connection to a
+ * thread it has just started and at once waits for the request in its main thread (rping's
+ * CM thread, server loops with workers do the same): the new thread has made no call yet, so
+ * the engine knows one thread only, waiting with nothing pending. It must not conclude that
+ * nothing can ever happen (EDEADLK): the thread can be seen in /proc/self/task, and kernel rxe
+ * accepts the connection. On rxe-ref.fabric, loopback to 192.0.2.1, RDMAEMU_QUIESCE_US=0 so
+ * that only the all-threads-settled rule moves time (docs/engine.md). Re-executes itself on
+ * the emulated libibverbs (verbs_test.h). */
+#include "config.h"
+
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
+
+#include "emu/verbs/tests/verbs_test.h"
+
+struct active {
+	int connect_ret;
+	int connect_errno;
+	struct rdma_cm_id *id;
+};
+
+static struct rdma_addrinfo *addrinfo(const char *port, int passive)
+{
+	struct rdma_addrinfo hints, *res = NULL;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_flags = passive ? RAI_PASSIVE : 0;
+	assert_int_equal(rdma_getaddrinfo("192.0.2.1", port, &hints, &res), 0);
+	return res;
+}
+
+static struct ibv_qp_init_attr qp_attr(void)
+{
+	struct ibv_qp_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
+	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+	a.sq_sig_all = 1;
+	return a;
+}
+
+static void *active_main(void *arg)
+{
+	struct active *a = arg;
+	struct rdma_addrinfo *ai = addrinfo("7471", 0);
+	struct ibv_qp_init_attr qa = qp_attr();
+
+	if (rdma_create_ep(&a->id, ai, NULL, &qa)) {
+		a->connect_ret = -2;
+		a->connect_errno = errno;
+	} else {
+		errno = 0;
+		a->connect_ret = rdma_connect(a->id, NULL);
+		a->connect_errno = errno;
+	}
+	rdma_freeaddrinfo(ai);
+	return NULL;
+}
+
+static void test_request_while_peer_thread_starts(void **state)
+{
+	struct rdma_addrinfo *ai = addrinfo("7471", 1);
+	struct ibv_qp_init_attr qa = qp_attr();
+	struct rdma_cm_id *listen_id, *conn;
+	struct active a = { 0 };
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(rdma_create_ep(&listen_id, ai, NULL, &qa), 0);
+	rdma_freeaddrinfo(ai);
+	assert_int_equal(rdma_listen(listen_id, 1), 0);
+	assert_int_equal(pthread_create(&t, NULL, active_main, &a), 0);
+	assert_int_equal(rdma_get_request(listen_id, &conn), 0);
+	assert_non_null(conn->qp);
+	assert_int_equal(rdma_accept(conn, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(a.connect_ret, 0);
+	assert_int_equal(a.connect_errno, 0);
+	rdma_destroy_ep(a.id);
+	rdma_destroy_ep(conn);
+	rdma_destroy_ep(listen_id);
+}
+
+/* A true deadlock still ends: one thread waits for a request nobody will send while another
+ * thread sits in the kernel (a read of a pipe nobody writes) and never calls in. The engine
+ * sees that thread asleep without CPU for a grace period, then rdma_get_request returns
+ * EDEADLK with the diagnostic. */
+static void *sleeper_main(void *arg)
+{
+	char c;
+
+	return read(*(int *)arg, &c, 1) < 0 ? NULL : arg;
+}
+
+static void test_true_deadlock_with_idle_thread(void **state)
+{
+	struct rdma_addrinfo *ai = addrinfo("7472", 1);
+	struct ibv_qp_init_attr qa = qp_attr();
+	struct rdma_cm_id *listen_id, *conn = NULL;
+	pthread_t t;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pthread_create(&t, NULL, sleeper_main, &p[0]), 0);
+	assert_int_equal(rdma_create_ep(&listen_id, ai, NULL, &qa), 0);
+	rdma_freeaddrinfo(ai);
+	assert_int_equal(rdma_listen(listen_id, 1), 0);
+	errno = 0;
+	assert_int_equal(rdma_get_request(listen_id, &conn), -1);
+	assert_int_equal(errno, EDEADLK);
+	assert_null(conn);
+	close(p[1]);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(p[0]);
+	rdma_destroy_ep(listen_id);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_while_peer_thread_starts),
+		cmocka_unit_test(test_true_deadlock_with_idle_thread),
+	};
+
+	(void)argc;
+	setenv("RDMAEMU_QUIESCE_US", "0", 1);
+	verbs_test_init(argv, "rxe-ref.fabric", NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
