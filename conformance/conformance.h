@@ -74,6 +74,8 @@ extern const struct conf_area conf_area_sym, conf_area_abi, conf_area_str, conf_
 	conf_area_gai, conf_area_acm, conf_area_port, conf_area_ex, conf_area_cmid,
 	conf_area_cmbind, conf_area_cmqp, conf_area_cmroute, conf_area_cmconn, conf_area_seed;
 extern const struct conf_area conf_area_fab; /* case_fab.c */
+extern const struct conf_area conf_area_rs, conf_area_rs_conn, conf_area_rs_io,
+	conf_area_rs_ext; /* case_rs*.c */
 
 /* --- helpers for case bodies (child side, runner.c) ------------------------------------- */
 

@@ -39,7 +39,8 @@ static const struct conf_area *const areas[] = {
 	&conf_area_gai, &conf_area_acm, &conf_area_cmid, &conf_area_cmbind, &conf_area_cmqp,
 	&conf_area_cmroute,
 	&conf_area_cmconn, &conf_area_fab,
-	&conf_area_port, &conf_area_ex, &conf_area_seed,
+	&conf_area_port, &conf_area_ex, &conf_area_seed, &conf_area_rs,
+	&conf_area_rs_conn, &conf_area_rs_io, &conf_area_rs_ext,
 };
 
 /* ---- child side ------------------------------------------------------------------------- */
