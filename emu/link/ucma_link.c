@@ -1137,7 +1137,7 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	struct lev *e;
 	int32_t unused;
 	int err, fl;
-	bool hup = false;
+	bool hup = false, intr;
 
 	pthread_mutex_lock(&f->lock);
 	for (;;) {
@@ -1178,11 +1178,18 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 			emu_engine_fd_clear(f->wake);
 		f->waiters += coming;
 		pthread_mutex_unlock(&f->lock);
+		intr = false;
+		/* the kernel's read of the file waits interruptibly (emu_signal_restarts) */
 		while (poll(p, 2, -1) < 0 && errno == EINTR)
-			;
+			if ((intr = !emu_signal_restarts()))
+				break;
 		hup = p[0].revents & (POLLHUP | POLLERR);
 		pthread_mutex_lock(&f->lock);
 		f->waiters -= coming;
+		if (intr) {
+			pthread_mutex_unlock(&f->lock);
+			return -EINTR;
+		}
 	}
 	/* ucma_get_event: a failed copy_to_user leaves the event queued */
 	if (!dst) {

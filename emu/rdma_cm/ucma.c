@@ -703,8 +703,10 @@ static int cmd_get_event(struct emu_ucma_file *f, const void *in, size_t in_len,
 
 		if ((fl >= 0 && (fl & O_NONBLOCK)) || ucma_nowait)
 			return -EAGAIN;
-		ret = emu_engine_wait(emu_engine_get(), "rdma_get_cm_event", file_has_event, f,
-				      EMU_ENGINE_FOREVER);
+		/* the kernel's ucma_get_event waits interruptibly: EINTR for a handler
+		 * without SA_RESTART */
+		ret = emu_engine_wait_interruptible(emu_engine_get(), "rdma_get_cm_event",
+						    file_has_event, f);
 		if (ret)
 			return -ret;
 	}

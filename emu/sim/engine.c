@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <linux/futex.h>
 
 #include "emu/sim/engine.h"
 #include "emu/sim/engine_ext.h"
@@ -72,7 +73,8 @@ struct emu_engine {
 	pthread_t cached_self;
 	struct emu_engine_thread *cached_thread;
 	size_t nthreads;
-	size_t nsleepers;  /* waiters inside pthread_cond_wait */
+	size_t nsleepers;  /* waiters inside pthread_cond_wait or sleep_interruptible */
+	uint32_t wake_seq; /* bumped with every broadcast: interruptible sleepers wait on it */
 	uint64_t gen;
 	uint64_t activity; /* calls that ended RUNNING: the quiescence path watches it */
 	uint64_t quiet_since_ns; /* real time of the last activity or quiescence step */
@@ -120,6 +122,34 @@ static __thread uint64_t tls_epoch; /* epoch of the engine tls_thread is linked 
 
 /* ---------- threads ---------- */
 
+/* Wakes every waiter: those on the condition variable and the interruptible sleepers on
+ * wake_seq. Lock held. */
+static void wake_all(struct emu_engine *e)
+{
+	if (!e->nsleepers)
+		return;
+	pthread_cond_broadcast(&e->cond);
+	__atomic_add_fetch(&e->wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &e->wake_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* An untimed sleep until the next wake_all that a signal interrupts as the kernel's own
+ * interruptible waits: FUTEX_WAIT without a timeout ends with -ERESTARTSYS on a signal, which
+ * the kernel turns into EINTR for a handler without SA_RESTART and restarts otherwise.
+ * Lock held, released while asleep. 0 or EINTR. */
+static int sleep_interruptible(struct emu_engine *e)
+{
+	uint32_t seq = __atomic_load_n(&e->wake_seq, __ATOMIC_ACQUIRE);
+	long r;
+	int err;
+
+	pthread_mutex_unlock(&e->lock);
+	r = syscall(SYS_futex, &e->wake_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+	err = r < 0 ? errno : 0;
+	pthread_mutex_lock(&e->lock);
+	return err == EINTR ? EINTR : 0;
+}
+
 static void thread_unlink(struct emu_engine *e, struct emu_engine_thread *t)
 {
 	*t->pprev = t->next;
@@ -132,8 +162,7 @@ static void thread_unlink(struct emu_engine *e, struct emu_engine_thread *t)
 		e->cached_thread = NULL;
 	tls_epoch = 0;
 	/* Waiters may have been waiting for this thread only: let them look again. */
-	if (e->nsleepers)
-		pthread_cond_broadcast(&e->cond);
+	wake_all(e);
 }
 
 /* Key destructor: the thread is exiting. TLS is still valid while destructors run. */
@@ -307,8 +336,7 @@ static bool waiters_settled(const struct emu_engine *e)
 static void new_generation(struct emu_engine *e)
 {
 	e->gen++;
-	if (e->nsleepers)
-		pthread_cond_broadcast(&e->cond);
+	wake_all(e);
 }
 
 /* ---------- running timers ---------- */
@@ -1003,8 +1031,55 @@ static void report_deadlock(struct emu_engine *e, const char *what)
 		what ? what : "a wait", t, n, others);
 }
 
-int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
-		    uint64_t timeout_ns)
+/* One sleep of a wait until the next wake_all, or the real-time deadline abs_ns (0: none).
+ * An interruptible wait (intr) gives EINTR as the kernel would: exactly for an untimed sleep;
+ * for a timed one (the kernel restarts no timed futex) by emu_signal_restarts. Lock held. */
+static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
+{
+	struct timespec ts;
+	int err = 0;
+
+	e->nsleepers++;
+	if (intr && !abs_ns) {
+		err = sleep_interruptible(e);
+	} else if (intr) {
+		uint32_t seq = __atomic_load_n(&e->wake_seq, __ATOMIC_ACQUIRE);
+		uint64_t now = mono_ns(), rel = abs_ns > now ? abs_ns - now : 0;
+		long r;
+
+		ts.tv_sec = (time_t)(rel / EMU_NSEC_PER_SEC);
+		ts.tv_nsec = (long)(rel % EMU_NSEC_PER_SEC);
+		pthread_mutex_unlock(&e->lock);
+		r = syscall(SYS_futex, &e->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
+		if (r < 0 && errno == EINTR && !emu_signal_restarts())
+			err = EINTR;
+		pthread_mutex_lock(&e->lock);
+	} else if (abs_ns) {
+		ts = mono_ts(abs_ns);
+		pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+	} else {
+		pthread_cond_wait(&e->cond, &e->lock);
+	}
+	e->nsleepers--;
+	return err;
+}
+
+bool emu_signal_restarts(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa))
+			continue;
+		if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
+		    !(sa.sa_flags & SA_RESTART))
+			return false;
+	}
+	return true;
+}
+
+static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
+		       uint64_t timeout_ns, bool intr)
 {
 	struct emu_engine_thread *self = thread_self(e);
 	bool timed_out = false, has_timeout = timeout_ns != EMU_ENGINE_FOREVER;
@@ -1045,26 +1120,24 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
 			uint64_t next;
 
 			kick_progress(e);
-			e->nsleepers++;
-			if (emu_clock_next_deadline(&e->clock, &next)) {
-				struct timespec ts = mono_ts(e->rt_base + next);
-
-				pthread_cond_timedwait(&e->cond, &e->lock, &ts);
-			} else {
-				pthread_cond_wait(&e->cond, &e->lock);
+			if (!emu_clock_next_deadline(&e->clock, &next))
+				next = 0;
+			else
+				next += e->rt_base;
+			if (sleep_once(e, intr, next) == EINTR) {
+				rc = EINTR;
+				break;
 			}
-			e->nsleepers--;
 			continue;
 		}
 		if (all_settled(e) && unmet_busy(e)) {
 			/* a thread not met yet may still call in: look again shortly (its first
 			 * call wakes this wait at once) */
-			struct timespec ts = mono_ts(mono_ns() + UNMET_RECHECK_NS);
-
 			kick_progress(e);
-			e->nsleepers++;
-			pthread_cond_timedwait(&e->cond, &e->lock, &ts);
-			e->nsleepers--;
+			if (sleep_once(e, intr, mono_ns() + UNMET_RECHECK_NS) == EINTR) {
+				rc = EINTR;
+				break;
+			}
 			continue;
 		}
 		if (all_settled(e)) {
@@ -1082,9 +1155,10 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
 			break;
 		}
 		kick_progress(e);
-		e->nsleepers++;
-		pthread_cond_wait(&e->cond, &e->lock);
-		e->nsleepers--;
+		if (sleep_once(e, intr, 0) == EINTR) {
+			rc = EINTR;
+			break;
+		}
 	}
 out:
 	if (has_timeout)
@@ -1092,6 +1166,18 @@ out:
 	self->state = EMU_THREAD_RUNNING;
 	self->what = NULL;
 	return rc;
+}
+
+int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
+		    uint64_t timeout_ns)
+{
+	return engine_wait(e, what, done, arg, timeout_ns, false);
+}
+
+int emu_engine_wait_interruptible(struct emu_engine *e, const char *what,
+				  bool (*done)(void *arg), void *arg)
+{
+	return engine_wait(e, what, done, arg, EMU_ENGINE_FOREVER, true);
 }
 
 bool emu_engine_note_idle(struct emu_engine *e)

@@ -149,6 +149,15 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
  * done() may be called any number of times and must not block or call the engine. */
 int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
 		    uint64_t timeout_ns);
+/* The same without a timeout, for a wait the kernel makes interruptible (the rdma_cm file's
+ * read): a signal whose handler was installed without SA_RESTART ends it with EINTR; with
+ * SA_RESTART, or without a handler, it goes on, as the kernel restarts the call. */
+int emu_engine_wait_interruptible(struct emu_engine *e, const char *what,
+				  bool (*done)(void *arg), void *arg);
+/* After a system call failed with EINTR: would the kernel have restarted an interruptible
+ * wait of the same thread? True when every caught signal has SA_RESTART (the signal that came
+ * cannot be named afterwards; a mix of handlers counts as not restarting). */
+bool emu_signal_restarts(void);
 
 /* The calling thread polled (CQ, event queue) and found nothing: it counts as settled until
  * its next emu_engine_lock. If that makes every known thread settled, virtual time advances

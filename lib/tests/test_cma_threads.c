@@ -9,9 +9,12 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
 
+#include "emu/sim/engine.h"
 #include "emu/verbs/tests/verbs_test.h"
 
 struct active {
@@ -119,11 +122,98 @@ static void test_true_deadlock_with_idle_thread(void **state)
 	rdma_destroy_ep(listen_id);
 }
 
+/* A blocking rdma_get_cm_event is the kernel's interruptible read of the rdma_cm file: a
+ * signal whose handler has SA_RESTART lets it go on, one without ends it with -1/EINTR (the
+ * way programs bound it with alarm()). The signals come from a thread the engine knows, busy
+ * meanwhile, so that the wait is no deadlock. */
+static volatile sig_atomic_t n_alrm, n_usr1;
+
+static void on_alrm(int sig)
+{
+	(void)sig;
+	n_alrm++;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	n_usr1++;
+}
+
+struct signaller {
+	pthread_t target;
+	volatile int stop;
+};
+
+static void spin_ms(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static void *signaller_main(void *arg)
+{
+	struct signaller *g = arg;
+	struct emu_engine *e = emu_engine_get();
+
+	/* a thread the engine knows, busy outside the library: the wait is no deadlock */
+	emu_engine_lock(e);
+	emu_engine_unlock(e);
+	spin_ms(30);
+	pthread_kill(g->target, SIGALRM);
+	spin_ms(30);
+	pthread_kill(g->target, SIGUSR1);
+	while (!g->stop)
+		spin_ms(1);
+	return NULL;
+}
+
+static void handler(int sig, void (*fn)(int), int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(sig, &sa, NULL), 0);
+}
+
+static void test_get_event_interrupted(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct signaller g = { .target = pthread_self() };
+	struct rdma_cm_event *ev = NULL;
+	pthread_t t;
+
+	(void)state;
+	assert_non_null(ch);
+	handler(SIGALRM, on_alrm, SA_RESTART);
+	handler(SIGUSR1, on_usr1, 0);
+	n_alrm = n_usr1 = 0;
+	assert_int_equal(pthread_create(&t, NULL, signaller_main, &g), 0);
+	errno = 0;
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EINTR);
+	assert_int_equal(n_alrm, 1);
+	assert_int_equal(n_usr1, 1);
+	g.stop = 1;
+	assert_int_equal(pthread_join(t, NULL), 0);
+	signal(SIGALRM, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_while_peer_thread_starts),
 		cmocka_unit_test(test_true_deadlock_with_idle_thread),
+		cmocka_unit_test(test_get_event_interrupted),
 	};
 
 	(void)argc;
