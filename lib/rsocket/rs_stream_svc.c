@@ -234,6 +234,11 @@ static void svc_command(struct rs_svc *svc)
 		break;
 	}
 	write_all(svc->sock[1], &msg, sizeof msg);
+	/* A request already queued is taken now. This also makes the thread known to the
+	 * emulator before the listen call returns: a thread that never called into it counts as
+	 * absent, and time would run past the connect requests while it sits in poll(). */
+	if (msg.cmd == RS_SVC_ADD_CM && !msg.status && svc == &svcs[RS_SVC_LISTEN])
+		rs_accept_one(msg.rs);
 }
 
 /* A CM event on a connecting or connected rsocket. */
