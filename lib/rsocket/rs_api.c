@@ -15,13 +15,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
@@ -252,19 +249,7 @@ size_t riowrite(int socket, const void *buf, size_t count, off_t offset, int fla
 	return s ? s->type->iowrite(s, buf, count, offset, flags) : (size_t)-1;
 }
 
-/* ---- rpoll ----------------------------------------------------------------------------
- * Waking the threads blocked in poll(): the kernel fd an rsocket waits on (its completion
- * channel, its CM channel) carries one notification, which only one blocked thread consumes,
- * yet the state it changes may be what another thread polls for. Every kernel wait also
- * watches one eventfd; a thread that returns from poll() with something processed, or a
- * service thread that changed a state, writes it once, and the threads still in poll() come
- * out and check again. New entrants hold back (yield) until the last one leaving has
- * cleared the signal, so nobody goes back to sleep on a stale state. */
-
-static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
-static int poll_wake_fd = -1;
-static unsigned poll_count;
-static bool poll_suspended;
+/* ---- rpoll ---------------------------------------------------------------------------- */
 
 static uint64_t now_us(void)
 {
@@ -272,93 +257,6 @@ static uint64_t now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
-static int poll_wake_init(void)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&poll_lock);
-	if (poll_wake_fd < 0) {
-		poll_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_SEMAPHORE | EFD_CLOEXEC);
-		if (poll_wake_fd < 0)
-			ret = -1;
-	}
-	pthread_mutex_unlock(&poll_lock);
-	return ret;
-}
-
-static void poll_wake_write(void)
-{
-	uint64_t one = 1;
-
-	if (write(poll_wake_fd, &one, sizeof one) != sizeof one)
-		return;
-}
-
-static void poll_wake_read(void)
-{
-	uint64_t v;
-
-	if (read(poll_wake_fd, &v, sizeof v) != sizeof v)
-		return;
-}
-
-static int poll_enter(void)
-{
-	pthread_mutex_lock(&poll_lock);
-	if (poll_suspended) {
-		pthread_mutex_unlock(&poll_lock);
-		sched_yield();
-		return -1;
-	}
-	poll_count++;
-	pthread_mutex_unlock(&poll_lock);
-	return 0;
-}
-
-/* Leaving after poll() failed: errno stays poll()'s. */
-static void poll_exit(void)
-{
-	int save = errno;
-
-	pthread_mutex_lock(&poll_lock);
-	if (!--poll_count) {
-		poll_wake_read();
-		poll_suspended = false;
-	}
-	pthread_mutex_unlock(&poll_lock);
-	errno = save;
-}
-
-/* Leaving after poll() returned: the others must look again. */
-static void poll_stop(void)
-{
-	int save = errno;
-
-	pthread_mutex_lock(&poll_lock);
-	if (!--poll_count) {
-		poll_wake_read();
-		poll_suspended = false;
-	} else if (!poll_suspended) {
-		poll_suspended = true;
-		poll_wake_write();
-	}
-	pthread_mutex_unlock(&poll_lock);
-	errno = save;
-}
-
-void rs_poll_signal(void)
-{
-	int save = errno;
-
-	pthread_mutex_lock(&poll_lock);
-	if (poll_count && !poll_suspended) {
-		poll_suspended = true;
-		poll_wake_write();
-	}
-	pthread_mutex_unlock(&poll_lock);
-	errno = save;
 }
 
 /* One look at every fd without blocking: the number with revents. */
@@ -429,20 +327,20 @@ static int poll_kernel(struct pollfd *kfds, struct pollfd *fds, nfds_t nfds, int
 	const struct rs_config *cfg = rs_config();
 	int sleep_ms, ret;
 
-	kfds[nfds].fd = poll_wake_fd;
+	kfds[nfds].fd = rs_poll_wake_fd();
 	kfds[nfds].events = POLLIN;
 	do {
 		ret = poll_arm_all(kfds, fds, nfds);
 		if (ret)
 			break;
-		if (poll_enter())
+		if (rs_poll_enter())
 			continue;
 		sleep_ms = (int)cfg->wake_up_interval;
 		if (timeout >= 0) {
 			int left = timeout - (int)((now_us() - start) / 1000u);
 
 			if (left <= 0) {
-				poll_exit();
+				rs_poll_exit();
 				return 0;
 			}
 			if (left < sleep_ms)
@@ -451,11 +349,11 @@ static int poll_kernel(struct pollfd *kfds, struct pollfd *fds, nfds_t nfds, int
 		kfds[nfds].revents = 0;
 		ret = poll(kfds, nfds + 1, sleep_ms);
 		if (ret < 0) {
-			poll_exit();
+			rs_poll_exit();
 			break;
 		}
 		ret = poll_events_all(kfds, fds, nfds);
-		poll_stop();
+		rs_poll_stop();
 	} while (!ret);
 	return ret;
 }
@@ -474,7 +372,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 			start = now_us();
 	} while (now_us() - start <= rs_config()->polling_time);
 
-	if (poll_wake_init())
+	if (rs_poll_wake_fd() < 0)
 		return rs_err(ENOMEM);
 	if (nfds > RS_POLL_STACK) {
 		kfds = malloc((nfds + 1) * sizeof *kfds);

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <infiniband/verbs.h>
 
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 int rs_seterr(int e)
 {
@@ -63,15 +64,16 @@ void *rs_forksafe_alloc(size_t len)
 	return p;
 }
 
-/* A new object with the defaults, or the listener's sizes for an accepted one. */
-struct rs_stream *rs_stream_alloc(const struct rs_stream *from)
+/* A new object with the defaults, or the listener's sizes for an accepted one; the type is
+ * the caller's to give (the ops table sits above every stream file). */
+struct rs_stream *rs_stream_alloc(const struct rs_type *type, const struct rs_stream *from)
 {
 	const struct rs_config *cfg = rs_config();
 	struct rs_stream *rs = calloc(1, sizeof *rs);
 
 	if (!rs)
 		return NULL;
-	rs->sock.type = &rs_stream_type;
+	rs->sock.type = type;
 	rs->sock.index = -1;
 	rs->accept_queue[0] = rs->accept_queue[1] = -1;
 	if (from) {
@@ -156,31 +158,6 @@ void rs_stream_free(struct rs_stream *rs)
 	free(rs);
 }
 
-struct rs_sock *rs_stream_new(int domain)
-{
-	struct rs_stream *rs = rs_stream_alloc(NULL);
-
-	if (!rs) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	rs->domain = domain;
-	if (rdma_create_id(NULL, &rs->cm_id, rs, RDMA_PS_TCP))
-		goto err;
-	rs->cm_id->route.addr.src_addr.sa_family = (sa_family_t)domain;
-	if (rs_stream_insert(rs))
-		goto err;
-	return &rs->sock;
-err:
-	{
-		int save = errno;
-
-		rs_stream_free(rs);
-		errno = save;
-	}
-	return NULL;
-}
-
 /* The fds whose O_NONBLOCK follows the rsocket's: the completion channel, the accept queue
  * of a listener, the CM channel until connected. */
 int rs_set_nonblocking(struct rs_stream *rs, int arg)
@@ -201,65 +178,68 @@ int rs_nonblocking(const struct rs_stream *rs, int flags)
 	return (rs->fd_flags & O_NONBLOCK) || (flags & MSG_DONTWAIT);
 }
 
-static int rs_stream_close(struct rs_sock *s)
+/* The mappings' lists (lib/rsocket/rs_stream_iomap.c maps and sends them). */
+void rs_iomap_append(struct rs_iomap_mr **head, struct rs_iomap_mr *m)
+{
+	m->next = NULL;
+	while (*head)
+		head = &(*head)->next;
+	*head = m;
+}
+
+static void iomap_unlink(struct rs_iomap_mr **head, struct rs_iomap_mr *m)
+{
+	for (; *head; head = &(*head)->next) {
+		if (*head == m) {
+			*head = m->next;
+			return;
+		}
+	}
+}
+
+static void release(struct rs_stream *rs, struct rs_iomap_mr **head, struct rs_iomap_mr *m)
+{
+	if (--m->refcnt)
+		return;
+	iomap_unlink(head, m);
+	ibv_dereg_mr(m->mr);
+	m->mr = NULL;
+	if (m->index < 0)
+		free(m);
+	(void)rs;
+}
+
+static struct rs_iomap_mr *find(struct rs_iomap_mr *m, const void *buf, size_t len)
+{
+	for (; m; m = m->next)
+		if (m->mr->addr == buf && m->mr->length == len)
+			return m;
+	return NULL;
+}
+
+int rs_stream_iounmap(struct rs_sock *s, void *buf, size_t len)
 {
 	struct rs_stream *rs = rs_stream_of(s);
+	struct rs_iomap_mr *m;
+	int ret = 0;
 
-	if (rs->state & RS_CONNECTED)
-		rs_stream_shutdown(s, SHUT_RDWR);
-	if (rs->opts & RS_OPT_KEEPALIVE)
-		rs_svc_notify(RS_SVC_KEEPALIVE, rs, RS_SVC_REM_KEEPALIVE);
-	if ((rs->opts & RS_OPT_CM_SVC) && rs->state == RS_LISTENING)
-		rs_svc_notify(RS_SVC_LISTEN, rs, RS_SVC_REM_CM);
-	if (rs->opts & RS_OPT_CM_SVC)
-		rs_svc_notify(RS_SVC_CONNECT, rs, RS_SVC_REM_CM);
-	rs_stream_free(rs);
-	return 0;
+	pthread_mutex_lock(&rs->map_lock);
+	if ((m = find(rs->iomap_list, buf, len)))
+		release(rs, &rs->iomap_list, m);
+	else if ((m = find(rs->iomap_queue, buf, len)))
+		release(rs, &rs->iomap_queue, m);
+	else
+		ret = rs_seterr(EINVAL);
+	pthread_mutex_unlock(&rs->map_lock);
+	return ret;
 }
 
-static void copy_addr(struct sockaddr *dst, const struct sockaddr *src, socklen_t *len)
+void rs_free_iomappings(struct rs_stream *rs)
 {
-	socklen_t size = src->sa_family == AF_INET ? sizeof(struct sockaddr_in)
-						   : sizeof(struct sockaddr_in6);
-
-	memcpy(dst, src, *len < size ? *len : size);
-	*len = size;
+	while (rs->iomap_list)
+		rs_stream_iounmap(&rs->sock, rs->iomap_list->mr->addr, rs->iomap_list->mr->length);
+	while (rs->iomap_queue)
+		rs_stream_iounmap(&rs->sock, rs->iomap_queue->mr->addr,
+				  rs->iomap_queue->mr->length);
 }
 
-static int rs_stream_getpeername(struct rs_sock *s, struct sockaddr *addr, socklen_t *len)
-{
-	copy_addr(addr, rdma_get_peer_addr(rs_stream_of(s)->cm_id), len);
-	return 0;
-}
-
-static int rs_stream_getsockname(struct rs_sock *s, struct sockaddr *addr, socklen_t *len)
-{
-	copy_addr(addr, rdma_get_local_addr(rs_stream_of(s)->cm_id), len);
-	return 0;
-}
-
-const struct rs_type rs_stream_type = {
-	.sotype = SOCK_STREAM,
-	.name = "stream",
-	.bind = rs_stream_bind,
-	.listen = rs_stream_listen,
-	.accept = rs_stream_accept,
-	.connect = rs_stream_connect,
-	.recvfrom = rs_stream_recvfrom,
-	.recvv = rs_stream_recvv,
-	.sendto = rs_stream_sendto,
-	.sendv = rs_stream_sendv,
-	.shutdown = rs_stream_shutdown,
-	.close = rs_stream_close,
-	.getpeername = rs_stream_getpeername,
-	.getsockname = rs_stream_getsockname,
-	.setsockopt = rs_stream_setsockopt,
-	.getsockopt = rs_stream_getsockopt,
-	.fcntl = rs_stream_fcntl,
-	.iomap = rs_stream_iomap,
-	.iounmap = rs_stream_iounmap,
-	.iowrite = rs_stream_iowrite,
-	.poll_check = rs_stream_poll_check,
-	.poll_arm = rs_stream_poll_arm,
-	.poll_drain = rs_stream_poll_drain,
-};

@@ -16,7 +16,7 @@
 #include <infiniband/verbs.h>
 
 #include "lib/cma.h"
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 static bool host_is_net(void)
 {
@@ -131,7 +131,7 @@ void rs_accept_one(struct rs_stream *l)
 
 	if (rdma_get_request(l->cm_id, &id))
 		return;
-	rs = rs_stream_alloc(l);
+	rs = rs_stream_alloc(l->sock.type, l);
 	if (!rs)
 		goto reject;
 	rs->cm_id = id;

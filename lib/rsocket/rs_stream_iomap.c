@@ -14,7 +14,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 static struct rs_iomap_mr *free_slot(struct rs_stream *rs)
 {
@@ -31,24 +31,6 @@ static struct rs_iomap_mr *free_slot(struct rs_stream *rs)
 		if (!rs->remote_iomappings[i].mr)
 			return &rs->remote_iomappings[i];
 	return NULL;
-}
-
-static void list_append(struct rs_iomap_mr **head, struct rs_iomap_mr *m)
-{
-	m->next = NULL;
-	while (*head)
-		head = &(*head)->next;
-	*head = m;
-}
-
-static void list_unlink(struct rs_iomap_mr **head, struct rs_iomap_mr *m)
-{
-	for (; *head; head = &(*head)->next) {
-		if (*head == m) {
-			*head = m->next;
-			return;
-		}
-	}
 }
 
 /* An offset of -1 maps at the buffer's address; overlaps are not checked (rdma-core's). */
@@ -87,60 +69,14 @@ off_t rs_stream_iomap(struct rs_sock *s, void *buf, size_t len, int prot, int fl
 	m->offset = (uint64_t)offset;
 	m->refcnt = 1;
 	if (m->index >= 0) {
-		list_append(&rs->iomap_queue, m);
+		rs_iomap_append(&rs->iomap_queue, m);
 		rs->iomap_pending = 1;
 	} else {
-		list_append(&rs->iomap_list, m);
+		rs_iomap_append(&rs->iomap_list, m);
 	}
 out:
 	pthread_mutex_unlock(&rs->map_lock);
 	return offset;
-}
-
-static void release(struct rs_stream *rs, struct rs_iomap_mr **head, struct rs_iomap_mr *m)
-{
-	if (--m->refcnt)
-		return;
-	list_unlink(head, m);
-	ibv_dereg_mr(m->mr);
-	m->mr = NULL;
-	if (m->index < 0)
-		free(m);
-	(void)rs;
-}
-
-static struct rs_iomap_mr *find(struct rs_iomap_mr *m, const void *buf, size_t len)
-{
-	for (; m; m = m->next)
-		if (m->mr->addr == buf && m->mr->length == len)
-			return m;
-	return NULL;
-}
-
-int rs_stream_iounmap(struct rs_sock *s, void *buf, size_t len)
-{
-	struct rs_stream *rs = rs_stream_of(s);
-	struct rs_iomap_mr *m;
-	int ret = 0;
-
-	pthread_mutex_lock(&rs->map_lock);
-	if ((m = find(rs->iomap_list, buf, len)))
-		release(rs, &rs->iomap_list, m);
-	else if ((m = find(rs->iomap_queue, buf, len)))
-		release(rs, &rs->iomap_queue, m);
-	else
-		ret = rs_seterr(EINVAL);
-	pthread_mutex_unlock(&rs->map_lock);
-	return ret;
-}
-
-void rs_free_iomappings(struct rs_stream *rs)
-{
-	while (rs->iomap_list)
-		rs_stream_iounmap(&rs->sock, rs->iomap_list->mr->addr, rs->iomap_list->mr->length);
-	while (rs->iomap_queue)
-		rs_stream_iounmap(&rs->sock, rs->iomap_queue->mr->addr,
-				  rs->iomap_queue->mr->length);
 }
 
 struct iomap_ctx {
@@ -201,7 +137,7 @@ int rs_send_iomaps(struct rs_stream *rs, int flags)
 		src.off = 0;
 		ret = rs_send_from(rs, &src, sizeof iom, write_iomap, &c);
 		rs->iomap_queue = c.m->next;
-		list_append(&rs->iomap_list, c.m);
+		rs_iomap_append(&rs->iomap_list, c.m);
 		if (ret)
 			break;
 	}

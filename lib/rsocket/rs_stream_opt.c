@@ -16,7 +16,7 @@
 #include <infiniband/sa.h>
 #include <rdma/rsocket.h>
 
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {

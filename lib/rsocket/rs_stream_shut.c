@@ -12,7 +12,7 @@
 #include <infiniband/verbs.h>
 
 #include "lib/cma.h"
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 /* The control message `how` leaves to send, after taking the directions away; -1: none. */
 static int shut_state(struct rs_stream *rs, int how)

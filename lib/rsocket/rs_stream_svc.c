@@ -19,7 +19,7 @@
 #include <infiniband/verbs.h>
 
 #include "lib/cma.h"
-#include "rs_stream.h"
+#include "rs_stream_priv.h"
 
 struct svc_msg {
 	uint32_t cmd;

@@ -1,14 +1,16 @@
 /* The SOCK_STREAM rsocket: one RC QP through a sync rdma_cm id, RDMA writes with immediate
  * data into the peer's receive buffer (rdma-core's librdmacm/docs/rsocket, rsocket(7)).
  *
- * Files: rs_stream.c (the object, its ops table, states, close and names), rs_stream_conn.c
- * (bind, listen, accept, the connect state machine, the private data), rs_stream_data.c (the
- * messages, credits, send and receive), rs_stream_cq.c (completions, waits, the poll ops),
- * rs_stream_opt.c (socket options), rs_stream_iomap.c (riomap, riounmap, riowrite),
- * rs_stream_svc.c (the service threads: accepting, CM progress, keepalives),
- * rs_stream_shut.c (shutdown and fcntl). docs/rsockets.md describes the design. */
-#ifndef RDMAEMU_LIB_RSOCKET_RS_STREAM_H
-#define RDMAEMU_LIB_RSOCKET_RS_STREAM_H
+ * Files, lowest first (each calls only those before it, or its pair): rs_stream.c (the
+ * object, its states, freeing, the mappings' lists), rs_stream_data.c and rs_stream_cq.c (the
+ * messages, credits and send steps; the QP, completions and waits: they call each other),
+ * rs_stream_iomap.c (riomap, riowrite), rs_stream_conn.c and rs_stream_svc.c (connection
+ * set-up; the service threads that accept and drive it: a pair), rs_stream_shut.c (shutdown,
+ * fcntl), rs_stream_opt.c (options), rs_stream_io.c (the send and receive calls),
+ * rs_stream_poll.c (the poll ops), rs_stream_ops.c (the ops table, creation, close).
+ * docs/rsockets.md describes the design. */
+#ifndef RDMAEMU_LIB_RSOCKET_RS_STREAM_PRIV_H
+#define RDMAEMU_LIB_RSOCKET_RS_STREAM_PRIV_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -178,7 +180,7 @@ static inline struct rs_stream *rs_stream_of(struct rs_sock *s)
 int rs_seterr(int e);
 
 /* rs_stream.c */
-struct rs_stream *rs_stream_alloc(const struct rs_stream *from);
+struct rs_stream *rs_stream_alloc(const struct rs_type *type, const struct rs_stream *from);
 void rs_stream_free(struct rs_stream *rs);
 int rs_stream_insert(struct rs_stream *rs);
 void *rs_forksafe_alloc(size_t len);
@@ -203,6 +205,8 @@ int rs_post_write(struct rs_stream *rs, struct ibv_sge *sgl, int nsge, uint32_t 
 int rs_ctrl_avail(const struct rs_stream *rs);
 void rs_update_credits(struct rs_stream *rs);
 int rs_can_send(struct rs_stream *rs);
+int rs_write_data(struct rs_stream *rs, struct ibv_sge *sgl, int nsge, uint32_t len, int flags,
+		  void *ctx);
 uint32_t rs_sbuf_left(const struct rs_stream *rs);
 /* Where the bytes of a send come from: the caller's vector, consumed as they go. */
 struct rs_src {
@@ -251,6 +255,7 @@ size_t rs_stream_iowrite(struct rs_sock *s, const void *buf, size_t count, off_t
 			 int flags);
 int rs_send_iomaps(struct rs_stream *rs, int flags);
 void rs_free_iomappings(struct rs_stream *rs);
+void rs_iomap_append(struct rs_iomap_mr **head, struct rs_iomap_mr *m);
 
 /* rs_stream_svc.c: the threads that accept, drive connects and send keepalives. */
 enum rs_svc_cmd {
