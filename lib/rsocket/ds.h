@@ -6,8 +6,8 @@
  *
  * Files: ds_sock.c (the object and the ops table), ds_opt.c (options, fcntl, the calls a
  * datagram socket refuses), ds_qp.c (UD QPs and the destination map), ds_io.c (sends,
- * receives, completions), ds_svc.c (the UDP service thread), ds_chan*.c (the UDP side
- * channel, ds_chan.h). */
+ * receives, completions), ds_svc.c (the UDP service thread), ds_udp.c and ds_chan_*.c (the
+ * UDP socket and its side channel's two backends, ds_chan.h), ds_addr.c (addresses). */
 #ifndef RDMAEMU_LIB_RSOCKET_DS_H
 #define RDMAEMU_LIB_RSOCKET_DS_H
 
@@ -145,19 +145,15 @@ static inline struct ds_sock *ds_of(struct rs_sock *s)
 	return (struct ds_sock *)s;
 }
 
-socklen_t ds_addrlen(const struct sockaddr *sa);
-int ds_compare_addr(const void *a, const void *b);
-int ds_any_addr(const union ds_addr *a);
-
 /* ds_sock.c */
 int ds_init_ep(struct ds_sock *ds);
-int ds_set_nonblocking(struct ds_sock *ds, int nonblock);
 
 /* ds_qp.c */
 int ds_get_dest(struct ds_sock *ds, const struct sockaddr *addr, socklen_t len,
 		struct ds_dest **dest);
 void ds_free_qps(struct ds_sock *ds);
-void ds_format_hdr(struct ds_header *hdr, const union ds_addr *addr);
+/* The epoll fd and the QPs' completion channels follow O_NONBLOCK (rs_set_nonblocking). */
+int ds_set_nonblocking(struct ds_sock *ds, int nonblock);
 int ds_post_recv(struct ds_sock *ds, struct ds_qp *qp, uint32_t offset);
 
 /* ds_io.c */

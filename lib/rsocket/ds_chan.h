@@ -1,5 +1,5 @@
 /* The UDP side channel of a datagram rsocket: its UDP socket, behind one seam with two
- * backends, chosen once per process (ds_chan.c):
+ * backends, chosen once per process (ds_udp.c):
  *
  *  kernel  Inside an `rdmaemu run` sandbox (RDMAEMU_SANDBOX set): the rsocket's UDP socket is
  *          a kernel UDP socket used exactly as rdma-core uses it. The fabric's addresses are
@@ -53,20 +53,7 @@ struct ds_chan {
 	int bound, connected;
 };
 
-/* The backend of this process. */
-const struct ds_chan_ops *ds_chan_backend(void);
 extern const struct ds_chan_ops ds_chan_kernel_ops;
 extern const struct ds_chan_ops ds_chan_local_ops;
-
-/* A channel of the process's backend for an rsocket of `domain`: its fd, or -1 with errno. */
-int ds_chan_open(int domain, struct ds_chan **c);
-
-/* The source address towards dst with the rsocket's port (rdma-core's ds_get_src_addr): the
- * bound address, or when bound to the wildcard, the one the route to dst gives. */
-int ds_chan_src_addr(struct ds_chan *c, const struct sockaddr *dst, socklen_t dstlen,
-		     union ds_addr *src, socklen_t *srclen);
-
-/* Copies a to addr as getsockname does: truncated to *len, *len set to a's full length. */
-void ds_chan_copy_addr(const union ds_addr *a, struct sockaddr *addr, socklen_t *len);
 
 #endif

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ds_addr.h"
 #include "ds_chan.h"
 
 #define FRAME_HDR ((socklen_t)sizeof(union ds_addr))
@@ -188,12 +189,12 @@ static int l_getsockname(struct ds_chan *c, struct sockaddr *addr, socklen_t *le
 	union ds_addr none;
 
 	if (c->bound) {
-		ds_chan_copy_addr(&c->name, addr, len);
+		ds_copy_addr(&c->name, addr, len);
 		return 0;
 	}
 	memset(&none, 0, sizeof none);
 	none.sa.sa_family = (sa_family_t)c->domain;
-	ds_chan_copy_addr(&none, addr, len);
+	ds_copy_addr(&none, addr, len);
 	return 0;
 }
 
@@ -203,9 +204,12 @@ static int l_getpeername(struct ds_chan *c, struct sockaddr *addr, socklen_t *le
 		errno = ENOTCONN;
 		return -1;
 	}
-	ds_chan_copy_addr(&c->peer, addr, len);
+	ds_copy_addr(&c->peer, addr, len);
 	return 0;
 }
+
+static int l_route_src(struct ds_chan *c, const struct sockaddr *dst, socklen_t dstlen,
+		       union ds_addr *src, socklen_t *srclen);
 
 static int refuse(const union ds_addr *a)
 {
@@ -259,8 +263,16 @@ static ssize_t l_sendmsg(struct ds_chan *c, const struct iovec *iov, int iovcnt,
 	pthread_mutex_unlock(&table_lock);
 	if (!t)
 		return refuse(&to);
-	if (ds_chan_src_addr(c, &to.sa, ds_addrlen(&to.sa), &src, &srclen))
-		return -1;
+	/* the sender's address as the receiver must see it: never the wildcard */
+	src = c->name;
+	if (ds_any_addr(&src)) {
+		if (l_route_src(c, &to.sa, ds_addrlen(&to.sa), &src, &srclen))
+			return -1;
+		if (src.sa.sa_family == AF_INET6)
+			src.sin6.sin6_port = port_of(&c->name);
+		else
+			src.sin.sin_port = port_of(&c->name);
+	}
 	miov[0].iov_base = &src;
 	miov[0].iov_len = FRAME_HDR;
 	memcpy(&miov[1], iov, sizeof *iov * (size_t)iovcnt);
@@ -305,7 +317,7 @@ static ssize_t l_recvfrom(struct ds_chan *c, void *buf, size_t len, struct socka
 				     port_of(&from) != port_of(&c->peer)))
 			continue;
 		if (src && srclen)
-			ds_chan_copy_addr(&from, src, srclen);
+			ds_copy_addr(&from, src, srclen);
 		return n - FRAME_HDR;
 	}
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "ds.h"
+#include "ds_addr.h"
 #include "ds_chan.h"
 
 #define WR_RECV (1ull << 63)

@@ -18,24 +18,8 @@
 #include <rdma/rdma_verbs.h>
 
 #include "ds.h"
-#include "ds_chan.h"
-
-void ds_format_hdr(struct ds_header *hdr, const union ds_addr *addr)
-{
-	memset(hdr, 0, sizeof *hdr);
-	if (addr->sa.sa_family == AF_INET) {
-		hdr->version = 4;
-		hdr->length = DS_IPV4_HDR_LEN;
-		hdr->port = addr->sin.sin_port;
-		hdr->addr.ipv4 = addr->sin.sin_addr.s_addr;
-	} else {
-		hdr->version = 6;
-		hdr->length = DS_IPV6_HDR_LEN;
-		hdr->port = addr->sin6.sin6_port;
-		hdr->addr.ipv6.flowinfo = addr->sin6.sin6_flowinfo;
-		memcpy(hdr->addr.ipv6.addr, &addr->sin6.sin6_addr, 16);
-	}
-}
+#include "ds_addr.h"
+#include "ds_udp.h"
 
 /* Each receive: the GRH into the slot after the buffer, the datagram into slot `offset`. */
 int ds_post_recv(struct ds_sock *ds, struct ds_qp *qp, uint32_t offset)
@@ -265,7 +249,7 @@ int ds_get_dest(struct ds_sock *ds, const struct sockaddr *addr, socklen_t len,
 	found = tfind(addr, &ds->dest_map, ds_compare_addr);
 	if (found)
 		goto out;
-	ret = ds_chan_src_addr(ds->chan, addr, len, &src, &srclen);
+	ret = ds_udp_src_addr(ds->chan, addr, len, &src, &srclen);
 	if (!ret)
 		ret = get_qp(ds, &src, &qp);
 	if (ret)
@@ -311,4 +295,27 @@ void ds_free_qps(struct ds_sock *ds)
 		qp_remove(ds, qp);
 		free_qp(qp);
 	}
+}
+
+static int set_fl(int fd, int nonblock)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -1;
+	return fcntl(fd, F_SETFL, nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+/* The epoll fd and the QPs' completion channels follow O_NONBLOCK (rs_set_nonblocking). */
+int ds_set_nonblocking(struct ds_sock *ds, int nonblock)
+{
+	struct ds_qp *qp = ds->qp_list;
+	int ret = set_fl(ds->epfd, nonblock);
+
+	if (!ret && qp)
+		do {
+			ret = set_fl(qp->cm_id->recv_cq_channel->fd, nonblock);
+			qp = qp->next;
+		} while (qp != ds->qp_list && !ret);
+	return ret;
 }

@@ -11,33 +11,8 @@
 #include <unistd.h>
 
 #include "ds.h"
-#include "ds_chan.h"
-
-socklen_t ds_addrlen(const struct sockaddr *sa)
-{
-	return sa->sa_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6) :
-					   (socklen_t)sizeof(struct sockaddr_in);
-}
-
-/* rdma-core's ds_compare_addr: the bytes of a sockaddr_in, or of a sockaddr_in6 when both are
- * IPv6. */
-int ds_compare_addr(const void *a, const void *b)
-{
-	const struct sockaddr *x = a, *y = b;
-	size_t len = x->sa_family == AF_INET6 && y->sa_family == AF_INET6 ?
-			     sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
-
-	return memcmp(a, b, len);
-}
-
-int ds_any_addr(const union ds_addr *a)
-{
-	if (a->sa.sa_family == AF_INET)
-		return a->sin.sin_addr.s_addr == htonl(INADDR_ANY) ||
-		       a->sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK);
-	return !memcmp(&a->sin6.sin6_addr, &in6addr_any, 16) ||
-	       !memcmp(&a->sin6.sin6_addr, &in6addr_loopback, 16);
-}
+#include "ds_addr.h"
+#include "ds_udp.h"
 
 /* ucma_max_qpsize(NULL): the smallest max_qp_wr of the devices. */
 static uint32_t max_qpsize(void)
@@ -103,29 +78,6 @@ int ds_init_ep(struct ds_sock *ds)
 	return 0;
 }
 
-static int set_fl(int fd, int nonblock)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0)
-		return -1;
-	return fcntl(fd, F_SETFL, nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
-}
-
-/* The epoll fd and the QPs' completion channels follow O_NONBLOCK (rs_set_nonblocking). */
-int ds_set_nonblocking(struct ds_sock *ds, int nonblock)
-{
-	struct ds_qp *qp = ds->qp_list;
-	int ret = set_fl(ds->epfd, nonblock);
-
-	if (!ret && qp)
-		do {
-			ret = set_fl(qp->cm_id->recv_cq_channel->fd, nonblock);
-			qp = qp->next;
-		} while (qp != ds->qp_list && !ret);
-	return ret;
-}
-
 static void ds_free(struct ds_sock *ds)
 {
 	ds_svc_remove(ds);
@@ -170,7 +122,7 @@ struct rs_sock *rs_dgram_new(int domain)
 	pthread_mutex_init(&ds->cq_lock, NULL);
 	pthread_mutex_init(&ds->cq_wait_lock, NULL);
 	pthread_mutex_init(&ds->map_lock, NULL);
-	fd = ds_chan_open(domain, &ds->chan);
+	fd = ds_udp_open(domain, &ds->chan);
 	if (fd < 0)
 		goto err;
 	ds->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ds.h"
+#include "ds_addr.h"
 #include "ds_chan.h"
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;	/* start and stop */

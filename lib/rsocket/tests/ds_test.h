@@ -9,7 +9,8 @@
 
 #include "emu/verbs/tests/verbs_test.h"
 #include "lib/rsocket/ds.h"
-#include "lib/rsocket/ds_chan.h"
+#include "lib/rsocket/ds_addr.h"
+#include "lib/rsocket/ds_udp.h"
 
 static inline struct sockaddr_in dt_addr(const char *ip, uint16_t port)
 {

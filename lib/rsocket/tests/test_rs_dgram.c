@@ -301,6 +301,8 @@ static void test_poll_steps(void **state)
 	struct sockaddr_in to = dt_addr(IP, 7179);
 	struct pollfd kfd;
 	uint8_t buf[16];
+	short revents;
+	int i;
 
 	(void)state;
 	assert_int_equal(srv->type->poll_check(srv, POLLIN | POLLOUT), POLLOUT);
@@ -310,10 +312,19 @@ static void test_poll_steps(void **state)
 	assert_int_equal(kfd.events, POLLIN);
 	assert_int_equal(poll(&kfd, 1, 0), 0);
 	assert_int_equal(cli->type->sendto(cli, "ping", 4, 0, DT_SA(to), sizeof to), 4);
-	assert_int_equal(poll(&kfd, 1, 5000), 1);
-	assert_int_equal(kfd.revents, POLLIN);
-	srv->type->poll_drain(srv, &kfd);
-	assert_int_equal(srv->type->poll_check(srv, POLLIN), POLLIN);
+	/* as rpoll: the first event may be the forwarding send's completion, then re-arm */
+	for (i = 0; i < 10; i++) {
+		assert_int_equal(poll(&kfd, 1, 5000), 1);
+		assert_int_equal(kfd.revents, POLLIN);
+		srv->type->poll_drain(srv, &kfd);
+		if (srv->type->poll_check(srv, POLLIN) == POLLIN)
+			break;
+		revents = srv->type->poll_arm(srv, POLLIN, &kfd);
+		if (revents == POLLIN)
+			break;
+		assert_int_equal(revents, 0);
+	}
+	assert_true(i < 10);
 	assert_int_equal(srv->type->recvfrom(srv, buf, sizeof buf, 0, NULL, NULL), 4);
 	assert_int_equal(srv->type->poll_check(srv, POLLIN), 0);
 	dt_close(cli);
