@@ -81,6 +81,12 @@ static void test_udp_then_ud(void **state)
 		assert_true(over_ud(cli));
 		expect_dgram(srv, buf, sizes[i], cport);
 	}
+	/* then every size from 1 byte to the maximum */
+	for (size_t n = 1; n <= 2040; n++) {
+		fill(buf, n, (unsigned)n);
+		assert_int_equal(cli->type->sendto(cli, buf, n, 0, DT_SA(to), sizeof to), n);
+		expect_dgram(srv, buf, n, cport);
+	}
 	/* one slot: the ds_header and at most 2040 bytes */
 	errno = 0;
 	assert_int_equal(cli->type->sendto(cli, buf, 2041, 0, DT_SA(to), sizeof to), -1);
