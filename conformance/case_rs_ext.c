@@ -212,6 +212,14 @@ static void dgram(const struct conf_case *c)
 	int a, b, rev, e;
 	ssize_t n;
 
+	/* rsockets give their first UD QP an AH without a GRH, which the kernel refuses on
+	 * every RoCE port (docs/reference/rsockets-rxe.md): RS-90 is that failure, RS-90b the
+	 * exchange on an InfiniBand port (RS-90b@IB) */
+	if (r_fails && rs_link_layer() == IBV_LINK_LAYER_INFINIBAND)
+		conf_notrun("the local address is on an InfiniBand port (the row is RoCE's failure)");
+	if (!r_fails && rs_link_layer() != IBV_LINK_LAYER_INFINIBAND)
+		conf_notrun("datagram rsockets need an InfiniBand port: RoCE refuses their address "
+			    "handle (RS-90)");
 	rs_addr(c->row, &sa);
 	sb = sa;
 	sb.sin_port = htons((uint16_t)(RS_PORT + c->row + 500));

@@ -55,6 +55,26 @@ void rs_addr(int row, struct sockaddr_in *sin)
 	cm_local_ipv4(0, (uint16_t)(RS_PORT + row), sin, NULL);
 }
 
+int rs_link_layer(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *id = NULL;
+	struct ibv_port_attr pa;
+	struct sockaddr_in sin;
+	int ll = -1;
+
+	cm_local_ipv4(0, 0, &sin, NULL);
+	if (ch && !rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) &&
+	    !rdma_bind_addr(id, (struct sockaddr *)&sin) && id->verbs &&
+	    !ibv_query_port(id->verbs, id->port_num, &pa))
+		ll = pa.link_layer;
+	if (id)
+		rdma_destroy_id(id);
+	if (ch)
+		rdma_destroy_event_channel(ch);
+	return ll;
+}
+
 int rs_stream(void)
 {
 	int fd = rs_api()->socket(AF_INET, SOCK_STREAM, 0);

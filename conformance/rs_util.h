@@ -51,6 +51,8 @@ const struct rs_calls *rs_api(void);
  * connection of an earlier case still in timewait cannot collide. Notrun without one. */
 #define RS_PORT 49000
 void rs_addr(int row, struct sockaddr_in *sin);
+/* The link layer (IBV_LINK_LAYER_*) of the port behind the local address, -1 if unknown. */
+int rs_link_layer(void);
 
 /* A stream rsocket (AF_INET), or the case fails. */
 int rs_stream(void);

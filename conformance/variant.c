@@ -36,7 +36,7 @@ static const char *const ib_cases[] = {
 	"RROUTE-140", "LISTEN-14[5-8]", "CONN-15[12]", "ACC-174", "REJ-184", "DISC-186",
 	"NOTIFY-192", "OPT-20*", "MC-220", "QP-229", "QP-23[0-24-6]", "QP-231i", "DEV-26[01]",
 	"CONN-15[3-9]*", "CONN-16[0-3]*", "ACC-17[3-9]*", "REJ-18[0-3]*", "NOTIFY-191",
-	"ID-112c", "ID-11[34]", "ID-172", NULL,
+	"ID-112c", "ID-11[34]", "ID-172", "RS-90b", NULL,
 };
 
 /* The rows with a peer: one listener on B, one active id on A. */
