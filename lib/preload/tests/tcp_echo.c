@@ -8,6 +8,7 @@
  *                                           read back before the next, and compare
  *   tcp_echo probe ADDR PORT DEADPORT       one line per check, against an echo server on
  *                                           PORT and no listener on DEADPORT
+ *   tcp_echo kinds                          what socket() gives for a few families and types
  * Prints what it did; exits 0 when everything matched. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -194,6 +195,27 @@ static const char *fd_kind(int fd)
 		printf("%s: %ld %s\n", name, r_, r_ < 0 ? err_name(errno) : "");          \
 	} while (0)
 
+/* What the library's rules (preload_config) leave of socket(): a socket, or the chardev of a
+ * socket taken. */
+static int kinds(void)
+{
+	static const struct { const char *name; int domain, type; } k[] = {
+		{ "INET STREAM", AF_INET, SOCK_STREAM },
+		{ "INET6 STREAM", AF_INET6, SOCK_STREAM },
+		{ "INET STREAM|CLOEXEC", AF_INET, SOCK_STREAM | SOCK_CLOEXEC },
+		{ "UNIX STREAM", AF_UNIX, SOCK_STREAM },
+	};
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		int fd = socket(k[i].domain, k[i].type, 0);
+
+		printf("%s: %s\n", k[i].name, fd < 0 ? err_name(errno) : fd_kind(fd));
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
 /* The descriptors, flags, select, fallback, sendfile and dup2 as the library leaves them. */
 static int probe(const char *addr, const char *port, const char *dead)
 {
@@ -214,6 +236,7 @@ static int probe(const char *addr, const char *port, const char *dead)
 	SHOW("fcntl(F_SETFD)", fcntl(fd, F_SETFD, FD_CLOEXEC));
 	SHOW("fcntl(F_GETFL)", fcntl(fd, F_GETFL));
 	SHOW("select(0, 10 ms)", select(0, NULL, NULL, NULL, &tv));
+	SHOW("accept4(not listening)", accept4(fd, NULL, NULL, SOCK_CLOEXEC));
 	SHOW("connect(no listener)", connect(fd, (struct sockaddr *)&nobody, sizeof(nobody)));
 	printf("after the failed connect, a %s\n", fd_kind(fd));
 	close(fd);
@@ -260,8 +283,10 @@ int main(int argc, char **argv)
 		return client(argv[0], argv[1], atol(argv[2]));
 	if (!strcmp(argv[-optind + 1], "probe") && argc == 3)
 		return probe(argv[0], argv[1], argv[2]);
+	if (!strcmp(argv[-optind + 1], "kinds") && argc == 0)
+		return kinds();
 usage:
 	fputs("usage: tcp_echo server [-f] [-s] PORT | client [-s] ADDR PORT BYTES | "
-	      "probe ADDR PORT DEADPORT\n", stderr);
+	      "probe ADDR PORT DEADPORT | kinds\n", stderr);
 	return 2;
 }
