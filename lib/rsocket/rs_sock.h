@@ -76,6 +76,13 @@ struct rs_type {
 extern const struct rs_type rs_stream_type;
 extern const struct rs_type rs_dgram_type;
 
+/* rpoll's wake-up of the other threads blocked in poll() (lib/rsocket/rs_api.c): a type
+ * calls it when something changed an rsocket's state outside any rpoll (a service thread that
+ * took a CM event), so that threads blocked in the kernel on other fds look again, as
+ * rdma-core's rs_poll_signal. Added beside the ops because the stream type's connection
+ * service needs it. */
+void rs_poll_signal(void);
+
 /* Each type's constructor, called by rsocket() after the common checks: the object with its
  * socket number set and entered in the index, or NULL with errno set. */
 struct rs_sock *rs_stream_new(int domain);
