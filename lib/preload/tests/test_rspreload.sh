@@ -32,15 +32,16 @@ check() { # NAME EXPECTED ACTUAL
 inA() { "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- "$@"; }
 inB() { "$rdmaemu" run --rsockets --fabric "$ref2" --node B -- "$@" 2>&1; }
 
-# Starts `tcp_echo server ARGS` on A (under the library unless the first argument is
-# --plain) and waits until it listens; its output goes to $t/server.out.
+# Starts `tcp_echo server ARGS` on A under the library (--plain: without it, --fork-safe: with
+# RDMAV_FORK_SAFE=1) and waits until it listens; its output goes to $t/server.out.
 server_on_A() {
-	if [ "$1" = --plain ]; then
-		shift
-		"$rdmaemu" run --fabric "$ref2" --node A -- "$echo_bin" server "$@" >"$t/server.out" 2>&1 &
-	else
-		inA "$echo_bin" server "$@" >"$t/server.out" 2>&1 &
-	fi
+	case $1 in
+	--plain) shift; set -- "$rdmaemu" run --fabric "$ref2" --node A -- "$echo_bin" server "$@" ;;
+	--fork-safe) shift; set -- "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- \
+		env RDMAV_FORK_SAFE=1 "$echo_bin" server "$@" ;;
+	*) set -- "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- "$echo_bin" server "$@" ;;
+	esac
+	"$@" >"$t/server.out" 2>&1 &
 	spid=$!
 	lpids=$spid
 	for _ in $(seq 100); do
@@ -53,7 +54,7 @@ server_on_A() {
 server_done() {
 	wait "$spid"
 	lpids=
-	sed -n 's/^server: echoed/echoed/p' "$t/server.out"
+	sed '/^server: listening/d; s/^server: echoed/echoed/' "$t/server.out"
 }
 
 # tshark's count of the capture's frames that match FILTER.
@@ -67,6 +68,15 @@ if ! nm -D --defined-only "$b/lib/.libs/librdmacm.so.1" 2>/dev/null | grep -q ' 
 	echo "the emulated librdmacm.so.1 has no rsocket calls: skipped"
 	exit 77
 fi
+# The bytes TCP carried both ways on a port: each direction's highest next sequence number
+# (relative, the SYN counting 1, the FIN 1 when seen), retransmissions counted once.
+tcp_bytes() {
+	tshark -r "$t/cap-eth.pcap" -Y "tcp.port == $1 && tcp.len > 0" \
+		-T fields -e tcp.srcport -e tcp.seq -e tcp.len 2>/dev/null |
+		awk '{ end = $2 + $3; if (end > top[$1]) top[$1] = end }
+			END { for (p in top) n += top[p] - 1; print n + 0 }'
+}
+
 "$rdmaemu" daemon start --fabric "$ref2" --pcap "$t/cap" ||
 	{ echo "daemon start failed"; cat "$t/rdmaemud.log"; exit 1; }
 "$rdmaemu" run --fabric "$ref2" --node A -- true 2>"$t/first.err"
@@ -97,9 +107,9 @@ check "fallback to TCP: a plain server" "client: sent 262144 received 262144 mat
 	"$(inB "$echo_bin" client 192.0.2.65 $((port + 2)) 262144)"
 check "fallback: the server echoed" "echoed 262144 bytes" "$(server_done)"
 
-server_on_A -f $((port + 3))
+server_on_A --fork-safe -f $((port + 3))
 check "fork support: 256 KiB" "client: sent 262144 received 262144 match" \
-	"$(RDMAV_FORK_SAFE=1 inB "$echo_bin" client 192.0.2.65 $((port + 3)) 262144)"
+	"$(inB env RDMAV_FORK_SAFE=1 "$echo_bin" client 192.0.2.65 $((port + 3)) 262144)"
 check "fork support: the child echoed" "echoed 262144 bytes in a child" "$(server_done)"
 
 server_on_A $((port + 4))
@@ -158,13 +168,9 @@ if command -v tshark >/dev/null 2>&1; then
 	check "no TCP on the rsockets' ports" "0" \
 		"$(frames "tcp.port == $port || tcp.port == $((port + 1)) || tcp.port == $((port + 4))")"
 	# the fallback went over TCP, its bytes in the segments
-	check "the fallback's TCP payload" "524288" "$(tshark -r "$t/cap-eth.pcap" \
-		-Y "tcp.port == $((port + 2)) && tcp.len > 0" -T fields -e tcp.len 2>/dev/null |
-		awk '{ n += $1 } END { print n + 0 }')"
+	check "the fallback's TCP payload" "524288" "$(tcp_bytes $((port + 2)))"
 	# fork support: the 4-byte word on TCP, the data over RDMA
-	check "fork support: TCP carried the word only" "4" "$(tshark -r "$t/cap-eth.pcap" \
-		-Y "tcp.port == $((port + 3)) && tcp.len > 0" -T fields -e tcp.len 2>/dev/null |
-		awk '{ n += $1 } END { print n + 0 }')"
+	check "fork support: TCP carried the word only" "4" "$(tcp_bytes $((port + 3)))"
 else
 	echo "tshark not installed: the capture is not checked"
 fi
