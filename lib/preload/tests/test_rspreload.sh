@@ -29,8 +29,7 @@ check() { # NAME EXPECTED ACTUAL
 	fi
 }
 
-inA() { "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- "$@"; }
-inB() { "$rdmaemu" run --rsockets --fabric "$ref2" --node B -- "$@" 2>&1; }
+inB() { timeout 120 "$rdmaemu" run --rsockets --fabric "$ref2" --node B -- "$@" 2>&1; }
 
 # Starts `tcp_echo server ARGS` on A under the library (--plain: without it, --fork-safe: with
 # RDMAV_FORK_SAFE=1) and waits until it listens; its output goes to $t/server.out.
@@ -41,7 +40,7 @@ server_on_A() {
 		env RDMAV_FORK_SAFE=1 "$echo_bin" server "$@" ;;
 	*) set -- "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- "$echo_bin" server "$@" ;;
 	esac
-	"$@" >"$t/server.out" 2>&1 &
+	timeout 120 "$@" >"$t/server.out" 2>&1 &
 	spid=$!
 	lpids=$spid
 	for _ in $(seq 100); do
@@ -51,10 +50,14 @@ server_on_A() {
 	echo "FAIL: the server on A did not listen"; cat "$t/server.out"; fail=1
 }
 
+# Waits for the server (in this shell: its child) and prints what it printed, and its exit
+# status when it failed.
 server_done() {
 	wait "$spid"
+	st=$?
 	lpids=
-	sed '/^server: listening/d; s/^server: echoed/echoed/' "$t/server.out"
+	sed '/^server: listening/d; s/^server: echoed/echoed/' "$t/server.out" >"$t/server.res"
+	[ $st = 0 ] || echo "exit status $st" >>"$t/server.res"
 }
 
 # tshark's count of the capture's frames that match FILTER.
@@ -95,22 +98,26 @@ check "the library in LD_PRELOAD, before the host library" \
 server_on_A $port
 check "1 MiB B -> A over rsockets" "client: sent 1048576 received 1048576 match" \
 	"$(inB "$echo_bin" client 192.0.2.65 $port 1048576)"
-check "the server echoed" "echoed 1048576 bytes" "$(server_done)"
+server_done
+check "the server echoed" "echoed 1048576 bytes" "$(cat "$t/server.res")"
 
 server_on_A -s $((port + 1))
 check "select: 256 KiB B -> A" "client: sent 262144 received 262144 match" \
 	"$(inB "$echo_bin" client -s 192.0.2.65 $((port + 1)) 262144)"
-check "select: the server echoed" "echoed 262144 bytes" "$(server_done)"
+server_done
+check "select: the server echoed" "echoed 262144 bytes" "$(cat "$t/server.res")"
 
 server_on_A --plain $((port + 2))
 check "fallback to TCP: a plain server" "client: sent 262144 received 262144 match" \
 	"$(inB "$echo_bin" client 192.0.2.65 $((port + 2)) 262144)"
-check "fallback: the server echoed" "echoed 262144 bytes" "$(server_done)"
+server_done
+check "fallback: the server echoed" "echoed 262144 bytes" "$(cat "$t/server.res")"
 
 server_on_A --fork-safe -f $((port + 3))
 check "fork support: 256 KiB" "client: sent 262144 received 262144 match" \
 	"$(inB env RDMAV_FORK_SAFE=1 "$echo_bin" client 192.0.2.65 $((port + 3)) 262144)"
-check "fork support: the child echoed" "echoed 262144 bytes in a child" "$(server_done)"
+server_done
+check "fork support: the child echoed" "echoed 262144 bytes in a child" "$(cat "$t/server.res")"
 
 server_on_A $((port + 4))
 check "the probe (as rdma-core v44 on kernel rxe)" "socket(STREAM|CLOEXEC) is a socket
@@ -131,7 +138,8 @@ wait readable: 1
 read(fd): 5 
 close(100): 0 
 close(fd): 9 " "$(inB "$echo_bin" probe 192.0.2.65 $((port + 4)) 7999)"
-check "the probe: the server echoed" "echoed 5 bytes" "$(server_done)"
+server_done
+check "the probe: the server echoed" "echoed 5 bytes" "$(cat "$t/server.res")"
 
 # preload_config's rules, from $RDMAEMU_RSOCKET_CONF (the reference VM's table)
 mkdir "$t/conf"
