@@ -36,16 +36,18 @@ int rsp_copy_sockopts(int dfd, int sfd, const struct rsp_api *dapi, const struct
 	return ret;
 }
 
-/* The new socket's family follows the old one's address length; it is a stream socket
- * whatever the old one was, as in rdma-core's library. */
+/* The new socket's family follows the old one's address length (asked for with a length of
+ * 0: nothing is copied); it is a stream socket whatever the old one was, as in rdma-core's
+ * library. */
 int rsp_transpose(int index, enum rsp_kind to)
 {
 	const struct rsp_api *dapi = to == RSP_RSOCKET ? &rsp_rs : &rsp_real.api;
 	const struct rsp_api *sapi = to == RSP_RSOCKET ? &rsp_real.api : &rsp_rs;
 	int sfd = rsp_fd_getd(index), dfd, family;
+	struct sockaddr_storage unused;
 	socklen_t len = 0;
 
-	if (sapi->getsockname(sfd, NULL, &len))
+	if (sapi->getsockname(sfd, (struct sockaddr *)&unused, &len))
 		return -1;
 	family = len == sizeof(struct sockaddr_in6) ? AF_INET6 : AF_INET;
 	dfd = dapi->socket(family, SOCK_STREAM, 0);

@@ -31,13 +31,14 @@ check() { # NAME EXPECTED ACTUAL
 
 inB() { timeout 120 "$rdmaemu" run --rsockets --fabric "$ref2" --node B -- "$@" 2>&1; }
 
+# Only tcp_echo runs under the library: the environment is set outside `rdmaemu run`.
 # Starts `tcp_echo server ARGS` on A under the library (--plain: without it, --fork-safe: with
 # RDMAV_FORK_SAFE=1) and waits until it listens; its output goes to $t/server.out.
 server_on_A() {
 	case $1 in
 	--plain) shift; set -- "$rdmaemu" run --fabric "$ref2" --node A -- "$echo_bin" server "$@" ;;
-	--fork-safe) shift; set -- "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- \
-		env RDMAV_FORK_SAFE=1 "$echo_bin" server "$@" ;;
+	--fork-safe) shift; set -- env RDMAV_FORK_SAFE=1 "$rdmaemu" run --rsockets --fabric "$ref2" \
+		--node A -- "$echo_bin" server "$@" ;;
 	*) set -- "$rdmaemu" run --rsockets --fabric "$ref2" --node A -- "$echo_bin" server "$@" ;;
 	esac
 	timeout 120 "$@" >"$t/server.out" 2>&1 &
@@ -115,7 +116,8 @@ check "fallback: the server echoed" "echoed 262144 bytes" "$(cat "$t/server.res"
 
 server_on_A --fork-safe -f $((port + 3))
 check "fork support: 256 KiB" "client: sent 262144 received 262144 match" \
-	"$(inB env RDMAV_FORK_SAFE=1 "$echo_bin" client 192.0.2.65 $((port + 3)) 262144)"
+	"$(RDMAV_FORK_SAFE=1 timeout 120 "$rdmaemu" run --rsockets --fabric "$ref2" --node B -- \
+		"$echo_bin" client 192.0.2.65 $((port + 3)) 262144 2>&1)"
 server_done
 check "fork support: the child echoed" "echoed 262144 bytes in a child" "$(cat "$t/server.res")"
 
