@@ -2,7 +2,8 @@
  *
  *   rdmaemu fabric show [FILE]    print a fabric as the emulator sees it
  *   rdmaemu fabric check FILE...  load fabric files, report the first error of each
- *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] -- CMD [ARGS...]
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
+ *               -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV | neigh-flush NODE [NETDEV]
  *                                 (emu/tools/rdmaemu_run.c, docs/daemon.md)
@@ -25,7 +26,7 @@ static void usage(FILE *out)
 	fputs("usage: rdmaemu fabric show [FILE]\n"
 	      "       rdmaemu fabric check FILE...\n"
 	      "       rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox]\n"
-	      "                   -- CMD [ARGS...]\n"
+	      "                   [--rsockets] -- CMD [ARGS...]\n"
 	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
 	      "       rdmaemu daemon remove-device NODE DEV\n"
 	      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"

@@ -1,6 +1,7 @@
 /* rdmaemu run / rdmaemu daemon: runs programs on a fabric owned by rdmaemud (docs/daemon.md).
  *
- *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] -- CMD [ARGS...]
+ *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
+ *               -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
@@ -9,7 +10,8 @@
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
  * and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
  * attaches to the host NAME through the daemon, in the host's sandbox (emu/host/sandbox.h)
- * unless --no-sandbox or namespaces are not permitted. From the build tree (this program's
+ * unless --no-sandbox or namespaces are not permitted; --rsockets preloads librspreload.so
+ * (docs/rsockets.md "Preload"). From the build tree (this program's
  * executable lies under it) the libraries and the daemon are the build's; installed, they
  * are pkglibdir's and bindir's. */
 #include "config.h"
@@ -60,40 +62,42 @@ static void libdirs(char *buf, size_t len)
 		snprintf(buf, len, "%s", RDMAEMU_PKGLIBDIR);
 }
 
-/* librdmaemu-host.so (RDMA netlink, the guard of a run without a sandbox): the build tree's,
- * pkglibdir's, or the first in RDMAEMU_LIBDIR that has it. */
-static void host_lib(char *buf, size_t len)
+/* A preload library: the build tree's (build_rel, under the build directory), pkglibdir's
+ * (inst_rel, under it), or the first directory of RDMAEMU_LIBDIR that has it (as inst_rel or
+ * by its file name). */
+static void preload_lib(char *buf, size_t len, const char *build_rel, const char *inst_rel)
 {
 	const char *env = getenv("RDMAEMU_LIBDIR");
+	const char *name = strrchr(inst_rel, '/') ? strrchr(inst_rel, '/') + 1 : inst_rel;
 
 	if (env && *env) {
 		while (*env) {
 			size_t n = strcspn(env, ":");
 
-			snprintf(buf, len, "%.*s/librdmaemu-host.so", (int)n, env);
+			snprintf(buf, len, "%.*s/%s", (int)n, env, inst_rel);
+			if (!access(buf, R_OK))
+				return;
+			snprintf(buf, len, "%.*s/%s", (int)n, env, name);
 			if (!access(buf, R_OK))
 				return;
 			env += n + (env[n] == ':');
 		}
 	} else if (in_build_tree()) {
-		snprintf(buf, len, "%s/emu/host/.libs/librdmaemu-host.so", RDMAEMU_BUILDDIR);
+		snprintf(buf, len, "%s/%s", RDMAEMU_BUILDDIR, build_rel);
 		return;
 	} else {
-		snprintf(buf, len, "%s/librdmaemu-host.so", RDMAEMU_PKGLIBDIR);
+		snprintf(buf, len, "%s/%s", RDMAEMU_PKGLIBDIR, inst_rel);
 		return;
 	}
 	buf[0] = 0;
 }
 
-/* Adds the host library to LD_PRELOAD, after what is there (a sanitizer's runtime must stay
- * first). */
-static void preload_host_lib(void)
+/* Adds a library to LD_PRELOAD, after what is there (a sanitizer's runtime must stay first). */
+static void preload_add(const char *lib)
 {
-	char lib[PATH_MAX + 32];
 	const char *old = getenv("LD_PRELOAD");
 	char *v;
 
-	host_lib(lib, sizeof(lib));
 	if (!lib[0] || access(lib, R_OK) || (old && strstr(old, lib)))
 		return;
 	v = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
@@ -102,6 +106,26 @@ static void preload_host_lib(void)
 	sprintf(v, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", lib);
 	setenv("LD_PRELOAD", v, 1);
 	free(v);
+}
+
+/* librspreload.so (--rsockets) comes before librdmaemu-host.so (RDMA netlink, the guard of a
+ * run without a sandbox): the program's calls reach librspreload.so first, and the libc calls
+ * it makes for sockets it leaves real (its fallback to TCP) pass through the host library's
+ * guard on their way to libc. */
+static void preload_libs(bool rsockets)
+{
+	char lib[PATH_MAX + 32];
+
+	if (rsockets) {
+		preload_lib(lib, sizeof(lib), "lib/preload/.libs/librspreload.so.1",
+			    "rsocket/librspreload.so.1");
+		if (!lib[0] || access(lib, R_OK))
+			fprintf(stderr, "rdmaemu: --rsockets: no librspreload.so.1 (%s): running "
+					"without it\n", lib[0] ? lib : "not in RDMAEMU_LIBDIR");
+		preload_add(lib);
+	}
+	preload_lib(lib, sizeof(lib), "emu/host/.libs/librdmaemu-host.so", "librdmaemu-host.so");
+	preload_add(lib);
 }
 
 static void daemon_bin(char *buf, size_t len)
@@ -254,7 +278,7 @@ static int daemon_fabric_matches(const char *sock, const char *fabric)
 static void run_usage(FILE *out)
 {
 	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] "
-	      "-- CMD [ARGS...]\n",
+	      "[--rsockets] -- CMD [ARGS...]\n",
 	      out);
 }
 
@@ -304,9 +328,10 @@ int rdmaemu_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fabric", required_argument, NULL, 'f' }, { "node", required_argument, NULL, 'n' },
 		{ "pcap", required_argument, NULL, 'p' },   { "help", no_argument, NULL, 'h' },
-		{ "no-sandbox", no_argument, NULL, 'S' },   { NULL, 0, NULL, 0 },
+		{ "no-sandbox", no_argument, NULL, 'S' },   { "rsockets", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
 	};
-	bool sandbox = true;
+	bool sandbox = true, rsockets = false;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
 	char sock[PATH_MAX], libs[3 * PATH_MAX], *path, real[PATH_MAX];
 	const char *old;
@@ -319,6 +344,7 @@ int rdmaemu_run(int argc, char **argv)
 		case 'n': node = optarg; break;
 		case 'p': pcap = optarg; break;
 		case 'S': sandbox = false; break;
+		case 'R': rsockets = true; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -352,7 +378,7 @@ int rdmaemu_run(int argc, char **argv)
 		node = getenv("RDMAEMU_NODE");
 	if (sandbox ? enter_sandbox(sock, fabric, node) : no_sandbox(fabric))
 		return 1;
-	preload_host_lib();
+	preload_libs(rsockets);
 	libdirs(libs, sizeof(libs));
 	old = getenv("LD_LIBRARY_PATH");
 	path = malloc(strlen(libs) + (old ? strlen(old) : 0) + 2);
