@@ -34,7 +34,8 @@ void ds_copy_addr(const union ds_addr *a, struct sockaddr *addr, socklen_t *len)
 {
 	socklen_t full = ds_addrlen(&a->sa);
 
-	memcpy(addr, a, *len < full ? *len : full);
+	if (*len)
+		memcpy(addr, a, *len < full ? *len : full);
 	*len = full;
 }
 

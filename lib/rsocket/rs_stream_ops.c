@@ -55,7 +55,9 @@ static void copy_addr(struct sockaddr *dst, const struct sockaddr *src, socklen_
 	socklen_t size = src->sa_family == AF_INET ? sizeof(struct sockaddr_in)
 						   : sizeof(struct sockaddr_in6);
 
-	memcpy(dst, src, *len < size ? *len : size);
+	/* a length of 0 asks for the size only (the address may be NULL then) */
+	if (*len)
+		memcpy(dst, src, *len < size ? *len : size);
 	*len = size;
 }
 
