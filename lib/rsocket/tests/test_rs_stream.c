@@ -545,8 +545,10 @@ int main(int argc, char **argv)
 	verbs_test_init(argv, "rxe-ref.fabric", NULL, NULL);
 	{
 		int ret = cmocka_run_group_tests(tests, NULL, NULL);
+		const char *conf = getenv("RDMAEMU_RSOCKET_CONF");
 
-		rmdir(getenv("RDMAEMU_RSOCKET_CONF"));
+		if (conf)
+			rmdir(conf);
 		return ret;
 	}
 }
