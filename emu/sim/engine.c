@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <linux/futex.h>
 
 #include "emu/sim/engine.h"
@@ -1001,6 +1002,8 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
 
 /* A waiter that would step or give up but for a thread not met yet looks again this often. */
 #define UNMET_RECHECK_NS (5ull * 1000 * 1000)
+/* How long after an application's alarm a wait looks again if its signal did not end it. */
+#define ALARM_SLACK_NS (2ull * 1000 * 1000)
 
 static void timeout_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
@@ -1078,6 +1081,18 @@ bool emu_signal_restarts(void)
 	return true;
 }
 
+/* The real-time instant (CLOCK_MONOTONIC ns) a little after the process's ITIMER_REAL alarm
+ * expires, or 0 when none is armed. The engine cannot see POSIX timers (timer_create). */
+static uint64_t app_alarm_ns(void)
+{
+	struct itimerval it;
+
+	if (getitimer(ITIMER_REAL, &it) || (!it.it_value.tv_sec && !it.it_value.tv_usec))
+		return 0;
+	return mono_ns() + (uint64_t)it.it_value.tv_sec * EMU_NSEC_PER_SEC +
+	       (uint64_t)it.it_value.tv_usec * 1000 + ALARM_SLACK_NS;
+}
+
 static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
 		       uint64_t timeout_ns, bool intr)
 {
@@ -1099,6 +1114,7 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 	self->state = EMU_THREAD_WAITING;
 	self->what = what;
 	for (;;) {
+		uint64_t alarm_at;
 		int err = 0;
 
 		if (e->realtime) {
@@ -1144,6 +1160,15 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 			if (advance_next(e, &err)) {
 				if (err) {
 					rc = err;
+					break;
+				}
+				continue;
+			}
+			/* An alarm the application armed (alarm, setitimer) is a deadline of
+			 * its own: its signal may end this wait (EINTR) or let it look again */
+			if ((alarm_at = app_alarm_ns())) {
+				if (sleep_once(e, intr, alarm_at) == EINTR) {
+					rc = EINTR;
 					break;
 				}
 				continue;

@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/time.h>
 #include <time.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -208,12 +209,50 @@ static void test_get_event_interrupted(void **state)
 	rdma_destroy_event_channel(ch);
 }
 
+/* An alarm the program armed is a deadline of its own, not a deadlock: alone in the process,
+ * with nothing pending, a blocking rdma_get_cm_event waits for it. Its SIGALRM without
+ * SA_RESTART ends the call with EINTR; with SA_RESTART the wait looks again, finds no alarm
+ * left and nothing that can happen: EDEADLK. */
+static void alarm_in_ms(long ms)
+{
+	struct itimerval it = { .it_value = { ms / 1000, (ms % 1000) * 1000 } };
+
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+}
+
+static void test_get_event_alarm(void **state)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *ev = NULL;
+
+	(void)state;
+	assert_non_null(ch);
+	handler(SIGALRM, on_alrm, 0);
+	n_alrm = 0;
+	alarm_in_ms(40);
+	errno = 0;
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EINTR);
+	assert_int_equal(n_alrm, 1);
+
+	handler(SIGALRM, on_alrm, SA_RESTART);
+	n_alrm = 0;
+	alarm_in_ms(40);
+	errno = 0;
+	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
+	assert_int_equal(errno, EDEADLK);
+	assert_int_equal(n_alrm, 1);
+	signal(SIGALRM, SIG_DFL);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_while_peer_thread_starts),
 		cmocka_unit_test(test_true_deadlock_with_idle_thread),
 		cmocka_unit_test(test_get_event_interrupted),
+		cmocka_unit_test(test_get_event_alarm),
 	};
 
 	(void)argc;
