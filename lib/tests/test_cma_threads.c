@@ -229,7 +229,7 @@ static void test_get_event_alarm(void **state)
 	assert_non_null(ch);
 	handler(SIGALRM, on_alrm, 0);
 	n_alrm = 0;
-	alarm_in_ms(40);
+	alarm_in_ms(300);
 	errno = 0;
 	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
 	assert_int_equal(errno, EINTR);
@@ -237,7 +237,7 @@ static void test_get_event_alarm(void **state)
 
 	handler(SIGALRM, on_alrm, SA_RESTART);
 	n_alrm = 0;
-	alarm_in_ms(40);
+	alarm_in_ms(300);
 	errno = 0;
 	assert_int_equal(rdma_get_cm_event(ch, &ev), -1);
 	assert_int_equal(errno, EDEADLK);
