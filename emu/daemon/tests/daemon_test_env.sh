@@ -15,6 +15,9 @@
 #   - daemon_test_sandboxed FABRIC NODE: true when `rdmaemu run --node NODE` runs its program
 #     in a sandbox of its own (another network namespace): only then may a test send IP to a
 #     fabric address, which outside a sandbox is this machine's real network;
+#   - daemon_test_sandbox_start FABRIC NODE DIR: starts rdmaemud on FABRIC with its capture
+#     under DIR/cap, then exits 77 (skipped) where the machine permits no sandbox and 1 where
+#     `rdmaemu run --node NODE` runs outside one all the same;
 #   - daemon_test_ports BASE: $port set to a band of 20 TCP ports of this test's own, below the
 #     ephemeral range, for the side channels on 127.0.0.1 (daemon tests run in parallel under
 #     make -j and must never pick the same port: each script has its own BASE).
@@ -54,6 +57,18 @@ trap cleanup EXIT
 daemon_test_sandboxed() {
 	inside=$("$rdmaemu" run --fabric "$1" --node "$2" -- readlink /proc/self/ns/net 2>/dev/null)
 	[ -n "$inside" ] && [ "$inside" != "$(readlink /proc/self/ns/net)" ]
+}
+
+daemon_test_sandbox_start() {
+	"$rdmaemu" daemon start --fabric "$1" --pcap "$3/cap" ||
+		{ echo "daemon start failed"; cat "$3/rdmaemud.log"; exit 1; }
+	"$rdmaemu" run --fabric "$1" --node "$2" -- true 2>"$3/first.err"
+	if grep -q "^rdmaemu: no sandbox for host $2 (not permitted here" "$3/first.err"; then
+		cat "$3/first.err"
+		echo "no sandbox here: skipped"
+		exit 77
+	fi
+	daemon_test_sandboxed "$1" "$2" || { echo "FAIL: no sandbox"; cat "$3/first.err"; exit 1; }
 }
 
 daemon_test_ports() {

@@ -28,15 +28,7 @@ check() { # NAME EXPECTED ACTUAL
 	fi
 }
 
-"$rdmaemu" daemon start --fabric "$ref2" --pcap "$t/cap" ||
-	{ echo "daemon start failed"; cat "$t/rdmaemud.log"; exit 1; }
-"$rdmaemu" run --fabric "$ref2" --node A -- true 2>"$t/first.err"
-if grep -q "^rdmaemu: no sandbox for host A (not permitted here" "$t/first.err"; then
-	cat "$t/first.err"
-	echo "no sandbox here: skipped"
-	exit 77
-fi
-daemon_test_sandboxed "$ref2" A || { echo "FAIL: no sandbox"; cat "$t/first.err"; exit 1; }
+daemon_test_sandbox_start "$ref2" A "$t"
 
 inA() { "$rdmaemu" run --fabric "$ref2" --node A -- "$@" 2>&1; }
 
