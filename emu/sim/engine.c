@@ -1081,16 +1081,33 @@ bool emu_signal_restarts(void)
 	return true;
 }
 
-/* The real-time instant (CLOCK_MONOTONIC ns) a little after the process's ITIMER_REAL alarm
- * expires, or 0 when none is armed. The engine cannot see POSIX timers (timer_create). */
-static uint64_t app_alarm_ns(void)
+/* The time left on the process's ITIMER_REAL alarm in ns, 0 when none is armed. The engine
+ * cannot see POSIX timers (timer_create). */
+static uint64_t app_alarm_left(void)
 {
 	struct itimerval it;
 
-	if (getitimer(ITIMER_REAL, &it) || (!it.it_value.tv_sec && !it.it_value.tv_usec))
+	if (getitimer(ITIMER_REAL, &it))
 		return 0;
-	return mono_ns() + (uint64_t)it.it_value.tv_sec * EMU_NSEC_PER_SEC +
-	       (uint64_t)it.it_value.tv_usec * 1000 + ALARM_SLACK_NS;
+	return (uint64_t)it.it_value.tv_sec * EMU_NSEC_PER_SEC + (uint64_t)it.it_value.tv_usec * 1000;
+}
+
+/* A wait that only the application's alarm can end sleeps until a little after it. Whether
+ * its SIGALRM ends the call is the kernel's rule for an interruptible wait: a handler without
+ * SA_RESTART does. The sleep may end by its own timeout before the signal's wake-up is seen
+ * (a loaded machine), so an alarm whose time passed meanwhile counts as the interruption
+ * too. Lock held. 0: look again; EINTR. */
+static int sleep_for_alarm(struct emu_engine *e, bool intr, uint64_t left)
+{
+	uint64_t t0 = mono_ns();
+	struct sigaction sa;
+
+	if (sleep_once(e, intr, t0 + left + ALARM_SLACK_NS) == EINTR)
+		return EINTR;
+	if (!intr || mono_ns() - t0 < left || sigaction(SIGALRM, NULL, &sa))
+		return 0;
+	return sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
+	       !(sa.sa_flags & SA_RESTART) ? EINTR : 0;
 }
 
 static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *arg), void *arg,
@@ -1114,7 +1131,7 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 	self->state = EMU_THREAD_WAITING;
 	self->what = what;
 	for (;;) {
-		uint64_t alarm_at;
+		uint64_t alarm_left;
 		int err = 0;
 
 		if (e->realtime) {
@@ -1166,8 +1183,8 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 			}
 			/* An alarm the application armed (alarm, setitimer) is a deadline of
 			 * its own: its signal may end this wait (EINTR) or let it look again */
-			if ((alarm_at = app_alarm_ns())) {
-				if (sleep_once(e, intr, alarm_at) == EINTR) {
+			if ((alarm_left = app_alarm_left())) {
+				if (sleep_for_alarm(e, intr, alarm_left) == EINTR) {
 					rc = EINTR;
 					break;
 				}
