@@ -10,6 +10,7 @@
 
 #include <byteswap.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -28,55 +29,44 @@ int rs_post_recv(struct rs_stream *rs)
 	return ret ? rs_seterr(ret) : 0;
 }
 
-/* A message alone: a zero-length write with the immediate. */
-int rs_post_msg(struct rs_stream *rs, uint32_t msg)
+/* One RDMA WRITE, with the immediate msg when imm is set; wr_id carries the message (the
+ * completion tells what went). */
+static int post_write_wr(struct rs_stream *rs, struct ibv_sge *sgl, int nsge, uint32_t msg,
+			 bool imm, int flags, uint64_t addr, uint32_t rkey)
 {
 	struct ibv_send_wr wr, *bad;
 	int ret;
 
 	memset(&wr, 0, sizeof wr);
 	wr.wr_id = msg;
-	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr.imm_data = htobe32(msg);
+	wr.sg_list = sgl;
+	wr.num_sge = nsge;
+	wr.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+	wr.send_flags = (unsigned)flags;
+	if (imm)
+		wr.imm_data = htobe32(msg);
+	wr.wr.rdma.remote_addr = addr;
+	wr.wr.rdma.rkey = rkey;
 	ret = ibv_post_send(rs->cm_id->qp, &wr, &bad);
 	return ret ? rs_seterr(ret) : 0;
+}
+
+/* A message alone: a zero-length write with the immediate. */
+int rs_post_msg(struct rs_stream *rs, uint32_t msg)
+{
+	return post_write_wr(rs, NULL, 0, msg, true, 0, 0, 0);
 }
 
 int rs_post_write(struct rs_stream *rs, struct ibv_sge *sgl, int nsge, uint32_t wr_data,
 		  int flags, uint64_t addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr, *bad;
-	int ret;
-
-	memset(&wr, 0, sizeof wr);
-	wr.wr_id = wr_data;
-	wr.sg_list = sgl;
-	wr.num_sge = nsge;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = (unsigned)flags;
-	wr.wr.rdma.remote_addr = addr;
-	wr.wr.rdma.rkey = rkey;
-	ret = ibv_post_send(rs->cm_id->qp, &wr, &bad);
-	return ret ? rs_seterr(ret) : 0;
+	return post_write_wr(rs, sgl, nsge, wr_data, false, flags, addr, rkey);
 }
 
 static int post_write_msg(struct rs_stream *rs, struct ibv_sge *sgl, int nsge, uint32_t msg,
 			  int flags, uint64_t addr, uint32_t rkey)
 {
-	struct ibv_send_wr wr, *bad;
-	int ret;
-
-	memset(&wr, 0, sizeof wr);
-	wr.wr_id = msg;
-	wr.sg_list = sgl;
-	wr.num_sge = nsge;
-	wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-	wr.send_flags = (unsigned)flags;
-	wr.imm_data = htobe32(msg);
-	wr.wr.rdma.remote_addr = addr;
-	wr.wr.rdma.rkey = rkey;
-	ret = ibv_post_send(rs->cm_id->qp, &wr, &bad);
-	return ret ? rs_seterr(ret) : 0;
+	return post_write_wr(rs, sgl, nsge, msg, true, flags, addr, rkey);
 }
 
 uint32_t rs_sbuf_left(const struct rs_stream *rs)
