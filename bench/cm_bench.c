@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench/bench_clock.h"
 #include <sys/resource.h>
 
 #include "util/kmem.h"
@@ -54,10 +56,7 @@ static long faults(void)
 
 static double now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)bench_clock_ns() / 1e3;
 }
 
 static void die(const char *what)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench/bench_clock.h"
 #include <unistd.h>
 
 #include "emu/sim/clock.h"
@@ -32,10 +34,7 @@
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)bench_clock_ns() / 1e9;
 }
 
 static long rss_kib(void)

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_clock.h"
+
 #include <infiniband/verbs.h>
 
 #define MAX_SIZES 32
@@ -79,10 +81,7 @@ static void die(const char *fmt, ...)
 
 static double wall_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)bench_clock_ns() * 1e-9;
 }
 
 /* ---- set-up ---------------------------------------------------------------------------- */

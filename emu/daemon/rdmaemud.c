@@ -39,6 +39,7 @@
 #include "emu/daemon/tap.h"
 #include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
+#include "emu/sim/apptime.h"
 #include "emu/sim/engine.h"
 #include "emu/hca/engine_rx.h"
 #include "emu/link/link.h"
@@ -1464,6 +1465,7 @@ int main(int argc, char **argv)
 
 	if (!parse_options(argc, argv, &fabric, &status))
 		return status;
+	emu_apptime_disable();
 	status = fabric_setup(fabric);
 	if (status)
 		return status;

@@ -40,6 +40,7 @@ enum emu_engine_thread_state {
 	EMU_THREAD_RUNNING,
 	EMU_THREAD_WAITING,
 	EMU_THREAD_IDLE,
+	EMU_THREAD_BLOCKED, /* in a wait of the program's own (emu_engine_appwait_begin) */
 };
 
 struct emu_engine_thread {
@@ -47,6 +48,17 @@ struct emu_engine_thread {
 	enum emu_engine_thread_state state;
 	uint64_t seen_gen;
 	const char *what; /* what it waits for (WAITING), for diagnostics */
+	/* BLOCKED (emu_engine_appwait_begin): the wait's deadline, what ends it. Here rather
+	 * than on the waiting frame's stack: a thread cancelled or jumping out of a signal
+	 * handler in the middle of the wait leaves it behind, and the thread-exit destructor or
+	 * its next engine call cleans it up (TLS outlives both). */
+	struct emu_timer app_tmo;
+	int app_woken;   /* atomic: the real wait returned; set by the thread without the lock */
+	bool app_expired;
+	bool app_active; /* between begin and end: counted in e->nblocked */
+	bool spinning;   /* IDLE in a busy loop on the program's clock (note_clock_spin) */
+	int app_wakefd;  /* written when the deadline comes, -1: none */
+	pthread_cond_t *app_cond; /* broadcast when the deadline comes, NULL: none */
 	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
 	pid_t tid;
 	clockid_t cpuclock; /* its CPU-time clock; 0: none */
@@ -74,6 +86,13 @@ struct emu_engine {
 	pthread_t cached_self;
 	struct emu_engine_thread *cached_thread;
 	size_t nthreads;
+	size_t nblocked;   /* threads BLOCKED in waits of the program's own */
+	/* signals to send to the process (emu_engine_raise), each holding time still until the
+	 * progress thread has sent it */
+	uint64_t raise_mask;
+	unsigned holds;
+	uint64_t raise_seq;  /* sends so far */
+	uint64_t raised;     /* the signals of the last send */
 	size_t nsleepers;  /* waiters inside pthread_cond_wait or sleep_interruptible */
 	uint32_t wake_seq; /* bumped with every broadcast: interruptible sleepers wait on it */
 	uint64_t gen;
@@ -151,8 +170,11 @@ static int sleep_interruptible(struct emu_engine *e)
 	return err == EINTR ? EINTR : 0;
 }
 
+static void appwait_clear(struct emu_engine *e, struct emu_engine_thread *t);
+
 static void thread_unlink(struct emu_engine *e, struct emu_engine_thread *t)
 {
+	appwait_clear(e, t);
 	*t->pprev = t->next;
 	if (t->next)
 		t->next->pprev = t->pprev;
@@ -198,6 +220,7 @@ static struct emu_engine_thread *thread_self(struct emu_engine *e)
 	if (tls_epoch != e->epoch) {
 		memset(t, 0, sizeof(*t));
 		t->state = EMU_THREAD_RUNNING;
+		t->app_wakefd = -1;
 		t->tid = (pid_t)syscall(SYS_gettid);
 		if (pthread_getcpuclockid(me, &t->cpuclock))
 			t->cpuclock = 0;
@@ -229,12 +252,36 @@ static bool settled(const struct emu_engine *e, const struct emu_engine_thread *
 	return t->state != EMU_THREAD_RUNNING && t->seen_gen == e->gen;
 }
 
-/* Rule (1): every known thread is waiting or idle, and has seen the current state. */
+static char thread_kstate(pid_t tid);
+
+/* A thread BLOCKED in a wait of the program's own (its poll, sleep, condition wait) is settled
+ * while the kernel has it asleep: whatever ends such a wait (an fd becoming ready, a signal,
+ * its deadline firing here) makes the thread runnable at once, and the thread marks its wait
+ * woken before it comes back for the lock. A thread on its way into the wait, or just out of
+ * it, is runnable: not settled. */
+static bool blocked_asleep(const struct emu_engine_thread *t)
+{
+	char st;
+
+	if (__atomic_load_n(&t->app_woken, __ATOMIC_ACQUIRE))
+		return false;
+	st = thread_kstate(t->tid);
+	return st == 'S' || st == 'T' || st == 't';
+}
+
+/* Rule (1): every known thread is waiting or idle, and has seen the current state; a BLOCKED
+ * thread is asleep in the kernel (read last: /proc). */
 static bool all_settled(const struct emu_engine *e)
 {
+	if (e->holds)
+		return false;
 	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
-		if (!settled(e, t))
+		if (t->state != EMU_THREAD_BLOCKED && !settled(e, t))
 			return false;
+	if (e->nblocked)
+		for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+			if (t->state == EMU_THREAD_BLOCKED && !blocked_asleep(t))
+				return false;
 	return true;
 }
 
@@ -514,6 +561,51 @@ static void progress_realtime(struct emu_engine *e)
 	e->progress_wake_at = UINT64_MAX;
 }
 
+/* A BLOCKED thread that has been woken, or is on its way into its wait, is about to act:
+ * rule (2) waits for it as for a starved thread. Lock held. */
+static bool blocked_waking(const struct emu_engine *e)
+{
+	if (!e->nblocked)
+		return false;
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (t->state == EMU_THREAD_BLOCKED && !blocked_asleep(t))
+			return true;
+	return false;
+}
+
+/* Rule (1) for threads that cannot apply it themselves: with a thread BLOCKED in a wait of
+ * the program's own, there may be no waiter or poller left to notice that every thread is
+ * settled (a single-threaded program in its own poll()), and the moment it happens (the
+ * thread falls asleep in the kernel) calls nobody; so the progress thread looks this often. */
+#define BLOCKED_RECHECK_NS (100ull * 1000)
+
+static bool rule1_ready(struct emu_engine *e)
+{
+	return emu_clock_pending(&e->clock) && all_settled(e) && !unmet_busy(e);
+}
+
+/* The signals emu_engine_raise queued, sent from this thread (all signals blocked) without
+ * the lock: the kernel gives a process-directed signal to a thread that does not block it, as
+ * it does the kernel's own SIGALRM, and never to a thread inside the engine. Lock held. */
+static void send_raised(struct emu_engine *e)
+{
+	uint64_t m = e->raise_mask;
+	unsigned n = 0;
+
+	e->raise_mask = 0;
+	e->raised = m;
+	e->raise_seq++;
+	pthread_mutex_unlock(&e->lock);
+	for (int sig = 1; sig < 64; sig++)
+		if (m & (1ull << sig)) {
+			kill(getpid(), sig);
+			n++;
+		}
+	pthread_mutex_lock(&e->lock);
+	e->holds -= n;
+	new_generation(e);
+}
+
 static void *progress_main(void *arg)
 {
 	struct emu_engine *e = arg;
@@ -525,11 +617,19 @@ static void *progress_main(void *arg)
 		struct timespec ts;
 		int err = 0;
 
+		if (e->raise_mask) {
+			send_raised(e);
+			continue;
+		}
 		if (e->realtime) {
 			progress_realtime(e);
 			continue;
 		}
-		if (!e->quiesce_ns || !emu_clock_pending(&e->clock)) {
+		if (e->nblocked && rule1_ready(e)) {
+			advance_next(e, &err);
+			continue;
+		}
+		if ((!e->quiesce_ns && !e->nblocked) || !emu_clock_pending(&e->clock)) {
 			/* Nothing to advance to: sleep until an unlock leaves a timer pending. */
 			e->progress_sleeping = true;
 			pthread_cond_wait(&e->pcond, &e->lock);
@@ -539,20 +639,31 @@ static void *progress_main(void *arg)
 		a0 = e->activity;
 		q0 = e->quiesce_ns;
 		interval_begin(e);
-		deadline = mono_ns() + q0;
-		ts.tv_sec = (time_t)(deadline / EMU_NSEC_PER_SEC);
-		ts.tv_nsec = (long)(deadline % EMU_NSEC_PER_SEC);
-		while (!e->stop && e->activity == a0 && e->quiesce_ns == q0 && mono_ns() < deadline)
+		deadline = mono_ns() + (q0 ? q0 : BLOCKED_RECHECK_NS);
+		while (!e->stop && e->activity == a0 && e->quiesce_ns == q0 && mono_ns() < deadline) {
+			uint64_t until = deadline;
+
+			if (e->nblocked) {
+				if (rule1_ready(e))
+					break;
+				if (mono_ns() + BLOCKED_RECHECK_NS < until)
+					until = mono_ns() + BLOCKED_RECHECK_NS;
+			}
+			ts = mono_ts(until);
 			pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
+		}
+		if (e->stop || !q0 || (e->nblocked && rule1_ready(e)))
+			continue;
 		/* A call ended meanwhile, or the interval changed: start a new interval. */
-		if (e->stop || e->activity != a0 || e->quiesce_ns != q0)
+		if (e->activity != a0 || e->quiesce_ns != q0)
 			continue;
 		/* A waiter woken by the last step has not looked yet: give it the time to (it
 		 * is runnable, not blocked), rather than moving the clock past its instant. */
 		if (!waiters_settled(e))
 			continue;
-		/* A thread busy outside the library but kept off the CPU: not quiet. */
-		if (starved(e, q0))
+		/* A thread busy outside the library but kept off the CPU, or one just woken
+		 * from a wait of its own: not quiet. */
+		if (starved(e, q0) || blocked_waking(e))
 			continue;
 		advance_next(e, &err);
 		e->quiet_since_ns = mono_ns();
@@ -568,11 +679,15 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
 	sigset_t all, old;
 	uint64_t next;
 
-	if (!emu_clock_next_deadline(&e->clock, &next))
-		return;
+	if (!emu_clock_next_deadline(&e->clock, &next)) {
+		if (!e->raise_mask)
+			return;
+		next = 0;
+	}
 	if (e->progress_started) {
 		/* in real time it sleeps until a deadline: wake it only for an earlier one */
-		if (e->progress_sleeping && (!e->realtime || next < e->progress_wake_at))
+		if (e->progress_sleeping &&
+		    (!e->realtime || next < e->progress_wake_at || e->raise_mask))
 			pthread_cond_signal(&e->pcond);
 		return;
 	}
@@ -595,7 +710,7 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
  * either, and the test stays at the caller (every unlock runs it). */
 static inline void kick_progress(struct emu_engine *e)
 {
-	if (e->quiesce_ns || e->realtime)
+	if (e->quiesce_ns || e->realtime || e->nblocked)
 		kick_progress_slow(e);
 }
 
@@ -790,7 +905,11 @@ void emu_engine_lock(struct emu_engine *e)
 
 	pthread_mutex_lock(&e->lock);
 	t = thread_self(e);
+	/* the end of a wait of its own (or it left one without ending it: a longjmp out of
+	 * a signal handler) */
+	appwait_clear(e, t);
 	t->state = EMU_THREAD_RUNNING;
+	t->spinning = false;
 	rt_catch_up(e);
 }
 
@@ -1005,6 +1124,14 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
 /* How long after an application's alarm a wait looks again if its signal did not end it. */
 #define ALARM_SLACK_NS (2ull * 1000 * 1000)
 
+static bool any_spinning(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+		if (t->state == EMU_THREAD_IDLE && t->spinning)
+			return true;
+	return false;
+}
+
 static void timeout_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	(void)clk;
@@ -1022,7 +1149,8 @@ static void report_deadlock(struct emu_engine *e, const char *what)
 		if (th == &tls_thread)
 			continue;
 		n++;
-		if (th->state == EMU_THREAD_WAITING && len < sizeof(others) - 1)
+		if ((th->state == EMU_THREAD_WAITING || th->state == EMU_THREAD_BLOCKED) &&
+		    len < sizeof(others) - 1)
 			len += (size_t)snprintf(others + len, sizeof(others) - len, "%s%s",
 						len ? ", " : ": ", th->what ? th->what : "?");
 	}
@@ -1034,11 +1162,60 @@ static void report_deadlock(struct emu_engine *e, const char *what)
 		what ? what : "a wait", t, n, others);
 }
 
+/* Whether a signal the engine sent (emu_engine_raise) while the calling thread slept in an
+ * interruptible wait interrupts it, as the kernel's wait would have been: the thread does not
+ * block it, its handler has no SA_RESTART, and the thread is the one the kernel gives a
+ * process-directed signal to (the main thread, unless that blocks it). The sleep itself may
+ * not have seen it: delivered on the way into the sleep (the mutex's unlock), the handler ran
+ * before the futex began. */
+static bool raised_interrupts(uint64_t sigs)
+{
+	sigset_t mine;
+	bool main_thread = syscall(SYS_gettid) == getpid();
+
+	pthread_sigmask(SIG_BLOCK, NULL, &mine);
+	for (int sig = 1; sig < 64; sig++) {
+		struct sigaction sa;
+
+		if (!(sigs & (1ull << sig)) || sigismember(&mine, sig) || sigaction(sig, NULL, &sa))
+			continue;
+		if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN ||
+		    (sa.sa_flags & SA_RESTART))
+			continue;
+		if (main_thread)
+			return true;
+		/* another thread gets it only when the main thread blocks it */
+		if (emu_tasks_sig_blocked(getpid(), sig))
+			return true;
+	}
+	return false;
+}
+
 /* One sleep of a wait until the next wake_all, or the real-time deadline abs_ns (0: none).
  * An interruptible wait (intr) gives EINTR as the kernel would: exactly for an untimed sleep;
  * for a timed one (the kernel restarts no timed futex) by emu_signal_restarts. Lock held. */
+/* An interruptible wait's view of the program's handlers (emu_apptime_signal_counts): the
+ * handlers without SA_RESTART the thread had run when the wait began; counted: known. */
+static __thread uint64_t tls_wait_norestart;
+static __thread bool tls_wait_counted;
+
+static emu_engine_signal_counter_fn *signal_counter; /* set once, before threads wait */
+
+void emu_engine_set_signal_counter(emu_engine_signal_counter_fn *fn)
+{
+	signal_counter = fn;
+}
+
+static void wait_signals_begin(bool intr)
+{
+	uint64_t handled;
+
+	tls_wait_counted = intr && signal_counter && signal_counter(&handled, &tls_wait_norestart);
+}
+
 static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
 {
+	uint64_t seq0 = e->raise_seq;
 	struct timespec ts;
 	int err = 0;
 
@@ -1064,6 +1241,15 @@ static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
 		pthread_cond_wait(&e->cond, &e->lock);
 	}
 	e->nsleepers--;
+	if (intr && tls_wait_counted) {
+		/* exact: a handler without SA_RESTART ran since the wait began */
+		uint64_t handled, norestart;
+
+		signal_counter(&handled, &norestart);
+		return norestart != tls_wait_norestart ? EINTR : 0;
+	}
+	if (intr && !err && e->raise_seq != seq0 && raised_interrupts(e->raised))
+		err = EINTR;
 	return err;
 }
 
@@ -1124,6 +1310,7 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 		emu_timer_init(&tmo, timeout_fire, &timed_out);
 		emu_timer_arm_in(&e->clock, &tmo, timeout_ns);
 	}
+	wait_signals_begin(intr);
 	if (emu_engine_run_now(e) == -ELOOP) {
 		rc = ELOOP;
 		goto out;
@@ -1190,6 +1377,15 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 				}
 				continue;
 			}
+			/* A thread in a busy loop on the program's clock moves time itself
+			 * (emu_engine_note_clock_spin): no deadlock while it waits for that. */
+			if (any_spinning(e)) {
+				if (sleep_once(e, intr, mono_ns() + BLOCKED_RECHECK_NS) == EINTR) {
+					rc = EINTR;
+					break;
+				}
+				continue;
+			}
 			/* No timer (so no frame in flight: deliveries are timers), nobody
 			 * else can act. */
 			report_deadlock(e, what);
@@ -1197,7 +1393,8 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 			break;
 		}
 		kick_progress(e);
-		if (sleep_once(e, intr, 0) == EINTR) {
+		/* a thread on its way into a wait of its own calls nobody when it falls asleep */
+		if (sleep_once(e, intr, e->nblocked ? mono_ns() + BLOCKED_RECHECK_NS : 0) == EINTR) {
 			rc = EINTR;
 			break;
 		}
@@ -1245,9 +1442,159 @@ bool emu_engine_note_idle(struct emu_engine *e)
 	 * otherwise starve the progress thread of it (mutexes are not fair). Same condition
 	 * as the progress thread's: a quiet interval, every waiter has looked. */
 	if (e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
-	    waiters_settled(e) && advance_next(e, &err)) {
+	    waiters_settled(e) && !blocked_waking(e) && advance_next(e, &err)) {
 		e->quiet_since_ns = mono_ns();
 		return true;
 	}
 	return false;
+}
+
+/* ---------- waits of the program's own (the time layer) ---------- */
+
+static void appwait_fire(struct emu_clock *clk, struct emu_timer *tm, void *arg)
+{
+	struct emu_engine_thread *t = arg;
+	uint64_t one = 1;
+
+	(void)clk;
+	(void)tm;
+	t->app_expired = true;
+	/* It has to run at its deadline before time moves on: not settled any more. */
+	t->state = EMU_THREAD_RUNNING;
+	if (t->app_wakefd >= 0 && write(t->app_wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		fprintf(stderr, "rdmaemu: time: cannot wake a wait at its deadline: %s\n",
+			strerror(errno));
+	if (t->app_cond)
+		pthread_cond_broadcast(t->app_cond);
+}
+
+static void appwait_clear(struct emu_engine *e, struct emu_engine_thread *t)
+{
+	if (!t->app_active)
+		return;
+	t->app_active = false;
+	emu_timer_cancel(&e->clock, &t->app_tmo);
+	e->nblocked--;
+	if (t->state == EMU_THREAD_BLOCKED)
+		t->state = EMU_THREAD_RUNNING;
+	t->app_cond = NULL;
+	t->app_wakefd = -1;
+	t->what = NULL;
+}
+
+int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t deadline,
+			     int wakefd, pthread_cond_t *cond)
+{
+	struct emu_engine_thread *t = thread_self(e);
+
+	if (t->app_active)
+		return -EBUSY; /* a signal handler's wait inside the thread's own */
+	emu_timer_init(&t->app_tmo, appwait_fire, t);
+	t->app_expired = false;
+	__atomic_store_n(&t->app_woken, 0, __ATOMIC_RELEASE);
+	t->app_wakefd = wakefd;
+	t->app_cond = cond;
+	t->what = what;
+	if (deadline != EMU_ENGINE_FOREVER)
+		emu_timer_arm_at(&e->clock, &t->app_tmo, deadline);
+	t->state = EMU_THREAD_BLOCKED;
+	t->app_active = true;
+	e->nblocked++;
+	/* Waiters that saw this thread running look again; the progress thread watches for
+	 * the moment it falls asleep. */
+	wake_all(e);
+	kick_progress(e);
+	if (e->progress_started && e->progress_sleeping)
+		pthread_cond_signal(&e->pcond);
+	return 0;
+}
+
+void emu_engine_appwait_woken(struct emu_engine *e)
+{
+	(void)e;
+	__atomic_store_n(&tls_thread.app_woken, 1, __ATOMIC_RELEASE);
+}
+
+bool emu_engine_appwait_end(struct emu_engine *e)
+{
+	struct emu_engine_thread *t = thread_self(e);
+	bool expired = t->app_expired;
+
+	appwait_clear(e, t);
+	t->app_expired = false;
+	return expired;
+}
+
+bool emu_engine_appwait_expired(struct emu_engine *e)
+{
+	struct emu_engine_thread *t = thread_known(e);
+
+	return t && t->app_expired;
+}
+
+struct emu_engine *emu_engine_current(void)
+{
+	return __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);
+}
+
+uint64_t emu_engine_now_relaxed(const struct emu_engine *e)
+{
+	return __atomic_load_n(&e->clock.now, __ATOMIC_RELAXED);
+}
+
+/* For a thread spinning on the program's clock: every other thread is settled or asleep in
+ * the kernel (a pthread_join, a read() the engine does not see): nothing but time can change
+ * what they wait for, as time passes for a real host. Lock held. */
+static bool others_asleep(const struct emu_engine *e, const struct emu_engine_thread *self)
+{
+	if (e->holds)
+		return false;
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t == self || (t->state != EMU_THREAD_RUNNING && t->state != EMU_THREAD_BLOCKED &&
+				  settled(e, t)))
+			continue;
+		if (t->state == EMU_THREAD_BLOCKED && !blocked_asleep(t))
+			return false;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return false;
+	}
+	return true;
+}
+
+int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns)
+{
+	struct emu_engine_thread *self;
+	uint64_t next, fired = 0;
+	int err = 0;
+
+	if (e->realtime)
+		return 0;
+	pthread_mutex_lock(&e->lock);
+	self = thread_self(e);
+	appwait_clear(e, self);
+	self->state = EMU_THREAD_IDLE;
+	self->spinning = true;
+	self->seen_gen = e->gen;
+	if ((all_settled(e) || others_asleep(e, self)) && !unmet_busy(e)) {
+		if (emu_clock_next_deadline(&e->clock, &next) && next <= e->clock.now + quantum_ns) {
+			advance_next(e, &err);
+		} else {
+			err = run_through(e, e->clock.now + quantum_ns, &fired) < 0 ? ELOOP : 0;
+			new_generation(e);
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+	return err;
+}
+
+void emu_engine_raise(struct emu_engine *e, int sig)
+{
+	if (sig <= 0 || sig >= 64 || (e->raise_mask & (1ull << sig)))
+		return;
+	e->raise_mask |= 1ull << sig;
+	e->holds++;
+	kick_progress_slow(e);
 }

@@ -39,6 +39,7 @@
 #ifndef RDMAEMU_EMU_ENGINE_H
 #define RDMAEMU_EMU_ENGINE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -154,6 +155,11 @@ int emu_engine_wait(struct emu_engine *e, const char *what, bool (*done)(void *a
  * SA_RESTART, or without a handler, it goes on, as the kernel restarts the call. */
 int emu_engine_wait_interruptible(struct emu_engine *e, const char *what,
 				  bool (*done)(void *arg), void *arg);
+/* How an interruptible wait learns which signal handlers ran during it: the time layer counts
+ * the program's handlers, all and those without SA_RESTART, per thread (false: it cannot).
+ * With one, the wait's EINTR is exact; without, it follows emu_signal_restarts. */
+typedef bool emu_engine_signal_counter_fn(uint64_t *handled, uint64_t *norestart);
+void emu_engine_set_signal_counter(emu_engine_signal_counter_fn *fn);
 /* After a system call failed with EINTR: would the kernel have restarted an interruptible
  * wait of the same thread? True when every caught signal has SA_RESTART (the signal that came
  * cannot be named afterwards; a mix of handlers counts as not restarting). */
@@ -176,6 +182,47 @@ void emu_engine_set_quiesce_ns(struct emu_engine *e, uint64_t ns);
 /* Advances virtual time by delta, firing the timers due meanwhile in order (the control API's
  * rdmaemu_ctl_advance_ns). 0 or -ELOOP. */
 int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns);
+
+/* ---- waits of the program's own (the time layer, emu/sim/apptime.h): a thread blocked in
+ * the kernel in its own poll(), sleep, condition wait... with a deadline on the virtual clock.
+ * Such a thread is BLOCKED: it counts as settled for rules (1) and (4) while the kernel has it
+ * asleep (/proc/self/task/TID/stat says 'S'), and its deadline is a clock timer, so neither
+ * rule moves time past it before the thread has run there. Rule (1) for BLOCKED threads is
+ * also applied by the progress thread (a program alone in its own poll() has no waiter to
+ * apply it). */
+
+/* Lock held. The calling thread is about to block in a wait of its own until `deadline`
+ * (virtual, absolute; EMU_ENGINE_FOREVER: none). At the deadline the engine writes 1 to
+ * wakefd (an eventfd the wait includes; -1: none) and broadcasts cond (the condition variable
+ * the thread waits on; NULL: none). `what` names the wait in diagnostics. 0, or -EBUSY when
+ * the thread is already in such a wait (a signal handler's wait inside it: the caller
+ * waits in real time). */
+int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t deadline,
+			     int wakefd, pthread_cond_t *cond);
+/* WITHOUT the lock, as soon as the real wait returned (before taking the lock): the thread is
+ * awake, so no rule may treat it as asleep while it comes back. */
+void emu_engine_appwait_woken(struct emu_engine *e);
+/* Lock held (emu_engine_lock ends the BLOCKED state). Whether the deadline came. */
+bool emu_engine_appwait_end(struct emu_engine *e);
+/* Lock held: the calling thread's deadline came (its wait may still be going on). */
+bool emu_engine_appwait_expired(struct emu_engine *e);
+
+/* The calling thread keeps reading the program's clock at one virtual instant, calling nothing
+ * else: it waits for time to pass, in a busy loop. It counts as idle (an empty poll); when
+ * every thread is settled, time moves to the next timer, or by quantum_ns when that comes
+ * first (time passes for a program that waits for it, timers or not). Takes the lock. 0 or
+ * ELOOP. */
+int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns);
+
+/* Lock held (a timer callback): sends signal sig to the process from the progress thread, as
+ * the kernel sends an alarm's SIGALRM; time does not move until it has been sent. */
+void emu_engine_raise(struct emu_engine *e, int sig);
+
+/* The engine if one exists, without creating it. */
+struct emu_engine *emu_engine_current(void);
+/* Virtual time read without the lock (a torn read is impossible: one aligned 64-bit load). For
+ * the program's clock, which may be read in a signal handler. */
+uint64_t emu_engine_now_relaxed(const struct emu_engine *e);
 
 /* ---- real-time mode (docs/engine.md, "Real time"): a process attached through rdmaemud, and
  * the daemon itself. Virtual time follows CLOCK_MONOTONIC from the instant of the switch on:

@@ -180,3 +180,22 @@ int emu_tasks_create_ours(pthread_t *th, const char *name, void *(*fn)(void *), 
 		pthread_setname_np(pthread_self(), mine);
 	return err;
 }
+
+bool emu_tasks_sig_blocked(pid_t tid, int sig)
+{
+	char path[64], line[128];
+	unsigned long long mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigBlk: %llx", &mask) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found && sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+}

@@ -43,6 +43,9 @@ size_t emu_tasks_unmet_busy(struct emu_tasks *t, const pid_t *known, size_t nkno
 
 /* pthread_create for one of the emulator's own threads: named EMU_TASKS_OURS + name (at most
  * 7 more characters) from its first instant. */
+/* Whether thread tid of this process blocks signal sig (its SigBlk in /proc). */
+bool emu_tasks_sig_blocked(pid_t tid, int sig);
+
 int emu_tasks_create_ours(pthread_t *th, const char *name, void *(*fn)(void *), void *arg);
 
 #endif
