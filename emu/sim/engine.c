@@ -567,9 +567,14 @@ static bool blocked_waking(const struct emu_engine *e)
 {
 	if (!e->nblocked)
 		return false;
-	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		/* its deadline came and it has not run there yet: whatever the kernel says of
+		 * it (under valgrind a runnable thread waits for the tool's lock, asleep) */
+		if (t->app_active && t->app_expired)
+			return true;
 		if (t->state == EMU_THREAD_BLOCKED && !blocked_asleep(t))
 			return true;
+	}
 	return false;
 }
 
@@ -1547,7 +1552,7 @@ uint64_t emu_engine_now_relaxed(const struct emu_engine *e)
  * what they wait for, as time passes for a real host. Lock held. */
 static bool others_asleep(const struct emu_engine *e, const struct emu_engine_thread *self)
 {
-	if (e->holds)
+	if (e->holds || blocked_waking(e))
 		return false;
 	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
 		char st;
