@@ -8,6 +8,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -231,6 +232,55 @@ static void test_cond_timedwait(void **state)
 	pthread_condattr_destroy(&ca);
 }
 
+/* A semaphore and a mutex held elsewhere: their timed waits end at the virtual deadline. */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *holder_main(void *arg)
+{
+	sem_t *done = arg;
+
+	pthread_mutex_lock(&held);
+	sem_wait(done);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+static void test_sem_mutex_timed(void **state)
+{
+	struct timespec abs;
+	sem_t sem, done;
+	pthread_t t;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(sem_init(&sem, 0, 0), 0);
+	assert_int_equal(sem_init(&done, 0, 0), 0);
+	t0 = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_sec += 2;
+	errno = 0;
+	assert_int_equal(sem_timedwait(&sem, &abs), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_int_equal(mono_ns() - t0, 2000000000ull);
+	assert_int_equal(sem_post(&sem), 0);
+	assert_int_equal(sem_timedwait(&sem, &abs), 0);
+
+	assert_int_equal(pthread_create(&t, NULL, holder_main, &done), 0);
+	while (pthread_mutex_trylock(&held) == 0) { /* until the holder has it */
+		pthread_mutex_unlock(&held);
+		usleep(100);
+	}
+	t0 = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_sec += 1;
+	assert_int_equal(pthread_mutex_timedlock(&held, &abs), ETIMEDOUT);
+	assert_int_equal(mono_ns() - t0, 1000000000ull);
+	assert_int_equal(sem_post(&done), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	sem_destroy(&sem);
+	sem_destroy(&done);
+}
+
 /* alarm(): its SIGALRM comes at its virtual instant and interrupts a poll without timeout
  * (EINTR, whatever SA_RESTART says: poll is never restarted). */
 static volatile sig_atomic_t n_alrm;
@@ -375,6 +425,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_select_epoll),
 		cmocka_unit_test(test_two_threads),
 		cmocka_unit_test(test_cond_timedwait),
+		cmocka_unit_test(test_sem_mutex_timed),
 		cmocka_unit_test(test_alarm),
 		cmocka_unit_test(test_disconnect_then_own_poll),
 		cmocka_unit_test(test_busy_loop_on_clock),
