@@ -1,4 +1,4 @@
-/* Binding into import tables (docs/time.md "Binding into import tables").
+/* Binding into import tables (docs/time-layer.md "Binding into import tables").
  *
  * A process on the emulated libraries loads them through LD_LIBRARY_PATH, after libc in the
  * lookup scope, so a function of ours cannot interpose a libc call by its name, and the
