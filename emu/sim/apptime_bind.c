@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,23 +11,29 @@
 #include "emu/sim/bind.h"
 #include "emu/sim/engine.h"
 
-/* Objects loaded later are bound as they come. */
-static void *tl_dlopen(const char *file, int mode)
-{
-	void *h = emu_apptime_real.dlopen(file, mode);
+/* Objects loaded later are bound at the program's next wait: the layer does not take over
+ * dlopen, whose search path (DT_RUNPATH, $ORIGIN) is the caller's. Counting what the loader
+ * added and removed costs one step of dl_iterate_phdr. */
+static unsigned long long loaded_seen;
 
-	if (h)
-		emu_bind_rescan();
-	return h;
+static int loaded_count(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
+	return 1;
 }
 
-static void *tl_dlmopen(long ns, const char *file, int mode)
+void emu_apptime_rescan(void)
 {
-	void *h = emu_apptime_real.dlmopen(ns, file, mode);
+	unsigned long long n = 0;
 
-	if (h)
-		emu_bind_rescan();
-	return h;
+	if (!emu_apptime_bound())
+		return;
+	dl_iterate_phdr(loaded_count, &n);
+	if (n == __atomic_load_n(&loaded_seen, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&loaded_seen, n, __ATOMIC_RELAXED);
+	emu_bind_rescan();
 }
 
 #define SYM(name, fn, field) { #name, (void *)fn, (void **)&emu_apptime_real.field }
@@ -56,8 +63,6 @@ static struct emu_bind_sym syms[] = {
 	SYM(getitimer, emu_apptime_getitimer, getitimer),
 	SYM(sigaction, emu_apptime_sigaction, sigaction),
 	SYM(signal, emu_apptime_signal, signal),
-	SYM(dlopen, tl_dlopen, dlopen),
-	SYM(dlmopen, tl_dlmopen, dlmopen),
 };
 #undef SYM
 
@@ -111,6 +116,7 @@ static void bind_once(void)
 				"the program keeps the machine's clock\n", strerror(-rc));
 		return;
 	}
+	dl_iterate_phdr(loaded_count, &loaded_seen);
 	emu_apptime_start();
 	emu_apptime_wrap_handlers();
 	emu_engine_set_signal_counter(emu_apptime_signal_counts);

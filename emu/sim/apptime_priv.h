@@ -46,8 +46,6 @@ struct emu_apptime_real {
 	int (*getitimer)(int, struct itimerval *);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 	sighandler_t (*signal)(int, sighandler_t);
-	void *(*dlopen)(const char *, int);
-	void *(*dlmopen)(long, const char *, int);
 };
 extern struct emu_apptime_real emu_apptime_real;
 
@@ -79,6 +77,8 @@ time_t emu_apptime_time(time_t *t);
 bool emu_apptime_wanted(const struct emu_engine *e);
 /* Fixes the program's clocks' bases at the machine's now (a new engine is at virtual 0). */
 void emu_apptime_set_bases(void);
+/* Binds the objects the program loaded since the last look (before each wait). */
+void emu_apptime_rescan(void);
 /* The imports are bound: the layer takes over (and forks are watched). */
 void emu_apptime_start(void);
 

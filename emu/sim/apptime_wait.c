@@ -87,6 +87,7 @@ static int begin(struct emu_engine *e, const char *what, uint64_t deadline, int 
 {
 	int rc;
 
+	emu_apptime_rescan();
 	emu_engine_lock(e);
 	rc = emu_engine_appwait_begin(e, what, deadline, fd, cond);
 	emu_engine_unlock(e);
