@@ -122,6 +122,7 @@ static struct {
 	/* the rdma_cm connections with a command ring (main thread), the main loop's to run */
 	struct client *rings[MAX_CLIENTS];
 	size_t nrings;
+	uint32_t link_gen;  /* link changes made (LINK_SET) */
 	uint32_t devrm_gen; /* devices removed (DEVICE_REMOVE), each in removed[] */
 	struct {
 		uint16_t host, dev;
@@ -661,6 +662,10 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		w.qpn_max = c->qpn_max;
 		w.devrm_gen = d.devrm_gen;
 		memcpy(w.removed, d.removed, sizeof(w.removed));
+		w.link_gen = d.link_gen;
+		for (size_t i = 0; i < host->nnetdevs && i < 64; i++)
+			if (!emu_neigh_link_up(d.e, c->host, (int)i))
+				w.netdevs_down |= 1ull << i;
 	}
 	emu_engine_unlock(d.e);
 out:
@@ -775,6 +780,53 @@ static void on_neigh_flush(struct client *c, const struct emu_dmsg_neigh_flush *
 	trace("neigh flush %s %s: %d", len >= sizeof(*r) ? r->node : "?",
 	      len >= sizeof(*r) ? r->netdev : "?", rc);
 	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 },
+		      MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* LINK_SET: `ip link set NETDEV up|down` on a host of the fabric, from a control connection or
+ * an attached process (rdmaemu_ctl_link_set). The daemon's engine applies it (routes,
+ * neighbours, the RoCE port's state and carrier: emu_neigh_link_set); then the host's
+ * processes hear LINK_STATE, behind the frames already queued for them, and set the port's
+ * state in their copy of the fabric (ibv_query_port). The answer follows both. */
+static void on_link_set(struct client *c, const struct emu_dmsg_link_set *r, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_LINK_SET, 0, 0 };
+	const struct emu_host *host = NULL;
+	int rc = -EPROTO, nd = -1;
+
+	if (len >= sizeof(*r) && memchr(r->node, 0, sizeof(r->node)) &&
+	    memchr(r->netdev, 0, sizeof(r->netdev))) {
+		host = emu_fabric_find_host(d.f, r->node);
+		for (size_t i = 0; host && i < host->nnetdevs; i++)
+			if (!strcmp(host->netdevs[i].name, r->netdev))
+				nd = (int)i;
+		rc = nd < 0 ? -ENOENT : 0;
+	}
+	if (!rc) {
+		size_t hi = (size_t)(host - d.f->hosts);
+		bool up = r->up != 0;
+
+		emu_engine_lock(d.e);
+		if (emu_neigh_link_up(d.e, hi, nd) != up)
+			rc = emu_neigh_link_set(d.e, hi, nd, up);
+		else
+			rc = 1; /* as it was: no event, nothing to tell */
+		if (!rc) {
+			h.pad = ++d.link_gen;
+			for (size_t i = 0; i < MAX_CLIENTS; i++)
+				if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == hi)
+					outq_add_msg(&d.clients[i], EMU_DMSG_LINK_STATE,
+						     (uint32_t)nd << 1 | up, h.pad, NULL, 0, false);
+		}
+		emu_engine_unlock(d.e);
+		rc = rc > 0 ? 0 : rc;
+	}
+	trace("link set %s %s %s: %d (generation %u)", len >= sizeof(*r) ? r->node : "?",
+	      len >= sizeof(*r) ? r->netdev : "?", len >= sizeof(*r) && r->up ? "up" : "down", rc,
+	      h.pad);
+	h.arg = (uint32_t)-rc;
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = &(struct iovec){ &h, sizeof(h) },
+					       .msg_iovlen = 1 },
 		      MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
@@ -1110,6 +1162,9 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		break;
 	case EMU_DMSG_NEIGH_FLUSH:
 		on_neigh_flush(c, (const void *)buf, len);
+		break;
+	case EMU_DMSG_LINK_SET:
+		on_link_set(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_SHM_HELLO:
 		on_shm_hello(c, fd);

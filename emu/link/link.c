@@ -49,6 +49,9 @@ static struct {
 	struct emu_fabric *f;
 	uint32_t devrm_gen;
 	pthread_cond_t devrm_cv;
+	/* the daemon's link changes (LINK_SET) of our host applied to the fabric copy (lk.m) */
+	uint32_t link_gen;
+	pthread_cond_t link_cv;
 	/* MACs answered by NEIGH_RESOLVE, kept while the host's neighbour generation stays
 	 * (neigh_gen: the newest the daemon told, by NEIGH_GEN or in an answer; lk.m) */
 	uint32_t neigh_gen;
@@ -57,7 +60,8 @@ static struct {
 		struct sockaddr_storage src, dst;
 		uint8_t mac[6];
 	} neigh_kept[LINK_NEIGH_KEPT];
-} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER };
+} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER,
+	  .link_cv = PTHREAD_COND_INITIALIZER };
 
 static void rx_start(void);
 
@@ -204,6 +208,49 @@ static void devrm_apply_locked(uint32_t host, uint32_t dev)
 		__atomic_store_n(&lk.f->hosts[host].devices[dev].removed, true, __ATOMIC_RELEASE);
 }
 
+/* rxe's port follows its netdev (rxe_port_up / rxe_port_down): the RoCE port whose NIC is
+ * netdev nd of our host (its first netdev) reads ACTIVE and LinkUp, or DOWN and Disabled, in
+ * this process's copy of the fabric (ibv_query_port, the sysfs files), as the daemon's
+ * engine set it in its own (emu/net/roce_gid.c). The wire is the daemon's: nothing else here
+ * depends on it. lk.m held. */
+static void link_apply_locked(uint32_t nd, bool up)
+{
+	struct emu_host *h;
+	struct emu_netdev *n;
+	struct emu_port *p;
+
+	if (!lk.f || lk.host >= lk.f->nhosts || nd >= lk.f->hosts[lk.host].nnetdevs)
+		return;
+	h = &lk.f->hosts[lk.host];
+	n = &h->netdevs[nd];
+	if (n->device < 0 || (size_t)n->device >= h->ndevices || n->port < 1 ||
+	    n->port > h->devices[n->device].nports)
+		return;
+	for (uint32_t j = 0; j < nd; j++)
+		if (h->netdevs[j].device == n->device && h->netdevs[j].port == n->port)
+			return;
+	p = &h->devices[n->device].ports[n->port - 1];
+	if (p->link_layer != EMU_LL_ETHERNET)
+		return;
+	__atomic_store_n(&p->state, up ? 4 : 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->phys_state, up ? 5 : 3, __ATOMIC_RELEASE);
+}
+
+/* WELCOME's link state: the netdevs of our host the daemon has taken down or up since it
+ * loaded the fabric (lk.m held). */
+static void link_welcome_locked(const struct emu_dmsg_welcome *w)
+{
+	const struct emu_host *h = lk.f && lk.host < lk.f->nhosts ? &lk.f->hosts[lk.host] : NULL;
+
+	for (uint32_t i = 0; h && i < h->nnetdevs && i < 64; i++) {
+		bool down = w->netdevs_down >> i & 1;
+
+		if (down == h->netdevs[i].up)
+			link_apply_locked(i, !down);
+	}
+	lk.link_gen = w->link_gen;
+}
+
 int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *fabric_path)
 {
 	const char *path = getenv("RDMAEMU_DAEMON");
@@ -257,8 +304,9 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 	for (uint32_t i = 0; i < ans.w.devrm_gen && i < EMU_DPROTO_MAX_REMOVED; i++)
 		devrm_apply_locked(ans.w.removed[i].host, ans.w.removed[i].dev);
 	lk.devrm_gen = ans.w.devrm_gen;
-	pthread_mutex_unlock(&lk.m);
 	lk.host = ans.w.host;
+	link_welcome_locked(&ans.w);
+	pthread_mutex_unlock(&lk.m);
 	lk.qpn_min = ans.w.qpn_min;
 	lk.qpn_max = ans.w.qpn_max;
 	lk.active = true;
@@ -433,6 +481,13 @@ static void *rx_main(void *arg)
 				lk.devrm_gen = h.pad;
 			pthread_cond_broadcast(&lk.devrm_cv);
 		}
+		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
+		    h.type == EMU_DMSG_LINK_STATE) {
+			link_apply_locked(h.arg >> 1, h.arg & 1);
+			if (h.pad > lk.link_gen)
+				lk.link_gen = h.pad;
+			pthread_cond_broadcast(&lk.link_cv);
+		}
 		pthread_mutex_unlock(&lk.m);
 		while (nfds > 0)
 			close(fds[--nfds]);
@@ -516,12 +571,21 @@ static ssize_t ctl_request(const char *sock, uint16_t type, const void *req, siz
 	return n - (ssize_t)sizeof(*ans);
 }
 
+/* The host a control request names: node, or this process's own for NULL ("": none). */
+static const char *ctl_node(const char *node)
+{
+	if (node)
+		return node;
+	return lk.active && lk.f && lk.host < lk.f->nhosts ? lk.f->hosts[lk.host].name : "";
+}
+
 int emu_link_device_remove(const char *sock, const char *node, const char *dev)
 {
 	struct emu_dmsg_devrm body;
 	struct emu_dmsg ans;
 	ssize_t n;
 
+	node = ctl_node(node);
 	if (strlen(node) >= sizeof(body.node) || strlen(dev) >= sizeof(body.dev))
 		return -ENOENT; /* no name that long exists */
 	memset(&body, 0, sizeof(body));
@@ -575,6 +639,7 @@ int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev)
 	uint32_t now[2]; /* the host, its generation after the flush */
 	ssize_t n;
 
+	node = ctl_node(node);
 	if (!netdev)
 		netdev = "";
 	if (strlen(node) >= sizeof(body.node) || strlen(netdev) >= sizeof(body.netdev))
@@ -596,6 +661,39 @@ int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev)
 		pthread_mutex_unlock(&lk.m);
 	}
 	return (int)ans.pad;
+}
+
+int emu_link_link_set(const char *sock, const char *node, const char *netdev, bool up)
+{
+	struct emu_dmsg_link_set body;
+	struct emu_dmsg ans;
+	struct timespec until;
+	ssize_t n;
+
+	node = ctl_node(node);
+	if (!netdev || strlen(node) >= sizeof(body.node) || strlen(netdev) >= sizeof(body.netdev))
+		return -ENOENT; /* no name that long exists */
+	memset(&body, 0, sizeof(body));
+	strcpy(body.node, node);
+	strcpy(body.netdev, netdev);
+	body.up = up;
+	n = ctl_request(sock, EMU_DMSG_LINK_SET, &body, sizeof(body), &ans, NULL, 0);
+	if (n < 0)
+		return (int)n;
+	if (ans.arg)
+		return -(int)ans.arg;
+	/* a change of our own host: its LINK_STATE is already in our socket; returns once the
+	 * port reads its new state here too, as `ip link set` returns after rxe's notifier */
+	if (!ans.pad || !lk.active || strcmp(node, ctl_node(NULL)))
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 2;
+	pthread_mutex_lock(&lk.m);
+	while (lk.link_gen < ans.pad && lk.rx_started &&
+	       pthread_cond_timedwait(&lk.link_cv, &lk.m, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&lk.m);
+	return 0;
 }
 
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
@@ -669,6 +767,7 @@ void emu_link_reset(void)
 	lk.e = NULL;
 	lk.f = NULL;
 	lk.devrm_gen = 0;
+	lk.link_gen = 0;
 	lk.neigh_gen = 0;
 	memset(lk.neigh_kept, 0, sizeof(lk.neigh_kept));
 	lk.active = false;

@@ -58,6 +58,11 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev);
  * emu_link_device_remove: the number of entries dropped, or a negative errno (-ENOENT: no such
  * host or netdev, -ENOTCONN: no daemon). */
 int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev);
+/* `ip link set netdev up|down` on host node (NULL: this process's), through the daemon at sock
+ * as emu_link_device_remove: returns when the daemon's engine has applied it and, for this
+ * process's own host, when this process's copy of the port shows it: 0, or a negative errno
+ * (-ENOENT: no such host or netdev, -ENOTCONN: no daemon). */
+int emu_link_link_set(const char *sock, const char *node, const char *netdev, bool up);
 /* Waits (at most 2 s) until this process has applied the daemon's device removals up to
  * generation gen: an rdma_cm answer carrying gen was produced after them, so a
  * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */

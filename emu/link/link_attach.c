@@ -23,9 +23,14 @@ static int neigh_flush(const char *node, const char *netdev)
 	return emu_link_neigh_flush(NULL, node, netdev);
 }
 
+static int link_set(const char *node, const char *netdev, bool up)
+{
+	return emu_link_link_set(NULL, node, netdev, up);
+}
+
 /* Under rdmaemud (rdmaemu run): the daemon owns the fabric's wire and hands this process its
- * share of the host; its kernel (rdma_cm files, device removal, neighbour tables) serves this
- * process's requests. */
+ * share of the host; its kernel (rdma_cm files, device removal, neighbour tables, interface
+ * links) serves this process's requests. */
 static int process_attach(struct emu_fabric *f, const struct emu_host *h, const char *path)
 {
 	const char *daemon = getenv("RDMAEMU_DAEMON");
@@ -39,6 +44,7 @@ static int process_attach(struct emu_fabric *f, const struct emu_host *h, const 
 	emu_ucma_set_transport(&emu_link_ucma_transport);
 	emu_device_remove_set_remote(device_remove);
 	emu_neigh_set_flush_remote(neigh_flush);
+	emu_neigh_set_link_remote(link_set);
 	return 0;
 }
 
@@ -51,6 +57,7 @@ static int engine_created(struct emu_engine *e)
 
 static void process_reset(void)
 {
+	emu_neigh_set_link_remote(NULL);
 	emu_neigh_set_flush_remote(NULL);
 	emu_device_remove_set_remote(NULL);
 	emu_ucma_set_transport(NULL);

@@ -24,8 +24,9 @@
  * messages after UCMA_OPEN go through a ring in the shared page (emu/link/ucma_ring.h),
  * with UCMA_RING on the socket to wake the daemon; 12: the daemon's queued messages on a
  * file's connection go several to a socket message (UCMA_BUNDLE); 13: a host's sandbox hands
- * its netdevs' tap devices to the daemon (TAP_ATTACH) */
-#define EMU_DPROTO_VERSION 13
+ * its netdevs' tap devices to the daemon (TAP_ATTACH); 14: `ip link set` on a host (LINK_SET,
+ * LINK_STATE, WELCOME's link state) */
+#define EMU_DPROTO_VERSION 14
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
@@ -152,6 +153,14 @@ enum emu_dmsg_type {
 				     * tap serves it already), body emu_dmsg_tap_ans; the
 				     * connection hears DEVICE_GONE. The tap carries the kernel's IP
 				     * traffic on the host port's wire until the connection closes */
+	/* `ip link set NETDEV up|down` on a host of the daemon's fabric (protocol 14): */
+	EMU_DMSG_LINK_SET = 31,     /* client -> daemon, body emu_dmsg_link_set; answered when the
+				     * daemon's engine has applied it, arg = 0 or an errno
+				     * (ENOENT: no such host or netdev), pad = the link generation
+				     * of the change (0: nothing changed) */
+	EMU_DMSG_LINK_STATE = 32,   /* daemon -> every client attached to the host, arg = netdev
+				     * index << 1 | up, pad = the link generation of the change:
+				     * the RoCE port of that netdev is ACTIVE (up) or DOWN */
 };
 
 struct emu_dmsg_tap {
@@ -190,6 +199,9 @@ struct emu_dmsg_welcome {
 	struct {
 		uint16_t host, dev;
 	} removed[EMU_DPROTO_MAX_REMOVED]; /* the first devrm_gen entries: which */
+	uint32_t link_gen;          /* link changes (LINK_SET) made so far in the fabric */
+	uint32_t link_pad;
+	uint64_t netdevs_down;      /* bit i: netdev i of this host is down now (i < 64) */
 };
 
 struct emu_dmsg_neigh {
@@ -202,6 +214,12 @@ struct emu_dmsg_neigh {
 struct emu_dmsg_devrm {
 	char node[EMU_DPROTO_NAME_MAX]; /* host name, NUL-terminated */
 	char dev[EMU_DPROTO_NAME_MAX];  /* RDMA device name, NUL-terminated */
+};
+
+struct emu_dmsg_link_set {
+	char node[EMU_DPROTO_NAME_MAX];	  /* host name, NUL-terminated */
+	char netdev[EMU_DPROTO_NAME_MAX]; /* netdev name, NUL-terminated */
+	uint32_t up;			  /* 1: up, 0: down */
 };
 
 struct emu_dmsg_neigh_flush {

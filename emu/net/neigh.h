@@ -177,6 +177,10 @@ void emu_neigh_set_gen_hook(struct emu_engine *e, emu_neigh_gen_fn *fn, void *ct
  * negative errno, as emu_neigh_flush); NULL: this process's tables. */
 typedef int emu_neigh_flush_fn(const char *node, const char *netdev);
 void emu_neigh_set_flush_remote(emu_neigh_flush_fn *fn);
+/* `ip link set` of the control API (rdmaemu_ctl_link_set) when the host's interfaces are in
+ * another process, as the flush above: 0 or a negative errno; NULL: this process's. */
+typedef int emu_neigh_link_fn(const char *node, const char *netdev, bool up);
+void emu_neigh_set_link_remote(emu_neigh_link_fn *fn);
 
 /* The current addresses of a host's netdev (they change with emu_neigh_addr_add/del; the
  * fabric's are the initial ones). Returns the count (may exceed max). -ENOENT: no netdev. */

@@ -12,10 +12,16 @@
 #include "rdmaemu/ctl.h"
 
 static emu_neigh_flush_fn *remote_flush;
+static emu_neigh_link_fn *remote_link;
 
 void emu_neigh_set_flush_remote(emu_neigh_flush_fn *fn)
 {
 	__atomic_store_n(&remote_flush, fn, __ATOMIC_RELEASE);
+}
+
+void emu_neigh_set_link_remote(emu_neigh_link_fn *fn)
+{
+	__atomic_store_n(&remote_link, fn, __ATOMIC_RELEASE);
 }
 
 /* Host and netdev indices of "node"/"netdev" (NULL node: the attached one). */
@@ -127,10 +133,15 @@ int rdmaemu_ctl_addr_del(const char *node, const char *netdev, const char *prefi
 
 int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up)
 {
-	struct emu_engine *e = emu_engine_get();
+	emu_neigh_link_fn *remote = __atomic_load_n(&remote_link, __ATOMIC_ACQUIRE);
+	struct emu_engine *e;
 	size_t host;
 	int nd, rc;
 
+	/* under rdmaemud the host's interfaces and its port's wire are the daemon's */
+	if (remote)
+		return ret_errno(remote(node, netdev, up != 0));
+	e = emu_engine_get();
 	if (!e)
 		return -1;
 	emu_engine_lock(e);

@@ -180,6 +180,7 @@ int emu_neigh_link_set(struct emu_engine *e, size_t host, int netdev, bool up)
 	if (d->up == up)
 		return 0;
 	d->up = up;
+	emu_neigh_carrier(d);
 	if (!up) {
 		emu_neigh_dev_flush(d); /* neigh_ifdown() */
 		emu_neigh_paths_flush(d); /* ipoib_ib_dev_down() -> ipoib_flush_paths() */

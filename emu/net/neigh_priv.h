@@ -75,6 +75,7 @@ struct neigh_dev {
 	const struct emu_netdev *nd; /* name, hardware address, MTU, RDMA port (fixed) */
 	bool up, noarp, ipoib;
 	bool quiet; /* emu_neigh_set_replies(false): a kernel interface answers for it */
+	bool nic;   /* the NIC of its Ethernet port: the port's carrier follows `up` */
 	struct emu_ifaddr *addrs;
 	size_t naddrs;
 	struct neigh_entry *entries;
@@ -196,6 +197,10 @@ void emu_neigh_paths_flush(struct neigh_dev *d);
 /* neigh_tx.c: frame to the netdev's port as it is (counted as dropped when the port
  * refuses it). */
 void emu_neigh_send_port(struct neigh_dev *d, const uint8_t *frame, size_t len);
+/* neigh_tx.c: the carrier of the Ethernet port whose NIC d is (d->nic) follows d->up: a
+ * netdev that is down neither sends nor receives, RoCE packets included (the wire's endpoint
+ * down). Nothing for other netdevs. */
+void emu_neigh_carrier(struct neigh_dev *d);
 /* neigh_tx.c, IPoIB: a UD SEND_ONLY of payload (IPoIB header first) to (dlid, dqpn) with
  * service level sl (the path record's for unicast, the MCMemberRecord's for a group: the
  * address handle ipoib builds from either), with a GRH to mgid when mgid is not NULL

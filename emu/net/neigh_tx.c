@@ -1,6 +1,7 @@
 /* Frames out of a netdev's port: as they are (Ethernet), or as IPoIB UD SEND packets (the
- * 4-byte IPoIB header first) to a LID and QPN, with a GRH for a multicast group. The counters
- * of the netdev's host say what went and what was dropped. */
+ * 4-byte IPoIB header first) to a LID and QPN, with a GRH for a multicast group; the carrier
+ * of an Ethernet port, which its netdev's state sets. The counters of the netdev's host say
+ * what went and what was dropped. */
 #include "config.h"
 
 #include <string.h>
@@ -19,6 +20,13 @@ void emu_neigh_send_port(struct neigh_dev *d, const uint8_t *frame, size_t len)
 	    emu_engine_port_send(n->e, d->host->idx, (size_t)d->nd->device, d->nd->port, frame,
 				 len))
 		d->host->st.dropped++;
+}
+
+void emu_neigh_carrier(struct neigh_dev *d)
+{
+	if (d->nic)
+		emu_wire_set_endpoint_down(emu_topology_wire(emu_engine_topology(d->host->n->e)),
+					   d->ep, !d->up);
 }
 
 void emu_neigh_ipoib_send(struct neigh_dev *d, uint16_t dlid, uint8_t sl, uint32_t dqpn,

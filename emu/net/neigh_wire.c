@@ -469,6 +469,11 @@ int emu_neigh_wire_init(struct emu_neigh *n)
 					first = false;
 			d->ep = emu_topology_port_endpoint(t, h, (size_t)d->nd->device, d->nd->port);
 			if (!d->ipoib) {
+				if (first && d->ep >= 0) {
+					/* a netdev that starts down has no carrier either */
+					d->nic = true;
+					emu_neigh_carrier(d);
+				}
 				if (first) {
 					ret = emu_engine_port_set_rx_class(n->e, h,
 									   (size_t)d->nd->device,

@@ -59,6 +59,7 @@ struct wire_ep {
 	void *ctx;
 	int link;
 	uint8_t side; /* which end of its link: the direction it sends on */
+	bool down;    /* no carrier: sends and receives nothing (emu_wire_set_endpoint_down) */
 };
 
 struct emu_wire {
@@ -227,6 +228,19 @@ int emu_wire_set_rx(struct emu_wire *w, int ep, emu_wire_rx_fn *rx, void *ctx)
 	return 0;
 }
 
+int emu_wire_set_endpoint_down(struct emu_wire *w, int ep, bool down)
+{
+	if (!ep_valid(w, ep))
+		return -EINVAL;
+	w->eps[ep].down = down;
+	return 0;
+}
+
+bool emu_wire_endpoint_down(const struct emu_wire *w, int ep)
+{
+	return ep_valid(w, ep) && w->eps[ep].down;
+}
+
 int emu_wire_set_rx_lazy(struct emu_wire *w, int ep, emu_wire_rx_lazy_fn *fn)
 {
 	if (!ep_valid(w, ep))
@@ -358,7 +372,7 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	w->nin_flight--;
 	if (d->held == p) /* its hold time ran out: nothing overtook it */
 		d->held = NULL;
-	if (l->faults.down) {
+	if (l->faults.down || w->eps[dst].down) {
 		d->ctr.dropped_down++;
 	} else {
 		for (unsigned i = 0; i < p->copies; i++) {
@@ -409,7 +423,7 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 		return -ENOMEM;
 
 	d->ctr.sent++;
-	if (l->faults.down) {
+	if (l->faults.down || w->eps[ep].down) {
 		d->ctr.dropped_down++;
 		pkt_free(w, p);
 		return 0;

@@ -9,6 +9,9 @@
  *
  *  - down: a link that is down drops every frame sent on it, and every frame still in flight on
  *    it when its delivery time comes (counted in dropped_down). No random draw is made.
+ *    An endpoint can be down on its own (no carrier: the NIC of a netdev that is down,
+ *    emu_wire_set_endpoint_down): its frames are dropped at send and the frames for it at
+ *    their delivery time, in the same way and the same counter, whatever the link's faults.
  *  - Otherwise four decisions are drawn, in this order, from the direction's own PRNG stream
  *    (always four, whatever the fault values, so the stream position is the number of frames
  *    sent and changing a probability does not shift later decisions): loss, duplicate,
@@ -33,7 +36,7 @@
  * pcap tap: each frame is recorded once, with its send time, when it is put on the wire, in the
  * tap of its link's link layer (emu_wire_set_tap): like a capture at the sending port, frames
  * later lost or held back are in the trace (at their send time), duplicates appear once, and
- * frames sent on a down link are not (a down port transmits nothing).
+ * frames sent on a down link or from a down endpoint are not (a down port transmits nothing).
  *
  * Receivers: rx(ctx, frame, len, now) is called at delivery time from a clock timer. It may send
  * frames, add endpoints and links and change faults, but not free the wire; the frame buffer is
@@ -86,6 +89,10 @@ int emu_wire_add_endpoint(struct emu_wire *w, uint64_t id, emu_wire_rx_fn *rx, v
 uint64_t emu_wire_endpoint_id(const struct emu_wire *w, int ep);
 /* Link of an endpoint, -1 when it is not connected (or ep is invalid). */
 int emu_wire_endpoint_link(const struct emu_wire *w, int ep);
+/* An endpoint's carrier, apart from its link's faults: a down endpoint sends nothing and
+ * receives nothing (see "down" above). Endpoints start up. 0 or -EINVAL (no such endpoint). */
+int emu_wire_set_endpoint_down(struct emu_wire *w, int ep, bool down);
+bool emu_wire_endpoint_down(const struct emu_wire *w, int ep);
 /* Replaces an endpoint's receiver (e.g. once the host engine behind it exists). */
 int emu_wire_set_rx(struct emu_wire *w, int ep, emu_wire_rx_fn *rx, void *ctx);
 

@@ -6,6 +6,7 @@
  *               -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV | neigh-flush NODE [NETDEV]
+ *                 | link-set NODE NETDEV up|down
  *                                 (emu/tools/rdmaemu_run.c, docs/daemon.md)
  *   rdmaemu --help | --version
  *
@@ -30,6 +31,7 @@ static void usage(FILE *out)
 	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
 	      "       rdmaemu daemon remove-device NODE DEV\n"
 	      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
+	      "       rdmaemu daemon link-set NODE NETDEV up|down\n"
 	      "       rdmaemu --help | --version\n"
 	      "\n"
 	      "  fabric show [FILE]    print the fabric in FILE (default: $RDMAEMU_FABRIC if set,\n"
@@ -40,6 +42,7 @@ static void usage(FILE *out)
 	      "  daemon stop|status    stop rdmaemud, or print what it runs\n"
 	      "  daemon remove-device  `rdma link delete DEV` on host NODE of the daemon's fabric\n"
 	      "  daemon neigh-flush    `ip neigh flush [dev NETDEV]` on host NODE\n"
+	      "  daemon link-set       `ip link set NETDEV up|down` on host NODE\n"
 	      "\n"
 	      "Fabric files are described in rdmaemu-fabric(5).\n",
 	      out);

@@ -5,6 +5,7 @@
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
+ *   rdmaemu daemon link-set NODE NETDEV up|down (`ip link set` on host NODE)
  *
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
  * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
@@ -407,7 +408,8 @@ int rdmaemu_daemon(int argc, char **argv)
 	if (argc < 2) {
 		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
-		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n",
+		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
+		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
 		      stderr);
 		return 2;
 	}
@@ -435,6 +437,25 @@ int rdmaemu_daemon(int argc, char **argv)
 		}
 		if (rc) {
 			fprintf(stderr, "rdmaemu: remove-device %s %s: %s\n", argv[2], argv[3],
+				strerror(-rc));
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[1], "link-set")) {
+		int rc;
+
+		if (argc != 5 || (strcmp(argv[4], "up") && strcmp(argv[4], "down"))) {
+			fputs("usage: rdmaemu daemon link-set NODE NETDEV up|down\n", stderr);
+			return 2;
+		}
+		rc = emu_link_link_set(sock, argv[2], argv[3], !strcmp(argv[4], "up"));
+		if (rc == -ENOTCONN) {
+			fprintf(stderr, "rdmaemud: not running (%s)\n", sock);
+			return 1;
+		}
+		if (rc) {
+			fprintf(stderr, "rdmaemu: link-set %s %s %s: %s\n", argv[2], argv[3], argv[4],
 				strerror(-rc));
 			return 1;
 		}

@@ -140,7 +140,12 @@ int rdmaemu_ctl_addr_add(const char *node, const char *netdev, const char *prefi
 /* `ip addr del PREFIX dev NETDEV`. Errors as for add; EADDRNOTAVAIL when it is not there. */
 int rdmaemu_ctl_addr_del(const char *node, const char *netdev, const char *prefix);
 /* `ip link set NETDEV up|down` (up != 0: up). A down netdev has no routes and answers no
- * neighbour solicitation; its neighbour entries are dropped. 0 or -1 with errno ENOENT. */
+ * neighbour solicitation; its neighbour entries are dropped. The RDMA port of an Ethernet
+ * netdev follows it as rxe's does: PORT_DOWN with physical state Disabled (3), and no RoCE
+ * packet leaves or reaches it (CM MADs included) until it is up again (PORT_ACTIVE, LinkUp).
+ * In a process attached to rdmaemud it changes the daemon's host, as `rdmaemu daemon
+ * link-set` does, and returns once the change is applied there (and, for the process's own
+ * host, in its own view of the port). 0 or -1 with errno ENOENT. */
 int rdmaemu_ctl_link_set(const char *node, const char *netdev, int up);
 /* `ip neigh flush dev NETDEV` (NULL netdev: every netdev of the node). The number of entries
  * dropped, or -1 with errno ENOENT. In a process attached to rdmaemud it flushes the daemon's

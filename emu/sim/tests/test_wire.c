@@ -313,6 +313,50 @@ static void test_down(void **state)
 	pair_teardown(&p);
 }
 
+/* An endpoint without carrier (a netdev that is down): nothing leaves it, nothing reaches it,
+ * frames in flight towards it included; the other endpoint's sends still count as sent. */
+static void test_endpoint_down(void **state)
+{
+	struct emu_faults f = { .delay_ns = 100 };
+	struct pair p;
+	struct emu_wire_counters c;
+
+	pair_setup(&p, 3, EMU_LL_ETHERNET, &f);
+	assert_false(emu_wire_endpoint_down(p.w, 1));
+	assert_int_equal(emu_wire_set_endpoint_down(p.w, 2, true), -EINVAL);
+	send_tag(&p, 0, 1, 8);                 /* in flight when endpoint 1 goes down */
+	send_tag(&p, 1, 2, 8);                 /* from it, in flight: still arrives */
+	emu_clock_run_until(&p.clk, 50, EMU_CLOCK_NO_LIMIT, NULL);
+	assert_int_equal(emu_wire_set_endpoint_down(p.w, 1, true), 0);
+	assert_true(emu_wire_endpoint_down(p.w, 1));
+	send_tag(&p, 0, 3, 8);                 /* towards it: dropped on arrival */
+	send_tag(&p, 1, 4, 8);                 /* from it: dropped at send */
+	run_all(&p);
+	assert_int_equal(p.rx[1].n, 0);
+	assert_int_equal(p.rx[0].n, 1);
+	assert_int_equal(p.rx[0].tag[0], 2);
+	assert_int_equal(emu_wire_set_endpoint_down(p.w, 1, false), 0);
+	send_tag(&p, 0, 5, 8);
+	send_tag(&p, 1, 6, 8);
+	run_all(&p);
+	assert_int_equal(p.rx[1].n, 1);
+	assert_int_equal(p.rx[1].tag[0], 5);
+	assert_int_equal(p.rx[0].n, 2);
+	assert_int_equal(p.rx[0].tag[1], 6);
+	c = ctr(&p, EMU_WIRE_A_TO_B);
+	assert_int_equal(c.sent, 3);
+	assert_int_equal(c.dropped_down, 2);
+	assert_int_equal(c.delivered, 1);
+	c = ctr(&p, EMU_WIRE_B_TO_A);
+	assert_int_equal(c.sent, 3);
+	assert_int_equal(c.dropped_down, 1);
+	assert_int_equal(c.delivered, 2);
+	/* the link's own faults never changed */
+	assert_int_equal(emu_wire_get_faults(p.w, 0, &f), 0);
+	assert_false(f.down);
+	pair_teardown(&p);
+}
+
 static void test_reorder(void **state)
 {
 	struct emu_faults f = { .delay_ns = 100, .reorder = 1.0 };
@@ -538,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_duplicate),
 		cmocka_unit_test(test_down),
+		cmocka_unit_test(test_endpoint_down),
 		cmocka_unit_test(test_reorder),
 		cmocka_unit_test(test_delay_change_keeps_fifo),
 		cmocka_unit_test(test_streams_independent),
