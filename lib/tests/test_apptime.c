@@ -22,6 +22,7 @@
 #include "emu/sim/apptime.h"
 #include "emu/sim/engine.h"
 #include "emu/verbs/tests/verbs_test.h"
+#include "lib/tests/ep_test.h"
 
 #define SILENT "192.0.2.30" /* on s0 of rxe-ref (192.0.2.16/28); nobody answers its ARP */
 
@@ -324,31 +325,10 @@ static void test_alarm(void **state)
 /* The program waits in its own poll() for 5 s after rdma_disconnect while the peer never
  * answers its DREQs (every DREQ the host's CM sends is dropped): on a real host nothing
  * arrives in those 5 s, the retries run out a minute later. The program's clock says so. */
-static struct rdma_addrinfo *ep_info(const char *port, int passive)
-{
-	struct rdma_addrinfo hints, *res = NULL;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	hints.ai_flags = passive ? RAI_PASSIVE : 0;
-	assert_int_equal(rdma_getaddrinfo("192.0.2.1", port, &hints, &res), 0);
-	return res;
-}
-
-static struct ibv_qp_init_attr ep_qp(void)
-{
-	struct ibv_qp_init_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
-	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-	return a;
-}
-
 static void *connect_main(void *arg)
 {
-	struct rdma_addrinfo *ai = ep_info("7481", 0);
-	struct ibv_qp_init_attr qa = ep_qp();
+	struct rdma_addrinfo *ai = ep_test_addrinfo("7481", 0);
+	struct ibv_qp_init_attr qa = ep_test_qp_attr();
 	struct rdma_cm_id **id = arg;
 
 	assert_int_equal(rdma_create_ep(id, ai, NULL, &qa), 0);
@@ -359,8 +339,8 @@ static void *connect_main(void *arg)
 
 static void test_disconnect_then_own_poll(void **state)
 {
-	struct rdma_addrinfo *ai = ep_info("7481", 1);
-	struct ibv_qp_init_attr qa = ep_qp();
+	struct rdma_addrinfo *ai = ep_test_addrinfo("7481", 1);
+	struct ibv_qp_init_attr qa = ep_test_qp_attr();
 	struct rdmaemu_cm_fault drop = { .drop = 1.0 }, none = { 0 };
 	struct rdma_cm_id *lid, *conn, *act = NULL;
 	struct rdma_event_channel *ch;

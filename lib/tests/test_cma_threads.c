@@ -17,6 +17,7 @@
 
 #include "emu/sim/engine.h"
 #include "emu/verbs/tests/verbs_test.h"
+#include "lib/tests/ep_test.h"
 
 struct active {
 	int connect_ret;
@@ -24,33 +25,11 @@ struct active {
 	struct rdma_cm_id *id;
 };
 
-static struct rdma_addrinfo *addrinfo(const char *port, int passive)
-{
-	struct rdma_addrinfo hints, *res = NULL;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	hints.ai_flags = passive ? RAI_PASSIVE : 0;
-	assert_int_equal(rdma_getaddrinfo("192.0.2.1", port, &hints, &res), 0);
-	return res;
-}
-
-static struct ibv_qp_init_attr qp_attr(void)
-{
-	struct ibv_qp_init_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.cap.max_send_wr = a.cap.max_recv_wr = 4;
-	a.cap.max_send_sge = a.cap.max_recv_sge = 1;
-	a.sq_sig_all = 1;
-	return a;
-}
-
 static void *active_main(void *arg)
 {
 	struct active *a = arg;
-	struct rdma_addrinfo *ai = addrinfo("7471", 0);
-	struct ibv_qp_init_attr qa = qp_attr();
+	struct rdma_addrinfo *ai = ep_test_addrinfo("7471", 0);
+	struct ibv_qp_init_attr qa = ep_test_qp_attr();
 
 	if (rdma_create_ep(&a->id, ai, NULL, &qa)) {
 		a->connect_ret = -2;
@@ -66,8 +45,8 @@ static void *active_main(void *arg)
 
 static void test_request_while_peer_thread_starts(void **state)
 {
-	struct rdma_addrinfo *ai = addrinfo("7471", 1);
-	struct ibv_qp_init_attr qa = qp_attr();
+	struct rdma_addrinfo *ai = ep_test_addrinfo("7471", 1);
+	struct ibv_qp_init_attr qa = ep_test_qp_attr();
 	struct rdma_cm_id *listen_id, *conn;
 	struct active a = { 0 };
 	pthread_t t;
@@ -101,8 +80,8 @@ static void *sleeper_main(void *arg)
 
 static void test_true_deadlock_with_idle_thread(void **state)
 {
-	struct rdma_addrinfo *ai = addrinfo("7472", 1);
-	struct ibv_qp_init_attr qa = qp_attr();
+	struct rdma_addrinfo *ai = ep_test_addrinfo("7472", 1);
+	struct ibv_qp_init_attr qa = ep_test_qp_attr();
 	struct rdma_cm_id *listen_id, *conn = NULL;
 	pthread_t t;
 	int p[2];
