@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,9 +73,9 @@ static void rx_start(void);
  * daemon takes a VT_IDLE answer as current only when it has received as many). Atomic. */
 static uint64_t sent_count;
 
-void emu_link_count_sent(int delta)
+uint64_t emu_link_count_sent(int delta)
 {
-	__atomic_add_fetch(&sent_count, (uint64_t)(int64_t)delta, __ATOMIC_SEQ_CST);
+	return __atomic_add_fetch(&sent_count, (uint64_t)(int64_t)delta, __ATOMIC_SEQ_CST);
 }
 
 /* a child of fork starts its own count (the daemon counts by process) */
@@ -223,9 +224,10 @@ static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_
 	bool counted = type != EMU_DMSG_VT_IDLE;
 	ssize_t n;
 
-	/* counted before it can arrive: the daemon never sees more than the count */
+	/* counted before it can arrive: the daemon never sees more than the count; a frame
+	 * carries the count in pad (its place among the process's command records) */
 	if (counted)
-		emu_link_count_sent(1);
+		h.pad = (uint32_t)emu_link_count_sent(1);
 	do
 		n = sendmsg(fd, &m, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -477,7 +479,8 @@ void emu_link_vt_sync(void)
 		if (!__atomic_load_n(&lk.rx_busy, __ATOMIC_SEQ_CST) && poll(&pf, 1, 0) == 0 &&
 		    !__atomic_load_n(&lk.rx_busy, __ATOMIC_SEQ_CST))
 			break;
-		usleep(20);
+		/* runnable, not asleep: the process is not idle while this thread waits */
+		sched_yield();
 	}
 	emu_engine_follow_sync(e);
 }

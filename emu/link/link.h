@@ -80,7 +80,7 @@ int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct
 bool emu_link_virtual_time(void);
 /* Every message sent to the daemon, on any connection, counted (delta 1) before it is sent
  * (-1 when the send failed): the VT_IDLE answers carry the count. */
-void emu_link_count_sent(int delta);
+uint64_t emu_link_count_sent(int delta); /* the count after it */
 /* Virtual time: the calling thread is about to block on an answer or event of the daemon's
  * (begin), or is back (end, before it takes any lock): a wait of its own with no deadline
  * (emu_engine_appwait_begin), so the process counts as idle while it sleeps there. No-op

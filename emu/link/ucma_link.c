@@ -265,7 +265,8 @@ static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
 		p += iov[i].iov_len;
 	}
 	f->rhead += size;
-	emu_link_count_sent(1); /* a record is a message the daemon counts as it reads it */
+	/* a record is a message the daemon counts as it reads it */
+	((struct emu_ducma_rec *)(void *)(ring + off))->seq16 = (uint16_t)emu_link_count_sent(1);
 	__atomic_store_n(&f->sh->head, f->rhead, __ATOMIC_RELEASE);
 	/* against the daemon's "awake = 0, then look at head" before it sleeps: one of the two
 	 * sees the other */
@@ -713,7 +714,7 @@ static int take_bundle(struct lfile *f, const struct emu_dmsg *h, const uint8_t 
 		if (blen - off < sizeof(rec))
 			return -EPROTO;
 		memcpy(&rec, body + off, sizeof(rec));
-		if (rec.zero || rec.type == EMU_DMSG_UCMA_BUNDLE ||
+		if (rec.seq16 || rec.type == EMU_DMSG_UCMA_BUNDLE ||
 		    rec.len > blen - off - sizeof(rec) ||
 		    emu_ducma_rec_size(rec.len) > blen - off)
 			return -EPROTO;

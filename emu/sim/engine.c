@@ -634,6 +634,44 @@ static void send_raised(struct emu_engine *e)
 
 static bool any_spinning(const struct emu_engine *e);
 
+/* A thread that reported an empty poll and has not looked since the state changed (a poll
+ * that found completions reports nothing: it takes no lock) is at work on what it found
+ * while it runs: rule (2) in follower mode waits for it, since time would otherwise move on
+ * under a program that is only slow to come back (the quiescence path in one process lets
+ * the thread's own next call see the instant; across processes the others move on). One
+ * asleep in the kernel (a read() the engine cannot see) does not hold time. */
+static bool pollers_running(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t->state != EMU_THREAD_IDLE || t->seen_gen == e->gen)
+			continue;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return true;
+	}
+	return false;
+}
+
+/* Rule (2) across processes: a thread that is not waiting in the library must be asleep in
+ * the kernel (blocked in a read() the engine cannot see), not merely quiet: one at work
+ * outside the library (between two calls, or descheduled) would see the other processes
+ * move on under it, and the run would depend on the machine's load. */
+static bool running_asleep(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t->state != EMU_THREAD_RUNNING)
+			continue;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return false;
+	}
+	return true;
+}
+
 /* A thread spinning on the program's clock in follower mode waits for time itself: the
  * process's next deadline is at most this far (its own quantum once it has said it). */
 #define FOLLOW_SPIN_DEFAULT_NS (1000ull * 1000)
@@ -648,7 +686,8 @@ static bool follower_idle(struct emu_engine *e)
 	if (all_settled(e) && !unmet_busy(e))
 		return true;
 	return e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
-	       waiters_settled(e) && !starved(e, e->quiesce_ns) && !blocked_waking(e);
+	       waiters_settled(e) && !blocked_waking(e) && !pollers_running(e) &&
+	       running_asleep(e);
 }
 
 /* A query of the time authority (from the inbox, in order with the frames before it). */

@@ -3,7 +3,7 @@
  *
  *   vtime_probe -s READY   host B: a listener on port 7471; READY is created once it listens.
  *                          It takes one connection, answers a 64-byte message with one of its
- *                          own, then waits 100 s in poll() on its channel.
+ *                          own, then waits 200 s in poll() on its channel.
  *   vtime_probe -c READY   host A, once READY exists: rdma_resolve_addr to a silent address
  *                          (20 s), a connect to a port nobody listens on, a connect to B and
  *                          the exchange, a 5 s poll() on the channel, then rdma_disconnect
@@ -166,6 +166,7 @@ static void server(void)
 static int server_run(void)
 {
 	struct rdma_cm_id *id;
+	const char *ev;
 	uint64_t t0 = now_ns();
 	int st;
 
@@ -177,7 +178,8 @@ static int server_run(void)
 	if (rdma_accept(id, &(struct rdma_conn_param){ .responder_resources = 1,
 							.initiator_depth = 1 }))
 		die("rdma_accept");
-	say("B", next_event(&st, NULL) == RDMA_CM_EVENT_ESTABLISHED ? "ESTABLISHED" : "?", st, t0);
+	ev = next_event(&st, NULL) == RDMA_CM_EVENT_ESTABLISHED ? "ESTABLISHED" : "?";
+	say("B", ev, st, t0);
 	/* the answer goes once A's message is in */
 	for (;;) {
 		struct ibv_wc wc;
@@ -201,7 +203,7 @@ static int server_run(void)
 			break;
 	}
 	say("B", "sent", MSG, t0);
-	channel_poll("B", 100000);
+	channel_poll("B", 200000);
 	return 0;
 }
 
@@ -236,10 +238,12 @@ static int client(void)
 	uint64_t t0;
 	int st;
 
-	t0 = now_ns();
-	id = resolved("192.0.2.70", PORT_B, 20000, &st, &ev);
-	say("A", ev, st, t0);
-	rdma_destroy_id(id);
+	if (!getenv("VTIME_PROBE_QUICK")) {
+		t0 = now_ns();
+		id = resolved("192.0.2.70", PORT_B, 20000, &st, &ev);
+		say("A", ev, st, t0);
+		rdma_destroy_id(id);
+	}
 
 	t0 = now_ns();
 	id = resolved("192.0.2.66", PORT_NONE, 2000, &st, &ev);
@@ -247,7 +251,8 @@ static int client(void)
 	if (rdma_connect(id, &(struct rdma_conn_param){ .responder_resources = 1,
 							 .initiator_depth = 1, .retry_count = 7 }))
 		die("rdma_connect");
-	say("A", rdma_event_str(next_event(&st, NULL)), st, t0);
+	ev = rdma_event_str(next_event(&st, NULL));
+	say("A", ev, st, t0);
 	rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 
@@ -258,7 +263,8 @@ static int client(void)
 	if (rdma_connect(id, &(struct rdma_conn_param){ .responder_resources = 1,
 							 .initiator_depth = 1, .retry_count = 7 }))
 		die("rdma_connect");
-	say("A", rdma_event_str(next_event(&st, NULL)), st, t0);
+	ev = rdma_event_str(next_event(&st, NULL));
+	say("A", ev, st, t0);
 	post_send(id, 'a');
 	two_completions("A", t0);
 
@@ -273,7 +279,8 @@ static int client(void)
 	t0 = now_ns();
 	if (rdma_disconnect(id))
 		die("rdma_disconnect");
-	say("A", rdma_event_str(next_event(&st, NULL)), st, t0);
+	ev = rdma_event_str(next_event(&st, NULL));
+	say("A", ev, st, t0);
 	return 0;
 }
 
