@@ -35,6 +35,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/engine_tasks.h"
 #include "emu/sim/process.h"
+#include "emu/sim/trace.h"
 
 enum emu_engine_thread_state {
 	EMU_THREAD_RUNNING,
@@ -57,6 +58,7 @@ struct emu_engine_thread {
 	bool app_expired;
 	bool app_active; /* between begin and end: counted in e->nblocked */
 	bool spinning;   /* IDLE in a busy loop on the program's clock (note_clock_spin) */
+	int entering;    /* atomic, follower mode: waiting for the engine lock in emu_engine_lock */
 	int app_wakefd;  /* written when the deadline comes, -1: none */
 	pthread_cond_t *app_cond; /* broadcast when the deadline comes, NULL: none */
 	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
@@ -665,6 +667,8 @@ static bool running_asleep(const struct emu_engine *e)
 
 		if (t->state != EMU_THREAD_RUNNING)
 			continue;
+		if (__atomic_load_n(&t->entering, __ATOMIC_SEQ_CST))
+			return false;
 		st = thread_kstate(t->tid);
 		if (st != 'S' && st != 'T' && st != 't')
 			return false;
@@ -687,7 +691,26 @@ static bool follower_idle(struct emu_engine *e)
 		return true;
 	return e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
 	       waiters_settled(e) && !blocked_waking(e) && !pollers_running(e) &&
-	       running_asleep(e);
+	       running_asleep(e) && !unmet_busy(e);
+}
+
+/* RDMAEMU_TRACE=vtime: each answer to the time authority, the rule that made the process idle
+ * and what each known thread was doing. Lock held. */
+static void follow_trace(struct emu_engine *e, bool rule1, uint64_t next)
+{
+	static int on = -1;
+	char buf[512];
+	size_t n = 0;
+
+	if (!emu_trace_enabled(&on, "vtime"))
+		return;
+	for (const struct emu_engine_thread *t = e->threads; t && n < sizeof(buf) - 64; t = t->next)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %d:%d%c%s(%s)", (int)t->tid,
+				      (int)t->state, thread_kstate(t->tid) ? thread_kstate(t->tid) : '?',
+				      t->seen_gen == e->gen ? "" : "*", t->what ? t->what : "-");
+	buf[n] = 0;
+	fprintf(stderr, "rdmaemu: vtime: idle at %llu (rule %d), next %llu, threads%s\n",
+		(unsigned long long)e->clock.now, rule1 ? 1 : 2, (unsigned long long)next, buf);
 }
 
 /* A query of the time authority (from the inbox, in order with the frames before it). */
@@ -717,6 +740,7 @@ static void progress_follower(struct emu_engine *e)
 		if (any_spinning(e) && e->clock.now + e->spin_quantum_ns < next)
 			next = e->clock.now + e->spin_quantum_ns;
 		e->fl_pending = false;
+		follow_trace(e, all_settled(e), next);
 		e->fl_idle(e->fl_idle_ctx, e->fl_token, next);
 	}
 	e->progress_sleeping = true;
@@ -755,9 +779,11 @@ void emu_engine_queue_advance(struct emu_engine *e, uint64_t t)
 	inbox_add(e, INBOX_ADVANCE, NULL, 0, t);
 }
 
+static void mutex_enter(struct emu_engine *e);
+
 void emu_engine_follow_sync(struct emu_engine *e)
 {
-	pthread_mutex_lock(&e->lock);
+	mutex_enter(e);
 	rt_drain(e);
 	emu_engine_run_now(e);
 	pthread_mutex_unlock(&e->lock);
@@ -1067,11 +1093,30 @@ void emu_engine_reset(void)
 
 /* ---------- entering and leaving ---------- */
 
+/* The engine mutex, for a thread that acts once it has it. In follower mode, asleep on the
+ * mutex the thread is about to act: the idle check, which holds the lock, must not take it
+ * for a thread asleep in the kernel. */
+static void mutex_enter(struct emu_engine *e)
+{
+	struct emu_engine_thread *t;
+
+	if (!e->follower) {
+		pthread_mutex_lock(&e->lock);
+		return;
+	}
+	t = tls_epoch == e->epoch ? &tls_thread : NULL;
+	if (t)
+		__atomic_store_n(&t->entering, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&e->lock);
+	if (t)
+		__atomic_store_n(&t->entering, 0, __ATOMIC_SEQ_CST);
+}
+
 void emu_engine_lock(struct emu_engine *e)
 {
 	struct emu_engine_thread *t;
 
-	pthread_mutex_lock(&e->lock);
+	mutex_enter(e);
 	t = thread_self(e);
 	/* the end of a wait of its own (or it left one without ending it: a longjmp out of
 	 * a signal handler) */

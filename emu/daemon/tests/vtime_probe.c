@@ -10,7 +10,8 @@
  *                          with every DREQ of host A dropped (rdmaemu_ctl_cm_fault).
  *
  * Each step prints one line: the event, its status and the program's clock across the step
- * (clock_gettime(CLOCK_MONOTONIC), which the emulator puts on the virtual clock). */
+ * (clock_gettime(CLOCK_MONOTONIC), which the emulator puts on the virtual clock).
+ * VTIME_PROBE_QUICK set: the client skips the silent address (for a run in real time). */
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
