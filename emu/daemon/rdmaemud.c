@@ -136,6 +136,7 @@ static struct {
 	bool vt;
 	uint32_t vt_round;
 	bool vt_dirty;
+	bool vt_armed; /* the last round found every process idle: the next one confirms it */
 	bool vt_told;
 	struct {
 		int pid;
@@ -165,6 +166,7 @@ static void vt_count(int pid)
 	size_t i, free_slot = MAX_CLIENTS;
 
 	d.vt_dirty = true;
+	d.vt_armed = false;
 	for (i = 0; i < MAX_CLIENTS; i++) {
 		if (d.vtp[i].pid == pid) {
 			d.vtp[i].recv++;
@@ -656,6 +658,7 @@ static void client_close(struct client *c)
 	if (c->state == CLIENT_ATTACHED)
 		vt_forget(c->peer_pid); /* the process is gone from the rounds */
 	d.vt_dirty = true;
+	d.vt_armed = false;
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
 	if (c->ucma_sh) {
@@ -1178,6 +1181,19 @@ static void vt_check(void)
 	emu_engine_lock(d.e);
 	if (emu_engine_next_deadline(d.e, &next) && next < t)
 		t = next;
+	if (t != UINT64_MAX && !d.vt_armed) {
+		/* A second round, with nothing received in between, confirms it: a process's
+		 * answer says what its threads looked like, and a thread that the daemon's last
+		 * push had woken could still read as asleep in /proc for a moment (seen under
+		 * load: the process answered idle with an rdma_cm event for it just pushed). */
+		emu_engine_unlock(d.e);
+		d.vt_armed = true;
+		d.vt_dirty = true;
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			d.clients[i].vt_answered = false;
+		return;
+	}
+	d.vt_armed = false;
 	if (t == UINT64_MAX) {
 		emu_engine_unlock(d.e);
 		if (!d.vt_told)
@@ -1722,6 +1738,7 @@ static void client_accept(int lfd)
 							-1 : (int)cr.pid;
 		}
 		d.vt_dirty = true;
+		d.vt_armed = false;
 		client_set_state(&d.clients[i], CLIENT_CONNECTED);
 		emu_engine_unlock(d.e);
 	}
@@ -1756,8 +1773,10 @@ static void serve(int lfd, uint8_t *buf)
 		}
 		if (d.vt && ntaps)
 			for (size_t k = 0; k < ntaps; k++)
-				if (pfd[n + k].revents)
+				if (pfd[n + k].revents) {
 					d.vt_dirty = true;
+					d.vt_armed = false;
+				}
 		if (pfd[1].revents & POLLIN)
 			wake_drain();
 		for (nfds_t k = 2; k < n; k++)
