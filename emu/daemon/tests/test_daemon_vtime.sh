@@ -82,5 +82,20 @@ elif ! grep -q "runs in real time, not virtual time" "$t/mode.err"; then
 else
 	echo "ok: $(head -1 "$t/mode.err")"
 fi
+# past rdmaemu run's look: the daemon refuses the attach itself, and the process says why
+touch "$t/ready"
+if RDMAEMU_DAEMON="$t/rdmaemud.sock" RDMAEMU_FABRIC="$ref2" RDMAEMU_NODE=A RDMAEMU_TIME=virtual \
+	LD_LIBRARY_PATH="$b/lib/.libs:$b/emu/verbs/.libs:$b/emu/.libs" "$prog" -c "$t/ready" \
+	>/dev/null 2>"$t/attach.err"; then
+	echo "FAIL: a process asking for virtual time attached to a daemon in real time"
+	fail=1
+elif ! grep -q "runs its fabric in real time; this process asks for virtual time" \
+	"$t/attach.err"; then
+	echo "FAIL: the attach's refusal does not say the modes:"
+	cat "$t/attach.err"
+	fail=1
+else
+	echo "ok: $(grep -m1 "runs its fabric" "$t/attach.err")"
+fi
 "$rdmaemu" daemon stop >/dev/null 2>&1
 exit $fail
