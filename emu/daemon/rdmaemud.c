@@ -165,6 +165,8 @@ static void vt_count(int pid)
 {
 	size_t i, free_slot = MAX_CLIENTS;
 
+	if (!d.vt)
+		return; /* real time: no per-message look-up on the main loop's path */
 	d.vt_dirty = true;
 	d.vt_armed = false;
 	for (i = 0; i < MAX_CLIENTS; i++) {
