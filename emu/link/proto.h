@@ -156,13 +156,13 @@ enum emu_dmsg_type {
 	/* Virtual time across processes (protocol 14, docs/daemon.md "Virtual time"): the
 	 * daemon is the time authority of a fabric it runs with --virtual-time. On the main
 	 * link socket, in order with its frames. */
-	EMU_DMSG_VT_QUERY = 31,	  /* daemon -> client, arg = the round: answer VT_IDLE once idle */
-	EMU_DMSG_VT_IDLE = 32,	  /* client -> daemon, arg = the round, body emu_dmsg_vt: the
+	EMU_DMSG_VT_QUERY = 33,	  /* daemon -> client, arg = the round: answer VT_IDLE once idle */
+	EMU_DMSG_VT_IDLE = 34,	  /* client -> daemon, arg = the round, body emu_dmsg_vt: the
 				   * process's next deadline (UINT64_MAX: none) and the messages
 				   * it has sent to the daemon on all its connections (VT_IDLE
 				   * itself not counted) */
-	EMU_DMSG_VT_ADVANCE = 33, /* daemon -> client, body emu_dmsg_vt (t): the clock moves to t */
-	EMU_DMSG_CM_FAULT = 34,	  /* client -> daemon, body emu_dmsg_cm_fault:
+	EMU_DMSG_VT_ADVANCE = 35, /* daemon -> client, body emu_dmsg_vt (t): the clock moves to t */
+	EMU_DMSG_CM_FAULT = 36,	  /* client -> daemon, body emu_dmsg_cm_fault:
 				   * rdmaemu_ctl_cm_fault on the daemon's CM agents (theirs are the
 				   * fabric's); answered with arg = 0 or an errno, body: the old
 				   * rule (emu_dmsg_cm_rule) */
