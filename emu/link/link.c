@@ -623,6 +623,7 @@ void emu_link_engine_created(struct emu_engine *e)
 	pthread_mutex_lock(&lk.m);
 	if (lk.vt) {
 		/* a process joining later starts at the fabric's now */
+		emu_engine_set_follow_outside(emu_link_vt_sync);
 		emu_engine_follow_advance(e, lk.vt_now);
 		emu_engine_set_follower(e, link_tx, NULL, vt_idle, NULL);
 	} else {

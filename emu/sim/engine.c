@@ -794,6 +794,19 @@ bool emu_engine_next_deadline(struct emu_engine *e, uint64_t *t)
 	return emu_clock_next_deadline(&e->clock, t);
 }
 
+static emu_engine_outside_fn *follow_outside; /* set once, before an engine follows */
+
+void emu_engine_set_follow_outside(emu_engine_outside_fn *fn)
+{
+	follow_outside = fn;
+}
+
+void emu_engine_follow_outside(struct emu_engine *e)
+{
+	if (e->follower && follow_outside)
+		follow_outside();
+}
+
 static void *progress_main(void *arg)
 {
 	struct emu_engine *e = arg;

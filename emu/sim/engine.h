@@ -282,6 +282,14 @@ int emu_engine_follow_advance(struct emu_engine *e, uint64_t t);
 void emu_engine_follow_sync(struct emu_engine *e);
 /* Lock held: the earliest pending timer. */
 bool emu_engine_next_deadline(struct emu_engine *e, uint64_t *t);
+/* What the authority sent before now on other channels (an rdma_cm event on its file's
+ * socket) may wake a program before the advance that came with it is applied: the link
+ * registers how to wait for that (once, before any engine follows), and a wait of the
+ * program's own that an fd ended calls emu_engine_follow_outside (no lock held; a no-op
+ * unless the engine follows). */
+typedef void emu_engine_outside_fn(void);
+void emu_engine_set_follow_outside(emu_engine_outside_fn *fn);
+void emu_engine_follow_outside(struct emu_engine *e);
 
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
  * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.
