@@ -98,6 +98,10 @@ struct client {
 	char node[EMU_DPROTO_NAME_MAX];
 	struct emu_neigh_req *neigh; /* a NEIGH_RESOLVE in progress (engine lock) */
 	size_t neigh_host;	     /* its host */
+	int peer_pid; /* the connecting process (SO_PEERCRED): whose messages these are */
+	/* virtual time: its VT_IDLE of the current round, and the deadline it said */
+	bool vt_answered;
+	uint64_t vt_next;
 };
 
 struct port_ctx {
@@ -127,6 +131,18 @@ static struct {
 	struct {
 		uint16_t host, dev;
 	} removed[EMU_DPROTO_MAX_REMOVED];
+	/* virtual time (--virtual-time, docs/daemon.md "Virtual time"): the round of queries, a
+	 * message received since it began (a new round is due once all is quiet), the stall
+	 * said once, and the messages received from each process on all its connections */
+	bool vt;
+	uint32_t vt_round;
+	bool vt_dirty;
+	bool vt_armed; /* the last round found every process idle: the next one confirms it */
+	bool vt_told;
+	struct {
+		int pid;
+		uint64_t recv;
+	} vtp[MAX_CLIENTS];
 } d;
 
 static volatile sig_atomic_t stop_requested;
@@ -142,6 +158,45 @@ static void trace(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+/* One more message from process pid (virtual time): it counts against the process's
+ * VT_IDLE, and the round in progress is stale. */
+static void vt_count(int pid)
+{
+	size_t i, free_slot = MAX_CLIENTS;
+
+	if (!d.vt)
+		return; /* real time: no per-message look-up on the main loop's path */
+	d.vt_dirty = true;
+	d.vt_armed = false;
+	for (i = 0; i < MAX_CLIENTS; i++) {
+		if (d.vtp[i].pid == pid) {
+			d.vtp[i].recv++;
+			return;
+		}
+		if (!d.vtp[i].pid && free_slot == MAX_CLIENTS)
+			free_slot = i;
+	}
+	if (free_slot < MAX_CLIENTS) {
+		d.vtp[free_slot].pid = pid;
+		d.vtp[free_slot].recv = 1;
+	}
+}
+
+static uint64_t vt_received(int pid)
+{
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.vtp[i].pid == pid)
+			return d.vtp[i].recv;
+	return 0;
+}
+
+static void vt_forget(int pid)
+{
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.vtp[i].pid == pid)
+			d.vtp[i] = (typeof(d.vtp[i])){ 0, 0 };
 }
 
 static void client_set_state(struct client *c, enum client_state s)
@@ -454,6 +509,8 @@ static void batch_flush(void)
 	d.ndirty = 0;
 }
 
+static void vt_order_before(int pid, uint32_t seq);
+static bool ring_run(struct client *c, uint8_t *buf, unsigned max);
 static bool ring_check(struct client *c, uint64_t head);
 static bool ring_rec(struct client *c, uint64_t head, struct emu_ducma_rec *rec,
 		     uint32_t *off);
@@ -476,6 +533,7 @@ static int ucma_ring_consumed(void *ctx, uint32_t *seq, uint32_t *count)
 		return 0; /* nothing, or a broken ring the main loop closes */
 	*seq = rec.arg;
 	*count = rec.pad;
+	vt_count(c->peer_pid);
 	c->rtail += emu_ducma_rec_size(rec.len);
 	__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
 	return 1;
@@ -600,6 +658,10 @@ static void client_close(struct client *c)
 	c->ucma_dfd = -1;
 	emu_engine_lock(d.e);
 	emu_dtap_close_owner(d.e, (unsigned)(c - d.clients));
+	if (c->state == CLIENT_ATTACHED)
+		vt_forget(c->peer_pid); /* the process is gone from the rounds */
+	d.vt_dirty = true;
+	d.vt_armed = false;
 	client_set_state(c, CLIENT_FREE);
 	outq_free(c);
 	if (c->ucma_sh) {
@@ -623,8 +685,17 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 	uint64_t used = 0;
 	int err = 0;
 
+	w.flags = d.vt ? EMU_DPROTO_VIRTUAL_TIME : 0;
 	if (len < sizeof(*h) || c->state != CLIENT_CONNECTED) {
 		err = EPROTO;
+		goto out;
+	}
+	if ((h->flags & EMU_DPROTO_VIRTUAL_TIME) != w.flags) {
+		fprintf(stderr, "rdmaemud: pid %d asked for %s time, this daemon runs its fabric in "
+				"%s time: refused\n", h->pid,
+			h->flags & EMU_DPROTO_VIRTUAL_TIME ? "virtual" : "real",
+			d.vt ? "virtual" : "real");
+		err = EPROTOTYPE;
 		goto out;
 	}
 	if (strncmp(h->fabric, d.fabric_path, sizeof(h->fabric))) {
@@ -655,6 +726,13 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		c->qpn_max = c->qpn_min + EMU_DPROTO_QPN_SLICE - 1;
 		c->pid = h->pid;
 		c->attached_seq = ++d.seq;
+		/* the process's own count from here: what the same pid sent before an exec (the
+		 * status requests of `rdmaemu run`) is not in it */
+		vt_forget(c->peer_pid);
+		vt_count(c->peer_pid);
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			if (d.vtp[i].pid == c->peer_pid)
+				d.vtp[i].recv = h->sent;
 		snprintf(c->node, sizeof(c->node), "%s", host->name);
 		client_set_state(c, CLIENT_ATTACHED);
 		w.host = (uint32_t)c->host;
@@ -666,6 +744,7 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		for (size_t i = 0; i < host->nnetdevs && i < 64; i++)
 			if (!emu_neigh_link_up(d.e, c->host, (int)i))
 				w.netdevs_down |= 1ull << i;
+		w.now = emu_engine_now(d.e);
 	}
 	emu_engine_unlock(d.e);
 out:
@@ -925,10 +1004,11 @@ static void on_status(struct client *c)
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		nattached += d.clients[i].state == CLIENT_ATTACHED;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
-			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\nprocesses %u\n"
+			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\ntime: %s\nprocesses %u\n"
 			      "rdma_cm files %u\nloopback-frames %llu\n",
 			      PACKAGE_VERSION, (int)getpid(),
-			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock, nattached,
+			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock,
+			      d.vt ? "virtual" : "real", nattached,
 			      emu_ucma_srv_count(), (unsigned long long)d.loopback_frames);
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
 		const struct client *k = &d.clients[i];
@@ -1072,7 +1152,18 @@ static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 	if (!ring_check(c, head))
 		return false;
 	while (max-- && ring_rec(c, head, &rec, &off)) {
+		if (d.vt) {
+			/* the process's frames sent before it go first (they may copy into
+			 * another buffer: this record is read after) */
+			vt_order_before(c->peer_pid, rec.seq16);
+			if (c->state != CLIENT_UCMA || c->ring_broken)
+				return false;
+			head = __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE);
+			if (!ring_check(c, head) || !ring_rec(c, head, &rec, &off))
+				return !c->ring_broken;
+		}
 		memcpy(buf, ring + off + sizeof(rec), rec.len);
+		vt_count(c->peer_pid);
 		c->rtail += emu_ducma_rec_size(rec.len);
 		__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
 		if (!ucma_msg(c, rec.type, rec.arg, rec.pad, buf, rec.len))
@@ -1106,6 +1197,217 @@ static bool rings_idle(void)
 	if (!idle)
 		rings_awake();
 	return idle;
+}
+
+/* ---------- virtual time (docs/daemon.md "Virtual time") ---------- */
+
+/* Nothing waits to go to a process: every message sent is in its socket. */
+static bool vt_quiet(void)
+{
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state != CLIENT_FREE &&
+		    (d.clients[i].outq || d.clients[i].sem_pending))
+			return false;
+	return true;
+}
+
+/* Every process of the round is idle with nothing in flight: the clock moves to the earliest
+ * deadline of all, the processes first (VT_ADVANCE behind the frames already sent), then the
+ * daemon's engine, whose frames and events at that instant follow it. */
+static void vt_check(void)
+{
+	uint64_t t = UINT64_MAX, next;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		const struct client *c = &d.clients[i];
+
+		if (c->state != CLIENT_ATTACHED)
+			continue;
+		if (!c->vt_answered)
+			return;
+		n++;
+		if (c->vt_next < t)
+			t = c->vt_next;
+	}
+	if (!n)
+		return;
+	emu_engine_lock(d.e);
+	if (emu_engine_next_deadline(d.e, &next) && next < t)
+		t = next;
+	if (t != UINT64_MAX && !d.vt_armed) {
+		/* A second round, with nothing received in between, confirms it: a process's
+		 * answer says what its threads looked like, and a thread that the daemon's last
+		 * push had woken could still read as asleep in /proc for a moment (seen under
+		 * load: the process answered idle with an rdma_cm event for it just pushed). */
+		emu_engine_unlock(d.e);
+		d.vt_armed = true;
+		d.vt_dirty = true;
+		for (size_t i = 0; i < MAX_CLIENTS; i++)
+			d.clients[i].vt_answered = false;
+		return;
+	}
+	d.vt_armed = false;
+	if (t == UINT64_MAX) {
+		emu_engine_unlock(d.e);
+		if (!d.vt_told)
+			fprintf(stderr, "rdmaemu: every process of the fabric waits and nothing is "
+					"pending\n");
+		d.vt_told = true;
+		return;
+	}
+	d.vt_told = false;
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d.clients[i];
+		struct emu_dmsg_vt v = { t, 0 };
+
+		if (c->state != CLIENT_ATTACHED)
+			continue;
+		c->vt_answered = false;
+		outq_add_msg(c, EMU_DMSG_VT_ADVANCE, 0, 0, (const uint8_t *)&v, sizeof(v), false);
+		outq_flush(c);
+	}
+	trace("virtual time %llu", (unsigned long long)t);
+	emu_engine_follow_advance(d.e, t);
+	emu_engine_unlock(d.e);
+	d.vt_dirty = true; /* the next round once the processes are quiet again */
+}
+
+/* The main loop found nothing to read, nothing to send: ask every process whether it is
+ * idle. */
+static void vt_round(void)
+{
+	d.vt_round++;
+	trace("round %u", d.vt_round);
+	d.vt_dirty = false;
+	emu_engine_lock(d.e);
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d.clients[i];
+
+		if (c->state != CLIENT_ATTACHED)
+			continue;
+		c->vt_answered = false;
+		outq_add_msg(c, EMU_DMSG_VT_QUERY, d.vt_round, 0, NULL, 0, false);
+		outq_flush(c);
+	}
+	emu_engine_unlock(d.e);
+	vt_check(); /* a fabric without processes: nothing to wait for */
+}
+
+/* VT_IDLE: current when it answers this round, nothing came from anywhere since the round
+ * began, and the process has sent nothing the daemon has not read. */
+static void vt_on_idle(struct client *c, uint32_t round, const uint8_t *body, size_t len)
+{
+	struct emu_dmsg_vt v;
+
+	if (!d.vt || c->state != CLIENT_ATTACHED || len < sizeof(v) || round != d.vt_round ||
+	    d.vt_dirty) {
+		trace("pid %d idle in round %u: stale (round %u%s)", c->pid, round, d.vt_round,
+		      d.vt_dirty ? ", messages since" : "");
+		return;
+	}
+	memcpy(&v, body, sizeof(v));
+	if (v.sent != vt_received(c->peer_pid)) {
+		trace("pid %d idle in round %u: sent %llu, %llu received: stale", c->pid, round,
+		      (unsigned long long)v.sent, (unsigned long long)vt_received(c->peer_pid));
+		return;
+	}
+	c->vt_answered = true;
+	c->vt_next = v.t;
+	trace("pid %d idle in round %u, next deadline %llu", c->pid, round,
+	      (unsigned long long)v.t);
+	vt_check();
+}
+
+/* CM_FAULT: rdmaemu_ctl_cm_fault of a process attached here: the CM agents are the daemon's. */
+static void on_cm_fault(struct client *c, const struct emu_dmsg_cm_fault *q, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_CM_FAULT, 0, 0 };
+	struct rdmaemu_cm_fault set, old;
+	struct emu_dmsg_cm_rule ans = { 0 };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { &ans, sizeof(ans) } };
+
+	memset(&old, 0, sizeof(old));
+	if (len < sizeof(*q) || !memchr(q->node, 0, sizeof(q->node)) ||
+	    !memchr(q->device, 0, sizeof(q->device)) || !memchr(q->msg, 0, sizeof(q->msg))) {
+		h.arg = EPROTO;
+	} else {
+		set = (struct rdmaemu_cm_fault){ q->rule.drop_next, q->rule.dup_next,
+						 q->rule.delay_next, q->rule.drop, q->rule.dup,
+						 q->rule.delay, q->rule.delay_ns };
+		if (rdmaemu_ctl_cm_fault(q->node, q->device[0] ? q->device : NULL, q->msg,
+					 q->set ? &set : NULL, &old))
+			h.arg = (uint32_t)errno;
+		ans = (struct emu_dmsg_cm_rule){ old.drop_next, old.dup_next, old.delay_next, 0,
+						 old.drop, old.dup, old.delay, old.delay_ns };
+	}
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = 2 },
+		      MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+static bool client_read(struct client *c, uint8_t *buf, bool *got);
+
+/* Virtual time: a process's frames (main link) and rdma_cm command records (rings) in the
+ * order it sent them, whichever the main loop meets first: before one with count `seq`
+ * (emu_link_count_sent's, low 16 bits in the records), every earlier one of the same process
+ * that is already here goes, oldest first. It is here: the process sent it before the later
+ * one, on its socket or into its ring. Without this, an RTU command and the first SEND
+ * behind it left the daemon in either order from one run to the next. */
+static bool seq_before(uint32_t a, uint32_t b)
+{
+	return (int16_t)(uint16_t)(a - b) < 0;
+}
+
+static void vt_order_before(int pid, uint32_t seq)
+{
+	uint8_t *buf;
+
+	if (!d.vt)
+		return;
+	buf = malloc(EMU_DPROTO_PATH_MAX + 1024 > EMU_WIRE_MAX_FRAME ? EMU_DPROTO_PATH_MAX + 1024
+								     : EMU_WIRE_MAX_FRAME);
+	if (!buf)
+		return;
+	for (;;) {
+		struct client *best = NULL;
+		uint32_t bseq = seq;
+
+		for (size_t i = 0; i < MAX_CLIENTS; i++) {
+			struct client *c = &d.clients[i];
+			struct emu_dmsg h;
+			struct emu_ducma_rec rec;
+			uint64_t head;
+			uint32_t off;
+
+			if (c->peer_pid != pid)
+				continue;
+			head = c->state == CLIENT_UCMA && c->ucma_sh ?
+				       __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE) : 0;
+			if (c->state == CLIENT_ATTACHED &&
+			    recv(c->fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
+			    (h.type == EMU_DMSG_FRAME || h.type == EMU_DMSG_LOOPBACK) &&
+			    seq_before(h.pad, bseq)) {
+				best = c;
+				bseq = h.pad;
+			} else if (c->state == CLIENT_UCMA && c->ucma_sh && !c->ring_broken &&
+				   ring_check(c, head) && ring_rec(c, head, &rec, &off) &&
+				   seq_before(rec.seq16, bseq)) {
+				best = c;
+				bseq = rec.seq16;
+			}
+		}
+		if (!best)
+			break;
+		if (best->state == CLIENT_ATTACHED) {
+			bool got;
+
+			if (!client_read(best, buf, &got) || !got)
+				break; /* the main loop closes it */
+		} else if (!ring_run(best, buf, 1)) {
+			break;
+		}
+	}
+	free(buf);
 }
 
 /* Reads one message of client c (*got set when there was one); false when the client is
@@ -1143,12 +1445,23 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		return false;
 	}
 	len = (size_t)n - sizeof(h);
+	/* what the process counts (emu_link_count_sent): not the answers to queries, nor the
+	 * doorbells of the command rings (their records count) */
+	if (h.type != EMU_DMSG_VT_IDLE && h.type != EMU_DMSG_UCMA_RING)
+		vt_count(c->peer_pid);
 	switch (h.type) {
+	case EMU_DMSG_VT_IDLE:
+		vt_on_idle(c, h.arg, buf, len);
+		break;
+	case EMU_DMSG_CM_FAULT:
+		on_cm_fault(c, (const void *)buf, len);
+		break;
 	case EMU_DMSG_HELLO:
 		on_hello(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_FRAME:
 	case EMU_DMSG_LOOPBACK:
+		vt_order_before(c->peer_pid, h.pad);
 		on_frame(c, &h, buf, len, h.type == EMU_DMSG_LOOPBACK);
 		break;
 	case EMU_DMSG_STATUS:
@@ -1260,9 +1573,11 @@ static int listen_on(const char *path)
 
 static void usage(FILE *out)
 {
-	fputs("usage: rdmaemud [--fabric FILE] [--pcap PREFIX] [--socket PATH] [--trace]\n"
-	      "Runs an emulated RDMA fabric in real time for the processes that `rdmaemu run`\n"
-	      "attaches to it. See rdmaemud(1).\n", out);
+	fputs("usage: rdmaemud [--fabric FILE] [--pcap PREFIX] [--socket PATH] [--virtual-time]\n"
+	      "                [--trace]\n"
+	      "Runs an emulated RDMA fabric for the processes that `rdmaemu run` attaches to it:\n"
+	      "in real time, or with --virtual-time on one virtual clock for them all that moves\n"
+	      "to the next deadline when every process is idle. See rdmaemud(1).\n", out);
 }
 
 /* The command line into d and *fabric: true to run, else false with the exit status. */
@@ -1271,7 +1586,8 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 	static const struct option opts[] = {
 		{ "fabric", required_argument, NULL, 'f' }, { "pcap", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' }, { "trace", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },
+		{ "virtual-time", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	int opt;
 
@@ -1281,6 +1597,7 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 		case 'p': setenv("RDMAEMU_PCAP", optarg, 1); break;
 		case 's': snprintf(d.sock, sizeof(d.sock), "%s", optarg); break;
 		case 't': d.trace = true; break;
+		case 'V': d.vt = true; break;
 		case 'h': usage(stdout); *status = 0; return false;
 		default: usage(stderr); *status = 2; return false;
 		}
@@ -1315,7 +1632,12 @@ static int fabric_setup(const char *fabric)
 	}
 	emu_ucma_srv_init(&ucma_ops);
 	emu_engine_lock(d.e);
-	emu_engine_set_realtime(d.e, NULL, NULL);
+	/* virtual time: the daemon's engine moves only when a round says (vt_check) */
+	if (d.vt)
+		emu_engine_set_follower(d.e, NULL, NULL, NULL, NULL);
+	else
+		emu_engine_set_realtime(d.e, NULL, NULL);
+	d.vt_dirty = true;
 	emu_neigh_set_gen_hook(d.e, neigh_gen_moved, NULL);
 	if (install_ports()) {
 		emu_engine_unlock(d.e);
@@ -1465,6 +1787,15 @@ static void client_accept(int lfd)
 		d.clients[i].outq_tail = &d.clients[i].outq;
 		d.clients[i].fd = fd;
 		d.clients[i].ucma_dfd = -1;
+		{
+			struct ucred cr;
+			socklen_t cl = sizeof(cr);
+
+			d.clients[i].peer_pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ?
+							-1 : (int)cr.pid;
+		}
+		d.vt_dirty = true;
+		d.vt_armed = false;
 		client_set_state(&d.clients[i], CLIENT_CONNECTED);
 		emu_engine_unlock(d.e);
 	}
@@ -1479,8 +1810,13 @@ static void serve(int lfd, uint8_t *buf)
 	while (!stop_requested) {
 		nfds_t n = poll_set(pfd, who, lfd);
 		size_t ntaps = emu_dtap_poll_set(pfd + n, EMU_DTAP_MAX);
+		bool idle = rings_idle();
+		/* virtual time: something happened since the last round and all of it is sent;
+		 * a look without sleeping first, then the round if nothing came meanwhile */
+		bool round = d.vt && idle && d.vt_dirty && vt_quiet();
+		int r = poll(pfd, n + ntaps, idle && !round ? -1 : 0);
 
-		if (poll(pfd, n + ntaps, rings_idle() ? -1 : 0) < 0) {
+		if (r < 0) {
 			rings_awake();
 			if (errno == EINTR)
 				continue;
@@ -1488,6 +1824,16 @@ static void serve(int lfd, uint8_t *buf)
 			break;
 		}
 		rings_awake();
+		if (round && r == 0) {
+			vt_round();
+			continue;
+		}
+		if (d.vt && ntaps)
+			for (size_t k = 0; k < ntaps; k++)
+				if (pfd[n + k].revents) {
+					d.vt_dirty = true;
+					d.vt_armed = false;
+				}
 		if (pfd[1].revents & POLLIN)
 			wake_drain();
 		for (nfds_t k = 2; k < n; k++)
@@ -1531,8 +1877,8 @@ int main(int argc, char **argv)
 	lfd = serve_setup();
 	if (lfd < 0)
 		return 1;
-	fprintf(stderr, "rdmaemud: fabric %s, listening on %s\n",
-		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock);
+	fprintf(stderr, "rdmaemud: fabric %s, %s time, listening on %s\n",
+		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.vt ? "virtual" : "real", d.sock);
 	serve(lfd, buf);
 	teardown(lfd, buf);
 	return 0;

@@ -19,6 +19,13 @@ static uint16_t attr_of(const char *msg)
 	return 0;
 }
 
+static emu_cm_fault_remote_fn *remote;
+
+void emu_cm_fault_set_remote(emu_cm_fault_remote_fn *fn)
+{
+	remote = fn;
+}
+
 int rdmaemu_ctl_cm_fault(const char *node, const char *device, const char *msg,
 			 const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old)
 {
@@ -35,6 +42,12 @@ int rdmaemu_ctl_cm_fault(const char *node, const char *device, const char *msg,
 			      set->delay < 0 || set->delay > 1))) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (remote) {
+		err = -remote(node ? node : self->name, device, msg, set, old);
+		if (err)
+			errno = err;
+		return err ? -1 : 0;
 	}
 	f = emu_engine_fabric(e);
 	for (h = 0; h < f->nhosts; h++)

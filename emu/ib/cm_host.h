@@ -23,4 +23,12 @@ struct emu_cm_agent;
  * port), ENOMEM. */
 struct emu_cm_agent *emu_cm_host_agent(struct emu_engine *e, size_t host, size_t dev);
 
+/* Under rdmaemud the CM agents are the daemon's: rdmaemu_ctl_cm_fault goes there (the link
+ * registers fn when the process attaches; NULL: the process's own agents). fn returns 0 or a
+ * negative errno; node is never NULL. */
+struct rdmaemu_cm_fault;
+typedef int emu_cm_fault_remote_fn(const char *node, const char *device, const char *msg,
+				   const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old);
+void emu_cm_fault_set_remote(emu_cm_fault_remote_fn *fn);
+
 #endif

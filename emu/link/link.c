@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@
 #include "emu/link/link.h"
 #include "emu/link/link_shm.h"
 #include "emu/sim/trace.h"
+#include "rdmaemu/ctl.h"
+#include "rdmaemu/ctl.h"
 
 #define LINK_NEIGH_KEPT 64 /* MACs kept (one per slot of a hash of the addresses) */
 
@@ -60,10 +63,40 @@ static struct {
 		struct sockaddr_storage src, dst;
 		uint8_t mac[6];
 	} neigh_kept[LINK_NEIGH_KEPT];
+	/* virtual time (the daemon runs --virtual-time): this process's engine follows the
+	 * daemon's clock; vt_now is the daemon's last instant heard before the engine exists */
+	bool vt;
+	uint64_t vt_now;
+	int rx_busy; /* atomic: the receive thread holds a message it has not queued yet */
 } lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER,
 	  .link_cv = PTHREAD_COND_INITIALIZER };
 
 static void rx_start(void);
+
+/* Messages this process has sent to the daemon, on every connection (virtual time: the
+ * daemon takes a VT_IDLE answer as current only when it has received as many). Atomic. */
+static uint64_t sent_count;
+
+uint64_t emu_link_count_sent(int delta)
+{
+	return __atomic_add_fetch(&sent_count, (uint64_t)(int64_t)delta, __ATOMIC_SEQ_CST);
+}
+
+/* a child of fork starts its own count (the daemon counts by process) */
+static void sent_count_child(void)
+{
+	sent_count = 0;
+}
+
+__attribute__((constructor)) static void sent_count_init(void)
+{
+	pthread_atfork(NULL, NULL, sent_count_child);
+}
+
+bool emu_link_virtual_time(void)
+{
+	return lk.active && lk.vt;
+}
 
 /* RDMAEMU_TRACE=neighlink: each NEIGH_RESOLVE, asked or answered from what the process kept */
 static void neigh_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -192,11 +225,18 @@ static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, arg, 0 };
 	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)body, len } };
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = body && len ? 2 : 1 };
+	bool counted = type != EMU_DMSG_VT_IDLE;
 	ssize_t n;
 
+	/* counted before it can arrive: the daemon never sees more than the count; a frame
+	 * carries the count in pad (its place among the process's command records) */
+	if (counted)
+		h.pad = (uint32_t)emu_link_count_sent(1);
 	do
 		n = sendmsg(fd, &m, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && counted)
+		emu_link_count_sent(-1);
 	return n < 0 ? -errno : 0;
 }
 
@@ -251,6 +291,15 @@ static void link_welcome_locked(const struct emu_dmsg_welcome *w)
 	lk.link_gen = w->link_gen;
 }
 
+/* RDMAEMU_TIME=virtual under a daemon (rdmaemu run --virtual-time): the daemon must run its
+ * fabric in virtual time; otherwise in real time. */
+static bool want_virtual_time(void)
+{
+	const char *t = getenv("RDMAEMU_TIME");
+
+	return t && !strcmp(t, "virtual");
+}
+
 int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *fabric_path)
 {
 	const char *path = getenv("RDMAEMU_DAEMON");
@@ -270,6 +319,8 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		return err;
 	}
 	hello.pid = (int32_t)getpid();
+	hello.flags = want_virtual_time() ? EMU_DPROTO_VIRTUAL_TIME : 0;
+	hello.sent = __atomic_load_n(&sent_count, __ATOMIC_SEQ_CST) + 1;
 	fd = emu_link_connect(path);
 	if (fd < 0) {
 		err = errno;
@@ -291,6 +342,15 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		else if ((size_t)n < sizeof(ans))
 			err = EPROTO;
 	}
+	if (err == EPROTOTYPE && (size_t)n >= sizeof(ans)) {
+		fprintf(stderr, "rdmaemu: rdmaemud at %s runs its fabric in %s time; this process "
+				"asks for %s time (rdmaemu run%s): refused\n", path,
+			ans.w.flags & EMU_DPROTO_VIRTUAL_TIME ? "virtual" : "real",
+			hello.flags & EMU_DPROTO_VIRTUAL_TIME ? "virtual" : "real",
+			hello.flags & EMU_DPROTO_VIRTUAL_TIME ? " --virtual-time" : "");
+		close(fd);
+		return err;
+	}
 	if (err) {
 		fprintf(stderr, "rdmaemu: rdmaemud at %s refused host '%s' of fabric '%s': %s\n",
 			path, hello.node, hello.fabric[0] ? hello.fabric : "(built-in)",
@@ -309,13 +369,16 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 	pthread_mutex_unlock(&lk.m);
 	lk.qpn_min = ans.w.qpn_min;
 	lk.qpn_max = ans.w.qpn_max;
+	lk.vt = ans.w.flags & EMU_DPROTO_VIRTUAL_TIME;
+	lk.vt_now = ans.w.now;
 	lk.active = true;
 	/* the daemon runs the wire and writes the captures */
 	emu_engine_set_wire_remote(true);
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
-	/* the rings to the other processes of this host; without them the daemon carries it all */
-	err = emu_link_shm_start(fd);
+	/* the rings to the other processes of this host; without them the daemon carries it all.
+	 * Not in virtual time: every frame goes through the daemon, which sees what is in flight */
+	err = lk.vt ? 0 : emu_link_shm_start(fd);
 	if (err)
 		fprintf(stderr, "rdmaemu: no shared-memory rings (%s): loopback frames to other "
 				"processes go through rdmaemud\n", strerror(err));
@@ -410,6 +473,83 @@ static int rx_fds(struct msghdr *m, int *fds, int max)
 	return n;
 }
 
+/* The engine's idle hook (emu_engine_idle_fn): the answer to the daemon's query. */
+static void vt_idle(void *ctx, uint64_t token, uint64_t next)
+{
+	struct emu_dmsg_vt v = { next, __atomic_load_n(&sent_count, __ATOMIC_SEQ_CST) };
+
+	(void)ctx;
+	send_msg(lk.fd, EMU_DMSG_VT_IDLE, (uint32_t)token, &v, sizeof(v));
+}
+
+/* A virtual-time message of the daemon (the receive thread): into the engine's inbox, in order
+ * with the frames; before the engine exists the process is idle and has no deadline, and
+ * the engine starts at the daemon's last instant. true when it was one. */
+static bool vt_msg(const struct emu_dmsg *h, const uint8_t *body, size_t n, int flags)
+{
+	struct emu_dmsg_vt v = { 0, 0 };
+	struct emu_engine *e;
+
+	if (n < sizeof(*h) || h->magic != EMU_DPROTO_MAGIC || (flags & MSG_TRUNC) ||
+	    (h->type != EMU_DMSG_VT_QUERY && h->type != EMU_DMSG_VT_ADVANCE))
+		return false;
+	if (n - sizeof(*h) >= sizeof(v))
+		memcpy(&v, body, sizeof(v));
+	pthread_mutex_lock(&lk.m);
+	e = lk.e;
+	if (!e && h->type == EMU_DMSG_VT_ADVANCE && v.t > lk.vt_now)
+		lk.vt_now = v.t;
+	if (!e && h->type == EMU_DMSG_VT_QUERY)
+		vt_idle(NULL, h->arg, UINT64_MAX);
+	pthread_mutex_unlock(&lk.m);
+	if (!e)
+		return true;
+	if (h->type == EMU_DMSG_VT_QUERY)
+		emu_engine_queue_query(e, h->arg);
+	else
+		emu_engine_queue_advance(e, v.t);
+	/* the engine's lock may be busy: whoever holds it delivers on the way out, and a
+	 * waiter's sleep lets the next try through */
+	while (!emu_engine_try_deliver(e))
+		usleep(100);
+	return true;
+}
+
+void emu_link_vt_sync(void)
+{
+	struct emu_engine *e = lk.e;
+
+	if (!lk.active || !lk.vt || !e)
+		return;
+	for (;;) {
+		struct pollfd pf = { .fd = lk.fd, .events = POLLIN };
+
+		if (!__atomic_load_n(&lk.rx_busy, __ATOMIC_SEQ_CST) && poll(&pf, 1, 0) == 0 &&
+		    !__atomic_load_n(&lk.rx_busy, __ATOMIC_SEQ_CST))
+			break;
+		/* runnable, not asleep: the process is not idle while this thread waits */
+		sched_yield();
+	}
+	emu_engine_follow_sync(e);
+}
+
+void emu_link_vt_block(bool begin, const char *what)
+{
+	struct emu_engine *e = lk.e;
+
+	if (!lk.active || !lk.vt || !e)
+		return;
+	if (!begin) {
+		emu_engine_appwait_woken(e);
+		emu_engine_lock(e); /* ends the wait */
+		emu_engine_unlock(e);
+		return;
+	}
+	emu_engine_lock(e);
+	emu_engine_appwait_begin(e, what, EMU_ENGINE_FOREVER, -1, NULL);
+	emu_engine_unlock(e);
+}
+
 static void *rx_main(void *arg)
 {
 	struct emu_engine *stuck = NULL; /* an engine whose inbox this thread left frames in */
@@ -446,9 +586,23 @@ static void *rx_main(void *arg)
 			else if (poll(&pf, 1, 1) != 0)
 				break;
 		}
+		if (lk.vt) {
+			/* emu_link_vt_sync: a message is in the socket or in this thread's hands
+			 * until it is in the engine's inbox */
+			struct pollfd pf = { .fd = lk.fd, .events = POLLIN };
+
+			while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+				;
+			__atomic_store_n(&lk.rx_busy, 1, __ATOMIC_SEQ_CST);
+		}
 		do
 			n = recvmsg(lk.fd, &m, MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
+		if (n > 0 && vt_msg(&h, buf, (size_t)n, m.msg_flags)) {
+			free(buf);
+			__atomic_store_n(&lk.rx_busy, 0, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		if (n <= 0) {
 			free(buf);
 			fprintf(stderr, "rdmaemu: rdmaemud closed the connection%s%s: this process "
@@ -469,6 +623,7 @@ static void *rx_main(void *arg)
 			if (e)
 				emu_link_shm_msg(e, &h, buf, (size_t)n - sizeof(h), fds, nfds);
 			free(buf);
+			__atomic_store_n(&lk.rx_busy, 0, __ATOMIC_SEQ_CST);
 			continue;
 		}
 		if ((size_t)n >= sizeof(h) && h.magic == EMU_DPROTO_MAGIC &&
@@ -494,10 +649,12 @@ static void *rx_main(void *arg)
 		if ((size_t)n < sizeof(h) || h.magic != EMU_DPROTO_MAGIC ||
 		    h.type != EMU_DMSG_FRAME || (m.msg_flags & MSG_TRUNC) || !e) {
 			free(buf);
+			__atomic_store_n(&lk.rx_busy, 0, __ATOMIC_SEQ_CST);
 			continue;
 		}
 		emu_engine_queue_frame(e, (int)h.arg, buf, (size_t)n - sizeof(h));
 		stuck = emu_engine_try_deliver(e) ? NULL : e;
+		__atomic_store_n(&lk.rx_busy, 0, __ATOMIC_SEQ_CST);
 	}
 }
 
@@ -518,8 +675,15 @@ void emu_link_engine_created(struct emu_engine *e)
 {
 	if (!lk.active)
 		return;
-	emu_engine_set_realtime(e, link_tx, NULL);
 	pthread_mutex_lock(&lk.m);
+	if (lk.vt) {
+		/* a process joining later starts at the fabric's now */
+		emu_engine_set_follow_outside(emu_link_vt_sync);
+		emu_engine_follow_advance(e, lk.vt_now);
+		emu_engine_set_follower(e, link_tx, NULL, vt_idle, NULL);
+	} else {
+		emu_engine_set_realtime(e, link_tx, NULL);
+	}
 	lk.e = e;
 	emu_link_shm_engine_created(e);
 	pthread_mutex_unlock(&lk.m);
@@ -557,15 +721,22 @@ static ssize_t ctl_request(const char *sock, uint16_t type, const void *req, siz
 		sock = getenv("RDMAEMU_DAEMON");
 	if (!sock || !*sock || (fd = emu_link_connect(sock)) < 0)
 		return -ENOTCONN;
+	emu_link_count_sent(1);
 	do
 		n = sendmsg(fd, &m, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		emu_link_count_sent(-1);
 	m = (struct msghdr){ .msg_iov = in, .msg_iovlen = len ? 2 : 1 };
+	/* the answer may take virtual time (a neighbour resolution): a wait of its own */
+	emu_link_vt_block(true, "a request to rdmaemud");
 	if (n >= 0)
 		do
 			n = recvmsg(fd, &m, 0);
 		while (n < 0 && errno == EINTR);
+	emu_link_vt_block(false, NULL);
 	close(fd);
+	emu_link_vt_sync();
 	if (n < (ssize_t)sizeof(*ans) || ans->magic != EMU_DPROTO_MAGIC || ans->type != type)
 		return -ENOTCONN;
 	return n - (ssize_t)sizeof(*ans);
@@ -599,6 +770,41 @@ int emu_link_device_remove(const char *sock, const char *node, const char *dev)
 	/* returns once this process's lists have dropped it, as `rdma link delete` returns once
 	 * the device is unregistered */
 	emu_link_devrm_sync(ans.pad);
+	return 0;
+}
+
+int emu_link_cm_fault(const char *node, const char *device, const char *msg,
+		      const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old)
+{
+	struct emu_dmsg_cm_fault q;
+	struct emu_dmsg_cm_rule r;
+	struct emu_dmsg ans;
+	ssize_t n;
+
+	if (strlen(node) >= sizeof(q.node) || (device && strlen(device) >= sizeof(q.device)) ||
+	    strlen(msg) >= sizeof(q.msg))
+		return -ENOENT;
+	memset(&q, 0, sizeof(q));
+	strcpy(q.node, node);
+	if (device)
+		strcpy(q.device, device);
+	strcpy(q.msg, msg);
+	if (set) {
+		q.set = 1;
+		q.rule = (struct emu_dmsg_cm_rule){ set->drop_next, set->dup_next, set->delay_next,
+						    0, set->drop, set->dup, set->delay,
+						    set->delay_ns };
+	}
+	n = ctl_request(NULL, EMU_DMSG_CM_FAULT, &q, sizeof(q), &ans, &r, sizeof(r));
+	if (n < 0)
+		return (int)n;
+	if (ans.arg)
+		return -(int)ans.arg;
+	if (n < (ssize_t)sizeof(r))
+		return -EPROTO;
+	if (old)
+		*old = (struct rdmaemu_cm_fault){ r.drop_next, r.dup_next, r.delay_next, r.drop,
+						  r.dup, r.delay, r.delay_ns };
 	return 0;
 }
 
@@ -771,6 +977,8 @@ void emu_link_reset(void)
 	lk.neigh_gen = 0;
 	memset(lk.neigh_kept, 0, sizeof(lk.neigh_kept));
 	lk.active = false;
+	lk.vt = false;
+	lk.vt_now = 0;
 	emu_engine_set_wire_remote(false);
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);

@@ -63,6 +63,11 @@ int emu_link_neigh_flush(const char *sock, const char *node, const char *netdev)
  * process's own host, when this process's copy of the port shows it: 0, or a negative errno
  * (-ENOENT: no such host or netdev, -ENOTCONN: no daemon). */
 int emu_link_link_set(const char *sock, const char *node, const char *netdev, bool up);
+/* rdmaemu_ctl_cm_fault on the daemon's CM agents (emu_cm_fault_remote_fn), on a control
+ * connection of its own: 0 or a negative errno (-ENOTCONN: no daemon). */
+struct rdmaemu_cm_fault;
+int emu_link_cm_fault(const char *node, const char *device, const char *msg,
+		      const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old);
 /* Waits (at most 2 s) until this process has applied the daemon's device removals up to
  * generation gen: an rdma_cm answer carrying gen was produced after them, so a
  * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */
@@ -74,6 +79,22 @@ void emu_link_devrm_sync(uint32_t gen);
  * no daemon). Call without the engine lock. */
 int emu_link_neigh_resolve(size_t host, const struct sockaddr *src, const struct sockaddr *dst,
 			   unsigned timeout_ms, uint8_t mac[6]);
+/* Virtual time across processes (docs/daemon.md "Virtual time"): the daemon runs its fabric
+ * with --virtual-time and this process asked for it (RDMAEMU_TIME=virtual): its engine
+ * follows the daemon's clock. */
+bool emu_link_virtual_time(void);
+/* Every message sent to the daemon, on any connection, counted (delta 1) before it is sent
+ * (-1 when the send failed): the VT_IDLE answers carry the count. */
+uint64_t emu_link_count_sent(int delta); /* the count after it */
+/* Virtual time: the calling thread is about to block on an answer or event of the daemon's
+ * (begin), or is back (end, before it takes any lock): a wait of its own with no deadline
+ * (emu_engine_appwait_begin), so the process counts as idle while it sleeps there. No-op
+ * otherwise. Without the engine lock. */
+void emu_link_vt_block(bool begin, const char *what);
+/* Virtual time: what the daemon sent on the main link before now is in the engine (its clock
+ * moved): called after an answer or event of another connection arrived, which the daemon
+ * sent after it, before the program can read its clock. No-op otherwise. No lock held. */
+void emu_link_vt_sync(void);
 /* For tests (a reset hook of emu_process_reset): closes the link. */
 void emu_link_reset(void);
 

@@ -7,6 +7,7 @@
 
 #include "emu/sim/engine.h"
 #include "emu/sim/process.h"
+#include "emu/ib/cm_host.h"
 #include "emu/net/neigh.h"
 #include "emu/rdma_cm/ucma.h"
 #include "emu/link/link.h"
@@ -45,6 +46,7 @@ static int process_attach(struct emu_fabric *f, const struct emu_host *h, const 
 	emu_device_remove_set_remote(device_remove);
 	emu_neigh_set_flush_remote(neigh_flush);
 	emu_neigh_set_link_remote(link_set);
+	emu_cm_fault_set_remote(emu_link_cm_fault);
 	return 0;
 }
 
@@ -58,6 +60,7 @@ static int engine_created(struct emu_engine *e)
 static void process_reset(void)
 {
 	emu_neigh_set_link_remote(NULL);
+	emu_cm_fault_set_remote(NULL);
 	emu_neigh_set_flush_remote(NULL);
 	emu_device_remove_set_remote(NULL);
 	emu_ucma_set_transport(NULL);

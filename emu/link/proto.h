@@ -25,8 +25,9 @@
  * with UCMA_RING on the socket to wake the daemon; 12: the daemon's queued messages on a
  * file's connection go several to a socket message (UCMA_BUNDLE); 13: a host's sandbox hands
  * its netdevs' tap devices to the daemon (TAP_ATTACH); 14: `ip link set` on a host (LINK_SET,
- * LINK_STATE, WELCOME's link state) */
-#define EMU_DPROTO_VERSION 14
+ * LINK_STATE, WELCOME's link state); 15: virtual time across processes (HELLO and WELCOME
+ * say the time mode, VT_QUERY / VT_IDLE / VT_ADVANCE), CM_FAULT */
+#define EMU_DPROTO_VERSION 15
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
@@ -161,6 +162,43 @@ enum emu_dmsg_type {
 	EMU_DMSG_LINK_STATE = 32,   /* daemon -> every client attached to the host, arg = netdev
 				     * index << 1 | up, pad = the link generation of the change:
 				     * the RoCE port of that netdev is ACTIVE (up) or DOWN */
+	/* Virtual time across processes (protocol 15, docs/daemon.md "Virtual time"): the
+	 * daemon is the time authority of a fabric it runs with --virtual-time. On the main
+	 * link socket, in order with its frames. */
+	EMU_DMSG_VT_QUERY = 33,	  /* daemon -> client, arg = the round: answer VT_IDLE once idle */
+	EMU_DMSG_VT_IDLE = 34,	  /* client -> daemon, arg = the round, body emu_dmsg_vt: the
+				   * process's next deadline (UINT64_MAX: none) and the messages
+				   * it has sent to the daemon on all its connections (VT_IDLE
+				   * itself not counted) */
+	EMU_DMSG_VT_ADVANCE = 35, /* daemon -> client, body emu_dmsg_vt (t): the clock moves to t */
+	EMU_DMSG_CM_FAULT = 36,	  /* client -> daemon, body emu_dmsg_cm_fault:
+				   * rdmaemu_ctl_cm_fault on the daemon's CM agents (theirs are the
+				   * fabric's); answered with arg = 0 or an errno, body: the old
+				   * rule (emu_dmsg_cm_rule) */
+};
+
+/* HELLO's and WELCOME's flags */
+#define EMU_DPROTO_VIRTUAL_TIME 1u /* the client wants, the daemon runs, virtual time */
+
+struct emu_dmsg_vt {
+	uint64_t t;	/* VT_IDLE: the next deadline; VT_ADVANCE: the instant */
+	uint64_t sent;	/* VT_IDLE: messages sent to the daemon so far */
+};
+
+struct emu_dmsg_cm_rule {
+	uint32_t drop_next, dup_next, delay_next;
+	uint32_t pad;
+	double drop, dup, delay;
+	uint64_t delay_ns;
+};
+
+struct emu_dmsg_cm_fault {
+	char node[EMU_DPROTO_NAME_MAX];	  /* host name */
+	char device[EMU_DPROTO_NAME_MAX]; /* "": every device */
+	char msg[16];
+	uint32_t set;			  /* 0: only read the rule */
+	uint32_t pad;
+	struct emu_dmsg_cm_rule rule;
 };
 
 struct emu_dmsg_tap {
@@ -190,6 +228,10 @@ struct emu_dmsg_hello {
 	char node[EMU_DPROTO_NAME_MAX];     /* host name, NUL-terminated */
 	char fabric[EMU_DPROTO_PATH_MAX];   /* real path of the fabric file; "" for the built-in */
 	int32_t pid;
+	uint32_t flags;                     /* EMU_DPROTO_VIRTUAL_TIME */
+	uint64_t sent;                      /* HELLO: the messages this process has sent to the
+					     * daemon, this one included (an exec'd process
+					     * starts its count again) */
 };
 
 struct emu_dmsg_welcome {
@@ -202,6 +244,9 @@ struct emu_dmsg_welcome {
 	uint32_t link_gen;          /* link changes (LINK_SET) made so far in the fabric */
 	uint32_t link_pad;
 	uint64_t netdevs_down;      /* bit i: netdev i of this host is down now (i < 64) */
+	uint32_t flags;             /* the daemon's mode (EMU_DPROTO_VIRTUAL_TIME), refusals too */
+	uint32_t pad;
+	uint64_t now;               /* virtual time: the daemon's clock */
 };
 
 struct emu_dmsg_neigh {

@@ -192,9 +192,12 @@ static int send_msg(int sock, uint16_t type, uint32_t arg, uint32_t pad, struct 
 	ssize_t r;
 
 	iov[0] = (struct iovec){ &h, sizeof(h) };
+	emu_link_count_sent(1);
 	do
 		r = sendmsg(sock, &m, MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		emu_link_count_sent(-1);
 	return r < 0 ? -errno : 0;
 }
 
@@ -205,6 +208,8 @@ static int ring_doorbell(struct lfile *f)
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_UCMA_RING, 0, 0 };
 	ssize_t r;
 
+	/* not counted (emu_link_count_sent): a wake-up, not a message; what it rings for is the
+	 * record, counted, and a doorbell may find the connection closed by the record before */
 	do
 		r = send(f->sock, &h, sizeof(h), MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
@@ -260,6 +265,8 @@ static int ring_put(struct lfile *f, uint16_t type, uint32_t arg, uint32_t pad,
 		p += iov[i].iov_len;
 	}
 	f->rhead += size;
+	/* a record is a message the daemon counts as it reads it */
+	((struct emu_ducma_rec *)(void *)(ring + off))->seq16 = (uint16_t)emu_link_count_sent(1);
 	__atomic_store_n(&f->sh->head, f->rhead, __ATOMIC_RELEASE);
 	/* against the daemon's "awake = 0, then look at head" before it sleeps: one of the two
 	 * sees the other */
@@ -707,7 +714,7 @@ static int take_bundle(struct lfile *f, const struct emu_dmsg *h, const uint8_t 
 		if (blen - off < sizeof(rec))
 			return -EPROTO;
 		memcpy(&rec, body + off, sizeof(rec));
-		if (rec.zero || rec.type == EMU_DMSG_UCMA_BUNDLE ||
+		if (rec.seq16 || rec.type == EMU_DMSG_UCMA_BUNDLE ||
 		    rec.len > blen - off - sizeof(rec) ||
 		    emu_ducma_rec_size(rec.len) > blen - off)
 			return -EPROTO;
@@ -1001,6 +1008,11 @@ int emu_ucma_link_open(const struct emu_host *h)
 	__atomic_add_fetch(&files_opened, 1, __ATOMIC_RELAXED);
 	if (f->sh)
 		__atomic_add_fetch(&files_counted, 1, __ATOMIC_RELAXED);
+	/* virtual time: the engine follows the daemon's clock, and the program's clock and
+	 * waits join it, from the first rdma_cm file on (a program that never opens a device
+	 * has no engine otherwise) */
+	if (emu_link_virtual_time())
+		emu_engine_get();
 	return fd;
 }
 
@@ -1104,9 +1116,12 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	iov[3] = (struct iovec){ (void *)opt, optlen };
 	*got = 0;
 	err = send_cmd(f, EMU_DMSG_UCMA_WRITE, iov, 4, false);
+	emu_link_vt_block(true, "an rdma_cm command");
 	if (!err)
 		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, got, NULL,
 				  devrm_gen);
+	emu_link_vt_block(false, NULL);
+	emu_link_vt_sync();
 	return err;
 }
 
@@ -1179,10 +1194,13 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 		f->waiters += coming;
 		pthread_mutex_unlock(&f->lock);
 		intr = false;
+		/* virtual time: a wait of the process's own, asleep until the daemon pushes */
+		emu_link_vt_block(true, "rdma_get_cm_event");
 		/* the kernel's read of the file waits interruptibly (emu_signal_restarts) */
 		while (poll(p, 2, -1) < 0 && errno == EINTR)
 			if ((intr = !emu_signal_restarts()))
 				break;
+		emu_link_vt_block(false, NULL);
 		hup = p[0].revents & (POLLHUP | POLLERR);
 		pthread_mutex_lock(&f->lock);
 		f->waiters -= coming;
@@ -1229,6 +1247,8 @@ static int get_event(struct lfile *f, void *dst, uint32_t out)
 	/* a DEVICE_REMOVAL is seen only once the device lists dropped the device */
 	if (e->gen)
 		emu_link_devrm_sync(e->gen);
+	/* virtual time: the daemon moved this process's clock before it pushed the event */
+	emu_link_vt_sync();
 	memcpy(dst, &e->resp, out < sizeof(e->resp) ? out : sizeof(e->resp));
 	emu_kmem_free(e);
 	return 0;

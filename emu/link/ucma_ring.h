@@ -45,7 +45,9 @@ struct emu_ducma_shared {
 struct emu_ducma_rec {
 	uint32_t len;  /* of the body */
 	uint16_t type; /* enum emu_dmsg_type, or EMU_DUCMA_REC_WRAP */
-	uint16_t zero;
+	uint16_t seq16; /* the command ring: the low bits of the process's message count
+			 * (emu_link_count_sent), by which a daemon in virtual time puts a
+			 * process's records and frames in their order; 0 in a bundle */
 	uint32_t arg, pad; /* as the message's header */
 };
 

@@ -160,6 +160,10 @@ static int fd_wait(struct emu_engine *e, const char *what, struct pollfd *fds, n
 		r--;
 	if (n)
 		memcpy(fds, all, n * sizeof(*all));
+	/* an fd of the program's became ready: what woke it may come from the time authority's
+	 * instant (an rdma_cm event), which the program's clock must show first */
+	if (r > 0)
+		emu_engine_follow_outside(e);
 	if (r == 0 && !expired) {
 		/* woken by a stale write: the deadline has not come; the kernel's call would
 		 * still be waiting */

@@ -35,6 +35,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/engine_tasks.h"
 #include "emu/sim/process.h"
+#include "emu/sim/trace.h"
 
 enum emu_engine_thread_state {
 	EMU_THREAD_RUNNING,
@@ -57,6 +58,7 @@ struct emu_engine_thread {
 	bool app_expired;
 	bool app_active; /* between begin and end: counted in e->nblocked */
 	bool spinning;   /* IDLE in a busy loop on the program's clock (note_clock_spin) */
+	int entering;    /* atomic, follower mode: waiting for the engine lock in emu_engine_lock */
 	int app_wakefd;  /* written when the deadline comes, -1: none */
 	pthread_cond_t *app_cond; /* broadcast when the deadline comes, NULL: none */
 	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
@@ -110,6 +112,15 @@ struct emu_engine {
 
 	/* real-time mode (emu_engine_set_realtime): virtual now = CLOCK_MONOTONIC - rt_base */
 	bool realtime;
+	/* follower mode (emu_engine_set_follower): time moves only by emu_engine_follow_advance;
+	 * the progress thread tells fl_idle when the process is idle after a query */
+	bool follower;
+	bool remote; /* realtime || follower: frames come from outside through the inbox */
+	bool fl_pending; /* a query waits for the process to be idle */
+	uint64_t fl_token;
+	emu_engine_idle_fn *fl_idle;
+	void *fl_idle_ctx;
+	uint64_t spin_quantum_ns; /* the last clock spinner's quantum (follower mode) */
 	uint64_t rt_base;
 	uint64_t progress_wake_at; /* virtual deadline the progress thread sleeps until, or MAX */
 	emu_engine_tx_fn *tx;     /* port sends go here instead of the wire (a daemon link) */
@@ -121,9 +132,15 @@ struct emu_engine {
 
 };
 
+/* inbox entries that are no frame (ep < 0): the daemon's query and advance, in order with the
+ * frames that came before them (follower mode) */
+#define INBOX_QUERY (-1)
+#define INBOX_ADVANCE (-2)
+
 struct inbox_frame {
 	struct inbox_frame *next;
 	int ep;
+	uint64_t val; /* INBOX_QUERY: the token; INBOX_ADVANCE: the instant */
 	size_t len;
 	void *buf;
 };
@@ -480,6 +497,8 @@ static uint64_t mono_ns(void)
 
 /* ---------- real time ---------- */
 
+static void follow_query(struct emu_engine *e, uint64_t token);
+
 /* Delivers the frames posted from outside to their ports' receivers. Lock held. */
 static void rt_drain(struct emu_engine *e)
 {
@@ -497,7 +516,12 @@ static void rt_drain(struct emu_engine *e)
 		return;
 	for (; f; f = next) {
 		next = f->next;
-		emu_engine_deliver(e, f->ep, f->buf, f->len, e->clock.now);
+		if (f->ep >= 0)
+			emu_engine_deliver(e, f->ep, f->buf, f->len, e->clock.now);
+		else if (f->ep == INBOX_ADVANCE)
+			emu_engine_follow_advance(e, f->val);
+		else
+			follow_query(e, f->val);
 		free(f->buf);
 		free(f);
 	}
@@ -513,6 +537,8 @@ static void __attribute__((noinline)) rt_catch_up_slow(struct emu_engine *e)
 	/* frames that came in while another thread held the lock first: an acknowledgement
 	 * waiting there cancels the retry timer the catch-up would otherwise fire */
 	rt_drain(e);
+	if (e->follower)
+		return; /* the daemon moves the clock (emu_engine_follow_advance) */
 	t = mono_ns() - e->rt_base;
 	if (t > e->clock.now) {
 		run_through(e, t, &fired);
@@ -526,7 +552,7 @@ static void __attribute__((noinline)) rt_catch_up_slow(struct emu_engine *e)
  * as a call it cost ~14 instructions there, ~650 a connection of bench/cm_bench). */
 static inline void rt_catch_up(struct emu_engine *e)
 {
-	if (e->realtime)
+	if (e->remote)
 		rt_catch_up_slow(e);
 }
 
@@ -611,6 +637,181 @@ static void send_raised(struct emu_engine *e)
 	new_generation(e);
 }
 
+/* ---------- follower mode ---------- */
+
+static bool any_spinning(const struct emu_engine *e);
+
+/* A thread that reported an empty poll and has not looked since the state changed (a poll
+ * that found completions reports nothing: it takes no lock) is at work on what it found
+ * while it runs: rule (2) in follower mode waits for it, since time would otherwise move on
+ * under a program that is only slow to come back (the quiescence path in one process lets
+ * the thread's own next call see the instant; across processes the others move on). One
+ * asleep in the kernel (a read() the engine cannot see) does not hold time. */
+static bool pollers_running(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t->state != EMU_THREAD_IDLE || t->seen_gen == e->gen)
+			continue;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return true;
+	}
+	return false;
+}
+
+/* Rule (2) across processes: a thread that is not waiting in the library must be asleep in
+ * the kernel (blocked in a read() the engine cannot see), not merely quiet: one at work
+ * outside the library (between two calls, or descheduled) would see the other processes
+ * move on under it, and the run would depend on the machine's load. */
+static bool running_asleep(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t->state != EMU_THREAD_RUNNING)
+			continue;
+		if (__atomic_load_n(&t->entering, __ATOMIC_SEQ_CST))
+			return false;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return false;
+	}
+	return true;
+}
+
+/* A thread spinning on the program's clock in follower mode waits for time itself: the
+ * process's next deadline is at most this far (its own quantum once it has said it). */
+#define FOLLOW_SPIN_DEFAULT_NS (1000ull * 1000)
+
+/* The process has nothing to do until time moves: rule (1)'s condition (every thread settled,
+ * BLOCKED ones asleep, none not met yet busy), or rule (2)'s (quiet for the interval, every
+ * waiter has looked, nobody starved or waking), with nothing in the inbox. Lock held. */
+static bool follower_idle(struct emu_engine *e)
+{
+	if (e->holds || emu_engine_inbox_pending(e))
+		return false;
+	if (all_settled(e) && !unmet_busy(e))
+		return true;
+	return e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
+	       waiters_settled(e) && !blocked_waking(e) && !pollers_running(e) &&
+	       running_asleep(e) && !unmet_busy(e);
+}
+
+/* RDMAEMU_TRACE=vtime: each answer to the time authority, the rule that made the process idle
+ * and what each known thread was doing. Lock held. */
+static void follow_trace(struct emu_engine *e, bool rule1, uint64_t next)
+{
+	static int on = -1;
+	char buf[512];
+	size_t n = 0;
+
+	if (!emu_trace_enabled(&on, "vtime"))
+		return;
+	for (const struct emu_engine_thread *t = e->threads; t && n < sizeof(buf) - 64; t = t->next)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, " %d:%d%c%s(%s)", (int)t->tid,
+				      (int)t->state, thread_kstate(t->tid) ? thread_kstate(t->tid) : '?',
+				      t->seen_gen == e->gen ? "" : "*", t->what ? t->what : "-");
+	buf[n] = 0;
+	fprintf(stderr, "rdmaemu: vtime: idle at %llu (rule %d), next %llu, threads%s\n",
+		(unsigned long long)e->clock.now, rule1 ? 1 : 2, (unsigned long long)next, buf);
+}
+
+/* A query of the time authority (from the inbox, in order with the frames before it). */
+static void follow_query(struct emu_engine *e, uint64_t token)
+{
+	e->fl_token = token;
+	e->fl_pending = true;
+	interval_begin(e); /* rule (2)'s starvation check looks from here */
+	if (e->progress_started)
+		pthread_cond_signal(&e->pcond);
+}
+
+/* Follower progress: fire what is due, answer a pending query once the process is idle
+ * (looking again every BLOCKED_RECHECK_NS while one waits: a thread falling asleep in the
+ * kernel calls nobody), sleep otherwise. Lock held. */
+static void progress_follower(struct emu_engine *e)
+{
+	struct timespec ts;
+
+	rt_drain(e);
+	emu_engine_run_now(e);
+	if (e->fl_pending && e->fl_idle && follower_idle(e)) {
+		uint64_t next;
+
+		if (!emu_clock_next_deadline(&e->clock, &next))
+			next = EMU_ENGINE_FOREVER;
+		if (any_spinning(e) && e->clock.now + e->spin_quantum_ns < next)
+			next = e->clock.now + e->spin_quantum_ns;
+		e->fl_pending = false;
+		follow_trace(e, all_settled(e), next);
+		e->fl_idle(e->fl_idle_ctx, e->fl_token, next);
+	}
+	e->progress_sleeping = true;
+	if (e->fl_pending) {
+		ts = mono_ts(mono_ns() + BLOCKED_RECHECK_NS);
+		pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
+	} else {
+		pthread_cond_wait(&e->pcond, &e->lock);
+	}
+	e->progress_sleeping = false;
+}
+
+int emu_engine_follow_advance(struct emu_engine *e, uint64_t t)
+{
+	uint64_t fired = 0;
+	int rc = 0;
+
+	if (t > e->clock.now) {
+		rc = run_through(e, t, &fired);
+		new_generation(e);
+	}
+	/* what fired may wake the program's threads: rule (2) gives them a new interval */
+	e->quiet_since_ns = mono_ns();
+	return rc;
+}
+
+static void inbox_add(struct emu_engine *e, int ep, void *buf, size_t len, uint64_t val);
+
+void emu_engine_queue_query(struct emu_engine *e, uint64_t token)
+{
+	inbox_add(e, INBOX_QUERY, NULL, 0, token);
+}
+
+void emu_engine_queue_advance(struct emu_engine *e, uint64_t t)
+{
+	inbox_add(e, INBOX_ADVANCE, NULL, 0, t);
+}
+
+static void mutex_enter(struct emu_engine *e);
+
+void emu_engine_follow_sync(struct emu_engine *e)
+{
+	mutex_enter(e);
+	rt_drain(e);
+	emu_engine_run_now(e);
+	pthread_mutex_unlock(&e->lock);
+}
+
+bool emu_engine_next_deadline(struct emu_engine *e, uint64_t *t)
+{
+	return emu_clock_next_deadline(&e->clock, t);
+}
+
+static emu_engine_outside_fn *follow_outside; /* set once, before an engine follows */
+
+void emu_engine_set_follow_outside(emu_engine_outside_fn *fn)
+{
+	follow_outside = fn;
+}
+
+void emu_engine_follow_outside(struct emu_engine *e)
+{
+	if (e->follower && follow_outside)
+		follow_outside();
+}
+
 static void *progress_main(void *arg)
 {
 	struct emu_engine *e = arg;
@@ -628,6 +829,10 @@ static void *progress_main(void *arg)
 		}
 		if (e->realtime) {
 			progress_realtime(e);
+			continue;
+		}
+		if (e->follower) {
+			progress_follower(e);
 			continue;
 		}
 		if (e->nblocked && rule1_ready(e)) {
@@ -685,14 +890,16 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
 	uint64_t next;
 
 	if (!emu_clock_next_deadline(&e->clock, &next)) {
-		if (!e->raise_mask)
+		/* a follower's thread answers the time authority's queries, deadlines or not */
+		if (!e->raise_mask && !e->follower)
 			return;
 		next = 0;
 	}
 	if (e->progress_started) {
-		/* in real time it sleeps until a deadline: wake it only for an earlier one */
-		if (e->progress_sleeping &&
-		    (!e->realtime || next < e->progress_wake_at || e->raise_mask))
+		/* in real time it sleeps until a deadline: wake it only for an earlier one; a
+		 * follower's looks again when a query waits (the caller may have gone idle) */
+		if (e->progress_sleeping && (e->follower ? e->fl_pending || e->raise_mask :
+				(!e->realtime || next < e->progress_wake_at || e->raise_mask)))
 			pthread_cond_signal(&e->pcond);
 		return;
 	}
@@ -715,7 +922,7 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
  * either, and the test stays at the caller (every unlock runs it). */
 static inline void kick_progress(struct emu_engine *e)
 {
-	if (e->quiesce_ns || e->realtime || e->nblocked)
+	if (e->quiesce_ns || e->remote || e->nblocked)
 		kick_progress_slow(e);
 }
 
@@ -904,11 +1111,30 @@ void emu_engine_reset(void)
 
 /* ---------- entering and leaving ---------- */
 
+/* The engine mutex, for a thread that acts once it has it. In follower mode, asleep on the
+ * mutex the thread is about to act: the idle check, which holds the lock, must not take it
+ * for a thread asleep in the kernel. */
+static void mutex_enter(struct emu_engine *e)
+{
+	struct emu_engine_thread *t;
+
+	if (!e->follower) {
+		pthread_mutex_lock(&e->lock);
+		return;
+	}
+	t = tls_epoch == e->epoch ? &tls_thread : NULL;
+	if (t)
+		__atomic_store_n(&t->entering, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&e->lock);
+	if (t)
+		__atomic_store_n(&t->entering, 0, __ATOMIC_SEQ_CST);
+}
+
 void emu_engine_lock(struct emu_engine *e)
 {
 	struct emu_engine_thread *t;
 
-	pthread_mutex_lock(&e->lock);
+	mutex_enter(e);
 	t = thread_self(e);
 	/* the end of a wait of its own (or it left one without ending it: a longjmp out of
 	 * a signal handler) */
@@ -955,13 +1181,32 @@ void emu_engine_unlock(struct emu_engine *e)
 	}
 	kick_progress(e);
 	pthread_mutex_unlock(&e->lock);
-	if (e->realtime)
+	if (e->remote)
 		rt_after_unlock(e);
+}
+
+void emu_engine_set_follower(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx,
+			     emu_engine_idle_fn *idle, void *idle_ctx)
+{
+	e->follower = true;
+	e->remote = true;
+	e->tx = tx;
+	e->tx_ctx = tx_ctx;
+	e->fl_idle = idle;
+	e->fl_idle_ctx = idle_ctx;
+	e->spin_quantum_ns = FOLLOW_SPIN_DEFAULT_NS;
+	kick_progress(e);
+}
+
+bool emu_engine_is_follower(const struct emu_engine *e)
+{
+	return e->follower;
 }
 
 void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx)
 {
 	e->realtime = true;
+	e->remote = true;
 	e->rt_base = mono_ns() - e->clock.now;
 	e->tx = tx;
 	e->tx_ctx = tx_ctx;
@@ -975,6 +1220,11 @@ bool emu_engine_is_realtime(const struct emu_engine *e)
 
 void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 {
+	inbox_add(e, ep, buf, len, 0);
+}
+
+static void inbox_add(struct emu_engine *e, int ep, void *buf, size_t len, uint64_t val)
+{
 	struct inbox_frame *f = malloc(sizeof(*f));
 
 	if (!f) {
@@ -983,6 +1233,7 @@ void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 	}
 	f->next = NULL;
 	f->ep = ep;
+	f->val = val;
 	f->buf = buf;
 	f->len = len;
 	pthread_mutex_lock(&e->inbox_lock);
@@ -1326,7 +1577,7 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 		uint64_t alarm_left;
 		int err = 0;
 
-		if (e->realtime) {
+		if (e->remote) {
 			rt_catch_up(e);
 			emu_engine_run_now(e);
 		}
@@ -1339,6 +1590,17 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 			break;
 		}
 		self->seen_gen = e->gen;
+		if (e->follower) {
+			/* the time authority moves the clock once every process is idle; another
+			 * process may act, so no rule (1) here and no EDEADLK: sleep until the
+			 * state changes (a frame, an advance, another thread's call) */
+			kick_progress(e);
+			if (sleep_once(e, intr, 0) == EINTR) {
+				rc = EINTR;
+				break;
+			}
+			continue;
+		}
 		if (e->realtime) {
 			/* frames may come from other processes at any time: no rule 1, no
 			 * EDEADLK; sleep until the next deadline or a new generation */
@@ -1429,6 +1691,15 @@ bool emu_engine_note_idle(struct emu_engine *e)
 	struct emu_engine_thread *self;
 	int err = 0;
 
+	if (e->follower) {
+		/* settled: the progress thread answers the time authority's query */
+		self = thread_self(e);
+		self->state = EMU_THREAD_IDLE;
+		self->seen_gen = e->gen;
+		kick_progress(e);
+		sched_yield();
+		return false;
+	}
 	if (e->realtime) {
 		/* Time follows the real clock and frames come from other threads and processes:
 		 * nothing to decide here. A busy poller gives the CPU away instead, since the
@@ -1583,6 +1854,14 @@ int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns)
 	self->state = EMU_THREAD_IDLE;
 	self->spinning = true;
 	self->seen_gen = e->gen;
+	if (e->follower) {
+		/* its next deadline for the time authority: now + quantum at the latest */
+		e->spin_quantum_ns = quantum_ns ? quantum_ns : FOLLOW_SPIN_DEFAULT_NS;
+		kick_progress(e);
+		pthread_mutex_unlock(&e->lock);
+		sched_yield();
+		return 0;
+	}
 	if ((all_settled(e) || others_asleep(e, self)) && !unmet_busy(e)) {
 		if (emu_clock_next_deadline(&e->clock, &next) && next <= e->clock.now + quantum_ns) {
 			advance_next(e, &err);

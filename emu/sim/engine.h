@@ -254,6 +254,43 @@ void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 bool emu_engine_try_deliver(struct emu_engine *e);
 bool emu_engine_inbox_pending(struct emu_engine *e);
 
+/* ---- follower mode (docs/engine.md, "Following a time authority"): a process attached to
+ * rdmaemud in virtual time, and the daemon itself. The clock is virtual and moves only when
+ * the authority says (emu_engine_follow_advance: everything due up to T runs, never
+ * backwards). Rules (1) and (2) do not move it: when the authority has asked (a query) and the
+ * process is idle by either rule's condition, the progress thread tells the idle hook the
+ * next deadline instead. No EDEADLK (another process may act). Frames from outside, the
+ * queries and the advances go through the inbox, in their order. */
+
+/* Lock held: the process is idle after the query `token`; next_deadline is its earliest
+ * timer (EMU_ENGINE_FOREVER: none). Called from the progress thread, once per query. */
+typedef void emu_engine_idle_fn(void *ctx, uint64_t token, uint64_t next_deadline);
+/* Lock held. Switches the engine to follower mode for good; tx as emu_engine_set_realtime's,
+ * idle NULL for an authority following itself (the daemon: it advances its own engine). */
+void emu_engine_set_follower(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx,
+			     emu_engine_idle_fn *idle, void *idle_ctx);
+bool emu_engine_is_follower(const struct emu_engine *e);
+/* Without the lock (the link's receive thread), in order with emu_engine_queue_frame: the
+ * authority asks whether the process is idle; the authority moves the clock to t. */
+void emu_engine_queue_query(struct emu_engine *e, uint64_t token);
+void emu_engine_queue_advance(struct emu_engine *e, uint64_t t);
+/* Lock held: runs everything due up to t and leaves the clock at t (nothing if t is not
+ * ahead). 0 or -ELOOP. */
+int emu_engine_follow_advance(struct emu_engine *e, uint64_t t);
+/* Without the lock: delivers what the inbox holds now (frames, advances), waiting for a
+ * holder that is delivering it. */
+void emu_engine_follow_sync(struct emu_engine *e);
+/* Lock held: the earliest pending timer. */
+bool emu_engine_next_deadline(struct emu_engine *e, uint64_t *t);
+/* What the authority sent before now on other channels (an rdma_cm event on its file's
+ * socket) may wake a program before the advance that came with it is applied: the link
+ * registers how to wait for that (once, before any engine follows), and a wait of the
+ * program's own that an fd ended calls emu_engine_follow_outside (no lock held; a no-op
+ * unless the engine follows). */
+typedef void emu_engine_outside_fn(void);
+void emu_engine_set_follow_outside(emu_engine_outside_fn *fn);
+void emu_engine_follow_outside(struct emu_engine *e);
+
 /* ---- fds the application sees (completion channels, CM event channel, async fd) ----
  * eventfds, blocking like the kernel's channel fds until the application sets O_NONBLOCK.
  * The engine never reads them to wait: blocking library calls wait in emu_engine_wait; an

@@ -187,7 +187,7 @@ static void sleep_ms(long ms)
 
 /* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
  * until it answers on its socket. 0 or 1 after printing why. */
-static int daemon_start(const char *sock, const char *fabric, const char *pcap)
+static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt)
 {
 	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
 	pid_t pid;
@@ -203,7 +203,7 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap)
 		return 1;
 	}
 	if (pid == 0) {
-		char *args[10];
+		char *args[12];
 		int n = 0, fd;
 
 		/* a grandchild, so that nobody has to reap the daemon */
@@ -228,6 +228,8 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap)
 		}
 		args[n++] = (char *)"--socket";
 		args[n++] = (char *)sock;
+		if (vt)
+			args[n++] = (char *)"--virtual-time";
 		args[n] = NULL;
 		execv(bin, args);
 		fprintf(stderr, "rdmaemu: cannot run %s: %s\n", bin, strerror(errno));
@@ -276,10 +278,37 @@ static int daemon_fabric_matches(const char *sock, const char *fabric)
 	return 1;
 }
 
+/* The time mode a running daemon has (its status says "time: virtual" or "time: real"): 0
+ * when it is the one this run asks for, 1 after saying which it runs in. */
+static int daemon_mode_matches(const char *sock, bool vt)
+{
+	char text[8192];
+	bool held;
+
+	if (control(sock, EMU_DMSG_STATUS, text, sizeof(text)))
+		return 0;
+	held = strstr(text, "\ntime: virtual\n") != NULL;
+	if (held == vt)
+		return 0;
+	fprintf(stderr,
+		"rdmaemu: the rdmaemud on %s runs in %s time, not %s time%s: one daemon runs one "
+		"mode.\nrdmaemu: stop it (`rdmaemu daemon stop`), or run beside it with a runtime "
+		"directory of its own (RDMAEMU_RUNTIME_DIR=DIR rdmaemu run ...)\n",
+		sock, held ? "virtual" : "real", vt ? "virtual" : "real",
+		vt ? " (--virtual-time)" : "");
+	return 1;
+}
+
 static void run_usage(FILE *out)
 {
 	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] "
-	      "[--rsockets] -- CMD [ARGS...]\n",
+	      "[--rsockets]\n"
+	      "                   [--virtual-time] -- CMD [ARGS...]\n"
+	      "  (default)        real time: the fabric's clock is the machine's; protocol\n"
+	      "                   timeouts take their wall time (what benchmarks use)\n"
+	      "  --virtual-time   virtual time: one clock for every process of the fabric, moved\n"
+	      "                   by rdmaemud to the next deadline when all of them are idle;\n"
+	      "                   timeouts cost no wall time and runs repeat exactly\n",
 	      out);
 }
 
@@ -330,9 +359,9 @@ int rdmaemu_run(int argc, char **argv)
 		{ "fabric", required_argument, NULL, 'f' }, { "node", required_argument, NULL, 'n' },
 		{ "pcap", required_argument, NULL, 'p' },   { "help", no_argument, NULL, 'h' },
 		{ "no-sandbox", no_argument, NULL, 'S' },   { "rsockets", no_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
+		{ "virtual-time", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
-	bool sandbox = true, rsockets = false;
+	bool sandbox = true, rsockets = false, vt = false;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
 	char sock[PATH_MAX], libs[3 * PATH_MAX], *path, real[PATH_MAX];
 	const char *old;
@@ -346,6 +375,7 @@ int rdmaemu_run(int argc, char **argv)
 		case 'p': pcap = optarg; break;
 		case 'S': sandbox = false; break;
 		case 'R': rsockets = true; break;
+		case 'V': vt = true; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -366,9 +396,9 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, pcap))
+		if (daemon_start(sock, fabric, pcap, vt))
 			return 1;
-	} else if (daemon_fabric_matches(sock, fabric)) {
+	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
 	} else if (pcap) {
 		fprintf(stderr, "rdmaemu: --pcap: rdmaemud already runs (its captures are fixed at "
@@ -396,6 +426,11 @@ int rdmaemu_run(int argc, char **argv)
 	if (node)
 		setenv("RDMAEMU_NODE", node, 1);
 	unsetenv("RDMAEMU_PCAP"); /* the daemon writes the captures */
+	/* the mode the process asks the daemon for (emu/link/link.c) */
+	if (vt)
+		setenv("RDMAEMU_TIME", "virtual", 1);
+	else
+		unsetenv("RDMAEMU_TIME");
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "rdmaemu: %s: %s\n", argv[optind], strerror(errno));
 	return 127;
@@ -406,7 +441,8 @@ int rdmaemu_daemon(int argc, char **argv)
 	char sock[PATH_MAX], text[8192];
 
 	if (argc < 2) {
-		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
+		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] [--virtual-time]\n"
+		      "                     | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
 		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
@@ -494,10 +530,12 @@ int rdmaemu_daemon(int argc, char **argv)
 		static const struct option opts[] = {
 			{ "fabric", required_argument, NULL, 'f' },
 			{ "pcap", required_argument, NULL, 'p' },
+			{ "virtual-time", no_argument, NULL, 'V' },
 			{ NULL, 0, NULL, 0 },
 		};
 		const char *fabric = NULL, *pcap = NULL;
 		char real[PATH_MAX];
+		bool vt = false;
 		int opt;
 
 		optind = 2;
@@ -506,6 +544,8 @@ int rdmaemu_daemon(int argc, char **argv)
 				fabric = optarg;
 			else if (opt == 'p')
 				pcap = optarg;
+			else if (opt == 'V')
+				vt = true;
 			else
 				return 2;
 		}
@@ -517,7 +557,7 @@ int rdmaemu_daemon(int argc, char **argv)
 			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
 			return 1;
 		}
-		return daemon_start(sock, fabric ? real : NULL, pcap);
+		return daemon_start(sock, fabric ? real : NULL, pcap, vt);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
 	return 2;
