@@ -136,6 +136,9 @@ static struct {
 	 * said once, and the messages received from each process on all its connections */
 	bool vt;
 	uint32_t vt_round;
+	/* --hold N: the clock stays until N processes have attached (a run's processes start at
+	 * wall-clock moments; those that come first must not see time pass alone) */
+	unsigned vt_hold, vt_attached;
 	bool vt_dirty;
 	bool vt_armed; /* the last round found every process idle: the next one confirms it */
 	bool vt_told;
@@ -726,6 +729,7 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		c->qpn_max = c->qpn_min + EMU_DPROTO_QPN_SLICE - 1;
 		c->pid = h->pid;
 		c->attached_seq = ++d.seq;
+		d.vt_attached++;
 		/* the process's own count from here: what the same pid sent before an exec (the
 		 * status requests of `rdmaemu run`) is not in it */
 		vt_forget(c->peer_pid);
@@ -1230,7 +1234,7 @@ static void vt_check(void)
 		if (c->vt_next < t)
 			t = c->vt_next;
 	}
-	if (!n)
+	if (!n || d.vt_attached < d.vt_hold)
 		return;
 	emu_engine_lock(d.e);
 	if (emu_engine_next_deadline(d.e, &next) && next < t)
@@ -1574,7 +1578,7 @@ static int listen_on(const char *path)
 static void usage(FILE *out)
 {
 	fputs("usage: rdmaemud [--fabric FILE] [--pcap PREFIX] [--socket PATH] [--virtual-time]\n"
-	      "                [--trace]\n"
+	      "                [--hold N] [--trace]\n"
 	      "Runs an emulated RDMA fabric for the processes that `rdmaemu run` attaches to it:\n"
 	      "in real time, or with --virtual-time on one virtual clock for them all that moves\n"
 	      "to the next deadline when every process is idle. See rdmaemud(1).\n", out);
@@ -1587,8 +1591,10 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 		{ "fabric", required_argument, NULL, 'f' }, { "pcap", required_argument, NULL, 'p' },
 		{ "socket", required_argument, NULL, 's' }, { "trace", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "virtual-time", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "virtual-time", no_argument, NULL, 'V' }, { "hold", required_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 },
 	};
+	char *end;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "f:p:s:th", opts, NULL)) != -1) {
@@ -1598,6 +1604,15 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 		case 's': snprintf(d.sock, sizeof(d.sock), "%s", optarg); break;
 		case 't': d.trace = true; break;
 		case 'V': d.vt = true; break;
+		case 'H':
+			d.vt_hold = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "rdmaemud: --hold %s: not a number of processes\n",
+					optarg);
+				*status = 2;
+				return false;
+			}
+			break;
 		case 'h': usage(stdout); *status = 0; return false;
 		default: usage(stderr); *status = 2; return false;
 		}

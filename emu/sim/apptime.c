@@ -212,13 +212,16 @@ bool emu_apptime_wanted(const struct emu_engine *e)
 	return !disabled && !emu_engine_is_realtime(e);
 }
 
-void emu_apptime_set_bases(void)
+void emu_apptime_set_bases(const struct emu_engine *e)
 {
-	/* a new engine starts at 0: the program's clock goes on from the machine's now */
-	base.mono = machine_ns(CLOCK_MONOTONIC);
-	base.boot = machine_ns(CLOCK_BOOTTIME);
-	base.real = machine_ns(CLOCK_REALTIME);
-	base.tai = machine_ns(CLOCK_TAI);
+	/* the program's clock goes on from the machine's now, whatever instant the new engine
+	 * starts at (0 alone; the fabric's under a daemon keeping virtual time) */
+	uint64_t v = emu_engine_now_relaxed(e);
+
+	base.mono = machine_ns(CLOCK_MONOTONIC) - v;
+	base.boot = machine_ns(CLOCK_BOOTTIME) - v;
+	base.real = machine_ns(CLOCK_REALTIME) - v;
+	base.tai = machine_ns(CLOCK_TAI) - v;
 }
 
 void emu_apptime_disable(void)

@@ -133,7 +133,7 @@ static int engine_created(struct emu_engine *e)
 		emu_engine_set_realtime(e, NULL, NULL);
 	if (!emu_apptime_wanted(e))
 		return 0;
-	emu_apptime_set_bases();
+	emu_apptime_set_bases(e);
 	pthread_once(&once, bind_once);
 	return 0;
 }

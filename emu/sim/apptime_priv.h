@@ -76,7 +76,7 @@ time_t emu_apptime_time(time_t *t);
 /* Whether a new engine takes the layer (not disabled, not real-time). */
 bool emu_apptime_wanted(const struct emu_engine *e);
 /* Fixes the program's clocks' bases at the machine's now (a new engine is at virtual 0). */
-void emu_apptime_set_bases(void);
+void emu_apptime_set_bases(const struct emu_engine *e);
 /* Binds the objects the program loaded since the last look (before each wait). */
 void emu_apptime_rescan(void);
 /* The imports are bound: the layer takes over (and forks are watched). */

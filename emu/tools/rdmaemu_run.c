@@ -187,7 +187,8 @@ static void sleep_ms(long ms)
 
 /* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
  * until it answers on its socket. 0 or 1 after printing why. */
-static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt)
+static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt,
+			const char *hold)
 {
 	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
 	pid_t pid;
@@ -230,6 +231,10 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		args[n++] = (char *)sock;
 		if (vt)
 			args[n++] = (char *)"--virtual-time";
+		if (hold) {
+			args[n++] = (char *)"--hold";
+			args[n++] = (char *)hold;
+		}
 		args[n] = NULL;
 		execv(bin, args);
 		fprintf(stderr, "rdmaemu: cannot run %s: %s\n", bin, strerror(errno));
@@ -396,7 +401,7 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, pcap, vt))
+		if (daemon_start(sock, fabric, pcap, vt, NULL))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
@@ -442,7 +447,7 @@ int rdmaemu_daemon(int argc, char **argv)
 
 	if (argc < 2) {
 		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] [--virtual-time]\n"
-		      "                     | stop | status\n"
+		      "                     [--hold N] | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
 		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
@@ -531,9 +536,10 @@ int rdmaemu_daemon(int argc, char **argv)
 			{ "fabric", required_argument, NULL, 'f' },
 			{ "pcap", required_argument, NULL, 'p' },
 			{ "virtual-time", no_argument, NULL, 'V' },
+			{ "hold", required_argument, NULL, 'H' },
 			{ NULL, 0, NULL, 0 },
 		};
-		const char *fabric = NULL, *pcap = NULL;
+		const char *fabric = NULL, *pcap = NULL, *hold = NULL;
 		char real[PATH_MAX];
 		bool vt = false;
 		int opt;
@@ -546,6 +552,8 @@ int rdmaemu_daemon(int argc, char **argv)
 				pcap = optarg;
 			else if (opt == 'V')
 				vt = true;
+			else if (opt == 'H')
+				hold = optarg;
 			else
 				return 2;
 		}
@@ -557,7 +565,7 @@ int rdmaemu_daemon(int argc, char **argv)
 			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
 			return 1;
 		}
-		return daemon_start(sock, fabric ? real : NULL, pcap, vt);
+		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
 	return 2;
