@@ -144,9 +144,12 @@ int emu_apptime_clock_gettime(clockid_t c, struct timespec *ts)
 		spin_at = v;
 		spin_reads = 0;
 	} else if (++spin_reads >= SPIN_READS) {
+		int saved = errno;
+
 		spin_reads = 0;
 		emu_engine_note_clock_spin(e, SPIN_QUANTUM_NS);
 		v = emu_engine_now_relaxed(e);
+		errno = saved;
 	}
 	*ts = emu_ns_ts(base_of(k) + v);
 	return 0;

@@ -61,6 +61,7 @@ int emu_apptime_setitimer(int which, const struct itimerval *nv, struct itimerva
 {
 	struct emu_engine *e = emu_apptime_engine();
 	struct emu_clock *clk;
+	int saved;
 
 	if (!e || which != ITIMER_REAL)
 		return emu_apptime_real.setitimer(which, nv, ov);
@@ -68,6 +69,7 @@ int emu_apptime_setitimer(int which, const struct itimerval *nv, struct itimerva
 		errno = EINVAL;
 		return -1;
 	}
+	saved = errno;
 	emu_engine_lock(e);
 	clk = emu_engine_clock(e);
 	if (ov)
@@ -83,6 +85,7 @@ int emu_apptime_setitimer(int which, const struct itimerval *nv, struct itimerva
 			emu_timer_arm_in(clk, &alarm_tmr, tv_ns(&nv->it_value));
 	}
 	emu_engine_unlock(e);
+	errno = saved;
 	return 0;
 }
 
@@ -90,11 +93,14 @@ int emu_apptime_getitimer(int which, struct itimerval *cur)
 {
 	struct emu_engine *e = emu_apptime_engine();
 
+	int saved = errno;
+
 	if (!e || which != ITIMER_REAL || !cur)
 		return emu_apptime_real.getitimer(which, cur);
 	emu_engine_lock(e);
 	current(e, cur);
 	emu_engine_unlock(e);
+	errno = saved;
 	return 0;
 }
 

@@ -125,8 +125,23 @@ static struct timespec *fallback_ts(struct emu_engine *e, uint64_t deadline, str
 
 /* poll on fds[0..n) until one is ready, a signal, or the virtual deadline: the count of
  * ready fds (0 at the deadline) or -1 with errno. */
+static int fd_wait_once(struct emu_engine *e, const char *what, struct pollfd *fds, nfds_t n,
+			uint64_t deadline, const sigset_t *mask);
+
+/* The kernel's calls leave errno alone when they succeed; the engine's and the wake fd's own
+ * calls on the way (a drained eventfd's EAGAIN) must not show. */
 static int fd_wait(struct emu_engine *e, const char *what, struct pollfd *fds, nfds_t n,
 		   uint64_t deadline, const sigset_t *mask)
+{
+	int saved = errno, r = fd_wait_once(e, what, fds, n, deadline, mask);
+
+	if (r >= 0)
+		errno = saved;
+	return r;
+}
+
+static int fd_wait_once(struct emu_engine *e, const char *what, struct pollfd *fds, nfds_t n,
+			uint64_t deadline, const sigset_t *mask)
 {
 	struct pollfd small[16], *all = small;
 	struct timespec ts;
@@ -169,7 +184,7 @@ static int fd_wait(struct emu_engine *e, const char *what, struct pollfd *fds, n
 		 * still be waiting */
 		if (all != small)
 			free(all);
-		return fd_wait(e, what, fds, n, deadline, mask);
+		return fd_wait_once(e, what, fds, n, deadline, mask);
 	}
 out:
 	if (all != small)
@@ -463,11 +478,15 @@ int emu_apptime_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *m, clockid
 	uint64_t deadline;
 	int r;
 
+	int saved = errno;
+
 	if (!e || !ts_valid(abs) || !emu_apptime_instant(c, abs, &deadline))
 		return emu_apptime_real.cond_clockwait(cond, m, c, abs);
 	if (deadline <= emu_engine_now_relaxed(e))
 		return ETIMEDOUT;
-	if (begin(e, "pthread_cond_timedwait", deadline, -1, cond)) {
+	r = begin(e, "pthread_cond_timedwait", deadline, -1, cond);
+	errno = saved;
+	if (r) {
 		struct timespec rel = emu_ns_ts(left(e, deadline)), now, dl;
 
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -477,7 +496,10 @@ int emu_apptime_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *m, clockid
 	r = emu_apptime_real.cond_wait(cond, m);
 	/* The deadline's broadcast may also have woken the others: a spurious wake-up for
 	 * them, which the condition variable's contract allows. */
-	return end(e) ? ETIMEDOUT : r;
+	if (end(e))
+		r = ETIMEDOUT;
+	errno = saved; /* a pthread call reports in its return value only */
+	return r;
 }
 
 int emu_apptime_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *m,
@@ -500,8 +522,21 @@ static struct timespec slice_end(void)
 	return emu_ns_ts(emu_ts_ns(&now) + SLICE_NS);
 }
 
+static int sliced_once(struct emu_engine *e, const char *what, uint64_t deadline,
+		       int (*try_once)(void *obj, const struct timespec *until), void *obj);
+
+/* The waits report in their results; errno stays the caller's (sem_clockwait sets it). */
 static int sliced(struct emu_engine *e, const char *what, uint64_t deadline,
 		  int (*try_once)(void *obj, const struct timespec *until), void *obj)
+{
+	int saved = errno, r = sliced_once(e, what, deadline, try_once, obj);
+
+	errno = saved;
+	return r;
+}
+
+static int sliced_once(struct emu_engine *e, const char *what, uint64_t deadline,
+		       int (*try_once)(void *obj, const struct timespec *until), void *obj)
 {
 	for (;;) {
 		struct timespec until = slice_end();
