@@ -21,45 +21,14 @@
 
 #include "emu/verbs/tests/verbs_test.h"
 #include "rdmaemu/ctl.h"
+#include "lib/tests/cm_event_test.h"
 
 #define PORT 7471
-
-static uint64_t now_ns(void)
-{
-	uint64_t t = 0;
-
-	assert_int_equal(rdmaemu_ctl_now_ns(&t), 0);
-	return t;
-}
-
-/* The next event of ch, of `type` with `status`, for `id`; returned unacked. */
-static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
-				    enum rdma_cm_event_type type, int status,
-				    struct rdma_cm_id *id)
-{
-	struct rdma_cm_event *ev;
-
-	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != type)
-		fail_msg("event %s (status %d), expected %s", rdma_event_str(ev->event), ev->status,
-			 rdma_event_str(type));
-	assert_int_equal(ev->status, status);
-	if (id)
-		assert_ptr_equal(ev->id, id);
-	return ev;
-}
 
 static void expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type, int status,
 		       struct rdma_cm_id *id)
 {
-	assert_int_equal(rdma_ack_cm_event(expect(ch, type, status, id)), 0);
-}
-
-static void expect_none(struct rdma_event_channel *ch)
-{
-	struct pollfd p = { ch->fd, POLLIN, 0 };
-
-	assert_int_equal(poll(&p, 1, 0), 0);
+	assert_int_equal(rdma_ack_cm_event(cm_test_expect(ch, type, status, id)), 0);
 }
 
 /* An id of A resolved (address and route) towards B:PORT. */
@@ -107,7 +76,7 @@ static void test_remove_under_connections(void **state)
 	/* an established connection a1 - b1 (no QPs: CONNECT_RESPONSE and rdma_establish) */
 	a1 = resolve_a(ach);
 	assert_int_equal(rdma_connect(a1, &cp), 0);
-	ev = expect(bch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	ev = cm_test_expect(bch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	b1 = ev->id;
 	assert_int_equal(rdma_ack_cm_event(ev), 0);
 	cp.qp_num = 0x456;
@@ -119,15 +88,15 @@ static void test_remove_under_connections(void **state)
 	a2 = resolve_a(ach);
 	cp.qp_num = 0x124;
 	assert_int_equal(rdma_connect(a2, &cp), 0);
-	ev = expect(bch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
+	ev = cm_test_expect(bch, RDMA_CM_EVENT_CONNECT_REQUEST, 0, NULL);
 	b2 = ev->id;
 	assert_int_equal(rdma_ack_cm_event(ev), 0);
 
-	t = now_ns();
+	t = cm_test_now_ns();
 	assert_int_equal(rdmaemu_ctl_device_remove("B", "rxe0"), 0);
 	expect_ack(bch, RDMA_CM_EVENT_DEVICE_REMOVAL, 0, b1);
-	assert_int_equal(now_ns(), t);
-	expect_none(bch);
+	assert_int_equal(cm_test_now_ns(), t);
+	cm_test_expect_none(bch);
 	/* A: the DREQ, then the REJ, both sent at the removal */
 	expect_ack(ach, RDMA_CM_EVENT_DISCONNECTED, 0, a1);
 	expect_ack(ach, RDMA_CM_EVENT_REJECTED, 28, a2);
@@ -141,17 +110,17 @@ static void test_remove_under_connections(void **state)
 	assert_int_equal(errno, ENXIO);
 	assert_int_equal(rdma_destroy_id(b1), 0);
 	assert_int_equal(rdma_destroy_id(b2), 0);
-	expect_none(bch);
+	cm_test_expect_none(bch);
 
 	/* B's CM is gone: a new REQ is never answered, the REQ retries run out (16 REQs of
 	 * 2 x 1024 + 4096 ms with packet lifetime 18: 98.304 s) */
 	a3 = resolve_a(ach);
-	t = now_ns();
+	t = cm_test_now_ns();
 	cp.qp_num = 0x125;
 	assert_int_equal(rdma_connect(a3, &cp), 0);
 	expect_ack(ach, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT, a3);
-	assert_int_equal(now_ns() - t, 98304000000ull);
-	expect_none(bch);
+	assert_int_equal(cm_test_now_ns() - t, 98304000000ull);
+	cm_test_expect_none(bch);
 	assert_int_equal(rdma_destroy_id(a3), 0);
 	assert_int_equal(rdma_destroy_id(lis), 0);
 	rdma_destroy_event_channel(ach);

@@ -18,44 +18,18 @@
 
 #include "emu/verbs/tests/verbs_test.h"
 #include "rdmaemu/ctl.h"
+#include "lib/tests/cm_event_test.h"
 
 #define PORT 7471
-
-static uint64_t now_ns(void)
-{
-	uint64_t t = 0;
-
-	assert_int_equal(rdmaemu_ctl_now_ns(&t), 0);
-	return t;
-}
 
 static void expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type, int status,
 		       struct rdma_cm_id *id, struct rdma_cm_id **new_id)
 {
-	struct rdma_cm_event *ev;
+	struct rdma_cm_event *ev = cm_test_expect(ch, type, status, id);
 
-	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != type)
-		fail_msg("event %s (status %d), expected %s", rdma_event_str(ev->event), ev->status,
-			 rdma_event_str(type));
-	assert_int_equal(ev->status, status);
-	if (id)
-		assert_ptr_equal(ev->id, id);
 	if (new_id)
 		*new_id = ev->id;
 	assert_int_equal(rdma_ack_cm_event(ev), 0);
-}
-
-static void expect_none(struct rdma_event_channel *ch)
-{
-	struct pollfd p = { ch->fd, POLLIN, 0 };
-
-	if (poll(&p, 1, 0) != 0) {
-		struct rdma_cm_event *ev;
-
-		assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
-		fail_msg("unexpected event %s status %d", rdma_event_str(ev->event), ev->status);
-	}
 }
 
 static void port_state(struct ibv_context *ctx, enum ibv_port_state state, uint8_t phys)
@@ -113,24 +87,24 @@ static void test_dreq_to_a_down_link(void **state)
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 0), 0);
 	port_state(b->verbs, IBV_PORT_DOWN, 3);
 	port_state(a->verbs, IBV_PORT_ACTIVE, 5);
-	expect_none(bch);
+	cm_test_expect_none(bch);
 
 	/* the DREQs go unanswered: DREQ_ERROR after 16 of them */
-	t = now_ns();
+	t = cm_test_now_ns();
 	assert_int_equal(rdma_disconnect(a), 0);
 	expect_ack(ach, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT, a, NULL);
-	assert_int_equal(now_ns() - t, 98304000000ull);
-	expect_none(bch);
+	assert_int_equal(cm_test_now_ns() - t, 98304000000ull);
+	cm_test_expect_none(bch);
 	assert_int_equal(rdma_destroy_id(a), 0);
 
 	/* up again: B's DREQ meets A's CM, which answers a DREQ of no id with a DREP */
 	assert_int_equal(rdmaemu_ctl_link_set("B", "eth0", 1), 0);
 	port_state(b->verbs, IBV_PORT_ACTIVE, 5);
-	t = now_ns();
+	t = cm_test_now_ns();
 	assert_int_equal(rdma_disconnect(b), 0);
 	expect_ack(bch, RDMA_CM_EVENT_DISCONNECTED, 0, b, NULL);
-	assert_true(now_ns() - t < 1000000000ull);
-	expect_none(ach);
+	assert_true(cm_test_now_ns() - t < 1000000000ull);
+	cm_test_expect_none(ach);
 	assert_int_equal(rdma_destroy_id(b), 0);
 	assert_int_equal(rdma_destroy_id(lis), 0);
 	rdma_destroy_event_channel(ach);
