@@ -1801,13 +1801,6 @@ bool emu_engine_appwait_end(struct emu_engine *e)
 	return expired;
 }
 
-bool emu_engine_appwait_expired(struct emu_engine *e)
-{
-	struct emu_engine_thread *t = thread_known(e);
-
-	return t && t->app_expired;
-}
-
 struct emu_engine *emu_engine_current(void)
 {
 	return __atomic_load_n(&the_engine, __ATOMIC_ACQUIRE);

@@ -204,8 +204,6 @@ int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t de
 void emu_engine_appwait_woken(struct emu_engine *e);
 /* Lock held (emu_engine_lock ends the BLOCKED state). Whether the deadline came. */
 bool emu_engine_appwait_end(struct emu_engine *e);
-/* Lock held: the calling thread's deadline came (its wait may still be going on). */
-bool emu_engine_appwait_expired(struct emu_engine *e);
 
 /* The calling thread keeps reading the program's clock at one virtual instant, calling nothing
  * else: it waits for time to pass, in a busy loop. It counts as idle (an empty poll); when
