@@ -68,7 +68,14 @@ static struct {
 	bool vt;
 	uint64_t vt_now;
 	int rx_busy; /* atomic: the receive thread holds a message it has not queued yet */
-} lk = { .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER,
+	/* threads waiting for an answer the daemon gives at once (emu_link_vt_hold), and the
+	 * engine they hold still once it exists (hold_m, taken before the engine's lock) */
+	pthread_mutex_t hold_m;
+	unsigned holds;
+	struct emu_engine *hold_e;
+	/* the receive thread's look at threads before the engine exists */
+	struct emu_tasks tasks, children;
+} lk = { .hold_m = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .m = PTHREAD_MUTEX_INITIALIZER, .devrm_cv = PTHREAD_COND_INITIALIZER,
 	  .link_cv = PTHREAD_COND_INITIALIZER };
 
 static void rx_start(void);
@@ -473,6 +480,36 @@ static int rx_fds(struct msghdr *m, int *fds, int max)
 	return n;
 }
 
+/* Before the engine exists, the process is idle for the daemon's query when no thread waits
+ * for one of its answers and every thread of the program is asleep in the kernel, as the
+ * engine rules for threads it has not met and child processes (engine_tasks.h): one at work (the program between
+ * attaching and its first wait, loading, reading the host's files) would see time move
+ * under it. The engine, when it appears meanwhile, takes the query over. Receive thread. */
+static struct emu_engine *engineless_idle(void)
+{
+	for (;;) {
+		struct timespec now;
+		struct emu_engine *e;
+		unsigned holds;
+		uint64_t ns;
+
+		pthread_mutex_lock(&lk.m);
+		e = lk.e;
+		pthread_mutex_unlock(&lk.m);
+		if (e)
+			return e;
+		pthread_mutex_lock(&lk.hold_m);
+		holds = lk.holds;
+		pthread_mutex_unlock(&lk.hold_m);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		if (!holds && !emu_tasks_unmet_busy(&lk.tasks, NULL, 0, ns) &&
+		    !emu_tasks_children_busy(&lk.children, ns))
+			return NULL;
+		usleep(200);
+	}
+}
+
 /* The engine's idle hook (emu_engine_idle_fn): the answer to the daemon's query. */
 static void vt_idle(void *ctx, uint64_t token, uint64_t next)
 {
@@ -499,9 +536,12 @@ static bool vt_msg(const struct emu_dmsg *h, const uint8_t *body, size_t n, int 
 	e = lk.e;
 	if (!e && h->type == EMU_DMSG_VT_ADVANCE && v.t > lk.vt_now)
 		lk.vt_now = v.t;
-	if (!e && h->type == EMU_DMSG_VT_QUERY)
-		vt_idle(NULL, h->arg, UINT64_MAX);
 	pthread_mutex_unlock(&lk.m);
+	if (!e && h->type == EMU_DMSG_VT_QUERY) {
+		e = engineless_idle();
+		if (!e)
+			vt_idle(NULL, h->arg, UINT64_MAX);
+	}
 	if (!e)
 		return true;
 	if (h->type == EMU_DMSG_VT_QUERY)
@@ -531,6 +571,26 @@ void emu_link_vt_sync(void)
 		sched_yield();
 	}
 	emu_engine_follow_sync(e);
+}
+
+void emu_link_vt_hold(bool on)
+{
+	struct emu_engine *e;
+
+	if (!lk.active || !lk.vt)
+		return;
+	pthread_mutex_lock(&lk.hold_m);
+	lk.holds += on ? 1u : -1u;
+	e = lk.hold_e;
+	if (e) {
+		emu_engine_lock(e);
+		if (on)
+			emu_engine_hold(e);
+		else
+			emu_engine_release(e);
+		emu_engine_unlock(e);
+	}
+	pthread_mutex_unlock(&lk.hold_m);
 }
 
 void emu_link_vt_block(bool begin, const char *what)
@@ -681,6 +741,12 @@ void emu_link_engine_created(struct emu_engine *e)
 		emu_engine_set_follow_outside(emu_link_vt_sync);
 		emu_engine_follow_advance(e, lk.vt_now);
 		emu_engine_set_follower(e, link_tx, NULL, vt_idle, NULL);
+		/* the answers waited for already hold the new engine too */
+		pthread_mutex_lock(&lk.hold_m);
+		for (unsigned i = 0; i < lk.holds; i++)
+			emu_engine_hold(e);
+		lk.hold_e = e;
+		pthread_mutex_unlock(&lk.hold_m);
 	} else {
 		emu_engine_set_realtime(e, link_tx, NULL);
 	}
@@ -971,6 +1037,10 @@ void emu_link_reset(void)
 	close(lk.fd);
 	lk.fd = -1;
 	lk.e = NULL;
+	pthread_mutex_lock(&lk.hold_m);
+	lk.hold_e = NULL;
+	lk.holds = 0;
+	pthread_mutex_unlock(&lk.hold_m);
 	lk.f = NULL;
 	lk.devrm_gen = 0;
 	lk.link_gen = 0;

@@ -91,6 +91,10 @@ uint64_t emu_link_count_sent(int delta); /* the count after it */
  * (emu_engine_appwait_begin), so the process counts as idle while it sleeps there. No-op
  * otherwise. Without the engine lock. */
 void emu_link_vt_block(bool begin, const char *what);
+/* Virtual time: the calling thread waits (on) for an answer the daemon sends at once (an
+ * rdma_cm command's), or has it (off): the process is not idle meanwhile, since the answer
+ * is on its way (emu_engine_hold). No-op otherwise. Without the engine lock. */
+void emu_link_vt_hold(bool on);
 /* Virtual time: what the daemon sent on the main link before now is in the engine (its clock
  * moved): called after an answer or event of another connection arrived, which the daemon
  * sent after it, before the program can read its clock. No-op otherwise. No lock held. */

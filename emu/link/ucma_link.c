@@ -732,7 +732,26 @@ static int take_bundle(struct lfile *f, const struct emu_dmsg *h, const uint8_t 
 /* fd2: a second passed fd (UCMA_OPEN's page), else it is closed. Before the file exists (f
  * NULL: UCMA_OPEN's answer) the message is read into a buffer on the stack; then into the
  * file's, which a bundle fits (f's lock held). */
+static int recv_answer3(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
+			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad);
+
+/* Virtual time: the daemon sends every answer as it reads the request (ucma_srv.c), so a
+ * thread waiting for one holds time still (emu_link_vt_hold): the process is not idle while
+ * its answer is on the way. */
 static int recv_answer2(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
+			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad)
+{
+	int err;
+
+	if (type < 0)
+		return recv_answer3(sock, f, type, arg, buf, len, got, fd, fd2, pad);
+	emu_link_vt_hold(true);
+	err = recv_answer3(sock, f, type, arg, buf, len, got, fd, fd2, pad);
+	emu_link_vt_hold(false);
+	return err;
+}
+
+static int recv_answer3(int sock, struct lfile *f, int type, int32_t *arg, void *buf,
 			size_t len, size_t *got, int *fd, int *fd2, uint32_t *pad)
 {
 	union {
@@ -1115,12 +1134,15 @@ static int round_trip(struct lfile *f, const uint8_t *cmd, uint32_t in, uint8_t 
 	iov[2] = (struct iovec){ (void *)cmd, in };
 	iov[3] = (struct iovec){ (void *)opt, optlen };
 	*got = 0;
+	/* virtual time: the daemon answers at once (ucma_srv.c): the process is at work until
+	 * the answer is in, not waiting; time moving meanwhile would land its events and
+	 * deadlines before the command in one run and after it in the next */
+	emu_link_vt_hold(true);
 	err = send_cmd(f, EMU_DMSG_UCMA_WRITE, iov, 4, false);
-	emu_link_vt_block(true, "an rdma_cm command");
 	if (!err)
 		err = recv_answer(f->sock, f, EMU_DMSG_UCMA_WRITE, ret, resp, out, got, NULL,
 				  devrm_gen);
-	emu_link_vt_block(false, NULL);
+	emu_link_vt_hold(false);
 	emu_link_vt_sync();
 	return err;
 }

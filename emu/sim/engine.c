@@ -107,6 +107,8 @@ struct emu_engine {
 	pid_t progress_tid; /* 0 until it runs */
 	bool progress_started, progress_failed, progress_sleeping, stop;
 	struct emu_tasks tasks; /* the threads not met yet, as last seen */
+	/* the program's child processes (follower mode: engine_children.c) */
+	struct emu_tasks children;
 
 	uint64_t loop_reported_at; /* virtual instant of the last runaway diagnostic, +1 */
 
@@ -692,11 +694,14 @@ static bool follower_idle(struct emu_engine *e)
 {
 	if (e->holds || emu_engine_inbox_pending(e))
 		return false;
-	if (all_settled(e) && !unmet_busy(e))
-		return true;
-	return e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
-	       waiters_settled(e) && !blocked_waking(e) && !pollers_running(e) &&
-	       running_asleep(e) && !unmet_busy(e);
+	if (!(all_settled(e) && !unmet_busy(e)) &&
+	    !(e->quiesce_ns && mono_ns() - e->quiet_since_ns >= e->quiesce_ns &&
+	      waiters_settled(e) && !blocked_waking(e) && !pollers_running(e) &&
+	      running_asleep(e) && !unmet_busy(e)))
+		return false;
+	/* a command the program started (system(), a pipe) works at the machine's pace: what
+	 * it does belongs at this instant, also while the program merely waits for it */
+	return !emu_tasks_children_busy(&e->children, mono_ns());
 }
 
 /* RDMAEMU_TRACE=vtime: each answer to the time authority, the rule that made the process idle
@@ -1865,6 +1870,19 @@ int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns)
 	}
 	pthread_mutex_unlock(&e->lock);
 	return err;
+}
+
+void emu_engine_hold(struct emu_engine *e)
+{
+	e->holds++;
+}
+
+void emu_engine_release(struct emu_engine *e)
+{
+	e->holds--;
+	/* the rules look again: the progress thread, and the waiters */
+	new_generation(e);
+	kick_progress_slow(e);
 }
 
 void emu_engine_raise(struct emu_engine *e, int sig)

@@ -212,6 +212,13 @@ bool emu_engine_appwait_end(struct emu_engine *e);
  * ELOOP. */
 int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns);
 
+/* Lock held. Time stays still from emu_engine_hold until the matching emu_engine_release: the
+ * calling thread is at work the engine cannot see, whose outcome comes without time passing
+ * (a command the time authority answers at once, a child process the program waits for).
+ * Holds nest and may be taken by any thread. */
+void emu_engine_hold(struct emu_engine *e);
+void emu_engine_release(struct emu_engine *e);
+
 /* Lock held (a timer callback): sends signal sig to the process from the progress thread, as
  * the kernel sends an alarm's SIGALRM; time does not move until it has been sent. */
 void emu_engine_raise(struct emu_engine *e, int sig);

@@ -100,7 +100,7 @@ static bool is_known(pid_t tid, const pid_t *known, size_t nknown)
 	return false;
 }
 
-static struct emu_task_seen *seen_slot(struct emu_tasks *t, pid_t tid)
+struct emu_task_seen *emu_tasks_slot(struct emu_tasks *t, pid_t tid)
 {
 	struct emu_task_seen *free_slot = NULL;
 
@@ -121,7 +121,7 @@ static struct emu_task_seen *seen_slot(struct emu_tasks *t, pid_t tid)
 /* One thread not met: busy unless asleep with the same CPU time for the grace period. */
 static bool unmet_is_busy(struct emu_tasks *t, pid_t tid, uint64_t now_ns)
 {
-	struct emu_task_seen *s = seen_slot(t, tid);
+	struct emu_task_seen *s = emu_tasks_slot(t, tid);
 	char st = task_state(tid);
 	uint64_t cpu;
 

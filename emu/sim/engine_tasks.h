@@ -41,6 +41,16 @@ struct emu_tasks {
 size_t emu_tasks_unmet_busy(struct emu_tasks *t, const pid_t *known, size_t nknown,
 			    uint64_t now_ns);
 
+/* The number of this process's descendants (children, theirs, ...) that are at work by the same
+ * rule: runnable, or asleep for less than the grace period with the same CPU time. A
+ * descendant running the emulator's threads is a process of the fabric on its own and is
+ * not counted; one past the kernel's per-thread child lists (CONFIG_PROC_CHILDREN) is not
+ * seen (engine_children.c). */
+size_t emu_tasks_children_busy(struct emu_tasks *t, uint64_t now_ns);
+/* The record of task or process id in t (a new one when it has none), or NULL when t is
+ * full. */
+struct emu_task_seen *emu_tasks_slot(struct emu_tasks *t, pid_t id);
+
 /* pthread_create for one of the emulator's own threads: named EMU_TASKS_OURS + name (at most
  * 7 more characters) from its first instant. */
 /* Whether thread tid of this process blocks signal sig (its SigBlk in /proc). */

@@ -188,7 +188,7 @@ static void sleep_ms(long ms)
 /* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
  * until it answers on its socket. 0 or 1 after printing why. */
 static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt,
-			const char *hold)
+			const char *hold, bool trace)
 {
 	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
 	pid_t pid;
@@ -204,7 +204,7 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		return 1;
 	}
 	if (pid == 0) {
-		char *args[12];
+		char *args[14];
 		int n = 0, fd;
 
 		/* a grandchild, so that nobody has to reap the daemon */
@@ -235,6 +235,8 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 			args[n++] = (char *)"--hold";
 			args[n++] = (char *)hold;
 		}
+		if (trace)
+			args[n++] = (char *)"--trace";
 		args[n] = NULL;
 		execv(bin, args);
 		fprintf(stderr, "rdmaemu: cannot run %s: %s\n", bin, strerror(errno));
@@ -401,7 +403,7 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, pcap, vt, NULL))
+		if (daemon_start(sock, fabric, pcap, vt, NULL, false))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
@@ -447,7 +449,7 @@ int rdmaemu_daemon(int argc, char **argv)
 
 	if (argc < 2) {
 		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] [--virtual-time]\n"
-		      "                     [--hold N] | stop | status\n"
+		      "                     [--hold N] [--trace] | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
 		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
@@ -537,11 +539,12 @@ int rdmaemu_daemon(int argc, char **argv)
 			{ "pcap", required_argument, NULL, 'p' },
 			{ "virtual-time", no_argument, NULL, 'V' },
 			{ "hold", required_argument, NULL, 'H' },
+			{ "trace", no_argument, NULL, 'T' },
 			{ NULL, 0, NULL, 0 },
 		};
 		const char *fabric = NULL, *pcap = NULL, *hold = NULL;
 		char real[PATH_MAX];
-		bool vt = false;
+		bool vt = false, trace = false;
 		int opt;
 
 		optind = 2;
@@ -554,6 +557,8 @@ int rdmaemu_daemon(int argc, char **argv)
 				vt = true;
 			else if (opt == 'H')
 				hold = optarg;
+			else if (opt == 'T')
+				trace = true;
 			else
 				return 2;
 		}
@@ -565,7 +570,7 @@ int rdmaemu_daemon(int argc, char **argv)
 			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
 			return 1;
 		}
-		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold);
+		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold, trace);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
 	return 2;
