@@ -6,7 +6,9 @@
 #       under DIR/cap, runs B (the server, which takes its own link down with `rdmaemu daemon
 #       link-set B eth0 down`) and A (the client) to their ends (`rdmaemu run --virtual-time`
 #       when --virtual-time is among the options), stops the daemon; DIR/a.out and DIR/b.out
-#       hold their outputs. Non-zero, with the reason printed, when a role failed.
+#       hold their outputs. Non-zero, with the reason printed, when a role failed. Each role
+#       runs in a sandbox of its own (another network namespace) when TIMEOUT_SANDBOX=1, else
+#       with --no-sandbox.
 #   timeout_golden DIR: both outputs against the VMs' with the seconds masked ("t+21 event"
 #       -> "t+* event"), the two side by side; non-zero when one differs.
 # shellcheck shell=sh
@@ -20,15 +22,16 @@ timeout_mask() {
 timeout_scenario() {
 	dir=$1
 	shift
-	runopt=
+	runopt=--no-sandbox
+	[ "${TIMEOUT_SANDBOX:-0}" = 1 ] && runopt=
 	for o in "$@"; do
-		[ "$o" = --virtual-time ] && runopt=--virtual-time
+		[ "$o" = --virtual-time ] && runopt="$runopt --virtual-time"
 	done
 	mkdir -p "$dir"
 	"$rdmaemu" daemon start --fabric "$ref2" --pcap "$dir/cap" "$@" ||
 		{ echo "daemon start failed"; return 1; }
 	# shellcheck disable=SC2086
-	timeout 300 "$rdmaemu" run $runopt --no-sandbox --fabric "$ref2" --node B -- \
+	timeout 300 "$rdmaemu" run $runopt --fabric "$ref2" --node B -- \
 		"$probe" server "$rdmaemu daemon link-set B eth0 down" >"$dir/b.out" 2>&1 &
 	bpid=$!
 	lpids=$bpid
@@ -43,7 +46,7 @@ timeout_scenario() {
 		sleep 0.1
 	done
 	# shellcheck disable=SC2086
-	timeout 300 "$rdmaemu" run $runopt --no-sandbox --fabric "$ref2" --node A -- \
+	timeout 300 "$rdmaemu" run $runopt --fabric "$ref2" --node A -- \
 		"$probe" client >"$dir/a.out" 2>&1
 	arc=$?
 	wait $bpid
