@@ -8,9 +8,9 @@
 #     expectations depend on them: the others may be run with RDMAEMU_SHM=0 on purpose);
 #   - the ASan runtime preloaded when the libraries were built with it (rdma-core's programs
 #     are not, and ASan must come first in the process);
-#   - cleanup on exit: SIGKILL to the programs listed in $lpids (those a failed check leaves
-#     running), `rdmaemu daemon stop`, the runtime directory removed; a daemon log saying
-#     that a posted command did otherwise than its process answered, or a sanitizer report
+#   - cleanup on exit: SIGTERM, then SIGKILL, to the programs listed in $lpids (those a
+#     failed check leaves running), `rdmaemu daemon stop`, the runtime directory removed; a
+#     daemon log saying that a posted command did otherwise than its process answered, or a sanitizer report
 #     of the daemon, fails the test;
 #   - daemon_test_sandboxed FABRIC NODE: true when `rdmaemu run --node NODE` runs its program
 #     in a sandbox of its own (another network namespace): only then may a test send IP to a
@@ -35,8 +35,15 @@ fail=0
 t=$RDMAEMU_RUNTIME_DIR
 lpids=
 cleanup() {
+	# SIGTERM first: a program run under timeout(1) is timeout itself after `rdmaemu run`
+	# exec'd it, and timeout passes SIGTERM on to its command, where SIGKILL would leave the
+	# command running with no one to end it
 	# shellcheck disable=SC2086
-	[ -n "$lpids" ] && kill -KILL $lpids 2>/dev/null
+	if [ -n "$lpids" ]; then
+		kill -TERM $lpids 2>/dev/null
+		sleep 0.3
+		kill -KILL $lpids 2>/dev/null
+	fi
 	"$rdmaemu" daemon stop >/dev/null 2>&1
 	if grep 'rdma_cm file [0-9]*: posted ' "$t/rdmaemud.log" 2>/dev/null; then
 		echo "FAIL: a posted command did otherwise than answered (docs/daemon.md)"

@@ -80,4 +80,8 @@ else
 	cat "$t/cli.out" "$t/srv.out"
 	fail=1
 fi
+# the server ends: timeout(1), which `rdmaemu run` exec'd, passes SIGTERM on to rcopy
+kill -TERM $lpids
+wait $lpids
+lpids=
 exit $fail
