@@ -10,8 +10,8 @@
 #     are not, and ASan must come first in the process);
 #   - cleanup on exit: SIGTERM, then SIGKILL, to the programs listed in $lpids (those a
 #     failed check leaves running), `rdmaemu daemon stop`, the runtime directory removed; a
-#     daemon log saying that a posted command did otherwise than its process answered, or a sanitizer report
-#     of the daemon, fails the test;
+#     daemon log saying that a posted command did otherwise than its process answered, or a
+#     sanitizer report of the daemon, fails the test;
 #   - daemon_test_sandboxed FABRIC NODE: true when `rdmaemu run --node NODE` runs its program
 #     in a sandbox of its own (another network namespace): only then may a test send IP to a
 #     fabric address, which outside a sandbox is this machine's real network;
