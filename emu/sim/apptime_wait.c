@@ -82,16 +82,24 @@ static uint64_t after(struct emu_engine *e, uint64_t rel)
 	return rel == EMU_ENGINE_FOREVER || now + rel < now ? EMU_ENGINE_FOREVER : now + rel;
 }
 
-static int begin(struct emu_engine *e, const char *what, uint64_t deadline, int fd,
-		 pthread_cond_t *cond)
+static int begin_fds(struct emu_engine *e, const char *what, uint64_t deadline, int fd,
+		     pthread_cond_t *cond, const struct pollfd *fds, nfds_t n)
 {
 	int rc;
 
 	emu_apptime_rescan();
 	emu_engine_lock(e);
 	rc = emu_engine_appwait_begin(e, what, deadline, fd, cond);
+	if (!rc && n)
+		emu_engine_appwait_fds(e, fds, n);
 	emu_engine_unlock(e);
 	return rc;
+}
+
+static int begin(struct emu_engine *e, const char *what, uint64_t deadline, int fd,
+		 pthread_cond_t *cond)
+{
+	return begin_fds(e, what, deadline, fd, cond, NULL, 0);
 }
 
 static bool end(struct emu_engine *e)
@@ -159,7 +167,8 @@ static int fd_wait_once(struct emu_engine *e, const char *what, struct pollfd *f
 		memcpy(all, fds, n * sizeof(*all));
 	all[n] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	wakefd_drain(fd);
-	if (begin(e, what, deadline, fd, NULL)) {
+	/* the program's fds first: they are the ones an event makes ready */
+	if (begin_fds(e, what, deadline, fd, NULL, all, n)) {
 		r = emu_apptime_real.ppoll(fds, n, fallback_ts(e, deadline, &ts), mask);
 		goto out;
 	}

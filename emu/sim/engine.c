@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -61,6 +62,10 @@ struct emu_engine_thread {
 	int entering;    /* atomic, follower mode: waiting for the engine lock in emu_engine_lock */
 	int app_wakefd;  /* written when the deadline comes, -1: none */
 	pthread_cond_t *app_cond; /* broadcast when the deadline comes, NULL: none */
+	/* the fds a BLOCKED poll waits on (emu_engine_appwait_fds), copied: a ready one means
+	 * the thread is waking, whatever /proc still says */
+	struct pollfd app_fds[EMU_ENGINE_APPWAIT_FDS];
+	unsigned app_nfds;
 	/* rule (2)'s starvation check (starved()): the kernel's view of the thread */
 	pid_t tid;
 	clockid_t cpuclock; /* its CPU-time clock; 0: none */
@@ -280,10 +285,19 @@ static char thread_kstate(pid_t tid);
  * it, is runnable: not settled. */
 static bool blocked_asleep(const struct emu_engine_thread *t)
 {
+	struct pollfd fds[EMU_ENGINE_APPWAIT_FDS];
 	char st;
 
 	if (__atomic_load_n(&t->app_woken, __ATOMIC_ACQUIRE))
 		return false;
+	/* An fd of its poll is ready (an event the engine queued, a peer's write): the kernel
+	 * has made the thread runnable, but a loaded machine may not have run it yet, and /proc
+	 * shows it asleep until then. The copy: poll writes revents. */
+	if (t->app_nfds) {
+		memcpy(fds, t->app_fds, t->app_nfds * sizeof(fds[0]));
+		if (poll(fds, t->app_nfds, 0) != 0)
+			return false;
+	}
 	st = thread_kstate(t->tid);
 	return st == 'S' || st == 'T' || st == 't';
 }
@@ -1760,7 +1774,20 @@ static void appwait_clear(struct emu_engine *e, struct emu_engine_thread *t)
 		t->state = EMU_THREAD_RUNNING;
 	t->app_cond = NULL;
 	t->app_wakefd = -1;
+	t->app_nfds = 0;
 	t->what = NULL;
+}
+
+void emu_engine_appwait_fds(struct emu_engine *e, const struct pollfd *fds, size_t n)
+{
+	struct emu_engine_thread *t = thread_self(e);
+
+	if (!t->app_active)
+		return;
+	if (n > EMU_ENGINE_APPWAIT_FDS)
+		n = EMU_ENGINE_APPWAIT_FDS;
+	memcpy(t->app_fds, fds, n * sizeof(fds[0]));
+	t->app_nfds = (unsigned)n;
 }
 
 int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t deadline,

@@ -39,6 +39,7 @@
 #ifndef RDMAEMU_EMU_ENGINE_H
 #define RDMAEMU_EMU_ENGINE_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -199,6 +200,12 @@ int emu_engine_advance(struct emu_engine *e, uint64_t delta_ns);
  * waits in real time). */
 int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t deadline,
 			     int wakefd, pthread_cond_t *cond);
+/* Lock held, after emu_engine_appwait_begin: the wait is a poll on fds[0..n) (the first
+ * EMU_ENGINE_APPWAIT_FDS of them are kept). While one of them is ready the thread counts as
+ * waking, not asleep: time does not move past an instant whose event the thread has not run
+ * at yet. */
+#define EMU_ENGINE_APPWAIT_FDS 16
+void emu_engine_appwait_fds(struct emu_engine *e, const struct pollfd *fds, size_t n);
 /* WITHOUT the lock, as soon as the real wait returned (before taking the lock): the thread is
  * awake, so no rule may treat it as asleep while it comes back. */
 void emu_engine_appwait_woken(struct emu_engine *e);
