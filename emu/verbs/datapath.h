@@ -194,6 +194,25 @@ static inline bool emu_wr_is_local(enum ibv_wr_opcode op)
 {
 	return op == IBV_WR_BIND_MW || op == IBV_WR_LOCAL_INV;
 }
+/* Whether a QP of type t executes op (rxe's rxe_wr_opcode_info masks, as measured by
+ * verbs_probe_limits): RC everything; UC SEND, WRITE and the local operations; UD SEND only. */
+static inline bool emu_dp_opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	bool send = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+	bool write = op == IBV_WR_RDMA_WRITE || op == IBV_WR_RDMA_WRITE_WITH_IMM;
+
+	switch (t) {
+	case IBV_QPT_RC:
+		return send || write || op == IBV_WR_RDMA_READ || emu_wr_is_atomic(op) ||
+		       op == IBV_WR_SEND_WITH_INV || emu_wr_is_local(op);
+	case IBV_QPT_UC:
+		return send || write || emu_wr_is_local(op);
+	case IBV_QPT_UD:
+		return send;
+	default:
+		return false;
+	}
+}
 void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pkt_info *pi);
 /* Retires finished WQEs from the head of the send queue (CQEs, QP to ERR on an error). */
 void emu_dp_comp_run(struct emu_vqp *q);

@@ -3,13 +3,16 @@
  * *bad set to the failing WR (NULL when the whole list went in):
  *   post_recv: RESET (or a QP with an SRQ) -> EINVAL, bad NULL (the provider clears it first);
  *              num_sge > max_sge -> EINVAL; queue full -> ENOMEM
- *   post_send: RESET/INIT/RTR -> EINVAL after queueing (the kernel refuses the doorbell: bad
- *              NULL, errno EINVAL; the WRs stay queued and run at the next doorbell in RTS); num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
- *              unaligned -> EINVAL; queue full -> ENOMEM. rxe does not check the opcode here.
+ *   post_send: num_sge > max_sge, inline > max_inline, an atomic under 8 bytes or
+ *              unaligned -> EINVAL; queue full -> ENOMEM; then in RESET/INIT/RTR EINVAL
+ *              whatever came before (the kernel refuses the doorbell: errno EINVAL; *bad as
+ *              the provider left it; the WRs stay queued and run at the next doorbell in
+ *              RTS). rxe does not check the opcode against the QP type here.
  *   BIND_MW: any SGE, data or imm_data, or a QP other than RC / UC -> EINVAL (the provider's
  *              validate_send_wr); the window's key and the MR's lkey are taken at post time.
- * Opcodes the data path does not execute (TSO, READ or atomics on UC, SEND_WITH_INV off RC,
- * LOCAL_INV / BIND_MW on UD, ...) are refused with EINVAL, *bad the
+ * READ, atomics or SEND_WITH_INV on UC, anything but SEND / SEND_WITH_IMM on UD are queued
+ * and fail at execution with IBV_WC_LOC_QP_OP_ERR, as on rxe (verbs_probe_limits). Opcodes no
+ * QP type executes here (TSO, the driver's, unknown values) are refused with EINVAL, *bad the
  * WR: a deviation from rxe, which queues them, so that no post is accepted without a
  * completion. WRs are copied into the queues (emu/verbs/wqe.c); the engine lock is held. */
 #include "config.h"
@@ -109,25 +112,18 @@ static int send_wr_chk(struct emu_vqp *q, const struct ibv_send_wr *wr)
 	 * data path does not execute is refused here, never accepted without a completion. */
 	switch (q->qp.qp_type) {
 	case IBV_QPT_RC:
-		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(wr->opcode) &&
-		    wr->opcode != IBV_WR_SEND_WITH_INV && !emu_wr_is_local(wr->opcode))
+		if (!emu_dp_opcode_ok(IBV_QPT_RC, wr->opcode))
 			return EINVAL;
 		/* READ and atomics write into the SGEs: inline data means nothing there */
 		if ((wr->opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(wr->opcode)) &&
 		    wr->send_flags & IBV_SEND_INLINE)
 			return EINVAL;
 		break;
-	case IBV_QPT_UC: /* IBTA table 38: UC has SEND and RDMA WRITE, no READ or atomics;
-			  * rxe's local operations (BIND_MW, LOCAL_INV) run on UC too */
-		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM &&
-		    wr->opcode != IBV_WR_RDMA_WRITE && wr->opcode != IBV_WR_RDMA_WRITE_WITH_IMM &&
-		    !emu_wr_is_local(wr->opcode))
-			return EINVAL;
-		break;
+	case IBV_QPT_UC:
 	case IBV_QPT_UD:
-		if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
+		/* an opcode RC has but this QP type has not is queued like rxe does; the
+		 * requester fails it with LOC_QP_OP_ERR (emu_dp_opcode_ok, req.c) */
+		if (!emu_dp_opcode_ok(IBV_QPT_RC, wr->opcode))
 			return EINVAL;
 		break;
 	default:
@@ -202,10 +198,11 @@ int emu_qp_post_send_check(struct emu_vqp *q, struct ibv_send_wr *wr, struct ibv
 		emu_list_add_tail(&q->sq.list, &w->link);
 		q->sq.count++;
 	}
-	if (!err && (q->attr.qp_state == IBV_QPS_RESET || q->attr.qp_state == IBV_QPS_INIT ||
-		     q->attr.qp_state == IBV_QPS_RTR))
+	if (q->attr.qp_state == IBV_QPS_RESET || q->attr.qp_state == IBV_QPS_INIT ||
+	    q->attr.qp_state == IBV_QPS_RTR)
 		errno = err = EINVAL; /* kernel rxe_post_send: req.state < QP_STATE_READY; the
-				       * provider's doorbell write() fails with that errno */
+				       * provider rings the doorbell after a refused WR too and
+				       * returns the write()'s error before its own (ENOMEM) */
 	return err;
 }
 
@@ -241,8 +238,9 @@ int emu_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 
 	if (e)
 		emu_engine_lock(e);
+	/* no flush: in ERR rxe's provider only writes the queue; nothing completes these WRs
+	 * (measured, verbs_probe_limits "rc recv in ERR") */
 	err = emu_qp_post_recv(q, wr, bad);
-	emu_dp_flush(q);
 	if (e)
 		emu_engine_unlock(e);
 	return err;

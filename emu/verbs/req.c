@@ -181,7 +181,11 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 			q->dp.req_psn = bth->psn;
 			q->dp.noack_pkts = noack;
 			emu_dp_trace("qp %u req: gather: %s", q->qp.qp_num, emu_mr_status_str(st));
-			w->status = emu_mr_status_wc(st, false);
+			/* rxe's copy_data(): an lkey that finds no usable MR is -EINVAL, which
+			 * the requester reports as LOC_QP_OP_ERR; only a range outside the MR
+			 * (-EFAULT) is LOC_PROT_ERR (measured, verbs_probe_limits) */
+			w->status = st == EMU_MR_BAD_RANGE ? emu_mr_status_wc(st, false) :
+							     IBV_WC_LOC_QP_OP_ERR;
 			return REQ_ERROR;
 		}
 	}
@@ -200,9 +204,19 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mt
 	memset(&ext, 0, sizeof(ext));
 	bth.dqpn = (ud ? w->ud_dqpn : q->attr.dest_qp_num) & EMU_QPN_MASK;
 	w->first_psn = q->dp.req_psn;
-	if (ud && w->length > mtu) {
-		w->status = IBV_WC_LOC_LEN_ERR;
+	if (w->length >= 0x80000000u && w->wr.opcode != IBV_WR_RDMA_READ &&
+	    !emu_wr_is_atomic(w->wr.opcode)) {
+		/* rxe_requester() holds the payload in an int: from 2^31 on it is negative, the
+		 * packet cannot be built and nothing is sent (measured, verbs_probe_limits) */
+		w->status = IBV_WC_LOC_QP_OP_ERR;
 		return REQ_ERROR;
+	}
+	if (ud && w->length > mtu) {
+		/* C10-93.1.1, as rxe_requester() does it: no packet, no error, the WQE completes
+		 * with success and uses one PSN (measured, verbs_probe_limits) */
+		w->last_psn = q->dp.req_psn;
+		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
+		return REQ_DONE;
 	}
 	if (req_sges_short(w)) {
 		w->status = IBV_WC_LOC_QP_OP_ERR; /* measured */
@@ -239,6 +253,14 @@ void emu_dp_req_run(struct emu_vqp *q)
 			break;
 		if (w->state != EMU_WQE_POSTED)
 			continue;
+		if (!emu_dp_opcode_ok(q->qp.qp_type, w->wr.opcode)) {
+			/* rxe: next_opcode() finds none for this QP type (before any
+			 * max_rd_atomic slot: UC and UD have none) */
+			req_trace(q, REQ_NEXT_WQE, REQ_ERROR, w->wr.wr_id);
+			w->status = IBV_WC_LOC_QP_OP_ERR;
+			w->state = EMU_WQE_ERROR;
+			break;
+		}
 		if ((w->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(w->wr.opcode)) &&
 		    !rd_atomic_get(q, w)) {
 			emu_dp_trace("qp %u req: wr_id %llu waits for a max_rd_atomic slot (%u of %u)",

@@ -95,6 +95,9 @@ struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *
 		w->sge[i] = wr->sg_list[i];
 		w->length += wr->sg_list[i].length;
 	}
+	/* rxe's provider sums the lengths into 32 bits: two SGEs of 2^31 make a 0-byte WQE
+	 * (measured, verbs_probe_limits "rc send 100 into 2x2^31") */
+	w->length = (uint32_t)w->length;
 	return w;
 }
 

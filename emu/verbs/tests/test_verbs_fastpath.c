@@ -487,7 +487,7 @@ static void chains(void)
 
 static void errors(void)
 {
-	/* bad lkey: LOC_PROT_ERR, flush */
+	/* bad lkey: LOC_QP_OP_ERR, flush */
 	{
 		struct wr w[2] = {
 			{ .op = IBV_WR_SEND, .id = 1100, .flags = IBV_SEND_SIGNALED, .nsge = 1,
