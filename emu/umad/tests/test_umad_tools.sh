@@ -7,7 +7,7 @@
 #   UMAD_TOOLS_RECORD=1  writes NAME.out instead of comparing
 # ibnetdiscover's generation line holds the time and is left out of the comparison; its output
 # must also describe the same nodes and cables as fixtures/ib.topo, the file the fabric is
-# built from (node blocks compared in any order: libibnetdisc lists CAs last found first).
+# built from (node blocks compared in any order: libibnetdisc prints ib-c, ib-b, ib-a).
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
