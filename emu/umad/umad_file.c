@@ -239,10 +239,11 @@ static bool is_response(uint8_t method)
 }
 
 /* ib_umad_write: the agent's TID half put in, the MAD handed to the fabric, and what comes
- * back queued: the answer for the sending agent, or the send itself with status ETIMEDOUT once
- * its timeout and retries have run out. */
+ * back queued: the answer for the sending agent, or the send's MAD header with status
+ * ETIMEDOUT once its timeout and retries have run out. */
 static int do_send(struct umad_file *f, int agentid, ib_user_mad_t *u, size_t mad_len)
 {
+	uint8_t orig[MAD_HDR_LEN];
 	struct umad_agent *a;
 	uint8_t *resp = NULL;
 	size_t resp_len = 0;
@@ -254,6 +255,7 @@ static int do_send(struct umad_file *f, int agentid, ib_user_mad_t *u, size_t ma
 	a = &f->agents[agentid];
 	if (mad_len < RMPP_HDR_END || mad_len > 256 * 1024)
 		return -EINVAL;
+	memcpy(orig, u->data, sizeof(orig));
 	if (!is_response(u->data[3])) {
 		uint32_t hi = htobe32(a->hi_tid);
 
@@ -278,8 +280,11 @@ static int do_send(struct umad_file *f, int agentid, ib_user_mad_t *u, size_t ma
 		free(resp);
 		return r;
 	}
+	/* ib_umad's send_handler: the send comes back as its MAD header, as the caller wrote it
+	 * (the TID without the agent's half), with status ETIMEDOUT */
 	u->status = ETIMEDOUT;
-	return queue(f, u, u->data, mad_len,
+	memcpy(u->data, orig, sizeof(orig));
+	return queue(f, u, orig, sizeof(orig),
 		     now_ns() + (uint64_t)u->timeout_ms * (u->retries + 1) * 1000000ull);
 }
 
