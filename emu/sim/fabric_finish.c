@@ -386,6 +386,9 @@ static int guids(struct emu_loader *L)
 	for (size_t s = 0; s < f->nswitches; s++)
 		if (!f->switches[s].node_guid)
 			f->switches[s].node_guid = 0x0200000100000000ull | (uint64_t)(s + 1) << 8;
+	for (size_t s = 0; s < f->nswitches; s++)
+		if (!f->switches[s].sys_image_guid)
+			f->switches[s].sys_image_guid = f->switches[s].node_guid;
 	/* node GUIDs identify nodes to the SM: two equal ones are a broken fixture (sorted
 	 * first: the pairwise search that names the culprits runs only when there is one) */
 	if (!guids_unique(f))

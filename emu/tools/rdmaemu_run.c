@@ -8,8 +8,8 @@
  *   rdmaemu daemon link-set NODE NETDEV up|down (`ip link set` on host NODE)
  *
  * `run` makes sure a daemon runs the fabric (starting one, detached, when none answers), then
- * execs CMD with the project's libibverbs.so.1 and librdmacm.so.1 first on LD_LIBRARY_PATH
- * and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
+ * execs CMD with the project's libibverbs.so.1, librdmacm.so.1 and libibumad.so.3 first on
+ * LD_LIBRARY_PATH and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
  * attaches to the host NAME through the daemon, in the host's sandbox (emu/host/sandbox.h)
  * unless --no-sandbox or namespaces are not permitted; --rsockets preloads librspreload.so
  * (docs/rsockets.md "Preload"). From the build tree (this program's
@@ -57,8 +57,8 @@ static void libdirs(char *buf, size_t len)
 	if (env && *env)
 		snprintf(buf, len, "%s", env);
 	else if (in_build_tree())
-		snprintf(buf, len, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/.libs", RDMAEMU_BUILDDIR,
-			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
+		snprintf(buf, len, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/umad/.libs:%s/emu/.libs",
+			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
 	else
 		snprintf(buf, len, "%s", RDMAEMU_PKGLIBDIR);
 }
