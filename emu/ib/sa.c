@@ -318,6 +318,7 @@ static bool method_ok(uint16_t attr, uint8_t method)
 {
 	switch (attr) {
 	case EMU_SA_ATTR_PATH_RECORD:
+	case EMU_SA_ATTR_NODE_RECORD:
 		return method == EMU_MAD_METHOD_GET || method == EMU_MAD_METHOD_GET_TABLE;
 	case EMU_SA_ATTR_MCMEMBER_RECORD:
 	case EMU_SA_ATTR_SERVICE_RECORD:
@@ -358,6 +359,7 @@ int emu_sa_handle(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **r
 	switch (h.attr_id) {
 	case EMU_SA_ATTR_PATH_RECORD: return emu_sa_path(sa, mad, len, resp, resp_len);
 	case EMU_SA_ATTR_MCMEMBER_RECORD: return emu_sa_mcmember(sa, mad, len, resp, resp_len);
+	case EMU_SA_ATTR_NODE_RECORD: return emu_sa_node(sa, mad, len, resp, resp_len);
 	default: return emu_sa_service(sa, mad, len, resp, resp_len);
 	}
 }

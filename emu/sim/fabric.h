@@ -150,6 +150,7 @@ struct emu_switch {
 				  * node id of a topology file (e.g. "S-0002c90200000001") */
 	char node_desc[EMU_NAME_MAX];
 	uint64_t node_guid;
+	uint32_t vendor_id, device_id; /* NodeInfo's, from the topology's vendid=/devid= */
 	uint16_t lid;
 	uint8_t lmc;
 	size_t nports; /* port 0 is the management port; 1..nports are external */

@@ -699,6 +699,8 @@ static int place_switch(struct topo *T, struct tnode *n)
 	s = &L->f->switches[si];
 	snprintf(s->node_desc, sizeof(s->node_desc), "%s", n->has_desc ? n->desc : n->id);
 	s->node_guid = n->guid_known ? n->guid : 0;
+	s->vendor_id = n->vendid;
+	s->device_id = n->devid;
 	if (n->lid_known) {
 		s->lid = n->lid;
 		s->lmc = n->lmc;
