@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/ib/sa.h"
 #include "emu/ib/sa_priv.h"
 
 #define NODE_TYPE_CA 1
