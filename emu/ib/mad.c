@@ -274,6 +274,24 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 	X(FLD, T, proxy_join, 392, 1, 17)                  \
 	X(RSV, T, rsv, 393, 23, EMU_MF_NO_COMP)
 
+/* Table 186 with NodeInfo (table 146) inline: one component mask bit per NodeInfo field. */
+#define NODE_REC_ROWS(X, T)                                \
+	X(FLD, T, lid, 0, 16, 0)                           \
+	X(RSV, T, rsv, 16, 16, 1)                          \
+	X(FLD, T, base_version, 32, 8, 2)                  \
+	X(FLD, T, class_version, 40, 8, 3)                 \
+	X(FLD, T, node_type, 48, 8, 4)                     \
+	X(FLD, T, num_ports, 56, 8, 5)                     \
+	X(FLD, T, sys_guid, 64, 64, 6)                     \
+	X(FLD, T, node_guid, 128, 64, 7)                   \
+	X(FLD, T, port_guid, 192, 64, 8)                   \
+	X(FLD, T, partition_cap, 256, 16, 9)               \
+	X(FLD, T, device_id, 272, 16, 10)                  \
+	X(FLD, T, revision, 288, 32, 11)                   \
+	X(FLD, T, local_port_num, 320, 8, 12)              \
+	X(FLD, T, vendor_id, 328, 24, 13)                  \
+	X(BYTES, T, node_desc, 352, 512, 14)
+
 #define SERVICE_REC_ROWS(X, T)                             \
 	X(FLD, T, id, 0, 64, 0)                            \
 	X(BYTES, T, gid, 64, 128, 1)                       \
@@ -290,6 +308,7 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 RECORD(path_rec, struct emu_sa_path_rec, PATH_REC_ROWS)
 RECORD(mcmember_rec, struct emu_sa_mcmember_rec, MCMEMBER_REC_ROWS)
 RECORD(service_rec, struct emu_sa_service_rec, SERVICE_REC_ROWS)
+RECORD(node_rec, struct emu_sa_node_rec, NODE_REC_ROWS)
 
 void emu_mad_record_pack(const struct emu_mad_record_desc *d, const void *s, uint8_t *wire)
 {
@@ -356,9 +375,15 @@ const struct emu_mad_record_desc emu_sa_service_rec_desc = {
 	service_rec_fields, N(service_rec_fields), service_rec_pack, service_rec_unpack
 };
 
+const struct emu_mad_record_desc emu_sa_node_rec_desc = {
+	"NodeRecord", EMU_SA_ATTR_NODE_RECORD, 108, 14, sizeof(struct emu_sa_node_rec),
+	node_rec_fields, N(node_rec_fields), node_rec_pack, node_rec_unpack
+};
+
 const struct emu_mad_record_desc *emu_sa_record_desc(uint16_t attr_id)
 {
 	switch (attr_id) {
+	case EMU_SA_ATTR_NODE_RECORD: return &emu_sa_node_rec_desc;
 	case EMU_SA_ATTR_PATH_RECORD: return &emu_sa_path_rec_desc;
 	case EMU_SA_ATTR_MCMEMBER_RECORD: return &emu_sa_mcmember_rec_desc;
 	case EMU_SA_ATTR_SERVICE_RECORD: return &emu_sa_service_rec_desc;

@@ -289,6 +289,26 @@ struct emu_sa_service_rec {
 #define EMU_SR_COMP_DATA64(i) (1ull << (35 + (i)))
 #define EMU_SR_LEASE_INFINITE 0xffffffffu
 
+/* NodeRecord (15.2.5.2), 108 bytes: a port's LID and its node's NodeInfo (14.2.5.3) and
+ * NodeDescription. */
+struct emu_sa_node_rec {
+	uint16_t lid;
+	uint8_t base_version, class_version, node_type, num_ports;
+	uint64_t sys_guid, node_guid, port_guid;
+	uint16_t partition_cap, device_id;
+	uint32_t revision;
+	uint8_t local_port_num;
+	uint32_t vendor_id;
+	uint8_t node_desc[64];
+};
+
+#define EMU_NR_COMP_LID (1ull << 0)
+#define EMU_NR_COMP_NODE_TYPE (1ull << 4)
+#define EMU_NR_COMP_NODE_GUID (1ull << 7)
+#define EMU_NR_COMP_PORT_GUID (1ull << 8)
+#define EMU_NR_COMP_NODE_DESC (1ull << 14)
+
+extern const struct emu_mad_record_desc emu_sa_node_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_path_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_mcmember_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_service_rec_desc;

@@ -15,6 +15,10 @@
  *  - MCMemberRecord Set (join), Delete (leave), Get/GetTable; MGIDs allocated as OpenSM does
  *    (ff1<scope>:a01b:<subnet prefix>, a counter in bytes 10-13), MLIDs from 0xC000; the IPoIB
  *    broadcast group of the default partition exists from the start (MLID 0xC000).
+ *  - NodeRecord Get/GetTable (emu/ib/sa_node.c): one per end port, CA ports with their LID and
+ *    port GUID, each switch once for port 0, in OpenSM's node-table order; NodeInfo from the
+ *    device (GUIDs, vendor/part ID, hw_ver as Revision, max_pkeys as PartitionCap) or the
+ *    topology's switch (vendid/devid, no P_Key table: PartitionCap 0).
  *  - ServiceRecord Set/Get/GetTable/Delete, keyed by (ID, GID, P_Key), with leases expiring
  *    against the time given by emu_sa_set_time().
  *  - Replayed PathRecords (saquery PR output): when any replayed record matches a PathRecord

@@ -87,6 +87,8 @@ int emu_sa_path(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **res
 		size_t *resp_len);
 int emu_sa_mcmember(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		    size_t *resp_len);
+int emu_sa_node(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+		size_t *resp_len);
 int emu_sa_service(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		   size_t *resp_len);
 

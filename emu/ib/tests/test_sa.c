@@ -709,6 +709,65 @@ static void replay_saquery(void **state)
 	fx_close(&x);
 }
 
+/* NodeRecords: OpenSM's order (node GUID bytes reversed: ib-a, ib-b, ib-c, the switch), Get by
+ * node GUID, a Get with no match and with several. */
+static void node_records(void **state)
+{
+	struct fx x;
+	struct emu_sa_node_rec q = { 0 }, r;
+	uint8_t *resp;
+	size_t len;
+	static const uint16_t lids[] = { 2, 3, 4, 1 };
+
+	(void)state;
+	fx_open(&x, "ib.fabric", NULL);
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_GET_TABLE, &emu_sa_node_rec_desc, 0, &q, &resp,
+			     &len), 0);
+	assert_int_equal(nrecs(resp, len, &emu_sa_node_rec_desc), 4);
+	assert_int_equal(emu_be16_get(resp + 44), 14); /* AttributeOffset: 112 bytes */
+	for (size_t i = 0; i < 4; i++) {
+		emu_mad_record_unpack(&emu_sa_node_rec_desc, resp + EMU_SA_HDR_LEN + i * 112, &r);
+		assert_int_equal(r.lid, lids[i]);
+	}
+	/* the switch: port 0, its GUID as port GUID, 36 ports, vendid/devid of ib.topo */
+	assert_int_equal(r.node_type, 2);
+	assert_int_equal(r.num_ports, 36);
+	assert_int_equal(r.local_port_num, 0);
+	assert_int_equal(r.port_guid, 0x0002c90200000001ull);
+	assert_int_equal(r.vendor_id, 0x2c9);
+	assert_int_equal(r.device_id, 0xc738);
+	assert_string_equal((char *)r.node_desc, "SwitchX -  Mellanox Technologies");
+	free(resp);
+	q.node_guid = 0x0002c90300000b00ull;
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_GET, &emu_sa_node_rec_desc, EMU_NR_COMP_NODE_GUID,
+			     &q, &resp, &len), 0);
+	emu_mad_record_unpack(&emu_sa_node_rec_desc, resp + EMU_SA_HDR_LEN, &r);
+	assert_int_equal(r.lid, 3);
+	assert_int_equal(r.node_type, 1);
+	assert_int_equal(r.num_ports, 1);
+	assert_int_equal(r.local_port_num, 1);
+	assert_int_equal(r.sys_guid, 0x0002c90300000b00ull);
+	assert_int_equal(r.port_guid, 0x0002c90300000b01ull);
+	assert_int_equal(r.partition_cap, 64);
+	assert_int_equal(r.device_id, 0x1017);
+	assert_int_equal(r.vendor_id, 0x2c9);
+	assert_string_equal((char *)r.node_desc, "ib-b mlx5_0");
+	free(resp);
+	q.node_guid = 0x1234;
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_GET, &emu_sa_node_rec_desc, EMU_NR_COMP_NODE_GUID,
+			     &q, &resp, &len), EMU_SA_STATUS(EMU_SA_ERR_NO_RECORDS));
+	free(resp);
+	q.node_type = 1;
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_GET, &emu_sa_node_rec_desc, EMU_NR_COMP_NODE_TYPE,
+			     &q, &resp, &len), EMU_SA_STATUS(EMU_SA_ERR_TOO_MANY_RECORDS));
+	free(resp);
+	/* Set is not a NodeRecord method */
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_SET, &emu_sa_node_rec_desc, 0, &q, &resp, &len),
+			 EMU_MAD_STATUS_UNSUP_METHOD_ATTR);
+	free(resp);
+	fx_close(&x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -721,6 +780,7 @@ int main(void)
 		cmocka_unit_test(faults_deterministic),
 		cmocka_unit_test(bad_mads),
 		cmocka_unit_test(replay_saquery),
+		cmocka_unit_test(node_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
