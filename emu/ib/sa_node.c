@@ -71,9 +71,11 @@ static void switch_record(const struct emu_switch *sw, struct emu_sa_node_rec *r
 	r->class_version = 1;
 	r->node_type = NODE_TYPE_SWITCH;
 	r->num_ports = (uint8_t)sw->nports;
-	r->sys_guid = sw->node_guid;
+	r->sys_guid = sw->sys_image_guid ? sw->sys_image_guid : sw->node_guid;
 	r->node_guid = sw->node_guid;
 	r->port_guid = sw->node_guid;
+	/* as the switch's SMA answers NodeInfo (sma.c): its P_Key table holds 8 entries */
+	r->partition_cap = 8;
 	r->device_id = (uint16_t)sw->device_id;
 	r->vendor_id = sw->vendor_id;
 	desc_copy(r->node_desc, sw->node_desc);

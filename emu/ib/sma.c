@@ -167,7 +167,9 @@ static void node_info(const struct emu_fabric *f, const struct emu_sma_node *n, 
 		be64(d + 4, dv->sys_image_guid);
 		be64(d + 12, dv->node_guid);
 		be64(d + 20, pt->port_guid);
-		be16(d + 28, (uint16_t)pt->pkey_tbl_len);
+		/* PartitionCap: the device's P_Key table size, as the SA's NodeRecord says it
+		 * (sa_node.c); an SM copies one into the other */
+		be16(d + 28, (uint16_t)dv->caps.max_pkeys);
 		be16(d + 30, (uint16_t)dv->vendor_part_id);
 		be32(d + 32, dv->hw_ver);
 		be32(d + 36, (uint32_t)n->port << 24 | (dv->vendor_id & 0xffffff));
@@ -363,7 +365,8 @@ static int pkey_table(const struct emu_fabric *f, const struct emu_sma_node *n, 
 	}
 	const struct emu_port *pt = &dv->ports[n->port - 1];
 
-	if (block * 32 >= pt->pkey_tbl_len)
+	/* the table NodeInfo's PartitionCap announces */
+	if (block * 32 >= dv->caps.max_pkeys)
 		return STATUS_BAD_FIELD;
 	for (unsigned i = 0; i < 32; i++)
 		if (block * 32 + i < pt->npkeys)
