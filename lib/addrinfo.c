@@ -198,7 +198,9 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	if (!res)
 		return cma_err(EINVAL); /* the real library writes through it: a crash */
 
-	if (hints && (hints->ai_flags & RAI_SA)) {
+	/* v60 (dfc0afdea): RAI_SA asks the SA; before it RAI_SA and RAI_DNS are bits nobody
+	 * reads */
+	if (cma_rdma_core >= 60 && hints && (hints->ai_flags & RAI_SA)) {
 		if (node || (hints->ai_flags & RAI_DNS))
 			return cma_err(EOPNOTSUPP);
 		return cma_gai_sa(service, res);
