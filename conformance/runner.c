@@ -711,7 +711,7 @@ int main(int argc, char **argv)
 	struct strlist cases = { 0 }, areasel = { 0 };
 	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
 	const char *report = NULL;
-	bool list = false, verbose = false, seeds = false;
+	bool list = false, verbose = false, seeds = false, rdma_core = false;
 	int timeout = DEFAULT_TIMEOUT, opt;
 
 	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
@@ -771,6 +771,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			setenv("RDMAEMU_RDMA_CORE", optarg, 1);
+			rdma_core = true;
 			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -825,6 +826,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (rdma_core && target == TARGET_SYSTEM)
+		fprintf(stderr, "rdmaemu-conformance: --rdma-core chooses the emulator's librdmacm; "
+				"--target system runs this machine's rdma-core as it is\n");
 	if (conf_target_setup(target, libdir, argv))
 		return 2;
 	if (conf_passive() && (target != TARGET_SYSTEM || !conf_local_addr())) {
