@@ -1,7 +1,7 @@
 /* rdma_getaddrinfo / rdma_freeaddrinfo (spec §4).
  *
  * The steps and their order are the real library's (addrinfo.c:rdma_getaddrinfo at rdma-core
- * v61): the all-NULL check comes before library initialisation, RAI_SA is decided before any
+ * v61; personality 44 has no RAI_SA step, as v44): the all-NULL check comes before library initialisation, RAI_SA is decided before any
  * allocation, glibc's EAI_* codes are returned unchanged, and only the first getaddrinfo(3)
  * result is used. Where the real library dereferences a NULL pointer or over-reads, this one
  * returns -1/EINVAL or reads zeros instead (spec §16 item 12), and says so below.
