@@ -529,17 +529,23 @@ static const struct conf_case cases[] = {
 	    H(.flags = RAI_DNS), A1),
 	ROW("72c", 72, "below v60: RAI_SA | RAI_DNS ignored", NULL, DEV | PRE_LEVEL_BELOW60, "127.0.0.1", "7471",
 	    H(.flags = RAI_SA | RAI_DNS), A1),
-	ROW("73", 73, ">= v60: RAI_SA with a node: -1/EOPNOTSUPP", NULL, DEV | PRE_LEVEL60, "127.0.0.1", "7471",
+	ROW("73", 73, ">= v60: RAI_SA with a node: -1/EOPNOTSUPP",
+	    "rdma-core dfc0afdea (v60), librdmacm/addrinfo.c:rdma_getaddrinfo", DEV | PRE_LEVEL60, "127.0.0.1", "7471",
 	    H(.flags = RAI_SA), .ret = -1, .err = EOPNOTSUPP),
 	ROW("74", 74, ">= v60: RAI_SA | RAI_DNS: -1/EOPNOTSUPP",
-	    "rdma_getaddrinfo.3 (v60): RAI_SA and RAI_DNS are 'mutually exclusive'",
+	    "rdma_getaddrinfo.3 (v60): RAI_SA and RAI_DNS are 'mutually exclusive'; rdma-core "
+	    "dfc0afdea, librdmacm/addrinfo.c:rdma_getaddrinfo",
 	    DEV | PRE_LEVEL60, NULL, "7471", H(.flags = RAI_SA | RAI_DNS), .ret = -1,
 	    .err = EOPNOTSUPP),
-	ROW("75", 75, ">= v60: RAI_SA, node NULL, service NULL: -1/EINVAL", NULL,
+	ROW("75", 75, ">= v60: RAI_SA, node NULL, service NULL: -1/EINVAL",
+	    "rdma-core dfc0afdea (v60), librdmacm/addrinfo.c:ucma_getaddrinfo_sa",
 	    DEV | PRE_LEVEL60, NULL, NULL, H(.flags = RAI_SA), .ret = -1, .err = EINVAL),
 	{ "GAI-76", "GAI", 76, ">= v60: RAI_SA on a host without active IB-link-layer ports: "
-	  "-1/ENOENT", NULL, DEV | PRE_LEVEL60, NULL, 0, gai_76, NULL },
-	ROW("77", 77, ">= v60: RAI_DNS alone is identical to no flag", NULL, DEV | PRE_LEVEL60,
+	  "-1/ENOENT", "rdma-core dfc0afdea (v60), librdmacm/addrinfo.c:ucma_getaddrinfo_sa",
+	  DEV | PRE_LEVEL60, NULL, 0, gai_76, NULL },
+	ROW("77", 77, ">= v60: RAI_DNS alone is identical to no flag",
+	    "rdma-core dfc0afdea (v60): rdma_getaddrinfo reads RAI_DNS only beside RAI_SA",
+	    DEV | PRE_LEVEL60,
 	    "127.0.0.1", "7471", H(.flags = RAI_DNS), A1),
 };
 

@@ -66,7 +66,9 @@ static const struct conf_case cases[] = {
 	{ "STR-18", "STR", 18, "rdma_event_str(0..15) returns the exact enumerator names", NULL,
 	  PRE_NONE, NULL, 0, str_18, NULL },
 	{ "STR-19", "STR", 19, "rdma_event_str(16), (17): >= v60 \"RDMA_CM_EVENT_ADDRINFO_RESOLVED\"/"
-	  "\"..._ERROR\", below v60 \"UNKNOWN EVENT\"", NULL, PRE_NONE, NULL, 0, str_19, NULL },
+	  "\"..._ERROR\", below v60 \"UNKNOWN EVENT\"",
+	  "rdma-core 7b1a686bc (v60), librdmacm/cma.c:rdma_event_str", PRE_NONE, NULL, 0, str_19,
+	  NULL },
 	{ "STR-20", "STR", 20, "rdma_event_str(USER 18), (INTERNAL 19) return \"UNKNOWN EVENT\"",
 	  "rdma_write_cm_event.3 documents RDMA_CM_EVENT_USER but the library has no string for it",
 	  PRE_NONE, NULL, 0, str_20, NULL },

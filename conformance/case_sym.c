@@ -126,8 +126,11 @@ static void sym_5(const struct conf_case *c)
 		return;
 	}
 	conf_stimulus("dlsym(%s, name) at level %d", conf_librdmacm_path(), level);
-	for (const char *const *n = names; *n; n++)
+	for (const char *const *n = names; *n; n++) {
 		conf_expect(!in_lib(dlsym(lib_handle(), *n)), "%s exported below v60", *n);
+		conf_expect(!in_lib(dlvsym(lib_handle(), *n, "RDMACM_1.4")),
+			    "%s@RDMACM_1.4 exported below v60", *n);
+	}
 	conf_note("RDMACM_1.4 names absent");
 }
 
@@ -158,7 +161,8 @@ static const struct conf_case cases[] = {
 	{ "SYM-4", "SYM", 4, "rdma_get_remote_ece, rdma_set_local_ece, rdma_reject_ece at "
 	  "@@RDMACM_1.3 (no rdma_accept_ece)", NULL, PRE_NONE, NULL, 0, sym_4, NULL },
 	{ "SYM-5", "SYM", 5, "level >= 60: rdma_resolve_addrinfo, rdma_query_addrinfo, "
-	  "rdma_write_cm_event at @@RDMACM_1.4; below v60: absent", NULL, PRE_NONE, NULL, 0, sym_5,
+	  "rdma_write_cm_event at @@RDMACM_1.4; below v60: absent",
+	  "rdma-core 7b1a686bc and 7d7ca522f (v60), librdmacm/librdmacm.map", PRE_NONE, NULL, 0, sym_5,
 	  NULL },
 	{ "SYM-6", "SYM", 6, "not exported: rdma_get_local_addr/peer_addr (inline), kernel-only "
 	  "rdma_reject_msg/rdma_consumer_reject_data, rdma_accept_ece, ucma_* internals",

@@ -435,7 +435,7 @@ static void usage(FILE *f)
 		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
 		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
 		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE] [--seeds]\n"
-		"         [--passive]\n"
+		"         [--passive] [--rdma-core 44|61]\n"
 		"See rdmaemu-conformance(1).\n");
 }
 
@@ -703,6 +703,7 @@ int main(int argc, char **argv)
 		{ "report", required_argument, NULL, 'R' },
 		{ "seeds", no_argument, NULL, 'S' },
 		{ "passive", no_argument, NULL, 'p' },
+		{ "rdma-core", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -710,7 +711,7 @@ int main(int argc, char **argv)
 	struct strlist cases = { 0 }, areasel = { 0 };
 	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
 	const char *report = NULL;
-	bool list = false, verbose = false, seeds = false;
+	bool list = false, verbose = false, seeds = false, rdma_core = false;
 	int timeout = DEFAULT_TIMEOUT, opt;
 
 	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
@@ -761,6 +762,17 @@ int main(int argc, char **argv)
 		case 'R': report = optarg; break;
 		case 'S': seeds = true; break;
 		case 'p': conf_set_passive(true); break;
+		case 'C':
+			/* the emulated librdmacm's personality: its directory (target.c) and the
+			 * library's own check of what was asked (lib/personality.c) */
+			if (strcmp(optarg, "44") && strcmp(optarg, "61")) {
+				fprintf(stderr, "rdmaemu-conformance: --rdma-core %s: the personalities "
+						"are 44 and 61\n", optarg);
+				return 2;
+			}
+			setenv("RDMAEMU_RDMA_CORE", optarg, 1);
+			rdma_core = true;
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -814,6 +826,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (rdma_core && target == TARGET_SYSTEM)
+		fprintf(stderr, "rdmaemu-conformance: --rdma-core chooses the emulator's librdmacm; "
+				"--target system runs this machine's rdma-core as it is\n");
 	if (conf_target_setup(target, libdir, argv))
 		return 2;
 	if (conf_passive() && (target != TARGET_SYSTEM || !conf_local_addr())) {

@@ -140,17 +140,25 @@ const char *conf_libibverbs_path(void)
 	return path;
 }
 
+/* The build tree's libraries once built, else pkglibdir's; RDMAEMU_RDMA_CORE (--rdma-core)
+ * puts that librdmacm personality's directory first (docs/rdma-core-generations.md). */
 static const char *default_libdirs(void)
 {
 	static char dirs[8192];
-	char probe[4096];
+	char probe[4096], first[4200] = "";
+	const char *rdma_core = getenv("RDMAEMU_RDMA_CORE");
+	bool build;
 
 	snprintf(probe, sizeof probe, "%s/lib/.libs", RDMAEMU_BUILDDIR);
-	if (access(probe, F_OK) == 0)
-		snprintf(dirs, sizeof dirs, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/.libs",
+	build = access(probe, F_OK) == 0;
+	if (rdma_core && *rdma_core)
+		snprintf(first, sizeof first, build ? "%s/lib/rdma-core-%s/.libs:" : "%s/rdma-core-%s:",
+			 build ? RDMAEMU_BUILDDIR : RDMAEMU_PKGLIBDIR, rdma_core);
+	if (build)
+		snprintf(dirs, sizeof dirs, "%s%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/.libs", first,
 			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
 	else
-		snprintf(dirs, sizeof dirs, "%s", RDMAEMU_PKGLIBDIR);
+		snprintf(dirs, sizeof dirs, "%s%s", first, RDMAEMU_PKGLIBDIR);
 	return dirs;
 }
 

@@ -1,7 +1,7 @@
 /* rdma_getaddrinfo / rdma_freeaddrinfo (spec §4).
  *
  * The steps and their order are the real library's (addrinfo.c:rdma_getaddrinfo at rdma-core
- * v61): the all-NULL check comes before library initialisation, RAI_SA is decided before any
+ * v61; personality 44 has no RAI_SA step, as v44): the all-NULL check comes before library initialisation, RAI_SA is decided before any
  * allocation, glibc's EAI_* codes are returned unchanged, and only the first getaddrinfo(3)
  * result is used. Where the real library dereferences a NULL pointer or over-reads, this one
  * returns -1/EINVAL or reads zeros instead (spec §16 item 12), and says so below.
@@ -198,7 +198,9 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 	if (!res)
 		return cma_err(EINVAL); /* the real library writes through it: a crash */
 
-	if (hints && (hints->ai_flags & RAI_SA)) {
+	/* v60 (dfc0afdea): RAI_SA asks the SA; before it RAI_SA and RAI_DNS are bits nobody
+	 * reads */
+	if (cma_rdma_core >= 60 && hints && (hints->ai_flags & RAI_SA)) {
 		if (node || (hints->ai_flags & RAI_DNS))
 			return cma_err(EOPNOTSUPP);
 		return cma_gai_sa(service, res);

@@ -11,6 +11,10 @@
 #include "rdmaemu/compat.h"
 #include "util/kmem.h"
 
+/* The rdma-core generation this librdmacm.so.1 behaves as, 44 or 61 (lib/personality.c, one
+ * per linked library; docs/rdma-core-generations.md lists what differs). */
+extern const int cma_rdma_core;
+
 /* librdmacm's error convention: set errno, return -1. */
 static inline int cma_err(int e)
 {

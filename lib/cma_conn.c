@@ -234,8 +234,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		return cma_err(e);
 	}
 	if (cma_is_ud_qp(id->qp_type)) {
-		/* v52: a sync UD id acks the held CONNECT_REQUEST */
-		if (id_priv->sync && id->event) {
+		/* v52 (9a0fc3afd): a sync UD id acks the held CONNECT_REQUEST; before it the event
+		 * stays in id->event until rdma_destroy_id (or rdma_migrate_id) acks it */
+		if (cma_rdma_core >= 52 && id_priv->sync && id->event) {
 			rdma_ack_cm_event(id->event);
 			id->event = NULL;
 		}

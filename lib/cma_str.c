@@ -1,6 +1,6 @@
 /* rdma_event_str (spec §7.2): the enumerator names, "UNKNOWN EVENT" for everything else,
  * never NULL. rdma-core >= v60 names ADDRINFO_RESOLVED/ERROR (16, 17) but has no string for
- * USER (18) or INTERNAL (19). */
+ * USER (18) or INTERNAL (19); before v60 (7b1a686bc) 16 and 17 are "UNKNOWN EVENT" too. */
 #include "config.h"
 
 #include "lib/cma.h"
@@ -30,6 +30,8 @@ const char *rdma_event_str(enum rdma_cm_event_type event)
 {
 	unsigned e = (unsigned)event;
 
+	if (cma_rdma_core < 60 && e >= RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED)
+		return "UNKNOWN EVENT";
 	if (e < sizeof(event_names) / sizeof(event_names[0]) && event_names[e])
 		return event_names[e];
 	return "UNKNOWN EVENT";

@@ -248,9 +248,18 @@ const char *rdmaemu_ctl_version(void)
 	return "rdmaemu " PACKAGE_VERSION;
 }
 
+/* The emulated librdmacm says its personality from its constructor (lib/personality.c); the
+ * emulator itself behaves the same under both. */
+static int rdmacm_level;
+
+void rdmaemu_ctl_rdmacm_loaded(int level)
+{
+	__atomic_store_n(&rdmacm_level, level, __ATOMIC_RELEASE);
+}
+
 int rdmaemu_ctl_rdmacm_level(void)
 {
-	return 61;
+	return __atomic_load_n(&rdmacm_level, __ATOMIC_ACQUIRE);
 }
 
 int rdmaemu_ctl_attach(const char *path, const char *node)

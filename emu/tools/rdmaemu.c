@@ -27,7 +27,7 @@ static void usage(FILE *out)
 	fputs("usage: rdmaemu fabric show [FILE]\n"
 	      "       rdmaemu fabric check FILE...\n"
 	      "       rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox]\n"
-	      "                   [--rsockets] -- CMD [ARGS...]\n"
+	      "                   [--rsockets] [--rdma-core 44|61] -- CMD [ARGS...]\n"
 	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
 	      "       rdmaemu daemon remove-device NODE DEV\n"
 	      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
@@ -119,7 +119,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("rdmaemu %s\n", PACKAGE_VERSION);
+		/* the librdmacm personality `rdmaemu run` uses without --rdma-core */
+		printf("rdmaemu %s (librdmacm personality: rdma-core %d)\n", PACKAGE_VERSION,
+		       RDMAEMU_RDMA_CORE_DEFAULT);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))

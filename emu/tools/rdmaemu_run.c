@@ -1,7 +1,7 @@
 /* rdmaemu run / rdmaemu daemon: runs programs on a fabric owned by rdmaemud (docs/daemon.md).
  *
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
- *               -- CMD [ARGS...]
+ *               [--rdma-core 44|61] -- CMD [ARGS...]
  *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
@@ -12,7 +12,9 @@
  * LD_LIBRARY_PATH and RDMAEMU_DAEMON / RDMAEMU_FABRIC / RDMAEMU_NODE set, so that an unmodified program
  * attaches to the host NAME through the daemon, in the host's sandbox (emu/host/sandbox.h)
  * unless --no-sandbox or namespaces are not permitted; --rsockets preloads librspreload.so
- * (docs/rsockets.md "Preload"). From the build tree (this program's
+ * (docs/rsockets.md "Preload"). --rdma-core (or RDMAEMU_RDMA_CORE) picks the librdmacm.so.1
+ * personality, the directory of its own each has (docs/rdma-core-generations.md); without it
+ * the default one. From the build tree (this program's
  * executable lies under it) the libraries and the daemon are the build's; installed, they
  * are pkglibdir's and bindir's. */
 #include "config.h"
@@ -50,17 +52,37 @@ static bool in_build_tree(void)
 	return !strncmp(exe, RDMAEMU_BUILDDIR, b) && exe[b] == '/';
 }
 
-static void libdirs(char *buf, size_t len)
+/* The librdmacm personality's directory comes first (each holds only librdmacm.so.1); the
+ * default personality is the one beside the other libraries. */
+static void libdirs(char *buf, size_t len, const char *rdma_core)
 {
 	const char *env = getenv("RDMAEMU_LIBDIR");
+	char first[PATH_MAX + 32] = "";
 
-	if (env && *env)
+	if (env && *env) {
 		snprintf(buf, len, "%s", env);
-	else if (in_build_tree())
-		snprintf(buf, len, "%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/umad/.libs:%s/emu/.libs",
-			 RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
+		return;
+	}
+	if (rdma_core && in_build_tree())
+		snprintf(first, sizeof(first), "%s/lib/rdma-core-%s/.libs:", RDMAEMU_BUILDDIR,
+			 rdma_core);
+	else if (rdma_core)
+		snprintf(first, sizeof(first), "%s/rdma-core-%s:", RDMAEMU_PKGLIBDIR, rdma_core);
+	if (in_build_tree())
+		snprintf(buf, len, "%s%s/lib/.libs:%s/emu/verbs/.libs:%s/emu/umad/.libs:%s/emu/.libs",
+			 first, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR, RDMAEMU_BUILDDIR);
 	else
-		snprintf(buf, len, "%s", RDMAEMU_PKGLIBDIR);
+		snprintf(buf, len, "%s%s", first, RDMAEMU_PKGLIBDIR);
+}
+
+/* true for "44", "61" or NULL (none asked for); false after saying what is accepted. */
+static bool rdma_core_valid(const char *v)
+{
+	if (!v || !strcmp(v, "44") || !strcmp(v, "61"))
+		return true;
+	fprintf(stderr, "rdmaemu: --rdma-core / RDMAEMU_RDMA_CORE: '%s': the personalities are 44 "
+			"and 61\n", v);
+	return false;
 }
 
 /* A preload library: the build tree's (build_rel, under the build directory), pkglibdir's
@@ -310,12 +332,15 @@ static void run_usage(FILE *out)
 {
 	fputs("usage: rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] "
 	      "[--rsockets]\n"
-	      "                   [--virtual-time] -- CMD [ARGS...]\n"
+	      "                   [--virtual-time] [--rdma-core 44|61] -- CMD [ARGS...]\n"
 	      "  (default)        real time: the fabric's clock is the machine's; protocol\n"
 	      "                   timeouts take their wall time (what benchmarks use)\n"
 	      "  --virtual-time   virtual time: one clock for every process of the fabric, moved\n"
 	      "                   by rdmaemud to the next deadline when all of them are idle;\n"
-	      "                   timeouts cost no wall time and runs repeat exactly\n",
+	      "                   timeouts cost no wall time and runs repeat exactly\n"
+	      "  --rdma-core N    the librdmacm personality: 44 (Debian 12's rdma-core) or 61\n"
+	      "                   (with the v60 calls); default RDMAEMU_RDMA_CORE, else the\n"
+	      "                   installed rdma-core's generation\n",
 	      out);
 }
 
@@ -366,11 +391,13 @@ int rdmaemu_run(int argc, char **argv)
 		{ "fabric", required_argument, NULL, 'f' }, { "node", required_argument, NULL, 'n' },
 		{ "pcap", required_argument, NULL, 'p' },   { "help", no_argument, NULL, 'h' },
 		{ "no-sandbox", no_argument, NULL, 'S' },   { "rsockets", no_argument, NULL, 'R' },
-		{ "virtual-time", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "virtual-time", no_argument, NULL, 'V' }, { "rdma-core", required_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
 	};
 	bool sandbox = true, rsockets = false, vt = false;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
-	char sock[PATH_MAX], libs[3 * PATH_MAX], *path, real[PATH_MAX];
+	const char *rdma_core = getenv("RDMAEMU_RDMA_CORE");
+	char sock[PATH_MAX], libs[5 * PATH_MAX], *path, real[PATH_MAX];
 	const char *old;
 	int opt;
 
@@ -383,6 +410,7 @@ int rdmaemu_run(int argc, char **argv)
 		case 'S': sandbox = false; break;
 		case 'R': rsockets = true; break;
 		case 'V': vt = true; break;
+		case 'C': rdma_core = optarg; break;
 		case 'h': run_usage(stdout); return 0;
 		default: run_usage(stderr); return 2;
 		}
@@ -391,6 +419,10 @@ int rdmaemu_run(int argc, char **argv)
 		run_usage(stderr);
 		return 2;
 	}
+	if (rdma_core && !*rdma_core)
+		rdma_core = NULL;
+	if (!rdma_core_valid(rdma_core))
+		return 2;
 	if (fabric && *fabric) {
 		if (!realpath(fabric, real)) {
 			fprintf(stderr, "rdmaemu: %s: %s\n", fabric, strerror(errno));
@@ -417,7 +449,7 @@ int rdmaemu_run(int argc, char **argv)
 	if (sandbox ? enter_sandbox(sock, fabric, node) : no_sandbox(fabric))
 		return 1;
 	preload_libs(rsockets);
-	libdirs(libs, sizeof(libs));
+	libdirs(libs, sizeof(libs), rdma_core);
 	old = getenv("LD_LIBRARY_PATH");
 	path = malloc(strlen(libs) + (old ? strlen(old) : 0) + 2);
 	if (!path)
@@ -426,6 +458,9 @@ int rdmaemu_run(int argc, char **argv)
 	setenv("LD_LIBRARY_PATH", path, 1);
 	free(path);
 	setenv("RDMAEMU_DAEMON", sock, 1);
+	/* the library compares it with its own personality (lib/personality.c) */
+	if (rdma_core)
+		setenv("RDMAEMU_RDMA_CORE", rdma_core, 1);
 	if (fabric)
 		setenv("RDMAEMU_FABRIC", fabric, 1);
 	else

@@ -22,9 +22,14 @@ extern "C" {
 /* "rdmaemu X.Y.Z". */
 const char *rdmaemu_ctl_version(void);
 
-/* The rdma-core release whose librdmacm behaviour the emulated library models (e.g. 61: has
- * RAI_SA/RAI_DNS handling in rdma_getaddrinfo, the v56 and v52 fixes). */
+/* The personality of the emulated librdmacm.so.1 loaded in this process: the rdma-core
+ * generation whose librdmacm it behaves as, 44 (Debian 12's) or 61 (with the v60 calls and
+ * strings); docs/rdma-core-generations.md lists the differences. 0 when no emulated librdmacm
+ * is loaded. */
 int rdmaemu_ctl_rdmacm_level(void);
+
+/* Called by the emulated librdmacm.so.1 when it is loaded, with its personality. */
+void rdmaemu_ctl_rdmacm_loaded(int level);
 
 /* Attach this process to node `node` (NULL: the first host) of the fabric in file `path`
  * (NULL: the built-in default). Returns 0, or -1 with errno: EBUSY when the process is already

@@ -41,7 +41,13 @@ static void test_version_and_level(void **state)
 {
 	(void)state;
 	assert_string_equal(rdmaemu_ctl_version(), "rdmaemu " PACKAGE_VERSION);
+	/* no emulated librdmacm in this program: no personality until one says its own */
+	assert_int_equal(rdmaemu_ctl_rdmacm_level(), 0);
+	rdmaemu_ctl_rdmacm_loaded(44);
+	assert_int_equal(rdmaemu_ctl_rdmacm_level(), 44);
+	rdmaemu_ctl_rdmacm_loaded(61);
 	assert_int_equal(rdmaemu_ctl_rdmacm_level(), 61);
+	rdmaemu_ctl_rdmacm_loaded(0);
 }
 
 static void test_default_is_builtin_first_host(void **state)

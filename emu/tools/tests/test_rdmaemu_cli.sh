@@ -18,7 +18,8 @@ check() { # expected-rc description command...
 }
 unset RDMAEMU_FABRIC
 check 0 "--version" "$bin" --version
-grep -q '^rdmaemu [0-9]' "$tmp/out" || { echo "FAIL: version text"; fail=1; }
+grep -Eqx 'rdmaemu [0-9][0-9.]* \(librdmacm personality: rdma-core (44|61)\)' "$tmp/out" ||
+	{ echo "FAIL: version text"; cat "$tmp/out"; fail=1; }
 check 0 "--help" "$bin" --help
 check 2 "no arguments" "$bin"
 check 2 "unknown command" "$bin" frobnicate
