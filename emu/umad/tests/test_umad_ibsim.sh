@@ -13,18 +13,9 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
-command -v saquery >/dev/null 2>&1 || { echo "infiniband-diags not installed: skipped"; exit 77; }
 ref=$s/fixtures/golden/ibsim
 dev=$s/fixtures/conformance/ibsim-tools.deviations
-export RDMAEMU_FABRIC="$s/fixtures/ib.fabric" RDMAEMU_NODE=ib-a
-export LD_LIBRARY_PATH="$b/emu/umad/.libs:$b/emu/.libs"
-asan=$(ldd "$b/emu/umad/.libs/libibumad.so.3" 2>/dev/null | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-	export LD_PRELOAD="$asan"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-fi
-tmp=$(mktemp -d) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$s/emu/umad/tests/umad_test_env.sh"
 
 tab=$(printf '\t')
 : >"$tmp/fields"
