@@ -16,6 +16,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "emu/verbs/tests/verbs_test.h"
+#include "lib/tests/cm_event_test.h"
 #include "rdmaemu/ctl.h"
 
 static uint64_t now_ns(void)
@@ -41,16 +42,7 @@ static struct sockaddr_in sin4(const char *ip, uint16_t port)
 static void expect_ack(struct rdma_event_channel *ch, enum rdma_cm_event_type type, int status,
 		       struct rdma_cm_id *id)
 {
-	struct rdma_cm_event *ev;
-
-	assert_int_equal(rdma_get_cm_event(ch, &ev), 0);
-	if (ev->event != type)
-		fail_msg("event %s (status %d), expected %s", rdma_event_str(ev->event), ev->status,
-			 rdma_event_str(type));
-	assert_int_equal(ev->status, status);
-	if (id)
-		assert_ptr_equal(ev->id, id);
-	assert_int_equal(rdma_ack_cm_event(ev), 0);
+	assert_int_equal(rdma_ack_cm_event(cm_test_expect(ch, type, status, id)), 0);
 }
 
 /* ch has no event queued: its fd is not readable and a non-blocking get says EAGAIN. */
