@@ -305,10 +305,84 @@ void emu_mad_bits_put(uint8_t *rec, unsigned bit_off, unsigned bits, uint64_t v)
 	X(ARRAY, T, data32, 1152, 32, 4, 31)               \
 	X(ARRAY, T, data64, 1280, 64, 2, 35)
 
+/* Table 187 with PortInfo (table 148) 32 bits in: libibmad's fields.c gives the PortInfo bit
+ * offsets, OpenSM's IB_PIR_COMPMASK_* the mask bits. */
+#define PORTINFO_REC_ROWS(X, T)                            \
+	X(FLD, T, lid, 0, 16, 0)                           \
+	X(FLD, T, port_num, 16, 8, 1)                      \
+	X(FLD, T, options, 24, 8, 2)                       \
+	X(FLD, T, m_key, 32, 64, 3)                        \
+	X(FLD, T, gid_prefix, 96, 64, 4)                   \
+	X(FLD, T, base_lid, 160, 16, 5)                    \
+	X(FLD, T, sm_lid, 176, 16, 6)                      \
+	X(FLD, T, cap_mask, 192, 32, 7)                    \
+	X(FLD, T, diag_code, 224, 16, 8)                   \
+	X(FLD, T, m_key_lease, 240, 16, 9)                 \
+	X(FLD, T, local_port, 256, 8, 10)                  \
+	X(FLD, T, width_enabled, 264, 8, 11)               \
+	X(FLD, T, width_supported, 272, 8, 12)             \
+	X(FLD, T, width_active, 280, 8, 13)                \
+	X(FLD, T, speed_supported, 288, 4, 14)             \
+	X(FLD, T, port_state, 292, 4, 15)                  \
+	X(FLD, T, phys_state, 296, 4, 16)                  \
+	X(FLD, T, link_down_def, 300, 4, 17)               \
+	X(FLD, T, m_key_prot, 304, 2, 18)                  \
+	X(RSV, T, rsv, 306, 3, 19)                         \
+	X(FLD, T, lmc, 309, 3, 20)                         \
+	X(FLD, T, speed_active, 312, 4, 21)                \
+	X(FLD, T, speed_enabled, 316, 4, 22)               \
+	X(FLD, T, neighbor_mtu, 320, 4, 23)                \
+	X(FLD, T, sm_sl, 324, 4, 24)                       \
+	X(FLD, T, vl_cap, 328, 4, 25)                      \
+	X(FLD, T, init_type, 332, 4, 26)                   \
+	X(FLD, T, vl_high_limit, 336, 8, 27)               \
+	X(FLD, T, vl_arb_high_cap, 344, 8, 28)             \
+	X(FLD, T, vl_arb_low_cap, 352, 8, 29)              \
+	X(FLD, T, init_type_reply, 360, 4, 30)             \
+	X(FLD, T, mtu_cap, 364, 4, 31)                     \
+	X(FLD, T, vl_stall_count, 368, 3, 32)              \
+	X(FLD, T, hoq_life, 371, 5, 33)                    \
+	X(FLD, T, oper_vls, 376, 4, 34)                    \
+	X(FLD, T, part_enf_in, 380, 1, 35)                 \
+	X(FLD, T, part_enf_out, 381, 1, 36)                \
+	X(FLD, T, filter_raw_in, 382, 1, 37)               \
+	X(FLD, T, filter_raw_out, 383, 1, 38)              \
+	X(FLD, T, m_key_viol, 384, 16, 39)                 \
+	X(FLD, T, p_key_viol, 400, 16, 40)                 \
+	X(FLD, T, q_key_viol, 416, 16, 41)                 \
+	X(FLD, T, guid_cap, 432, 8, 42)                    \
+	X(FLD, T, client_rereg, 440, 1, 43)                \
+	X(FLD, T, mcast_trap_supp, 441, 2, 44)             \
+	X(FLD, T, subnet_timeout, 443, 5, 45)              \
+	X(RSV, T, rsv, 448, 3, 46)                         \
+	X(FLD, T, resp_time, 451, 5, 47)                   \
+	X(FLD, T, local_phys_err, 456, 4, 48)              \
+	X(FLD, T, overrun_err, 460, 4, 49)                 \
+	X(FLD, T, max_credit_hint, 464, 16, 50)            \
+	X(RSV, T, rsv, 480, 8, 51)                         \
+	X(FLD, T, round_trip, 488, 24, 52)                 \
+	X(FLD, T, cap_mask2, 512, 16, 53)                  \
+	X(FLD, T, speed_ext_active, 528, 4, 54)            \
+	X(FLD, T, speed_ext_supported, 532, 4, 55)         \
+	X(RSV, T, rsv, 536, 3, 56)                         \
+	X(FLD, T, speed_ext_enabled, 539, 5, 57)
+
+/* Table 192 with SMInfo (table 153): the record ends in the middle of its last 8-byte word. */
+#define SMINFO_REC_ROWS(X, T)                              \
+	X(FLD, T, lid, 0, 16, 0)                           \
+	X(RSV, T, rsv, 16, 16, 1)                          \
+	X(FLD, T, guid, 32, 64, 2)                         \
+	X(FLD, T, sm_key, 96, 64, 3)                       \
+	X(FLD, T, act_count, 160, 32, 4)                   \
+	X(FLD, T, priority, 192, 4, 5)                     \
+	X(FLD, T, sm_state, 196, 4, 6)
+
 RECORD(path_rec, struct emu_sa_path_rec, PATH_REC_ROWS)
 RECORD(mcmember_rec, struct emu_sa_mcmember_rec, MCMEMBER_REC_ROWS)
 RECORD(service_rec, struct emu_sa_service_rec, SERVICE_REC_ROWS)
 RECORD(node_rec, struct emu_sa_node_rec, NODE_REC_ROWS)
+RECORD(portinfo_rec, struct emu_sa_portinfo_rec, PORTINFO_REC_ROWS)
+RECORD(sminfo_rec, struct emu_sa_sminfo_rec, SMINFO_REC_ROWS)
 
 void emu_mad_record_pack(const struct emu_mad_record_desc *d, const void *s, uint8_t *wire)
 {
@@ -380,10 +454,22 @@ const struct emu_mad_record_desc emu_sa_node_rec_desc = {
 	node_rec_fields, N(node_rec_fields), node_rec_pack, node_rec_unpack
 };
 
+const struct emu_mad_record_desc emu_sa_portinfo_rec_desc = {
+	"PortInfoRecord", EMU_SA_ATTR_PORT_INFO_RECORD, 68, 9, sizeof(struct emu_sa_portinfo_rec),
+	portinfo_rec_fields, N(portinfo_rec_fields), portinfo_rec_pack, portinfo_rec_unpack
+};
+
+const struct emu_mad_record_desc emu_sa_sminfo_rec_desc = {
+	"SMInfoRecord", EMU_SA_ATTR_SMINFO_RECORD, 25, 4, sizeof(struct emu_sa_sminfo_rec),
+	sminfo_rec_fields, N(sminfo_rec_fields), sminfo_rec_pack, sminfo_rec_unpack
+};
+
 const struct emu_mad_record_desc *emu_sa_record_desc(uint16_t attr_id)
 {
 	switch (attr_id) {
 	case EMU_SA_ATTR_NODE_RECORD: return &emu_sa_node_rec_desc;
+	case EMU_SA_ATTR_PORT_INFO_RECORD: return &emu_sa_portinfo_rec_desc;
+	case EMU_SA_ATTR_SMINFO_RECORD: return &emu_sa_sminfo_rec_desc;
 	case EMU_SA_ATTR_PATH_RECORD: return &emu_sa_path_rec_desc;
 	case EMU_SA_ATTR_MCMEMBER_RECORD: return &emu_sa_mcmember_rec_desc;
 	case EMU_SA_ATTR_SERVICE_RECORD: return &emu_sa_service_rec_desc;

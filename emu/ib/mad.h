@@ -75,6 +75,7 @@ const char *emu_mad_method_name(uint8_t method);
 #define EMU_SA_ATTR_INFORM_INFO 0x0003
 #define EMU_SA_ATTR_NODE_RECORD 0x0011
 #define EMU_SA_ATTR_PORT_INFO_RECORD 0x0012
+#define EMU_SA_ATTR_SMINFO_RECORD 0x0018
 #define EMU_SA_ATTR_SL2VL_RECORD 0x0013
 #define EMU_SA_ATTR_SWITCH_INFO_RECORD 0x0014
 #define EMU_SA_ATTR_LFT_RECORD 0x0015
@@ -308,6 +309,66 @@ struct emu_sa_node_rec {
 #define EMU_NR_COMP_PORT_GUID (1ull << 8)
 #define EMU_NR_COMP_NODE_DESC (1ull << 14)
 
+/* PortInfoRecord (15.2.5.3), 68 bytes: EndPortLID, PortNum, Options and the port's PortInfo
+ * (14.2.5.6), one component mask bit per PortInfo field in order (OpenSM's IB_PIR_COMPMASK_*;
+ * the reserved runs have bits of their own). */
+struct emu_sa_portinfo_rec {
+	uint16_t lid;
+	uint8_t port_num, options;
+	uint64_t m_key, gid_prefix;
+	uint16_t base_lid, sm_lid;
+	uint32_t cap_mask;
+	uint16_t diag_code, m_key_lease;
+	uint8_t local_port, width_enabled, width_supported, width_active;
+	uint8_t speed_supported, port_state, phys_state, link_down_def, m_key_prot, lmc;
+	uint8_t speed_active, speed_enabled, neighbor_mtu, sm_sl, vl_cap, init_type;
+	uint8_t vl_high_limit, vl_arb_high_cap, vl_arb_low_cap, init_type_reply, mtu_cap;
+	uint8_t vl_stall_count, hoq_life, oper_vls, part_enf_in, part_enf_out, filter_raw_in,
+		filter_raw_out;
+	uint16_t m_key_viol, p_key_viol, q_key_viol;
+	uint8_t guid_cap, client_rereg, mcast_trap_supp, subnet_timeout, resp_time;
+	uint8_t local_phys_err, overrun_err;
+	uint16_t max_credit_hint;
+	uint32_t round_trip;
+	uint16_t cap_mask2;
+	uint8_t speed_ext_active, speed_ext_supported, speed_ext_enabled;
+};
+
+#define EMU_PIR_COMP_LID (1ull << 0)
+#define EMU_PIR_COMP_PORT_NUM (1ull << 1)
+#define EMU_PIR_COMP_OPTIONS (1ull << 2)
+#define EMU_PIR_COMP_BASE_LID (1ull << 5)
+#define EMU_PIR_COMP_CAP_MASK (1ull << 7)
+#define EMU_PIR_COMP_INIT_TYPE_REPLY (1ull << 30)
+#define EMU_PIR_COMP_CLIENT_REREG (1ull << 43)
+#define EMU_PIR_COMP_MCAST_TRAP_SUPP (1ull << 44)
+#define EMU_PIR_COMP_MAX_CREDIT_HINT (1ull << 50)
+#define EMU_PIR_COMP_ROUND_TRIP (1ull << 52)
+#define EMU_PIR_COMP_CAP_MASK2 (1ull << 53)
+#define EMU_PIR_COMP_SPEED_EXT (1ull << 54 | 1ull << 55 | 1ull << 57)
+/* Options bit 7: the requester asks for the PortInfo as it is, without OpenSM's QDR folding
+ * for ports with extended speeds. */
+#define EMU_PIR_OPT_FULL 0x80
+/* AttributeModifier bit 31 of a PortInfoRecord query: CapabilityMask(2) match by bits set
+ * (IBA 1.2 errata) rather than by equality. */
+#define EMU_PIR_ENHANCED_MATCH 0x80000000u
+
+/* SMInfoRecord (15.2.5.8), 25 bytes: the SM port's LID and its SMInfo (14.2.5.13). */
+struct emu_sa_sminfo_rec {
+	uint16_t lid;
+	uint64_t guid, sm_key;
+	uint32_t act_count;
+	uint8_t priority, sm_state;
+};
+
+#define EMU_SMIR_COMP_LID (1ull << 0)
+#define EMU_SMIR_COMP_GUID (1ull << 2)
+#define EMU_SMIR_COMP_PRIORITY (1ull << 5)
+#define EMU_SMIR_COMP_SM_STATE (1ull << 6)
+#define EMU_SM_STATE_MASTER 3
+
+extern const struct emu_mad_record_desc emu_sa_portinfo_rec_desc;
+extern const struct emu_mad_record_desc emu_sa_sminfo_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_node_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_path_rec_desc;
 extern const struct emu_mad_record_desc emu_sa_mcmember_rec_desc;

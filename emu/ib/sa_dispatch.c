@@ -1,5 +1,5 @@
 /* The fake SA's request dispatch (emu/ib/sa.h): the checks every request goes through, then
- * the handler of its attribute (sa_path.c, sa_mc.c, sa_node.c), and the policy's verdict
+ * the handler of its attribute (sa_path.c, sa_mc.c, sa_node.c, sa_pir.c, sa_sm.c), and the policy's verdict
  * before it (emu_sa_process). Kept apart from sa.c, which the handlers build on, so that no
  * dependency circle ties the SA's modules. */
 #include <errno.h>
@@ -13,6 +13,8 @@ static bool method_ok(uint16_t attr, uint8_t method)
 	switch (attr) {
 	case EMU_SA_ATTR_PATH_RECORD:
 	case EMU_SA_ATTR_NODE_RECORD:
+	case EMU_SA_ATTR_PORT_INFO_RECORD:
+	case EMU_SA_ATTR_SMINFO_RECORD:
 		return method == EMU_MAD_METHOD_GET || method == EMU_MAD_METHOD_GET_TABLE;
 	case EMU_SA_ATTR_MCMEMBER_RECORD:
 	case EMU_SA_ATTR_SERVICE_RECORD:
@@ -43,6 +45,9 @@ int emu_sa_handle(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **r
 	    h.method != EMU_MAD_METHOD_GET_TABLE && h.method != EMU_MAD_METHOD_DELETE)
 		return emu_sa_respond(mad, len, EMU_MAD_STATUS_UNSUP_METHOD, NULL, NULL, 0, resp,
 				      resp_len);
+	/* ClassPortInfo has no record table; its handler checks the method itself */
+	if (h.attr_id == EMU_SA_ATTR_CLASS_PORT_INFO)
+		return emu_sa_class_port_info(sa, mad, len, resp, resp_len);
 	if (!method_ok(h.attr_id, h.method))
 		return emu_sa_respond(mad, len, EMU_MAD_STATUS_UNSUP_METHOD_ATTR, NULL, NULL, 0,
 				      resp, resp_len);
@@ -54,6 +59,8 @@ int emu_sa_handle(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **r
 	case EMU_SA_ATTR_PATH_RECORD: return emu_sa_path(sa, mad, len, resp, resp_len);
 	case EMU_SA_ATTR_MCMEMBER_RECORD: return emu_sa_mcmember(sa, mad, len, resp, resp_len);
 	case EMU_SA_ATTR_NODE_RECORD: return emu_sa_node(sa, mad, len, resp, resp_len);
+	case EMU_SA_ATTR_PORT_INFO_RECORD: return emu_sa_portinfo(sa, mad, len, resp, resp_len);
+	case EMU_SA_ATTR_SMINFO_RECORD: return emu_sa_sminfo(sa, mad, len, resp, resp_len);
 	default: return emu_sa_service(sa, mad, len, resp, resp_len);
 	}
 }

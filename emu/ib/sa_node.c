@@ -10,13 +10,6 @@
 #define NODE_TYPE_CA 1
 #define NODE_TYPE_SWITCH 2
 
-/* A node of the subnet: a CA (host device with IB ports) or a switch. */
-struct node_ref {
-	uint64_t guid;
-	const struct emu_device *dev;
-	const struct emu_switch *sw;
-};
-
 /* OpenSM walks its node table, a qmap keyed by the node GUID as stored (network byte order)
  * and compared as a host integer: on a little-endian host that is the GUID's bytes reversed,
  * so the low byte of the GUID orders first. */
@@ -27,8 +20,8 @@ static uint64_t walk_key(uint64_t guid)
 
 static int by_walk_key(const void *a, const void *b)
 {
-	uint64_t ka = walk_key(((const struct node_ref *)a)->guid);
-	uint64_t kb = walk_key(((const struct node_ref *)b)->guid);
+	uint64_t ka = walk_key(((const struct emu_sa_node_ref *)a)->guid);
+	uint64_t kb = walk_key(((const struct emu_sa_node_ref *)b)->guid);
 
 	return ka < kb ? -1 : ka > kb;
 }
@@ -81,20 +74,20 @@ static void switch_record(const struct emu_switch *sw, struct emu_sa_node_rec *r
 	desc_copy(r->node_desc, sw->node_desc);
 }
 
-static struct node_ref *collect_nodes(const struct emu_fabric *f, size_t *n)
+struct emu_sa_node_ref *emu_sa_nodes(const struct emu_fabric *f, size_t *n)
 {
-	struct node_ref *v = calloc(f->nswitches + 1, sizeof(*v));
+	struct emu_sa_node_ref *v = calloc(f->nswitches + 1, sizeof(*v));
 	size_t cap = f->nswitches + 1, k = 0;
 
 	if (!v)
 		return NULL;
 	for (size_t s = 0; s < f->nswitches; s++)
-		v[k++] = (struct node_ref){ .guid = f->switches[s].node_guid,
-					    .sw = &f->switches[s] };
+		v[k++] = (struct emu_sa_node_ref){ .guid = f->switches[s].node_guid,
+						   .sw = &f->switches[s], .node = (int)s };
 	for (size_t h = 0; h < f->nhosts; h++)
 		for (size_t d = 0; d < f->hosts[h].ndevices; d++) {
 			const struct emu_device *dev = &f->hosts[h].devices[d];
-			struct node_ref *nv;
+			struct emu_sa_node_ref *nv;
 
 			if (!dev->nports || dev->ports[0].link_layer != 1)
 				continue;
@@ -107,7 +100,8 @@ static struct node_ref *collect_nodes(const struct emu_fabric *f, size_t *n)
 				}
 				v = nv;
 			}
-			v[k++] = (struct node_ref){ .guid = dev->node_guid, .dev = dev };
+			v[k++] = (struct emu_sa_node_ref){ .guid = dev->node_guid, .dev = dev,
+							   .node = (int)h, .device = (int)d };
 		}
 	qsort(v, k, sizeof(*v), by_walk_key);
 	*n = k;
@@ -115,7 +109,7 @@ static struct node_ref *collect_nodes(const struct emu_fabric *f, size_t *n)
 }
 
 /* Adds the records of one node that match the query. */
-static int node_records(const struct node_ref *n, const uint8_t *query, uint64_t mask,
+static int node_records(const struct emu_sa_node_ref *n, const uint8_t *query, uint64_t mask,
 			struct emu_sa_reclist *l)
 {
 	struct emu_sa_node_rec r;
@@ -143,12 +137,12 @@ int emu_sa_node(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **res
 {
 	struct emu_sa_hdr sh;
 	struct emu_sa_reclist l = { 0 };
-	struct node_ref *nodes;
+	struct emu_sa_node_ref *nodes;
 	size_t n = 0;
 	int ret = 0;
 
 	emu_sa_hdr_get(mad + 36, &sh);
-	nodes = collect_nodes(sa->f, &n);
+	nodes = emu_sa_nodes(sa->f, &n);
 	if (!nodes)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && !ret; i++)

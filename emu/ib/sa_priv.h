@@ -83,12 +83,30 @@ int emu_sa_respond_records(const uint8_t *req, size_t req_len,
 struct emu_port *emu_sa_port_by_gid(const struct emu_sa *sa, const uint8_t gid[16]);
 struct emu_port *emu_sa_port_by_lid(const struct emu_sa *sa, uint16_t lid);
 
+/* A node of the subnet: a CA (a host device with IB ports: node = host, device its index) or
+ * a switch (node = its index). */
+struct emu_sa_node_ref {
+	uint64_t guid;
+	const struct emu_device *dev;
+	const struct emu_switch *sw;
+	int node, device;
+};
+/* The subnet's nodes in the order OpenSM walks its node table (sa_node.c); free() it. NULL on
+ * ENOMEM. */
+struct emu_sa_node_ref *emu_sa_nodes(const struct emu_fabric *f, size_t *n);
+
 int emu_sa_path(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		size_t *resp_len);
 int emu_sa_mcmember(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		    size_t *resp_len);
 int emu_sa_node(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		size_t *resp_len);
+int emu_sa_portinfo(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+		    size_t *resp_len);
+int emu_sa_sminfo(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+		  size_t *resp_len);
+int emu_sa_class_port_info(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
+			   size_t *resp_len);
 int emu_sa_service(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
 		   size_t *resp_len);
 

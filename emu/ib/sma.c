@@ -311,6 +311,13 @@ static int port_info(const struct emu_fabric *f, const struct emu_sma_node *n, u
 	return 0;
 }
 
+int emu_sma_port_info(const struct emu_fabric *f, const struct emu_sma_node *n, unsigned port,
+		      uint8_t d[64])
+{
+	memset(d, 0, 64);
+	return port_info(f, n, port, d) ? -EINVAL : 0;
+}
+
 static uint16_t top_lid(const struct emu_fabric *f)
 {
 	unsigned top = 0;

@@ -56,4 +56,10 @@ int emu_sma_find_lid(const struct emu_fabric *f, uint16_t lid, struct emu_sma_no
 int emu_sma_walk(const struct emu_fabric *f, size_t host, size_t dev, unsigned port,
 		 const uint8_t *path, unsigned hops, struct emu_sma_node *out);
 
+/* The 64-byte PortInfo that node n's SMA gives for `port` when asked through n->port (a CA's
+ * port 0 means the port asked through; a switch's 0 its management port): what the SM reads
+ * and the SA's PortInfoRecords carry. 0, or -EINVAL for a port the node does not have. */
+int emu_sma_port_info(const struct emu_fabric *f, const struct emu_sma_node *n, unsigned port,
+		      uint8_t d[64]);
+
 #endif

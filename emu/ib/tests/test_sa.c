@@ -601,10 +601,13 @@ static void table_driven_layouts(void **state)
 	assert_int_equal(f->bit_off, 40 * 32);
 	assert_int_equal(f->comp_bit, 35);
 	/* Every record's fields tile it exactly. */
-	const struct emu_mad_record_desc *d[] = { &emu_sa_path_rec_desc,
-						  &emu_sa_mcmember_rec_desc,
-						  &emu_sa_service_rec_desc };
-	for (size_t i = 0; i < 3; i++) {
+	const struct emu_mad_record_desc *d[] = {
+		&emu_sa_path_rec_desc,	   &emu_sa_mcmember_rec_desc, &emu_sa_service_rec_desc,
+		&emu_sa_node_rec_desc,	   &emu_sa_portinfo_rec_desc, &emu_sa_sminfo_rec_desc,
+	};
+	const size_t nd = sizeof(d) / sizeof(d[0]);
+
+	for (size_t i = 0; i < nd; i++) {
 		unsigned at = 0;
 
 		for (size_t j = 0; j < d[i]->nfields; j++) {
@@ -616,7 +619,7 @@ static void table_driven_layouts(void **state)
 	/* Each field element alone, all its bits set: pack puts them where its row says (read a
 	 * bit at a time; the packers are code expanded from the rows, not a walk of this table)
 	 * and nowhere else, and unpack gives the struct back. */
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < nd; i++) {
 		for (size_t j = 0; j < d[i]->nfields; j++) {
 			const struct emu_mad_field *g = &d[i]->fields[j];
 

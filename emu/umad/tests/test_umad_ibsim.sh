@@ -6,7 +6,8 @@
 # fixtures/conformance/ibsim-tools.deviations lists its field for that command with a reason.
 # A listed field that no longer differs fails too (the list only shrinks by editing it). And a
 # fabric loaded from the reference's ibnetdiscover output must discover as that very file.
-#   deviations: PATTERN<TAB>FIELD<TAB>REASON; PATTERN a shell pattern of command names, FIELD
+#   deviations: PATTERN<TAB>FIELD<TAB>REASON; PATTERN shell patterns of command names (several
+#   separated by commas), FIELD
 #   the text before a line's dots or colon ('*': every field, for a command whose answer the
 #   emulator does not give yet).
 # Closing line: ibsim-tools: N commands, E equal, L differ in listed fields only, U unexplained
@@ -59,12 +60,17 @@ function glob2re(p) {
 	gsub(/\*/, ".*", p); gsub(/\?/, ".", p)
 	return "^" p "$"
 }
+function globs2re(l,    n, g, i, r) {
+	n = split(l, g, ",")
+	for (i = 1; i <= n; i++) r = r (i > 1 ? "|" : "") glob2re(g[i])
+	return r
+}
 BEGIN {
 	while ((getline l < DEV) > 0) {
 		if (l ~ /^[ \t]*(#|$)/) continue
 		split(l, f, "\t")
 		if (f[3] == "") { print "ibsim-tools: " DEV ": no reason for " f[1] " " f[2]; bad = 1 }
-		nd++; pat[nd] = glob2re(f[1]); fld[nd] = f[2]; txt[nd] = f[1] "\t" f[2]
+		nd++; pat[nd] = globs2re(f[1]); fld[nd] = f[2]; txt[nd] = f[1] "\t" f[2]
 	}
 	while ((getline l < NAMES) > 0) { nn++; order[nn] = l }
 }
