@@ -512,7 +512,7 @@ static void batch_flush(void)
 	d.ndirty = 0;
 }
 
-static void vt_order_before(int pid, uint32_t seq);
+static void order_before(const struct client *self, int pid, uint32_t seq);
 static bool ring_run(struct client *c, uint8_t *buf, unsigned max);
 static bool ring_check(struct client *c, uint64_t head);
 static bool ring_rec(struct client *c, uint64_t head, struct emu_ducma_rec *rec,
@@ -1156,10 +1156,10 @@ static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 	if (!ring_check(c, head))
 		return false;
 	while (max-- && ring_rec(c, head, &rec, &off)) {
-		if (d.vt) {
+		{
 			/* the process's frames sent before it go first (they may copy into
 			 * another buffer: this record is read after) */
-			vt_order_before(c->peer_pid, rec.seq16);
+			order_before(c, c->peer_pid, rec.seq16);
 			if (c->state != CLIENT_UCMA || c->ring_broken)
 				return false;
 			head = __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE);
@@ -1351,57 +1351,63 @@ static void on_cm_fault(struct client *c, const struct emu_dmsg_cm_fault *q, siz
 
 static bool client_read(struct client *c, uint8_t *buf, bool *got);
 
-/* Virtual time: a process's frames (main link) and rdma_cm command records (rings) in the
- * order it sent them, whichever the main loop meets first: before one with count `seq`
- * (emu_link_count_sent's, low 16 bits in the records), every earlier one of the same process
- * that is already here goes, oldest first. It is here: the process sent it before the later
- * one, on its socket or into its ring. Without this, an RTU command and the first SEND
- * behind it left the daemon in either order from one run to the next. */
+/* A process's frames (main link) and rdma_cm command records (rings) in the order it sent
+ * them, whichever the main loop meets first: before one with count `seq` (emu_link_count_sent's,
+ * low 16 bits in the records), every earlier one of the same process that is already here
+ * goes, oldest first. It is here: the process sent it before the later one, on its socket or
+ * into its ring. Without this, the RTU of an rdma_accept and the first SEND behind it left
+ * the daemon in either order from one run to the next, in real time as in virtual time.
+ * `self` is the connection the later one came on: its next message is later still. */
 static bool seq_before(uint32_t a, uint32_t b)
 {
 	return (int16_t)(uint16_t)(a - b) < 0;
 }
 
-static void vt_order_before(int pid, uint32_t seq)
+static struct client *earliest_before(const struct client *self, int pid, uint32_t seq)
 {
+	struct client *best = NULL;
+	uint32_t bseq = seq;
+
+	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+		struct client *c = &d.clients[i];
+		struct emu_dmsg h;
+		struct emu_ducma_rec rec;
+		uint64_t head;
+		uint32_t off;
+
+		if (c->peer_pid != pid || c == self)
+			continue;
+		head = c->state == CLIENT_UCMA && c->ucma_sh ?
+			       __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE) : 0;
+		if (c->state == CLIENT_ATTACHED &&
+		    recv(c->fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
+		    (h.type == EMU_DMSG_FRAME || h.type == EMU_DMSG_LOOPBACK) &&
+		    seq_before(h.pad, bseq)) {
+			best = c;
+			bseq = h.pad;
+		} else if (c->state == CLIENT_UCMA && c->ucma_sh && !c->ring_broken &&
+			   ring_check(c, head) && ring_rec(c, head, &rec, &off) &&
+			   seq_before(rec.seq16, bseq)) {
+			best = c;
+			bseq = rec.seq16;
+		}
+	}
+	return best;
+}
+
+static void order_before(const struct client *self, int pid, uint32_t seq)
+{
+	struct client *best = earliest_before(self, pid, seq);
 	uint8_t *buf;
 
-	if (!d.vt)
+	if (!best)
 		return;
+	/* a buffer of its own: the caller's holds the later message */
 	buf = malloc(EMU_DPROTO_PATH_MAX + 1024 > EMU_WIRE_MAX_FRAME ? EMU_DPROTO_PATH_MAX + 1024
 								     : EMU_WIRE_MAX_FRAME);
 	if (!buf)
 		return;
-	for (;;) {
-		struct client *best = NULL;
-		uint32_t bseq = seq;
-
-		for (size_t i = 0; i < MAX_CLIENTS; i++) {
-			struct client *c = &d.clients[i];
-			struct emu_dmsg h;
-			struct emu_ducma_rec rec;
-			uint64_t head;
-			uint32_t off;
-
-			if (c->peer_pid != pid)
-				continue;
-			head = c->state == CLIENT_UCMA && c->ucma_sh ?
-				       __atomic_load_n(&c->ucma_sh->head, __ATOMIC_ACQUIRE) : 0;
-			if (c->state == CLIENT_ATTACHED &&
-			    recv(c->fd, &h, sizeof(h), MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
-			    (h.type == EMU_DMSG_FRAME || h.type == EMU_DMSG_LOOPBACK) &&
-			    seq_before(h.pad, bseq)) {
-				best = c;
-				bseq = h.pad;
-			} else if (c->state == CLIENT_UCMA && c->ucma_sh && !c->ring_broken &&
-				   ring_check(c, head) && ring_rec(c, head, &rec, &off) &&
-				   seq_before(rec.seq16, bseq)) {
-				best = c;
-				bseq = rec.seq16;
-			}
-		}
-		if (!best)
-			break;
+	for (; best; best = earliest_before(self, pid, seq)) {
 		if (best->state == CLIENT_ATTACHED) {
 			bool got;
 
@@ -1465,7 +1471,7 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		break;
 	case EMU_DMSG_FRAME:
 	case EMU_DMSG_LOOPBACK:
-		vt_order_before(c->peer_pid, h.pad);
+		order_before(c, c->peer_pid, h.pad);
 		on_frame(c, &h, buf, len, h.type == EMU_DMSG_LOOPBACK);
 		break;
 	case EMU_DMSG_STATUS:

@@ -232,6 +232,9 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 			return rc;
 		}
 		a.sport = emu_roce_sport_rxe(1);
+		/* rxe's QP1 is a GSI QP, not UD: its MADs leave with AckReq set (measured on
+		 * Linux 6.1.y; the responder ignores it on a UD transport) */
+		bth.ackreq = true;
 	} else {
 		/* An IB CA loops a packet for one of its own LIDs (base LID .. + 2^LMC - 1) back
 		 * to itself instead of sending it into the subnet: the CM connects to the host's

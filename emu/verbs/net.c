@@ -64,7 +64,7 @@ static bool ib_addr(const struct emu_port *p, const struct emu_av *av, struct em
 	return p->lid && (av->dlid & (uint16_t)~lmc_mask) == p->lid;
 }
 
-/* RoCE v2 addressing: source MAC from the GID's netdev, destination MAC from the AV, rxe's UDP
+/* RoCE v2 addressing: source MAC from the GID's netdev, destination MAC from the AV, the QP's UDP
  * source port. */
 static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const struct emu_av *av,
 		     struct emu_pkt_addr *a, bool *local)
@@ -89,7 +89,7 @@ static int roce_addr(const struct emu_vqp *q, const struct emu_port *p, const st
 		memcpy(a->dmac, av->dmac, 6);
 	else if (emu_av_resolve_dmac(emu_engine_fabric(emu_dp_engine()), av, a->dmac))
 		return -EHOSTUNREACH;
-	a->sport = emu_roce_sport_rxe(q->qp.qp_num);
+	a->sport = q->sport;
 	return 0;
 }
 

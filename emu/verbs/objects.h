@@ -211,6 +211,7 @@ struct emu_vqp {
 	struct ibv_qp_init_attr init; /* as query_qp reports it */
 	struct ibv_qp_attr attr;      /* the current attributes (query_qp) */
 	struct emu_av av, alt_av;     /* resolved primary and alternate paths */
+	uint16_t sport;               /* RoCE v2 UDP source port (emu/verbs/qp.c) */
 	struct emu_wq sq, rq;
 	struct emu_list mcast;        /* struct emu_mcast_att */
 	struct emu_qp_dp dp;

@@ -144,6 +144,8 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->qp.srq = a->srq;
 	q->qp.handle = emu_verbs_handle_get(vc);
 	q->qp.qp_num = q->obj.index;
+	/* rxe_qp_init_req: the hash of the QPN, until an address vector says otherwise */
+	q->sport = emu_roce_sport_rxe(q->qp.qp_num);
 	q->qp.state = IBV_QPS_RESET;
 	q->qp.qp_type = a->qp_type;
 	pthread_mutex_init(&q->qp.mutex, NULL);
@@ -353,6 +355,12 @@ static void qp_apply(struct emu_vqp *q, const struct ibv_qp_attr *a, int mask,
 		s->path_mig_state = a->path_mig_state;
 	if (mask & IBV_QP_DEST_QPN)
 		s->dest_qp_num = a->dest_qp_num;
+	/* rxe_modify_qp: a GRH address vector sets the UDP source port from its flow label, or
+	 * from the QPN pair when the label is 0 (rdma_get_udp_sport; measured on Linux 6.1: an
+	 * rdma_cm RC QP with flow label 0x60cc9 sends from port 0xccd1) */
+	if ((mask & IBV_QP_AV) && a->ah_attr.is_global)
+		q->sport = emu_roce_sport_flow(a->ah_attr.grh.flow_label, q->qp.qp_num,
+					       s->dest_qp_num);
 }
 
 int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)

@@ -165,7 +165,10 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 			  (w->wr.opcode != IBV_WR_RDMA_WRITE);
 		noack = q->dp.noack_pkts;
 		bth->psn = q->dp.req_psn;
-		bth->ackreq = last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS;
+		/* rxe asks for ACKs on RC only ("Don't set BTH_ACK_MASK for UC or UD QPs", in
+		 * Linux 6.1.y: measured, a UD SEND_ONLY leaves with AckReq 0) */
+		bth->ackreq = q->qp.qp_type == IBV_QPT_RC &&
+			      (last || q->dp.noack_pkts++ > RXE_MAX_UNACKED_PSNS);
 		if (bth->ackreq)
 			q->dp.noack_pkts = 0;
 		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;

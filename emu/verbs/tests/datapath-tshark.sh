@@ -4,7 +4,9 @@
 # which resolves B's MAC as ib_resolve_eth_dmac does (B's own RTR finds the entry A's request
 # left), RC SEND_WITH_IMM over 5 packets, RDMA READ, FETCH_AND_ADD, a UD SEND, a UD SEND to an
 # IPv4 multicast group) runs with RDMAEMU_PCAP set, and tshark must show exactly that
-# exchange, with no Malformed or Expert error/warning. Exit 77 without tshark.
+# exchange, with no Malformed or Expert error/warning. Exit 77 without tshark. The UDP source
+# ports are rxe's: an RC QP's from its address vector's flow label (A: 0x60cc9 -> 0xccd1; B: 0,
+# so the label of the QPN pair 0x11 x 0x11 -> 0xc121), a UD QP's the hash of its QPN.
 set -u
 TSHARK=${TSHARK:-tshark}
 command -v "$TSHARK" >/dev/null 2>&1 || { echo "tshark not found: skipped"; exit 77; }
@@ -28,29 +30,29 @@ if grep -E 'Malformed|Expert Info \((Error|Warning)' "$tmp/v.txt" >/dev/null; th
 	fail "tshark reports errors"
 fi
 "$TSHARK" -n --disable-protocol rpcordma -r "$tmp/dp-eth.pcap" -T fields \
-	-e ip.src -e ip.dst -e frame.len -e infiniband.bth.opcode 2>/dev/null >"$tmp/f.txt"
+	-e ip.src -e ip.dst -e frame.len -e infiniband.bth.opcode -e udp.srcport 2>/dev/null >"$tmp/f.txt"
 cat >"$tmp/want.txt" <<'WANT'
-		60	
-		60	
-192.0.2.65	192.0.2.66	1082	0
-192.0.2.65	192.0.2.66	1082	1
-192.0.2.65	192.0.2.66	1082	1
-192.0.2.65	192.0.2.66	1082	1
-192.0.2.65	192.0.2.66	966	3
-192.0.2.66	192.0.2.65	62	17
-192.0.2.65	192.0.2.66	74	12
-192.0.2.66	192.0.2.65	1086	13
-192.0.2.66	192.0.2.65	1082	14
-192.0.2.66	192.0.2.65	1082	14
-192.0.2.66	192.0.2.65	1082	14
-192.0.2.66	192.0.2.65	966	15
-192.0.2.65	192.0.2.66	86	20
-192.0.2.66	192.0.2.65	70	18
-192.0.2.65	192.0.2.66	166	100
-192.0.2.65	239.0.2.1	130	100
+		60		
+		60		
+192.0.2.65	192.0.2.66	1082	0	52433
+192.0.2.65	192.0.2.66	1082	1	52433
+192.0.2.65	192.0.2.66	1082	1	52433
+192.0.2.65	192.0.2.66	1082	1	52433
+192.0.2.65	192.0.2.66	966	3	52433
+192.0.2.66	192.0.2.65	62	17	49441
+192.0.2.65	192.0.2.66	74	12	52433
+192.0.2.66	192.0.2.65	1086	13	49441
+192.0.2.66	192.0.2.65	1082	14	49441
+192.0.2.66	192.0.2.65	1082	14	49441
+192.0.2.66	192.0.2.65	1082	14	49441
+192.0.2.66	192.0.2.65	966	15	49441
+192.0.2.65	192.0.2.66	86	20	52433
+192.0.2.66	192.0.2.65	70	18	49441
+192.0.2.65	192.0.2.66	166	100	63494
+192.0.2.65	239.0.2.1	130	100	53368
 WANT
 if ! diff "$tmp/want.txt" "$tmp/f.txt" >"$tmp/diff"; then
 	cat "$tmp/diff"
-	fail "the capture is not the expected exchange (src, dst, frame length, BTH opcode)"
+	fail "the capture is not the expected exchange (src, dst, frame length, BTH opcode, UDP source port)"
 fi
 echo "datapath-tshark: $(wc -l <"$tmp/f.txt") frames decoded, 0 malformed; 1 passed, 0 failed"

@@ -61,10 +61,14 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* A's address vector has flow label 0x60cc9, B's none: A sends from UDP port 0xccd1 (the
+ * label folded), B from the one of its QPN pair's label (rdma_get_udp_sport); the capture's
+ * ports are checked by datapath-tshark.sh. */
 static void rc_connect(struct host *h, const struct host *peer)
 {
 	const struct vt_conn c = {
 		.dest_qpn = peer->qp->qp_num, .dgid = peer->gid, .psn = 7,
+		.flow_label = h == &H[0] ? 0x60cc9 : 0,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			  IBV_ACCESS_REMOTE_ATOMIC,
 		.rd_atomic = 1, .min_rnr_timer = 12, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,

@@ -115,6 +115,7 @@ struct vt_conn {
 	uint32_t dest_qpn;
 	union ibv_gid dgid;
 	uint32_t psn;      /* the receive PSN expected and the first send PSN */
+	uint32_t flow_label; /* the address vector's */
 	unsigned access;   /* qp_access_flags */
 	/* RC only */
 	uint8_t rd_atomic; /* max_rd_atomic and max_dest_rd_atomic */
@@ -141,6 +142,7 @@ static inline void vt_connect(struct ibv_qp *qp, const struct vt_conn *c)
 	a.ah_attr.grh.dgid = c->dgid;
 	a.ah_attr.grh.sgid_index = 1;
 	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.grh.flow_label = c->flow_label;
 	a.ah_attr.port_num = 1;
 	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 						      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
