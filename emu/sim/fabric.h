@@ -159,6 +159,17 @@ struct emu_switch {
 };
 
 /* Per-link (or fabric-wide default) fault and timing settings, applied by the wire. */
+/* drop-match=: the frames one end of a link sends whose byte at `off` equals `val` under
+ * `mask` are counted, and the nth of them is dropped: a loss at a chosen place, the same in
+ * every run (a PSN sequence error, a retransmission after a timeout). */
+#define EMU_FAULT_MATCH_MAX 4
+struct emu_fault_match {
+	uint8_t side; /* 0: frames the link's first endpoint sends, 1: its second's */
+	uint8_t val, mask;
+	uint16_t off;
+	uint32_t nth; /* 1: the first matching frame */
+};
+
 struct emu_faults {
 	uint64_t delay_ns;   /* one-way latency added to every packet */
 	uint64_t jitter_ns;  /* extra uniformly random delay in [0, jitter_ns] */
@@ -166,6 +177,8 @@ struct emu_faults {
 	double duplicate;    /* probability a packet is delivered twice */
 	double reorder;      /* probability a packet is held back behind the next one */
 	bool down;           /* link is down: nothing passes */
+	unsigned nmatch;     /* drop-match rules */
+	struct emu_fault_match match[EMU_FAULT_MATCH_MAX];
 };
 
 enum emu_endpoint_kind { EMU_EP_HOST_PORT = 1, EMU_EP_SWITCH_PORT = 2 };

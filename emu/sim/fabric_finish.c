@@ -138,6 +138,10 @@ static void apply_faults(struct emu_faults *dst, const struct emu_faults *src, u
 		dst->reorder = src->reorder;
 	if (set & EMU_FSET_DOWN)
 		dst->down = src->down;
+	if (set & EMU_FSET_MATCH) {
+		dst->nmatch = src->nmatch;
+		memcpy(dst->match, src->match, sizeof(dst->match));
+	}
 }
 
 /* Each port belongs to at most one link: a second claim is a fixture error. */

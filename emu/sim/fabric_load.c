@@ -96,6 +96,42 @@ static int parse_link_layer(struct emu_loader *L, const char *v, uint8_t *ll)
 
 /* ---------- fault attributes (link and faults lines) ---------- */
 
+/* drop-match=END:OFFSET:VALUE[/MASK]:NTH (END a or b: the link's first or second endpoint
+ * sends). */
+static int drop_match(struct emu_loader *L, const char *v, struct emu_faults *ft, unsigned *set)
+{
+	struct emu_fault_match m = { .mask = 0xff };
+	unsigned long off, val, mask = 0xff, nth;
+	char *end;
+
+	if (ft->nmatch == EMU_FAULT_MATCH_MAX)
+		return bad(L, "at most %d drop-match= rules a link", EMU_FAULT_MATCH_MAX);
+	if (!v || (v[0] != 'a' && v[0] != 'b') || v[1] != ':')
+		goto syntax;
+	m.side = v[0] == 'b';
+	off = strtoul(v + 2, &end, 0);
+	if (*end != ':' || off > 0xffff)
+		goto syntax;
+	val = strtoul(end + 1, &end, 0);
+	if (*end == '/')
+		mask = strtoul(end + 1, &end, 0);
+	if (*end != ':' || val > 0xff || mask > 0xff)
+		goto syntax;
+	nth = strtoul(end + 1, &end, 0);
+	if (*end || !nth || nth > UINT32_MAX)
+		goto syntax;
+	m.off = (uint16_t)off;
+	m.val = (uint8_t)val;
+	m.mask = (uint8_t)mask;
+	m.nth = (uint32_t)nth;
+	ft->match[ft->nmatch++] = m;
+	*set |= EMU_FSET_MATCH;
+	return 0;
+syntax:
+	return bad(L, "expected END:OFFSET:VALUE[/MASK]:NTH after 'drop-match=' (END a or b, "
+		   "NTH from 1), got '%s'", v ? v : "");
+}
+
 /* Returns 1 when `key` is not a fault attribute, 0 when handled, -1 on error. */
 static int fault_attr(struct emu_loader *L, const char *key, const char *v,
 		      struct emu_faults *ft, unsigned *set)
@@ -133,6 +169,8 @@ static int fault_attr(struct emu_loader *L, const char *key, const char *v,
 		}
 		return 0;
 	}
+	if (!strcmp(key, "drop-match"))
+		return drop_match(L, v, ft, set);
 	if (!strcmp(key, "down") || !strcmp(key, "up")) {
 		bool b = true;
 
@@ -174,7 +212,7 @@ static int d_faults(struct emu_loader *L, int nw, char **w)
 
 	if (nw < 2)
 		return bad(L, "expected attributes (delay=, jitter=, loss=, duplicate=, reorder=, "
-			   "down) after 'faults'");
+			   "drop-match=, down) after 'faults'");
 	for (int i = 1; i < nw; i++) {
 		char *v = split_kv(w[i]);
 		int r = fault_attr(L, w[i], v, &L->f->default_faults, &set);
@@ -183,7 +221,7 @@ static int d_faults(struct emu_loader *L, int nw, char **w)
 			return -1;
 		if (r > 0)
 			return bad(L, "unknown attribute '%s' on a 'faults' line (expected delay, "
-				   "jitter, loss, duplicate, reorder, down)", w[i]);
+				   "jitter, loss, duplicate, reorder, drop-match, down)", w[i]);
 	}
 	return 0;
 }
@@ -383,7 +421,8 @@ static int d_link(struct emu_loader *L, int nw, char **w)
 			pl.set |= EMU_FSET_SPEED;
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'link' line (expected delay, "
-				   "jitter, loss, duplicate, reorder, down, width, speed)", w[i]);
+				   "jitter, loss, duplicate, reorder, drop-match, down, width, "
+				   "speed)", w[i]);
 		}
 	}
 	pl.src = L->cur;

@@ -47,6 +47,7 @@ enum {
 	EMU_FSET_DOWN = 1u << 5,
 	EMU_FSET_WIDTH = 1u << 6,
 	EMU_FSET_SPEED = 1u << 7,
+	EMU_FSET_MATCH = 1u << 8,
 };
 
 struct emu_port_meta {

@@ -40,6 +40,7 @@ _Static_assert(sizeof(struct wire_pkt) + EMU_WIRE_MAX_FRAME <=
 
 struct wire_dir {
 	struct emu_prng prng;
+	uint32_t matched[EMU_FAULT_MATCH_MAX]; /* frames counted by each drop-match rule */
 	struct emu_wire_counters ctr;
 	uint64_t last_due;     /* delivery time of the latest frame: keeps the direction FIFO */
 	struct wire_pkt *held; /* frame held back by the reorder fault, waiting to be overtaken */
@@ -400,6 +401,24 @@ static uint64_t draw_jitter(struct emu_prng *prng, uint64_t jitter_ns)
 	return emu_prng_below(prng, jitter_ns + 1);
 }
 
+/* The drop-match rules of the link for frames of direction `side`: true when this frame is
+ * the nth match of one. Descriptions (lazy) never reach here on a link with rules. */
+static bool match_drop(const struct wire_link *l, struct wire_dir *d, unsigned side,
+		       const uint8_t *frame, size_t len)
+{
+	bool drop = false;
+
+	for (unsigned i = 0; i < l->faults.nmatch; i++) {
+		const struct emu_fault_match *m = &l->faults.match[i];
+
+		if (m->side != side || m->off >= len || (frame[m->off] & m->mask) != m->val)
+			continue;
+		if (++d->matched[i] == m->nth)
+			drop = true;
+	}
+	return drop;
+}
+
 /* emu_wire_send, of a frame (lazy NULL: data is its len bytes) or of a description (datalen
  * bytes; no capture is recording its link). */
 static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datalen, size_t len,
@@ -436,6 +455,9 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	dup = emu_prng_chance(&d->prng, l->faults.duplicate);
 	reorder = emu_prng_chance(&d->prng, l->faults.reorder);
 	jitter = draw_jitter(&d->prng, l->faults.jitter_ns);
+	/* after the draws: a rule leaves the random streams as they were */
+	if (!lazy && match_drop(l, d, w->eps[ep].side, data, len))
+		lost = true;
 	if (lost) {
 		d->ctr.dropped_loss++;
 		pkt_free(w, p);
@@ -503,9 +525,9 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 	if (rc)
 		return rc;
 	l = &w->links[w->eps[ep].link];
-	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib))
+	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch)
 		return wire_send(w, ep, obj, objlen, len, ops);
-	/* a capture records the bytes at send time */
+	/* a capture records the bytes at send time; drop-match rules look at them */
 	frame = malloc(len);
 	if (!frame)
 		return -ENOMEM;

@@ -48,16 +48,22 @@ static void set_state(struct emu_vqp *q, struct emu_swqe *w, enum emu_wqe_state 
 }
 
 /* rxe's req_retry(), go-back-N (IBTA 9.7.5.2.5 / C9-129): every WQE from w on that was sent
- * goes back to POSTED and the requester sends it again from its first PSN, its payload
- * gathered again from the WQE (a READ restarts at its first byte). The responder drops or
- * re-ACKs the packets it already has and replays READs / atomics from its resources, so
- * nothing runs twice. The PSNs are the same as the first time: the requester walks the same
- * WQEs in the same order from w->first_psn. */
-static void go_back(struct emu_vqp *q, struct emu_swqe *w, const char *why)
+ * goes back to POSTED and the requester sends it again, its payload gathered again from the
+ * WQE (a READ restarts at its first byte). w itself, a SEND or WRITE, resumes at `psn` when
+ * that lies inside it (retry_first_write_send: a PSN sequence NAK names the first packet the
+ * responder lacks; measured on Linux 6.1, the resend starts with that SEND_MIDDLE), else at
+ * its first PSN. The responder drops or re-ACKs the packets it already has and replays
+ * READs / atomics from its resources, so nothing runs twice. The PSNs are the same as the
+ * first time: the requester walks the same WQEs in the same order. */
+static void go_back(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, const char *why)
 {
 	uint64_t pkts = 0;
+	uint32_t skip = 0;
 
-	q->dp.req_psn = w->first_psn;
+	if (w->wr.opcode != IBV_WR_RDMA_READ && !emu_wr_is_atomic(w->wr.opcode) &&
+	    emu_psn_cmp(psn, w->first_psn) > 0 && emu_psn_cmp(psn, w->last_psn) <= 0)
+		skip = (psn - w->first_psn) & EMU_PSN_MASK;
+	q->dp.req_psn = (w->first_psn + skip) & EMU_PSN_MASK;
 	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
@@ -67,12 +73,14 @@ static void go_back(struct emu_vqp *q, struct emu_swqe *w, const char *why)
 		pkts += x->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(x->wr.opcode) ?
 				1 : ((x->last_psn - x->first_psn) & EMU_PSN_MASK) + 1;
 		x->state = EMU_WQE_POSTED;
+		x->resume_pkts = x == w ? skip : 0;
 		x->read_off = 0;
 		emu_dp_rd_atomic_put(q, x); /* taken again when resent */
 	}
+	pkts -= skip;
 	q->dp.retransmits += pkts;
 	emu_dp_trace("qp %u comp: %s: go back to psn %#x (wr_id %llu), %llu packets again, "
-		     "%d retries left", q->qp.qp_num, why, w->first_psn,
+		     "%d retries left", q->qp.qp_num, why, q->dp.req_psn,
 		     (unsigned long long)w->wr.wr_id, (unsigned long long)pkts, q->dp.retry_left);
 }
 
@@ -95,7 +103,7 @@ static void retry(struct emu_vqp *q, struct emu_swqe *w, bool timeout, const cha
 	if (q->dp.retry_left != 7)
 		q->dp.retry_left--;
 	q->dp.retry_started = true;
-	go_back(q, w, why);
+	go_back(q, w, w->first_psn, why);
 }
 
 void emu_dp_retry_timeout(struct emu_vqp *q)
@@ -292,7 +300,7 @@ static bool comp_aeth(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, uint8
 			 * acknowledged. Go back to the WQE holding it without using a retry
 			 * (rxe: need_retry, no retry_cnt) */
 			q->dp.retry_started = true;
-			go_back(q, w, "PSN sequence NAK");
+			go_back(q, w, psn, "PSN sequence NAK");
 			break;
 		}
 		set_state(q, w, EMU_WQE_ERROR, nak_status(syndrome));

@@ -53,6 +53,7 @@ struct emu_swqe {
 	enum emu_wqe_state state;
 	int status;	       /* enum ibv_wc_status when ERROR */
 	uint32_t first_psn, last_psn;
+	uint32_t resume_pkts;  /* SEND / WRITE sent again: the packets before the resume PSN */
 	uint64_t read_off;     /* READ: bytes of the response scattered */
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */

@@ -134,7 +134,7 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 {
 	bool ud = q->qp.qp_type == IBV_QPT_UD;
 
-	for (uint64_t i = 0; i < npkts; i++) {
+	for (uint64_t i = w->resume_pkts; i < npkts; i++) {
 		bool first = i == 0, last = i == npkts - 1;
 		uint64_t off = i * mtu;
 		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
@@ -193,6 +193,7 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 		}
 	}
 	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	w->resume_pkts = 0;
 	return REQ_DONE;
 }
 
@@ -206,7 +207,8 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mt
 
 	memset(&ext, 0, sizeof(ext));
 	bth.dqpn = (ud ? w->ud_dqpn : q->attr.dest_qp_num) & EMU_QPN_MASK;
-	w->first_psn = q->dp.req_psn;
+	/* a SEND or WRITE sent again from its resume PSN keeps its first PSN */
+	w->first_psn = (q->dp.req_psn - w->resume_pkts) & EMU_PSN_MASK;
 	if (w->length >= 0x80000000u && w->wr.opcode != IBV_WR_RDMA_READ &&
 	    !emu_wr_is_atomic(w->wr.opcode)) {
 		/* rxe_requester() holds the payload in an int: from 2^31 on it is negative, the

@@ -2,9 +2,10 @@
  * at a time, so that the frames on the link come in one order on any stack: the capture of
  * kernel rxe (scripts/rxe-vm run --two --pcap) and the emulator's (rdmaemud --pcap) are then
  * compared field by field (probes/wire/wire-diff.sh, docs/reference/wire-rxe.md).
- *   wire_seq server [-w]   listen (RC on 7471, UD on 7472), print "listening", take the RC
+ *   wire_seq server [loss] [-w]
+ *                          listen (RC on 7471, UD on 7472), print "listening", take the RC
  *                          connection, then the UD one; exits 0 when both are done
- *   wire_seq client ADDR [-w]
+ *   wire_seq client ADDR [loss] [-w]
  *                          -w on both sides: the server also listens on TCP 7474 and the
  *                          client first waits until it accepts there (for hosts with no other
  *                          way to know the server is up: two VMs)
@@ -14,7 +15,8 @@
  * of 491.52 ms and posts the receive 300 ms later, so exactly one RNR NAK comes before the
  * retry succeeds; then a disconnect (DREQ, DREP). Then a connect to 7473, where nobody
  * listens (REJ), and over UD a SIDR exchange and one 48-byte UD SEND.
- * Every payload byte is a function of its offset and the operation, so the bytes compare too.
+ * With "loss" on both sides, the loss sequence instead (client_loss). Every payload byte is a
+ * function of its offset and the operation, so the bytes compare too.
  * Built against the system's rdma-core only:
  *   cc -O2 -o wire_seq probes/wire/wire_seq.c -lrdmacm -libverbs */
 #include <errno.h>
@@ -164,6 +166,31 @@ static int sync_listener(void)
 	return fd;
 }
 
+/* The loss sequence's server: receives for the three SENDs, then the disconnect. */
+static void server_loss(struct side *s, struct rdma_cm_event *req)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .rnr_retry_count = 7 };
+
+	s->id = req->id;
+	resources(s, s->id, IBV_QPT_RC);
+	rdma_ack_cm_event(req);
+	post_recv(s, 0, 4096);
+	post_recv(s, 4096, 64);
+	post_recv(s, 4160, 64);
+	if (rdma_accept(s->id, &cp))
+		die("rdma_accept");
+	rdma_ack_cm_event(expect(s->ch, RDMA_CM_EVENT_ESTABLISHED));
+	for (int i = 0; i < 3; i++) {
+		struct ibv_wc wc = wait_wc(s);
+
+		printf("server: receive of %u bytes\n", wc.byte_len);
+	}
+	rdma_ack_cm_event(expect(s->ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_disconnect(s->id);
+	printf("server: disconnected\n");
+}
+
 static void server_rc(struct side *s, struct rdma_cm_event *req)
 {
 	struct remote r;
@@ -217,7 +244,7 @@ static void server_ud(struct side *s, struct rdma_cm_event *req)
 	printf("server: UD receive of %u bytes\n", wc.byte_len - 40);
 }
 
-static int server(int sync)
+static int server(int sync, int loss)
 {
 	struct side rc = { 0 }, ud = { 0 };
 	struct rdma_cm_id *lrc, *lud;
@@ -239,8 +266,12 @@ static int server(int sync)
 	sfd = sync ? sync_listener() : -1;
 	printf("listening\n");
 	fflush(stdout);
-	server_rc(&rc, expect(rc.ch, RDMA_CM_EVENT_CONNECT_REQUEST));
-	server_ud(&ud, expect(ud.ch, RDMA_CM_EVENT_CONNECT_REQUEST));
+	if (loss) {
+		server_loss(&rc, expect(rc.ch, RDMA_CM_EVENT_CONNECT_REQUEST));
+	} else {
+		server_rc(&rc, expect(rc.ch, RDMA_CM_EVENT_CONNECT_REQUEST));
+		server_ud(&ud, expect(ud.ch, RDMA_CM_EVENT_CONNECT_REQUEST));
+	}
 	if (sfd >= 0)
 		close(sfd);
 	return 0;
@@ -348,6 +379,34 @@ static void client_rc(const char *addr)
 	printf("client: disconnected\n");
 }
 
+/* The loss sequence: the link drops the first SEND_MIDDLE and the first SEND_ONLY the client
+ * sends, and the fourth ACK the server sends (fixtures/wire-loss.fabric, the VMs' relay):
+ * a PSN sequence error NAK and the resend from its PSN; a retransmission after the timeout; a
+ * duplicate SEND after a lost ACK, which the responder ACKs again. */
+static void client_loss(const char *addr)
+{
+	struct side s = { 0 };
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 7, .rnr_retry_count = 7 };
+
+	s.ch = rdma_create_event_channel();
+	s.id = resolve(s.ch, addr, PORT_RC, RDMA_PS_TCP);
+	resources(&s, s.id, IBV_QPT_RC);
+	if (rdma_connect(s.id, &cp))
+		die("rdma_connect");
+	rdma_ack_cm_event(expect(s.ch, RDMA_CM_EVENT_ESTABLISHED));
+	send_wr(&s, IBV_WR_SEND, 0, 4000, NULL, 0);
+	printf("client: SEND 4000 completed after its lost middle packet\n");
+	send_wr(&s, IBV_WR_SEND, 0, 64, NULL, 0);
+	printf("client: SEND 64 completed after its loss\n");
+	send_wr(&s, IBV_WR_SEND, 0, 32, NULL, 0);
+	printf("client: SEND 32 completed after its lost ACK\n");
+	if (rdma_disconnect(s.id))
+		die("rdma_disconnect");
+	rdma_ack_cm_event(expect(s.ch, RDMA_CM_EVENT_DISCONNECTED));
+	printf("client: disconnected\n");
+}
+
 static void client_rej(const char *addr)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
@@ -401,16 +460,30 @@ static void client_ud(const char *addr)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "server"))
-		return server(argc == 3 && !strcmp(argv[2], "-w"));
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "client")) {
-		if (argc == 4 && !strcmp(argv[3], "-w"))
+	int sync = 0, loss = 0, i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-w"))
+			sync = 1;
+		else if (!strcmp(argv[i], "loss"))
+			loss = 1;
+		else if (strcmp(argv[1], "client") || i != 2)
+			break;
+	}
+	if (argc >= 2 && i == argc && !strcmp(argv[1], "server"))
+		return server(sync, loss);
+	if (argc >= 3 && i == argc && !strcmp(argv[1], "client")) {
+		if (sync)
 			wait_server(argv[2]);
+		if (loss) {
+			client_loss(argv[2]);
+			return 0;
+		}
 		client_rc(argv[2]);
 		client_rej(argv[2]);
 		client_ud(argv[2]);
 		return 0;
 	}
-	fprintf(stderr, "usage: wire_seq server [-w] | wire_seq client ADDR [-w]\n");
+	fprintf(stderr, "usage: wire_seq server [loss] [-w] | wire_seq client ADDR [loss] [-w]\n");
 	return 2;
 }

@@ -146,7 +146,8 @@ static const char full_text[] =
 	"    addr 198.51.100.2/24\n"
 	"  netdev eth1 mtu=600 rdma=rxe1/1\n"
 	"  device rxe1\n"
-	"link alpha/rxe0/1 beta/rxe0/1 loss=0.25 down\n"
+	"link alpha/rxe0/1 beta/rxe0/1 loss=0.25 down drop-match=b:42:0x04:2 "
+	"drop-match=a:0x2a:0x10/0xf0:1\n"
 	"name www.example 198.51.100.1 2001:db8:1::1\n"
 	"name WWW.example 198.51.100.2\n";
 
@@ -227,6 +228,17 @@ static void test_full_format(void **state)
 	assert_int_equal(f->nlinks, 1);
 	assert_true(f->links[0].faults.loss == 0.25);
 	assert_true(f->links[0].faults.down);
+	assert_int_equal(f->links[0].faults.nmatch, 2);
+	assert_int_equal(f->links[0].faults.match[0].side, 1);
+	assert_int_equal(f->links[0].faults.match[0].off, 42);
+	assert_int_equal(f->links[0].faults.match[0].val, 4);
+	assert_int_equal(f->links[0].faults.match[0].mask, 0xff);
+	assert_int_equal(f->links[0].faults.match[0].nth, 2);
+	assert_int_equal(f->links[0].faults.match[1].side, 0);
+	assert_int_equal(f->links[0].faults.match[1].off, 42);
+	assert_int_equal(f->links[0].faults.match[1].val, 0x10);
+	assert_int_equal(f->links[0].faults.match[1].mask, 0xf0);
+	assert_int_equal(f->links[0].faults.match[1].nth, 1);
 	assert_int_equal(f->links[0].faults.delay_ns, 1500000); /* inherited default */
 	assert_int_equal(f->links[0].width, 1);
 

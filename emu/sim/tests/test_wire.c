@@ -259,6 +259,52 @@ static void test_loss(void **state)
 	pair_teardown(&p);
 }
 
+/* drop-match: frames are tagged by their first byte; the rules count the frames one end
+ * sends whose byte 1 matches under the mask, and drop the nth. The other direction, other
+ * bytes and the random streams are untouched. */
+static void test_drop_match(void **state)
+{
+	struct emu_faults f = {
+		.delay_ns = 10, .nmatch = 2,
+		.match = { { .side = 0, .off = 1, .val = 0x40, .mask = 0xf0, .nth = 2 },
+			   { .side = 1, .off = 1, .val = 0x05, .mask = 0xff, .nth = 1 } },
+	};
+	struct pair p;
+	uint8_t buf[8];
+	struct emu_wire_counters c;
+
+	(void)state;
+	pair_setup(&p, 3, EMU_LL_ETHERNET, &f);
+	/* A sends tags 0..5 with byte 1 = 0x41, 0x12, 0x4f, 0x40, 0x05, 0x41: the second frame
+	 * matching 0x4_ is tag 2; B's 0x05 rule never sees A's frames */
+	static const uint8_t b1[6] = { 0x41, 0x12, 0x4f, 0x40, 0x05, 0x41 };
+	for (int i = 0; i < 6; i++) {
+		buf[0] = (uint8_t)i;
+		buf[1] = b1[i];
+		assert_int_equal(emu_wire_send(p.w, p.ep[0], buf, sizeof(buf)), 0);
+	}
+	/* B: the first 0x05 is dropped, the second passes; a frame too short for the offset
+	 * never matches */
+	buf[0] = 0x10;
+	buf[1] = 0x05;
+	assert_int_equal(emu_wire_send(p.w, p.ep[1], buf, sizeof(buf)), 0);
+	buf[0] = 0x11;
+	assert_int_equal(emu_wire_send(p.w, p.ep[1], buf, 1), 0);
+	buf[0] = 0x12;
+	assert_int_equal(emu_wire_send(p.w, p.ep[1], buf, sizeof(buf)), 0);
+	run_all(&p);
+	assert_int_equal(p.rx[1].n, 5);
+	assert_memory_equal(p.rx[1].tag, ((uint8_t[]){ 0, 1, 3, 4, 5 }), 5);
+	assert_int_equal(p.rx[0].n, 2);
+	assert_memory_equal(p.rx[0].tag, ((uint8_t[]){ 0x11, 0x12 }), 2);
+	c = ctr(&p, EMU_WIRE_A_TO_B);
+	assert_int_equal(c.sent, 6);
+	assert_int_equal(c.dropped_loss, 1);
+	c = ctr(&p, EMU_WIRE_B_TO_A);
+	assert_int_equal(c.dropped_loss, 1);
+	pair_teardown(&p);
+}
+
 static void test_duplicate(void **state)
 {
 	struct emu_faults f = { .delay_ns = 10, .duplicate = 1.0 };
@@ -580,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_jitter_keeps_fifo),
 		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_drop_match),
 		cmocka_unit_test(test_duplicate),
 		cmocka_unit_test(test_down),
 		cmocka_unit_test(test_endpoint_down),
