@@ -176,6 +176,8 @@ struct emu_faults {
 	double loss;         /* probability a packet is dropped, 0..1 */
 	double duplicate;    /* probability a packet is delivered twice */
 	double reorder;      /* probability a packet is held back behind the next one */
+	double corrupt;      /* probability a packet arrives with one bit flipped (its receiver's
+			      * ICRC check drops it; the capture has it as sent) */
 	bool down;           /* link is down: nothing passes */
 	unsigned nmatch;     /* drop-match rules */
 	struct emu_fault_match match[EMU_FAULT_MATCH_MAX];

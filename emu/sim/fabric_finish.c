@@ -136,6 +136,8 @@ static void apply_faults(struct emu_faults *dst, const struct emu_faults *src, u
 		dst->duplicate = src->duplicate;
 	if (set & EMU_FSET_REORDER)
 		dst->reorder = src->reorder;
+	if (set & EMU_FSET_CORRUPT)
+		dst->corrupt = src->corrupt;
 	if (set & EMU_FSET_DOWN)
 		dst->down = src->down;
 	if (set & EMU_FSET_MATCH) {

@@ -151,7 +151,8 @@ static int fault_attr(struct emu_loader *L, const char *key, const char *v,
 		}
 		return 0;
 	}
-	if (!strcmp(key, "loss") || !strcmp(key, "duplicate") || !strcmp(key, "reorder")) {
+	if (!strcmp(key, "loss") || !strcmp(key, "duplicate") || !strcmp(key, "reorder") ||
+	    !strcmp(key, "corrupt")) {
 		double p;
 
 		if (!v || emu_parse_probability(v, &p))
@@ -163,6 +164,9 @@ static int fault_attr(struct emu_loader *L, const char *key, const char *v,
 		} else if (key[0] == 'd') {
 			ft->duplicate = p;
 			*set |= EMU_FSET_DUPLICATE;
+		} else if (key[0] == 'c') {
+			ft->corrupt = p;
+			*set |= EMU_FSET_CORRUPT;
 		} else {
 			ft->reorder = p;
 			*set |= EMU_FSET_REORDER;
@@ -212,7 +216,7 @@ static int d_faults(struct emu_loader *L, int nw, char **w)
 
 	if (nw < 2)
 		return bad(L, "expected attributes (delay=, jitter=, loss=, duplicate=, reorder=, "
-			   "drop-match=, down) after 'faults'");
+			   "corrupt=, drop-match=, down) after 'faults'");
 	for (int i = 1; i < nw; i++) {
 		char *v = split_kv(w[i]);
 		int r = fault_attr(L, w[i], v, &L->f->default_faults, &set);
@@ -221,7 +225,7 @@ static int d_faults(struct emu_loader *L, int nw, char **w)
 			return -1;
 		if (r > 0)
 			return bad(L, "unknown attribute '%s' on a 'faults' line (expected delay, "
-				   "jitter, loss, duplicate, reorder, drop-match, down)", w[i]);
+				   "jitter, loss, duplicate, reorder, corrupt, drop-match, down)", w[i]);
 	}
 	return 0;
 }
@@ -421,7 +425,8 @@ static int d_link(struct emu_loader *L, int nw, char **w)
 			pl.set |= EMU_FSET_SPEED;
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'link' line (expected delay, "
-				   "jitter, loss, duplicate, reorder, drop-match, down, width, "
+				   "jitter, loss, duplicate, reorder, corrupt, drop-match, down, "
+				   "width, "
 				   "speed)", w[i]);
 		}
 	}

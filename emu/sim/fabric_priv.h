@@ -48,6 +48,7 @@ enum {
 	EMU_FSET_WIDTH = 1u << 6,
 	EMU_FSET_SPEED = 1u << 7,
 	EMU_FSET_MATCH = 1u << 8,
+	EMU_FSET_CORRUPT = 1u << 9,
 };
 
 struct emu_port_meta {

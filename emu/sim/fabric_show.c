@@ -34,6 +34,8 @@ static void faults(FILE *out, const struct emu_faults *ft)
 	duration(out, ft->jitter_ns);
 	fprintf(out, " loss=%g duplicate=%g reorder=%g %s", ft->loss, ft->duplicate, ft->reorder,
 		ft->down ? "down" : "up");
+	if (ft->corrupt > 0)
+		fprintf(out, " corrupt=%g", ft->corrupt);
 	for (unsigned i = 0; i < ft->nmatch; i++)
 		fprintf(out, " drop-match=%c:%u:0x%02x/0x%02x:%u", ft->match[i].side ? 'b' : 'a',
 			ft->match[i].off, ft->match[i].val, ft->match[i].mask, ft->match[i].nth);

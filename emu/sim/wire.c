@@ -90,7 +90,8 @@ static bool prob_ok(double p)
 
 static bool faults_ok(const struct emu_faults *f)
 {
-	return prob_ok(f->loss) && prob_ok(f->duplicate) && prob_ok(f->reorder);
+	return prob_ok(f->loss) && prob_ok(f->duplicate) && prob_ok(f->reorder) &&
+	       prob_ok(f->corrupt) && f->nmatch <= EMU_FAULT_MATCH_MAX;
 }
 
 /* Grows *arr (of *cap elements of `size` bytes) to hold at least `need`. */
@@ -429,7 +430,7 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	struct wire_pkt *p, *held;
 	struct emu_pcap *tap;
 	bool lost, dup, reorder;
-	uint64_t now, jitter, due;
+	uint64_t now, jitter, due, flip = UINT64_MAX;
 
 	l = &w->links[w->eps[ep].link];
 	d = &l->dir[w->eps[ep].side];
@@ -455,9 +456,12 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	dup = emu_prng_chance(&d->prng, l->faults.duplicate);
 	reorder = emu_prng_chance(&d->prng, l->faults.reorder);
 	jitter = draw_jitter(&d->prng, l->faults.jitter_ns);
-	/* after the draws: a rule leaves the random streams as they were */
+	/* after the draws: a rule leaves the random streams as they were, and so does a link
+	 * without the corrupt fault (no draw) */
 	if (!lazy && match_drop(l, d, w->eps[ep].side, data, len))
 		lost = true;
+	if (l->faults.corrupt > 0 && emu_prng_chance(&d->prng, l->faults.corrupt) && !lazy)
+		flip = emu_prng_below(&d->prng, (uint64_t)len * 8);
 	if (lost) {
 		d->ctr.dropped_loss++;
 		pkt_free(w, p);
@@ -476,6 +480,10 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	p->len = (uint32_t)len;
 	p->lazy = lazy;
 	memcpy(p->data, data, datalen);
+	if (flip != UINT64_MAX) {
+		p->data[flip / 8] ^= (uint8_t)(0x80u >> (flip % 8));
+		d->ctr.corrupted++;
+	}
 	emu_timer_init(&p->timer, pkt_deliver, p);
 	emu_list_add_tail(&w->in_flight, &p->node);
 	w->nin_flight++;
@@ -525,9 +533,11 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 	if (rc)
 		return rc;
 	l = &w->links[w->eps[ep].link];
-	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch)
+	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch &&
+	    !(l->faults.corrupt > 0))
 		return wire_send(w, ep, obj, objlen, len, ops);
-	/* a capture records the bytes at send time; drop-match rules look at them */
+	/* a capture records the bytes at send time; drop-match rules look at them, the corrupt
+	 * fault flips one */
 	frame = malloc(len);
 	if (!frame)
 		return -ENOMEM;

@@ -74,6 +74,7 @@ struct emu_wire_counters {
 	uint64_t dropped_down; /* at send, or in flight when the link went down */
 	uint64_t duplicated;   /* extra copies delivered */
 	uint64_t reordered;    /* frames overtaken by a later frame */
+	uint64_t corrupted;    /* frames delivered with one bit flipped (the corrupt fault) */
 };
 
 struct emu_wire;

@@ -223,10 +223,10 @@ static void test_seed1_exact(void **state)
 	struct traffic_result r;
 
 	static const struct emu_wire_counters want[TRAFFIC_LINKS][2] = {
-		/* sent, delivered, lost, down, duplicated, reordered */
-		{ { 200, 186, 22, 0, 8, 17 }, { 186, 174, 24, 0, 12, 11 } },
-		{ { 200, 179, 4, 17, 0, 0 }, { 179, 174, 4, 1, 0, 0 } },
-		{ { 200, 201, 11, 0, 12, 11 }, { 201, 199, 7, 0, 5, 22 } },
+		/* sent, delivered, lost, down, duplicated, reordered, corrupted */
+		{ { 200, 186, 22, 0, 8, 17, 0 }, { 186, 174, 24, 0, 12, 11, 0 } },
+		{ { 200, 179, 4, 17, 0, 0, 0 }, { 179, 174, 4, 1, 0, 0, 0 } },
+		{ { 200, 201, 11, 0, 12, 11, 0 }, { 201, 199, 7, 0, 5, 22, 0 } },
 	};
 	static const uint64_t want_rx[TRAFFIC_EPS] = { 174, 186, 174, 179, 199, 201 };
 

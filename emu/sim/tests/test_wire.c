@@ -305,6 +305,48 @@ static void test_drop_match(void **state)
 	pair_teardown(&p);
 }
 
+/* corrupt=1: every frame arrives with exactly one bit flipped; the count says so */
+static int corrupt_bits;
+static void count_bits_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
+{
+	(void)ctx;
+	(void)now;
+	for (size_t i = 0; i < len; i++)
+		corrupt_bits += __builtin_popcount(frame[i] ^ 0x5a);
+}
+
+static void test_corrupt(void **state)
+{
+	struct emu_faults f = { .delay_ns = 10, .corrupt = 1.0 };
+	struct emu_clock clk;
+	struct emu_wire *w;
+	struct emu_wire_counters c;
+	uint8_t buf[64];
+	int a, b;
+
+	(void)state;
+	emu_clock_init(&clk, 0);
+	w = emu_wire_new(&clk, 5);
+	assert_non_null(w);
+	a = emu_wire_add_endpoint(w, 1, count_bits_rx, NULL);
+	b = emu_wire_add_endpoint(w, 2, count_bits_rx, NULL);
+	assert_int_equal(emu_wire_connect(w, a, b, EMU_LL_ETHERNET, &f), 0);
+	memset(buf, 0x5a, sizeof(buf));
+	corrupt_bits = 0;
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(emu_wire_send(w, a, buf, sizeof(buf)), 0);
+	assert_int_equal(emu_clock_run_idle(&clk, 1000000, NULL), 0);
+	assert_int_equal(corrupt_bits, 50);
+	assert_int_equal(emu_wire_counters(w, 0, EMU_WIRE_A_TO_B, &c), 0);
+	assert_int_equal(c.corrupted, 50);
+	assert_int_equal(c.delivered, 50);
+	/* a probability outside [0, 1] is refused */
+	f.corrupt = 1.5;
+	assert_int_equal(emu_wire_set_faults(w, 0, &f), -EINVAL);
+	emu_wire_free(w);
+	emu_clock_fini(&clk);
+}
+
 static void test_duplicate(void **state)
 {
 	struct emu_faults f = { .delay_ns = 10, .duplicate = 1.0 };
@@ -627,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_jitter_keeps_fifo),
 		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_drop_match),
+		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_duplicate),
 		cmocka_unit_test(test_down),
 		cmocka_unit_test(test_endpoint_down),
