@@ -1,0 +1,196 @@
+#!/bin/sh
+# make check-faults: the fault matrix (docs/faults.md). Each cell runs faults/fault_xfer.c as
+# two processes of rdmaemud on the daemon's virtual clock (timeouts cost no wall time) on
+# fixtures/rxe-ref2.fabric with one fault set, and checks the oracle:
+#   RC: every message arrives once, in order, every byte as sent; or both sides end with the
+#       real stack's error (a completion status, a CM event) and what arrived is in order;
+#   UD: datagrams may be lost, never corrupt, never twice (except on a duplicating wire);
+#   nothing hangs: every process ends within its wall-clock bound;
+#   survivors keep working: after a process is killed a new transfer on the same daemon ends
+#       like any other.
+# A line per cell ("ok CELL ..." or "FAIL CELL: why"; XFAIL for a cell faults/known-failures
+# lists with its reason, XPASS, a failure, when a listed cell passes), then
+# "faults: N passed, M failed, K known failures".
+set -u
+b=${RDMAEMU_TOP_BUILDDIR:-.}
+s=${RDMAEMU_TOP_SRCDIR:-.}
+. "$s/emu/daemon/tests/daemon_test_env.sh"
+xfer=$b/faults/fault_xfer
+ref2=$s/fixtures/rxe-ref2.fabric
+passed=0 failed=0
+
+known=$s/faults/known-failures
+ok() {
+	if grep -q "^${1%%:*}	" "$known"; then
+		echo "XPASS $* (listed in faults/known-failures: remove it)"
+		failed=$((failed + 1))
+	else
+		echo "ok $*"
+		passed=$((passed + 1))
+	fi
+}
+bad() {
+	reason=$(awk -F'\t' -v c="${1%%:*}" '$1 == c { print $2 }' "$known")
+	if [ -n "$reason" ]; then
+		echo "XFAIL $* (known: $reason)"
+		xfailed=$((xfailed + 1))
+	else
+		echo "FAIL $*"
+		failed=$((failed + 1))
+	fi
+}
+xfailed=0
+
+# start FABRIC: a daemon of its own on the virtual clock
+start() {
+	"$rdmaemu" daemon stop >/dev/null 2>&1
+	"$rdmaemu" daemon start --virtual-time --fabric "$1" >"$t/start.log" 2>&1 ||
+		{ cat "$t/start.log"; return 1; }
+}
+
+# serve FABRIC OUT ARGS...: the server on A in the background ($spid), once it listens
+serve() {
+	f=$1 out=$2
+	shift 2
+	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node A -- \
+		"$xfer" server 7471 "$@" >"$out" 2>&1 &
+	spid=$!
+	lpids="$lpids $spid"
+	tries=0
+	until grep -q '^listening$' "$out" 2>/dev/null; do
+		tries=$((tries + 1))
+		[ $tries -le 300 ] && kill -0 $spid 2>/dev/null || return 1
+		sleep 0.1
+	done
+}
+
+# client FABRIC OUT ADDR ARGS...: the client on B, in the foreground
+client() {
+	f=$1 out=$2 addr=$3
+	shift 3
+	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node B -- \
+		"$xfer" client "$addr" 7471 "$@" >"$out" 2>&1
+}
+
+# cell NAME FAULTS MODE N SIZE: one transfer under a `faults` line
+cell() {
+	name=$1 faults=$2 mode=$3 n=$4 size=$5
+	f=$t/$name.fabric
+	{ cat "$ref2"; echo "faults $faults"; } >"$f"
+	start "$f" || { bad "$name: daemon start"; return; }
+	serve "$f" "$t/$name.srv" "$mode" "$n" "$size" || { bad "$name: the server did not listen"; return; }
+	client "$f" "$t/$name.cli" 192.0.2.65 "$mode" "$n" "$size"
+	crc=$?
+	wait $spid
+	src=$?
+	if [ "$mode" = rc ]; then
+		if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+			grep -qx "server: rc: $n messages in order, every byte checked" "$t/$name.srv" &&
+			grep -qx "client: $n messages sent" "$t/$name.cli"; then
+			ok "$name: $n messages of $size bytes in order, every byte checked"
+		else
+			bad "$name: server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc: $(tail -n 1 "$t/$name.cli")"
+		fi
+		return
+	fi
+	line=$(grep '^server: ud: ' "$t/$name.srv")
+	r=$(echo "$line" | sed -n "s/^server: ud: \([0-9]*\) of $n received, 0 corrupt, \([0-9]*\) duplicate$/\1 \2/p")
+	set -- $r
+	# at most N, and no fewer than the wire's faults can explain (p lost at most thrice over)
+	min=$(awk -v n="$n" -v f="$faults" 'BEGIN { split(f, a, "="); p = a[1] == "duplicate" || a[1] == "reorder" ? 0 : a[2]; printf "%d", n * (1 - 3 * p) - 5 }')
+	# a duplicating wire duplicates datagrams on any stack (UD has no PSN check): those the
+	# server counts twice are the wire's, never more than it could have made
+	if [ $src -eq 0 ] && [ $crc -eq 0 ] && [ -n "$r" ] && [ "$1" -le $((n + $2)) ] &&
+		[ "$1" -ge "$min" ] && { [ "$2" -eq 0 ] || [ "${faults#duplicate}" != "$faults" ]; }; then
+		ok "$name: $1 of $n datagrams, none corrupt, $2 duplicated by the wire"
+	else
+		bad "$name: server exit $src: $line; client exit $crc: $(tail -n 1 "$t/$name.cli")"
+	fi
+}
+
+for fault in loss duplicate reorder corrupt; do
+	for p in 0.001 0.01 0.1; do
+		cell "rc-$fault-$p" "$fault=$p" rc 2000 3000
+		cell "ud-$fault-$p" "$fault=$p" ud 2000 512
+	done
+done
+
+# The link down and up in the middle of a transfer, by the receiver itself: 1 s is within the
+# requester's retries (retry_count 6, each after the ACK timeout of about 2.1 s); 60 s is not:
+# the client ends with "transport retry counter exceeded"; the DREQs its death sends are lost
+# on the down link (their retries end before it comes back), so the server, a receiver only,
+# ends by its own deadline, as it would on any stack.
+for down in 1000 60000; do
+	name=rc-linkdown-$down
+	start "$ref2" || { bad "$name: daemon start"; continue; }
+	serve "$ref2" "$t/$name.srv" rc 2000 3000 500 "$rdmaemu daemon link-set A eth0 down" "$down" \
+		"$rdmaemu daemon link-set A eth0 up" || { bad "$name: the server did not listen"; continue; }
+	client "$ref2" "$t/$name.cli" 192.0.2.65 rc 2000 3000
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $down = 1000 ]; then
+		if [ $src -eq 0 ] && [ $crc -eq 0 ] &&
+			grep -qx "server: rc: 2000 messages in order, every byte checked" "$t/$name.srv"; then
+			ok "$name: down 1 s after 500 messages: all 2000 in order"
+		else
+			bad "$name: server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc: $(tail -n 1 "$t/$name.cli")"
+		fi
+	elif [ $crc -eq 3 ] && grep -q '^client: error: transport retry counter exceeded after [0-9]* messages$' "$t/$name.cli" &&
+		[ $src -eq 6 ] && grep -q '^server: rc: no message for 120 s after 500 messages$' "$t/$name.srv"; then
+		ok "$name: down 60 s after 500 messages: $(tail -n 1 "$t/$name.cli" | sed 's/^client: //'); the server, whose link lost the DREQs, by its own deadline"
+	else
+		bad "$name: server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc: $(tail -n 1 "$t/$name.cli")"
+	fi
+done
+
+# kill -9 of either side in the middle of a long transfer: the other side ends with the real
+# stack's answer, and a new transfer on the same daemon then runs like any other.
+for victim in client server; do
+	name=rc-kill-$victim
+	start "$ref2" || { bad "$name: daemon start"; continue; }
+	serve "$ref2" "$t/$name.srv" rc 5000000 3000 || { bad "$name: the server did not listen"; continue; }
+	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$ref2" --node B -- \
+		"$xfer" client 192.0.2.65 7471 rc 5000000 3000 >"$t/$name.cli" 2>&1 &
+	cpid=$!
+	lpids="$lpids $cpid"
+	sleep 1
+	if [ $victim = client ]; then kill -KILL $cpid; else kill -KILL $spid; fi
+	wait $cpid
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $victim = client ]; then
+		other=$(tail -n 1 "$t/$name.srv") orc=$src
+	else
+		other=$(tail -n 1 "$t/$name.cli") orc=$crc
+	fi
+	case $other in
+	*": event: RDMA_CM_EVENT_DISCONNECTED status 0 after "*|*": error: transport retry counter exceeded after "*|*": error: Work Request Flushed Error after "*) good=1 ;;
+	*) good=0 ;;
+	esac
+	serve "$ref2" "$t/$name.srv2" rc 100 3000 &&
+		client "$ref2" "$t/$name.cli2" 192.0.2.65 rc 100 3000 && wait $spid &&
+		grep -qx "server: rc: 100 messages in order, every byte checked" "$t/$name.srv2"
+	again=$?
+	if [ $good = 1 ] && [ $orc -ge 3 ] && [ $again -eq 0 ]; then
+		ok "$name: the survivor: $(echo "$other" | sed 's/ after [0-9]* messages$//'); a new transfer afterwards: 100 in order"
+	else
+		bad "$name: the survivor exit $orc: $other; a new transfer afterwards: exit $again"
+	fi
+done
+
+# ARP silence: an address in the subnet that nobody has (192.0.2.70): ADDR_ERROR -110
+name=arp-silence
+start "$ref2" || bad "$name: daemon start"
+client "$ref2" "$t/$name.cli" 192.0.2.70 rc 1 64
+crc=$?
+if [ $crc -eq 4 ] && grep -qx 'client: event: RDMA_CM_EVENT_ADDR_ERROR status -110 after 0 messages' "$t/$name.cli"; then
+	ok "$name: ADDR_ERROR status -110 (ETIMEDOUT)"
+else
+	bad "$name: client exit $crc: $(tail -n 1 "$t/$name.cli")"
+fi
+
+"$rdmaemu" daemon stop >/dev/null 2>&1
+echo "faults: $passed passed, $failed failed, $xfailed known failures (faults/known-failures)"
+[ $failed -eq 0 ]
