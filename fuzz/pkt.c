@@ -1,14 +1,16 @@
-/* Fuzz target: a frame off the wire (emu/hca/pkt_parse.c and the header readers of
+/* Fuzz target: a frame off the wire: the receive demultiplexer's look at it
+ * (emu/hca/engine_rx.c), then the packet parser (emu/hca/pkt_parse.c and the header readers of
  * pkt_hdr.c), as every receiver parses it first. Input: one byte of mode (bit 0: InfiniBand,
  * else Ethernet; bit 1: the frame counts as the builder's own, so the CRC checks are skipped
  * and the fuzzer reaches past them), then the frame. A frame that parses must have every
- * header it announces inside the bytes given: the target checks that, then reads each header
- * and recomputes the ICRC over it. */
+ * header it announces inside the bytes given and the DestQP the demultiplexer saw: the target
+ * checks that, then reads each header and recomputes the ICRC over it. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "emu/hca/engine_rx.h"
 #include "emu/hca/pkt.h"
 #include "fuzz/fuzz_env.h"
 
@@ -88,6 +90,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct emu_pkt_info pi;
+	enum emu_rx_kind kind;
+	uint32_t dqpn = 0;
 	uint8_t *f;
 	int ll, rc;
 
@@ -99,12 +103,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!f)
 		return 0;
 	memcpy(f, data + 1, size - 1);
+	kind = emu_rx_classify(ll, f, size - 1, &dqpn);
 	emu_pkt_trust(data[0] & 2);
 	rc = emu_pkt_parse(f, size - 1, ll, &pi);
 	emu_pkt_trust(false);
 	(void)emu_pkt_strerror(-rc);
-	if (!rc)
+	if (!rc) {
+		if (kind != EMU_RX_KIND_TRANSPORT || dqpn != pi.dqpn)
+			abort(); /* the demultiplexer would send it elsewhere than its DestQP says */
 		read_headers(f, size - 1, &pi);
+	}
 	free(f);
 	return 0;
 }
