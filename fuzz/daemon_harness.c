@@ -58,6 +58,11 @@ static struct client *client(unsigned i)
 
 	if (c->state != CLIENT_FREE)
 		return c;
+	/* the daemon may have closed its end itself (a broken ring, UCMA_CLOSE): the old
+	 * connection's other end goes now */
+	if (peer[i] >= 0)
+		close(peer[i]);
+	peer[i] = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv))
 		abort();
 	/* the daemon's end blocks on send as an accepted socket does */
