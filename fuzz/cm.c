@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    m.private_data_len != (pd < 0 ? 0 : pd))
 			abort(); /* unpack reports the whole private data field */
 		(void)emu_cma_hdr_unpack(m.private_data, m.private_data_len, &h);
-		/* ARI and additional information are sent for their length only (the kernel's
-		 * cm_format_rej, cm_format_sidr_rep): what lies past it does not come back */
+		/* ARI and additional information are written for their lengths only (the ARR
+		 * fields of emu/ib/cm_mad.c's tables): what lies past them does not come back */
 		memset(m.ari + m.reject_info_len, 0, sizeof(m.ari) - m.reject_info_len);
 		memset(m.info + m.info_len, 0, sizeof(m.info) - m.info_len);
 		if (!emu_cm_pack_ex(attr, &m, out, &bad)) {
