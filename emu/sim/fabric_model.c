@@ -396,6 +396,14 @@ char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_s
 		len += got;
 		if (got == 0)
 			break;
+		if (len > EMU_LOADER_FILE_MAX) {
+			fclose(fp);
+			free(buf);
+			free(canon);
+			emu_loader_error(L, &at, EFBIG, "'%s' is larger than %u MiB: not a file "
+					 "the loader reads", path, EMU_LOADER_FILE_MAX >> 20);
+			return NULL;
+		}
 	}
 	if (ferror(fp)) {
 		int e = errno ? errno : EIO;

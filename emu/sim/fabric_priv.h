@@ -12,6 +12,9 @@
 #include "emu/sim/fabric.h"
 
 #define EMU_INCLUDE_DEPTH_MAX 16
+/* The largest file the loaders read (a fabric, topology or address file): a name such as
+ * /dev/zero would otherwise be read until memory runs out. */
+#define EMU_LOADER_FILE_MAX (16u << 20)
 
 /* Where a directive came from; file points into the loader's interned file names. */
 struct emu_src {

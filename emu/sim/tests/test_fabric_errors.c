@@ -243,9 +243,20 @@ static void test_hostsdata_errors(void **state)
 		 "netdev x/ib0 (GID fe80::200:0:1:101) has no address for name 'somename'");
 }
 
+/* A named file that never ends (a device) stops at the loaders' size limit instead of filling
+ * memory: EFBIG, at the line that names it. */
+static void test_endless_file(void **state)
+{
+	(void)state;
+	load_bad("include /dev/zero\n", EFBIG, 1, "'/dev/zero' is larger than 16 MiB");
+	load_bad("topology /dev/zero\n", EFBIG, 1, "'/dev/zero' is larger than 16 MiB");
+	load_bad("hosts-data /dev/zero\n", EFBIG, 1, "'/dev/zero' is larger than 16 MiB");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_endless_file),
 		cmocka_unit_test(test_syntax_errors),
 		cmocka_unit_test(test_consistency_errors),
 		cmocka_unit_test(test_hostsdata_errors),
