@@ -198,6 +198,8 @@ size_t emu_dvm_poll_set(struct emu_engine *e, struct pollfd *pfd, size_t max)
 {
 	size_t n = 0;
 
+	if (!nvms)
+		return 0; /* a fabric without VMs: the main loop's turn costs nothing more */
 	emu_engine_lock(e);
 	for (size_t i = 0; i < nvms && n < max; i++) {
 		pfd[n++] = (struct pollfd){ .fd = vms[i].fd, .events = POLLIN };
