@@ -37,6 +37,7 @@
 #include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
 #include "emu/daemon/tap.h"
+#include "emu/daemon/vmport.h"
 #include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/sim/apptime.h"
@@ -713,6 +714,13 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		err = ENOENT;
 		goto out;
 	}
+	if (host->kind == EMU_HOST_RXE_VM) {
+		/* its stack is the VM's kernel: no process of this machine runs on it */
+		fprintf(stderr, "rdmaemud: pid %d asked for host %s, a VM (kind=rxe-vm): refused\n",
+			h->pid, host->name);
+		err = EREMOTE;
+		goto out;
+	}
 	emu_engine_lock(d.e);
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED &&
@@ -982,6 +990,8 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 		err = EXDEV;
 	else if (!(host = emu_fabric_find_host(d.f, t->node)))
 		err = ENOENT;
+	else if (host->kind == EMU_HOST_RXE_VM)
+		err = EREMOTE;
 	if (err) {
 		if (fd >= 0)
 			close(fd);
@@ -1027,6 +1037,7 @@ static void on_status(struct client *c)
 				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
 	}
 	n += emu_dtap_status(d.e, buf + n, sizeof(buf) - n);
+	n += emu_dvm_status(d.e, buf + n, sizeof(buf) - n);
 	emu_engine_unlock(d.e);
 	/* the main thread alone changes the table: read without the lock, which the ucma takes */
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
@@ -1631,10 +1642,41 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 	return true;
 }
 
+static void wake_main_loop(void)
+{
+	ssize_t n = write(d.wake[1], "", 1);
+
+	(void)n; /* full pipe: a wake-up is pending anyway */
+}
+
+/* The sockets of the fabric's VM hosts (emu/daemon/vmport.h), beside the daemon's own: 0, or
+ * 1 with the reason said. A VM runs on the machine's clock: no virtual time with one. */
+static int vm_ports_open(void)
+{
+	char dir[sizeof(d.sock)];
+	char *slash;
+
+	for (size_t h = 0; h < d.f->nhosts; h++)
+		if (d.vt && d.f->hosts[h].kind == EMU_HOST_RXE_VM) {
+			fprintf(stderr, "rdmaemud: host %s is a VM (kind=rxe-vm), which runs in real "
+					"time: no --virtual-time with it\n", d.f->hosts[h].name);
+			return 1;
+		}
+	snprintf(dir, sizeof(dir), "%s", d.sock);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	return emu_dvm_open(d.e, dir, wake_main_loop) ? 1 : 0;
+}
+
 /* The fabric (NULL: the built-in) in an engine of real time whose host ports forward to the
  * clients: 0, or 1 with the reason said. */
 static int fabric_setup(const char *fabric)
 {
+	int status;
+
 	emu_dshm_set_trace(d.trace);
 	unsetenv("RDMAEMU_DAEMON"); /* the daemon owns the fabric: it attaches to no daemon */
 	if (fabric && !realpath(fabric, d.fabric_path)) {
@@ -1665,8 +1707,9 @@ static int fabric_setup(const char *fabric)
 		fprintf(stderr, "rdmaemud: out of memory\n");
 		return 1;
 	}
+	status = vm_ports_open();
 	emu_engine_unlock(d.e);
-	return 0;
+	return status;
 }
 
 /* The listening socket, the signals that stop the daemon, the empty client table and the
@@ -1825,17 +1868,18 @@ static void client_accept(int lfd)
 /* The main loop, until a signal stops it or poll fails. */
 static void serve(int lfd, uint8_t *buf)
 {
-	struct pollfd pfd[MAX_CLIENTS + 2 + EMU_DTAP_MAX];
+	struct pollfd pfd[MAX_CLIENTS + 2 + EMU_DTAP_MAX + EMU_DVM_POLL_MAX];
 	size_t who[MAX_CLIENTS + 2];
 
 	while (!stop_requested) {
 		nfds_t n = poll_set(pfd, who, lfd);
 		size_t ntaps = emu_dtap_poll_set(pfd + n, EMU_DTAP_MAX);
+		size_t nvms = emu_dvm_poll_set(d.e, pfd + n + ntaps, EMU_DVM_POLL_MAX);
 		bool idle = rings_idle();
 		/* virtual time: something happened since the last round and all of it is sent;
 		 * a look without sleeping first, then the round if nothing came meanwhile */
 		bool round = d.vt && idle && d.vt_dirty && vt_quiet();
-		int r = poll(pfd, n + ntaps, idle && !round ? -1 : 0);
+		int r = poll(pfd, n + ntaps + nvms, idle && !round ? -1 : 0);
 
 		if (r < 0) {
 			rings_awake();
@@ -1860,6 +1904,7 @@ static void serve(int lfd, uint8_t *buf)
 		for (nfds_t k = 2; k < n; k++)
 			client_turn(who[k], pfd[k].revents, buf);
 		emu_dtap_turn(d.e, pfd + n, ntaps, buf);
+		emu_dvm_turn(d.e, pfd + n + ntaps, nvms, buf);
 		rings_turn(buf);
 		if (pfd[0].revents & POLLIN)
 			client_accept(lfd);
@@ -1873,6 +1918,7 @@ static void teardown(int lfd, uint8_t *buf)
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		if (d.clients[i].state != CLIENT_FREE)
 			client_close(&d.clients[i]);
+	emu_dvm_close();
 	fprintf(stderr, "rdmaemud: stopped\n");
 	free(buf);
 	emu_process_reset(); /* flushes and closes the captures */

@@ -141,6 +141,10 @@ struct emu_host {
 	/* ABI version of the host kernel's rdma_cm interface (the real one reports 4); the
 	 * library refuses versions outside [3, 4] with EPERM (spec §3.1, row 34). */
 	unsigned cm_abi;
+	/* What runs the host: the emulator's model (the default), or a kernel soft-RoCE VM whose
+	 * NIC is a port of rdmaemud's wire (docs/mixed-fabric.md); its model then only describes
+	 * what the VM has (MAC, addresses, device) and nothing of the emulator acts for it. */
+	enum emu_host_kind { EMU_HOST_EMULATED, EMU_HOST_RXE_VM } kind;
 	struct emu_fabric *fabric;
 };
 

@@ -533,6 +533,17 @@ static int add_alias(struct emu_loader *L, int h, const char *alias)
 	return 0;
 }
 
+static int host_kind(struct emu_loader *L, const char *v, enum emu_host_kind *out)
+{
+	if (v && !strcmp(v, "emulated"))
+		*out = EMU_HOST_EMULATED;
+	else if (v && !strcmp(v, "rxe-vm"))
+		*out = EMU_HOST_RXE_VM;
+	else
+		return bad(L, "expected 'emulated' or 'rxe-vm' after 'kind=', got '%s'", v ? v : "");
+	return 0;
+}
+
 static int d_host(struct emu_loader *L, int nw, char **w)
 {
 	int h;
@@ -567,9 +578,12 @@ static int d_host(struct emu_loader *L, int nw, char **w)
 			if (!v || emu_parse_u32_max(v, 255, &L->f->hosts[h].cm_abi))
 				return bad(L, "expected a number from 0 to 255 after 'cm-abi=', got '%s'",
 					   v ? v : "");
+		} else if (!strcmp(w[i], "kind")) {
+			if (host_kind(L, v, &L->f->hosts[h].kind))
+				return -1;
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'host' line (expected alias=, "
-				   "acm=, cm-abi=)", w[i]);
+				   "acm=, cm-abi=, kind=)", w[i]);
 		}
 	}
 	return 0;

@@ -152,6 +152,8 @@ static void host(FILE *out, const struct emu_fabric *f, const struct emu_host *h
 	fprintf(out, "  acm %s\n", h->acm ? "on" : "off");
 	if (h->cm_abi != 4)
 		fprintf(out, "  cm-abi %u\n", h->cm_abi);
+	if (h->kind == EMU_HOST_RXE_VM)
+		fputs("  kind rxe-vm\n", out);
 	for (size_t d = 0; d < h->ndevices; d++) {
 		const struct emu_device *dv = &h->devices[d];
 
