@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "emu/link/proto.h"
+#include "emu/daemon/peer.h"
 #include "emu/daemon/shm.h"
 #include "emu/daemon/stacks.h"
 #include "emu/daemon/tap.h"
@@ -100,6 +101,7 @@ struct client {
 	struct emu_neigh_req *neigh; /* a NEIGH_RESOLVE in progress (engine lock) */
 	size_t neigh_host;	     /* its host */
 	int peer_pid; /* the connecting process (SO_PEERCRED): whose messages these are */
+	struct emu_dpeer peer; /* its credentials and network namespace (emu/daemon/peer.h) */
 	/* virtual time: its VT_IDLE of the current round, and the deadline it said */
 	bool vt_answered;
 	uint64_t vt_next;
@@ -662,6 +664,7 @@ static void client_close(struct client *c)
 	c->ucma_dfd = -1;
 	emu_engine_lock(d.e);
 	emu_dtap_close_owner(d.e, (unsigned)(c - d.clients));
+	emu_dpeer_forget((unsigned)(c - d.clients));
 	if (c->state == CLIENT_ATTACHED)
 		vt_forget(c->peer_pid); /* the process is gone from the rounds */
 	d.vt_dirty = true;
@@ -721,6 +724,9 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		err = EREMOTE;
 		goto out;
 	}
+	err = emu_dpeer_may_claim(&c->peer, d.f, "HELLO", h->pid, (size_t)(host - d.f->hosts));
+	if (err)
+		goto out;
 	emu_engine_lock(d.e);
 	for (size_t i = 0; i < MAX_CLIENTS; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED &&
@@ -992,6 +998,9 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 		err = ENOENT;
 	else if (host->kind == EMU_HOST_RXE_VM)
 		err = EREMOTE;
+	else
+		err = emu_dpeer_may_claim(&c->peer, d.f, "TAP_ATTACH", c->peer.pid,
+					  (size_t)(host - d.f->hosts));
 	if (err) {
 		if (fd >= 0)
 			close(fd);
@@ -999,6 +1008,9 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 		emu_engine_lock(d.e);
 		err = -emu_dtap_attach(d.e, (size_t)(host - d.f->hosts), t->netdev, fd,
 				       (unsigned)(c - d.clients));
+		if (!err) /* the keeper's namespace is the host's from now on */
+			emu_dpeer_host_netns(&c->peer, (size_t)(host - d.f->hosts),
+					     (unsigned)(c - d.clients));
 		ans.devrm_gen = d.devrm_gen;
 		_Static_assert(sizeof(ans.removed) == sizeof(d.removed), "WELCOME's list");
 		memcpy(ans.removed, d.removed, sizeof(ans.removed));
@@ -1518,7 +1530,7 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 			int sfd = ucma_page_map(c);
 
 			c->ucma_dfd = emu_ucma_srv_open(c->fd, d.f, d.fabric_path, buf, len,
-							&c->pid, c, sfd);
+							&c->peer, &c->pid, c, sfd);
 			if (sfd >= 0)
 				close(sfd);
 		}
@@ -1574,6 +1586,8 @@ static int listen_on(const char *path)
 		errno = EADDRINUSE;
 		return -1;
 	}
+	if (errno == EPERM)
+		return -1; /* not the user's alone (said): no daemon's to replace */
 	unlink(path); /* a dead daemon's socket */
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -1838,8 +1852,15 @@ static void rings_turn(uint8_t *buf)
 static void client_accept(int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	struct emu_dpeer peer;
 	size_t i;
 
+	/* the socket is the user's alone (0600 in a 0700 directory); this holds where a process
+	 * of another uid gets through all the same (CAP_DAC_OVERRIDE) */
+	if (fd >= 0 && (emu_dpeer_get(fd, &peer) || !emu_dpeer_uid_ok(&peer))) {
+		close(fd);
+		return;
+	}
 	for (i = 0; fd >= 0 && i < MAX_CLIENTS && d.clients[i].state != CLIENT_FREE; i++)
 		;
 	if (fd >= 0 && i == MAX_CLIENTS) {
@@ -1851,13 +1872,8 @@ static void client_accept(int lfd)
 		d.clients[i].outq_tail = &d.clients[i].outq;
 		d.clients[i].fd = fd;
 		d.clients[i].ucma_dfd = -1;
-		{
-			struct ucred cr;
-			socklen_t cl = sizeof(cr);
-
-			d.clients[i].peer_pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) ?
-							-1 : (int)cr.pid;
-		}
+		d.clients[i].peer = peer;
+		d.clients[i].peer_pid = peer.pid;
 		d.vt_dirty = true;
 		d.vt_armed = false;
 		client_set_state(&d.clients[i], CLIENT_CONNECTED);

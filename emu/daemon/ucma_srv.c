@@ -22,6 +22,7 @@
 #include "emu/link/link.h"
 #include "emu/link/proto.h"
 #include "emu/link/ucma_proto.h"
+#include "emu/daemon/peer.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/sim/engine.h"
 #include "emu/rdma_cm/ucma.h"
@@ -291,7 +292,8 @@ static bool take_spare(int dfd, uint32_t h)
 }
 
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
-		      const void *body, size_t len, int *pid, void *ctx, int sent_fd)
+		      const void *body, size_t len, const struct emu_dpeer *peer, int *pid,
+		      void *ctx, int sent_fd)
 {
 	struct emu_dmsg_hello h;
 	struct emu_ducma_opened ans = { -1 };
@@ -311,6 +313,10 @@ int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_p
 	host = memchr(h.node, 0, sizeof(h.node)) ? emu_fabric_find_host(f, h.node) : NULL;
 	if (!host) {
 		answer(sock, EMU_DMSG_UCMA_OPEN, ENOENT, &ans, sizeof(ans), -1);
+		return -1;
+	}
+	if (emu_dpeer_may_claim(peer, f, "UCMA_OPEN", h.pid, (size_t)(host - f->hosts))) {
+		answer(sock, EMU_DMSG_UCMA_OPEN, EPERM, &ans, sizeof(ans), -1);
 		return -1;
 	}
 	/* every file of a client is a push file (protocol 6 on) */

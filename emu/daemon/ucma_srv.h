@@ -9,6 +9,8 @@
 
 #include "emu/sim/fabric.h"
 
+struct emu_dpeer;
+
 /* What the daemon does for the files. */
 struct emu_ucma_srv_ops {
 	/* Sends a message on the connection ctx (emu_ucma_srv_open's) behind what is queued
@@ -31,9 +33,11 @@ void emu_ucma_srv_init(const struct emu_ucma_srv_ops *ops);
  * must be the daemon's, fabric_path "" for the built-in). Creates the file for the named host
  * and answers with its eventfd and sent_fd (the page of the sent-message count, -1: none);
  * ctx names the connection for ops->send, which counts what it sends there. Returns the daemon's fd of the file (the connection now
- * serves it), or -1 after answering an errno. *pid: the pid the client gave. */
+ * serves it), or -1 after answering an errno (EPERM: the peer may not claim that pid or
+ * host, emu/daemon/peer.h). *pid: the pid the client gave. */
 int emu_ucma_srv_open(int sock, const struct emu_fabric *f, const char *fabric_path,
-		      const void *body, size_t len, int *pid, void *ctx, int sent_fd);
+		      const void *body, size_t len, const struct emu_dpeer *peer, int *pid,
+		      void *ctx, int sent_fd);
 /* UCMA_CONSUMED of count events up to seq on file dfd: 0, or -1 when they are not the head
  * of the file's queue (the client's copy diverged: the caller closes the connection). */
 int emu_ucma_srv_consumed(int dfd, uint32_t seq, uint32_t count);

@@ -123,7 +123,7 @@ static void load_counters(struct nlh_port *p, const char *portdir)
 			break;
 		p->counters = c;
 		c = &p->counters[p->ncounters++];
-		snprintf(c->name, sizeof(c->name), "%s", e->d_name);
+		memcpy(c->name, e->d_name, strlen(e->d_name) + 1); /* fits: checked above */
 		c->value = read_num(dir, e->d_name, 10);
 	}
 	closedir(d);
@@ -203,7 +203,7 @@ static int load_dev(struct nlh_dev *d, const char *classdir, const char *name)
 	if (read_line(d->fw_ver, sizeof(d->fw_ver), "%s/fw_ver", dir))
 		d->fw_ver[0] = '\0';
 	if (!read_line(line, sizeof(line), "%s/parent", dir) && strlen(line) < sizeof(netdev))
-		snprintf(netdev, sizeof(netdev), "%s", line);
+		memcpy(netdev, line, strlen(line) + 1);
 	d->nports = count_ports(dir);
 	d->ports = calloc(d->nports ? d->nports : 1, sizeof(*d->ports));
 	if (!d->ports)

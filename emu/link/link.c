@@ -202,6 +202,38 @@ ssize_t emu_link_sendmsg_fds(int sock, const struct iovec *iov, int n, const int
 	return sendmsg(sock, &m, flags);
 }
 
+/* The daemon's socket is the user's alone: a socket (not a symlink to one), owned by the
+ * user, mode 0600. Anything else may be someone else's daemon, to whom the process would hand
+ * its frames and memory: refused with EPERM and a message. A missing socket is ENOENT. */
+static bool socket_is_ours(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return false;
+	if (S_ISSOCK(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 077))
+		return true;
+	fprintf(stderr, "rdmaemu: %s is not a socket of yours with mode 0600: refused\n", path);
+	errno = EPERM;
+	return false;
+}
+
+/* The process that listens there runs as this user (SO_PEERCRED: the kernel's word). */
+static bool daemon_is_ours(int fd, const char *path)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl))
+		return false;
+	if (cr.uid == geteuid())
+		return true;
+	fprintf(stderr, "rdmaemu: the daemon on %s runs as uid %u, not as uid %u: refused\n", path,
+		(unsigned)cr.uid, (unsigned)geteuid());
+	errno = EPERM;
+	return false;
+}
+
 int emu_link_connect(const char *path)
 {
 	struct sockaddr_un sa;
@@ -214,10 +246,12 @@ int emu_link_connect(const char *path)
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
+	if (!socket_is_ours(path))
+		return -1;
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || !daemon_is_ours(fd, path)) {
 		int e = errno;
 
 		close(fd);

@@ -109,7 +109,9 @@ int emu_link_runtime_dir(char *buf, size_t len, bool create);
 /* The daemon's socket in it ("<dir>/rdmaemud.sock"). */
 int emu_link_socket_path(char *buf, size_t len, bool create);
 
-/* Connects a SOCK_SEQPACKET socket to path: the fd, or -1 with errno. */
+/* Connects a SOCK_SEQPACKET socket to path: the fd, or -1 with errno. Refused (EPERM, with a
+ * message) unless path is a socket owned by this user with mode 0600 and the process that
+ * listens on it runs as this user (SO_PEERCRED). */
 int emu_link_connect(const char *path);
 
 /* sendmsg of the n buffers of iov on sock, with nfds descriptors (at most 2, 0 for none)

@@ -219,6 +219,7 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 	daemon_bin(bin, sizeof(bin));
 	if (emu_link_runtime_dir(dir, sizeof(dir), true))
 		return 1;
+
 	snprintf(log, sizeof(log), "%s/rdmaemud.log", dir);
 	pid = fork();
 	if (pid < 0) {
@@ -435,7 +436,9 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, pcap, vt, NULL, false))
+		/* a socket there that is not the user's alone was refused (emu_link_connect said
+		 * so): it is no daemon's to replace, its owner must look */
+		if (errno == EPERM || daemon_start(sock, fabric, pcap, vt, NULL, false))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
@@ -605,6 +608,8 @@ int rdmaemu_daemon(int argc, char **argv)
 			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
 			return 1;
 		}
+		if (errno == EPERM)
+			return 1; /* a socket not the user's alone, said */
 		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold, trace);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);

@@ -23,6 +23,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -374,7 +375,9 @@ static int setup(void **state)
 	unlink(lpath);
 	memcpy(sa.sun_path, lpath, sizeof(lpath));
 	lsock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (lsock < 0 || bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) || listen(lsock, 4))
+	/* 0600: the client refuses a daemon socket that is not the user's alone */
+	if (lsock < 0 || bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) || chmod(lpath, 0600) ||
+	    listen(lsock, 4))
 		return -1;
 	return setenv("RDMAEMU_DAEMON", lpath, 1);
 }

@@ -227,7 +227,7 @@ static struct net *net_new(int nh, uint64_t seed)
 	n->nh = nh;
 	for (int i = 0; i < nh; i++) {
 		struct host *h = &n->h[i];
-		char name[8];
+		char name[16]; /* "h" and any int: no truncation for the compiler to see */
 		struct emu_cm_agent_cfg cfg = { .name = name, .ca_guid = 0x0002c90300a0b000ull + i,
 						.ack_delay = EMU_RXE_LOCAL_CA_ACK_DELAY,
 						.hi_tid = 0x100 + (uint32_t)i, .prng = &n->fabric,

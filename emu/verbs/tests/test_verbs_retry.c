@@ -409,19 +409,19 @@ static void test_link_down_retry_exceeded(void **state)
 	host_down(&c);
 }
 
+/* This program's path (main's argv[0]): not /proc/self/exe, which is the valgrind tool when
+ * the test runs under make check-valgrind. */
+static const char *self_path;
+
 /* (e) the lossy workload in two fresh processes with the fabric's seed: the same completion
  * order and the same virtual end time. */
 static void run_child(char *out, size_t n)
 {
-	char exe[PATH_MAX];
-	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	FILE *p;
 	size_t got;
 
-	assert_true(l > 0);
-	exe[l] = 0;
 	setenv("RDMAEMU_RETRY_DIGEST", "1", 1);
-	p = popen(exe, "r");
+	p = popen(self_path, "r");
 	unsetenv("RDMAEMU_RETRY_DIGEST");
 	assert_non_null(p);
 	got = fread(out, 1, n - 1, p);
@@ -455,6 +455,7 @@ int main(int argc, char **argv)
 	int n, rc;
 
 	(void)argc;
+	self_path = argv[0];
 	setenv("RDMAEMU_QUIESCE_US", "0", 0);
 	verbs_test_init(argv, NULL, fabric, "A");
 	open_host = (int (*)(const char *))dlsym(RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");

@@ -29,13 +29,15 @@ daemon_test_sandboxed "$ref" rxe-ref || { echo "FAIL: no sandbox"; exit 1; }
 pair() {
 	fab=$1 sn=$2 cn=$3 ip=$4 port=$5 prog=$6 expect=$7
 	shift 7
-	"$rdmaemu" run --fabric "$fab" --node "$sn" -- timeout 120 "$prog" -p "$port" "$@" \
+	# the timeouts are safety nets: rstream's full sweep between two hosts takes minutes
+	# in a sanitizer build on a loaded 2-core machine
+	"$rdmaemu" run --fabric "$fab" --node "$sn" -- timeout 600 "$prog" -p "$port" "$@" \
 		>"$t/srv.out" 2>&1 &
 	spid=$!
 	lpids="$spid"
 	sleep 1
 	start=$(date +%s.%N)
-	"$rdmaemu" run --fabric "$fab" --node "$cn" -- timeout 120 "$prog" -s "$ip" -p "$port" "$@" \
+	"$rdmaemu" run --fabric "$fab" --node "$cn" -- timeout 600 "$prog" -s "$ip" -p "$port" "$@" \
 		>"$t/cli.out" 2>&1
 	cst=$?
 	end=$(date +%s.%N)
