@@ -14,6 +14,7 @@
 #include "emu/ib/sa.h"
 #include "emu/ib/sma.h"
 #include "emu/sim/clock.h"
+#include "emu/link/link.h"
 #include "emu/sim/engine.h"
 #include "emu/sim/process.h"
 #include "emu/sim/topology.h"
@@ -85,7 +86,10 @@ static int pma_answer(const struct emu_fabric *f, const struct umad_file *uf,
 	if (!*resp)
 		return -ETIMEDOUT;
 	memcpy(*resp, req->data, EMU_MAD_LEN);
-	if (e && emu_engine_fabric(e) == f) {
+	if (emu_link_active()) {
+		/* under rdmaemud the traffic crosses the daemon's wire: its counters answer */
+		r = emu_link_pma(dlid, *resp);
+	} else if (e && emu_engine_fabric(e) == f) {
 		emu_engine_lock(e);
 		r = emu_pma_process(f, emu_engine_topology(e), &n, *resp);
 		emu_engine_unlock(e);
