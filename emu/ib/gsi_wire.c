@@ -399,6 +399,8 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	rc = emu_pkt_parse(frame, len, p->info.link_layer, &pi);
 	if (rc) {
 		p->cnt.dropped_parse++;
+		if (!p->is_switch) /* a receive error of the port (PortRcvErrors) */
+			emu_engine_port_count_rcv_error(p->g->e, p->host, p->dev, p->num);
 		emu_gsi_trace("rx: dropped: %s", emu_pkt_strerror(-rc));
 		return;
 	}

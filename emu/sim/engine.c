@@ -1384,6 +1384,15 @@ void emu_engine_port_count(struct emu_engine *e, size_t host, size_t dev, unsign
 			       len);
 }
 
+void emu_engine_port_count_rcv_error(struct emu_engine *e, size_t host, size_t dev,
+				     unsigned port)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep >= 0)
+		emu_wire_count_rcv_error(emu_topology_wire(e->topo), ep);
+}
+
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			 const void *frame, size_t len)
 {

@@ -142,6 +142,9 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
  * where they pass. */
 void emu_engine_port_count(struct emu_engine *e, size_t host, size_t dev, unsigned port, bool rx,
 			   const uint8_t *frame, size_t len);
+/* A frame that port received and dropped as malformed (PortRcvErrors). Lock held. */
+void emu_engine_port_count_rcv_error(struct emu_engine *e, size_t host, size_t dev,
+				     unsigned port);
 /* The same with a frame described, not built (emu_wire_send_lazy): frames to another process
  * (real-time mode) are built here. */
 int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,

@@ -3,15 +3,18 @@
  * ib-a on its port 1, ib-b on its port 2), and the exact counter deltas every port on the path
  * reports: PortXmitData/PortRcvData in 4-byte words of the packets from the LRH through the
  * ICRC, packets, unicast packets; Set with CounterSelect clearing what it selects, on one port
- * and on the switch's every port (PortSelect 0xFF). Built as an application (verbs_test.h),
- * with the library's calls declared by umad_priv.h. */
+ * and on the switch's every port (PortSelect 0xFF); a frame with a bad ICRC in the receiving
+ * port's PortRcvErrors. Built as an application (verbs_test.h), with the library's calls
+ * declared by umad_priv.h. */
 #include "config.h"
 
 #include <endian.h>
 #include <stdbool.h>
 
 #include "emu/verbs/tests/verbs_test.h"
+#include "emu/sim/engine.h"
 #include "emu/umad/umad_priv.h"
+#include "rdmaemu/ctl.h"
 
 #define BUF 8192
 #define PERF 0x04
@@ -218,6 +221,37 @@ static uint32_t words(uint32_t payload)
 
 #define ACK_WORDS ((8 + 12 + 4 + 4) / 4)
 
+/* ib-b's port sends ib-a an RC SEND_ONLY of 4 bytes whose ICRC is wrong: it crosses the switch
+ * (which does not look at the ICRC), ib-a's HCA drops it: PortRcvErrors 1, and the packet is
+ * counted as received all the same (IBA: PortRcvPkts may include packets with errors). */
+static void rcv_error(void)
+{
+	uint8_t fr[30] = { 0x00, 0x02, 0x00, 0x02, 0x00, 0x07, 0x00, 0x03, /* LRH: DLID 2, 7 words, SLID 3 */
+			   0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, /* BTH: SEND_ONLY, QP 0x11 */
+			   0x00, 0x00, 0x00, 0x01,
+			   0xde, 0xad, 0xbe, 0xef,                          /* payload */
+			   0x00, 0x00, 0x00, 0x00,                          /* ICRC: wrong */
+			   0x00, 0x00 };                                    /* VCRC */
+	struct emu_engine *e = emu_engine_get();
+	size_t b;
+	struct pc c;
+
+	assert_non_null(e);
+	assert_int_equal(pma(2, SET, PC, 1, 0xffff, (uint8_t[192]){ 0 }), 0);
+	assert_int_equal(pma(3, SET, PC, 1, 0xffff, (uint8_t[192]){ 0 }), 0);
+	emu_engine_lock(e);
+	b = (size_t)(emu_fabric_find_host(emu_engine_fabric(e), "ib-b") - emu_engine_fabric(e)->hosts);
+	assert_int_equal(emu_engine_port_send(e, b, 0, 1, fr, sizeof(fr)), 0);
+	emu_engine_unlock(e);
+	assert_int_equal(rdmaemu_ctl_advance_ns(1000000), 0);
+	c = get_pc(2, 1);
+	assert_int_equal(c.rcv_errors, 1);
+	assert_int_equal(c.rpkts, 1);
+	assert_int_equal(c.rdata, 7);
+	assert_int_equal(c.xpkts, 0);
+	assert_pc(3, 1, 7, 0, 1, 0);
+}
+
 static void test_rc_send(void **state)
 {
 	/* 5000 bytes at MTU 2048: SEND_FIRST 2048, SEND_LAST 2048... FIRST, MIDDLE, LAST; the
@@ -272,6 +306,7 @@ static void test_rc_send(void **state)
 	assert_int_equal(pma(1, SET, PC, 0xff, 0xffff, d), 0);
 	assert_pc(1, 1, 0, 0, 0, 0);
 	assert_pc(1, 2, 0, 0, 0, 0);
+	rcv_error();
 	host_down(&H[0]);
 	host_down(&H[1]);
 }
