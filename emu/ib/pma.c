@@ -54,6 +54,11 @@ static uint16_t get16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
 static uint32_t sat32(uint64_t v)
 {
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -188,24 +193,21 @@ static uint16_t cap_mask(const struct emu_sma_node *n)
 
 /* The counters' attributes: Get, or Set then Get. Returns the MAD status. */
 static uint16_t counters(const struct emu_fabric *f, struct emu_topology *t,
-			 const struct emu_sma_node *n, uint16_t attr, bool set, uint8_t *d)
+			 const struct emu_sma_node *n, uint16_t attr, uint32_t mod, bool set,
+			 uint8_t *d)
 {
 	unsigned sel = d[1], lo, hi;
 	uint16_t mask = get16(d + 2);
-	uint8_t mask2 = d[18];
 	struct emu_wire_port_counters c;
 
+	/* the answer is the Get's, CounterSelect 0 after a Set too (qib_mad.c answers a Set
+	 * with its Get, which clears the attribute but PortSelect) */
 	memset(d, 0, EMU_MAD_LEN - PMA_DATA);
 	d[1] = (uint8_t)sel;
-	if (!select_ports(f, n, sel, &lo, &hi))
+	if (mod || !select_ports(f, n, sel, &lo, &hi))
 		return EMU_MAD_STATUS_INVALID_FIELD;
-	if (set) {
+	if (set)
 		clear(t, n, lo, hi, attr, mask);
-		/* the select masks come back as written */
-		put16(d + 2, mask);
-		if (attr == EMU_PMA_ATTR_PORT_COUNTERS)
-			d[18] = mask2;
-	}
 	sum(t, n, lo, hi, &c);
 	if (attr == EMU_PMA_ATTR_PORT_COUNTERS)
 		port_counters(&c, d);
@@ -252,7 +254,8 @@ int emu_pma_process(const struct emu_fabric *f, struct emu_topology *t,
 	else if (attr == EMU_PMA_ATTR_CLASS_PORT_INFO && method == EMU_MAD_METHOD_GET)
 		status = class_port_info(n, mad + PMA_DATA);
 	else if (attr == EMU_PMA_ATTR_PORT_COUNTERS || attr == EMU_PMA_ATTR_PORT_COUNTERS_EXT)
-		status = counters(f, t, n, attr, method == EMU_MAD_METHOD_SET, mad + PMA_DATA);
+		status = counters(f, t, n, attr, get32(mad + 20), method == EMU_MAD_METHOD_SET,
+				  mad + PMA_DATA);
 	else
 		status = EMU_MAD_STATUS_UNSUP_METHOD_ATTR;
 	mad[3] = EMU_MAD_METHOD_GET_RESP;

@@ -14,9 +14,10 @@
  *                                recoveries, VLs or credit stalls;
  *   PortCountersExtended (0x001D) the 64-bit data and packet counters, unicast and multicast.
  * Get answers the counters of the port PortSelect names; Set clears the counters its
- * CounterSelect (and PortCounters' CounterSelect2) selects, the IB_PMA_SEL_* and
- * IB_PMA_SELX_* bits, and answers as Get does after it. PortCounters and PortCountersExtended
- * show one set of counters: clearing PortXmitData in either clears both.
+ * CounterSelect selects, the IB_PMA_SEL_* and IB_PMA_SELX_* bits, and answers as Get does
+ * after it (CounterSelect 0), as the kernel's qib agent does. PortCounters and
+ * PortCountersExtended show one set of data and packet counters (qib's too): clearing
+ * PortXmitData in either clears both. An attribute modifier other than 0: status 0x001C.
  *
  * CapabilityMask (<rdma/ib_pma.h>'s IB_PMA_CLASS_CAP_*): a CA's PMA sets ExtendedWidth (bit 9,
  * PortCountersExtended) only, as the kernel's mlx5 and qib agents answer; its PortSelect must
