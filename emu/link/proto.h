@@ -26,7 +26,7 @@
  * file's connection go several to a socket message (UCMA_BUNDLE); 13: a host's sandbox hands
  * its netdevs' tap devices to the daemon (TAP_ATTACH); 14: `ip link set` on a host (LINK_SET,
  * LINK_STATE, WELCOME's link state); 15: virtual time across processes (HELLO and WELCOME
- * say the time mode, VT_QUERY / VT_IDLE / VT_ADVANCE), CM_FAULT */
+ * say the time mode, VT_QUERY / VT_IDLE / VT_ADVANCE), CM_FAULT; 16: PMA */
 #define EMU_DPROTO_VERSION 16
 #define EMU_DPROTO_NAME_MAX 64
 
@@ -176,10 +176,10 @@ enum emu_dmsg_type {
 				   * fabric's); answered with arg = 0 or an errno, body: the old
 				   * rule (emu_dmsg_cm_rule) */
 	EMU_DMSG_PMA = 37,	  /* client -> daemon (protocol 16), body emu_dmsg_pma, on a
-				   * control connection: the PMA
-				   * of the node owning the LID answers from the port counters of
-				   * the daemon's wire (emu/ib/pma.h); answered with arg = 0 and
-				   * the 256-byte answer, or arg = an errno (ETIMEDOUT: no answer) */
+				   * control connection: the PMA of the node owning the LID
+				   * answers from the port counters of the daemon's wire
+				   * (emu/ib/pma.h); answered with arg = 0 and the 256-byte
+				   * answer, or arg = an errno (ETIMEDOUT: no answer) */
 };
 
 struct emu_dmsg_pma {

@@ -263,6 +263,7 @@ static int forward_mcast(struct emu_topology *t, size_t sw, unsigned in_port, ui
 	return 0;
 }
 
+/* Forwards one frame that arrived at port in_port (0 = sent by the switch itself). */
 static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const uint8_t *frame,
 		   size_t len, uint64_t now)
 {

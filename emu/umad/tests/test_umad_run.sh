@@ -36,7 +36,7 @@ fi
 
 # perfquery answered by the daemon's PMAs: its wire carries every process's frames. Two
 # ibv_rc_pingpong processes on ib-a (RDMAEMU_SHM=0: their loopback frames go through the
-# daemon, which counts them at the port, sent and received), 5 round trips of 4096 bytes at
+# daemon, which counts them at the port, sent and received), 5 exchanges of 4096 bytes at
 # MTU 1024: 10 SENDs of 4 packets, (8 LRH + 12 BTH + 1024 + 4 ICRC) / 4 = 262 words each, and
 # 10 ACKs of (8 + 12 + 4 AETH + 4) / 4 = 7 words: 50 packets, 10550 words, both ways.
 if command -v ibv_rc_pingpong >/dev/null 2>&1; then
