@@ -4,7 +4,8 @@
  * reports: PortXmitData/PortRcvData in 4-byte words of the packets from the LRH through the
  * ICRC, packets, unicast packets; Set with CounterSelect clearing what it selects, on one port
  * and on the switch's every port (PortSelect 0xFF); a frame with a bad ICRC in the receiving
- * port's PortRcvErrors. Built as an application (verbs_test.h), with the library's calls
+ * port's PortRcvErrors; a UD SEND to a multicast group in the multicast counters of every port
+ * it crosses. Built as an application (verbs_test.h), with the library's calls
  * declared by umad_priv.h. */
 #include "config.h"
 
@@ -311,10 +312,80 @@ static void test_rc_send(void **state)
 	host_down(&H[1]);
 }
 
+static uint64_t pcx(uint16_t lid, uint8_t port, unsigned off)
+{
+	uint8_t d[192];
+
+	assert_int_equal(pma(lid, GET, PCX, port, 0, d), 0);
+	return be64at(d + off);
+}
+
+/* A UD SEND of 64 bytes from ib-a to the IPoIB broadcast group (MLID 0xC000, which every
+ * host's IPoIB port joined): the switch sends it out of its ports to ib-b and ib-c, not back
+ * to ib-a; every port on the way counts one multicast packet of (8 LRH + 40 GRH + 12 BTH +
+ * 8 DETH + 64 + 4 ICRC) / 4 = 34 words, and no unicast one. */
+static void test_ud_multicast(void **state)
+{
+	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
+					  0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff };
+	struct host *a = &H[0];
+	struct ibv_ah_attr aa = { .dlid = 0xc000, .is_global = 1, .port_num = 1 };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11 };
+	struct ibv_sge sg;
+	struct ibv_send_wr w = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	(void)state;
+	host_up(a, IBV_QPT_UD);
+	assert_int_equal(ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+							 IBV_QP_PORT | IBV_QP_QKEY), 0);
+	qa.qp_state = IBV_QPS_RTR;
+	assert_int_equal(ibv_modify_qp(a->qp, &qa, IBV_QP_STATE), 0);
+	qa.qp_state = IBV_QPS_RTS;
+	assert_int_equal(ibv_modify_qp(a->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	memcpy(aa.grh.dgid.raw, mgid, 16);
+	aa.grh.hop_limit = 1;
+	ah = ibv_create_ah(a->pd, &aa);
+	assert_non_null(ah);
+	sg = (struct ibv_sge){ (uintptr_t)a->mem, 64, a->mr->lkey };
+	w.wr.ud.ah = ah;
+	w.wr.ud.remote_qpn = 0xffffff;
+	w.wr.ud.remote_qkey = 0x11;
+	reset_all();
+	assert_int_equal(pma(4, SET, PCX, 1, 0xff, (uint8_t[192]){ 0 }), 0);
+	assert_int_equal(ibv_post_send(a->qp, &w, &bad), 0);
+	assert_int_equal(vt_poll_wait(a->cq, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_SUCCESS);
+	assert_int_equal(rdmaemu_ctl_advance_ns(1000000), 0);
+	/* ib-a sent it */
+	assert_int_equal(pcx(2, 1, 8), 34);
+	assert_int_equal(pcx(2, 1, 24), 1);
+	assert_int_equal(pcx(2, 1, 56), 1);
+	assert_int_equal(pcx(2, 1, 40), 0);
+	/* the switch: in at port 1, out at ports 2 and 3 */
+	assert_int_equal(pcx(1, 1, 64), 1);
+	assert_int_equal(pcx(1, 1, 56), 0);
+	assert_int_equal(pcx(1, 2, 56), 1);
+	assert_int_equal(pcx(1, 3, 56), 1);
+	assert_int_equal(pcx(1, 2, 8), 34);
+	assert_int_equal(pcx(1, 0xff, 56), 2);
+	assert_int_equal(pcx(1, 0xff, 40), 0);
+	/* ib-b and ib-c received it */
+	assert_int_equal(pcx(3, 1, 64), 1);
+	assert_int_equal(pcx(3, 1, 16), 34);
+	assert_int_equal(pcx(4, 1, 64), 1);
+	assert_int_equal(pcx(4, 1, 48), 0);
+	assert_int_equal(ibv_destroy_ah(ah), 0);
+	host_down(a);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rc_send),
+		cmocka_unit_test(test_ud_multicast),
 	};
 	const char *b = getenv("RDMAEMU_TOP_BUILDDIR");
 	int rc;
