@@ -44,6 +44,7 @@
 #include "emu/sim/apptime.h"
 #include "emu/sim/engine.h"
 #include "emu/hca/engine_rx.h"
+#include "emu/ib/pma.h"
 #include "emu/link/link.h"
 #include "emu/net/neigh.h"
 #include "emu/sim/pcap.h"
@@ -781,9 +782,14 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 	c->frames_in++;
 	d.loopback_frames += loopback;
 	emu_engine_lock(d.e);
-	if (loopback)
-		deliver(&d.ports[h->arg], frame, len); /* the HCA's loopback: not on the wire */
-	else
+	if (loopback) {
+		/* the HCA's loopback: not on the wire; the port counts it sent and received */
+		emu_wire_count(emu_topology_wire(t), (int)h->arg, false, d.ports[h->arg].link_layer,
+			       frame, len);
+		emu_wire_count(emu_topology_wire(t), (int)h->arg, true, d.ports[h->arg].link_layer,
+			       frame, len);
+		deliver(&d.ports[h->arg], frame, len);
+	} else
 		emu_wire_send(emu_topology_wire(t), (int)h->arg, frame, len);
 	emu_engine_unlock(d.e); /* runs the zero-delay deliveries now */
 }
@@ -1372,6 +1378,30 @@ static void on_cm_fault(struct client *c, const struct emu_dmsg_cm_fault *q, siz
 		      MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* PMA: a PerfMgt MAD of a process's tool (perfquery), answered from this wire's counters,
+ * which every process's frames cross. */
+static void on_pma(struct client *c, const struct emu_dmsg_pma *q, size_t len)
+{
+	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, EMU_DMSG_PMA, 0, 0 };
+	uint8_t mad[256];
+	struct iovec iov[2] = { { &h, sizeof(h) }, { mad, sizeof(mad) } };
+	struct emu_sma_node n;
+
+	if (len < sizeof(*q)) {
+		h.arg = EPROTO;
+	} else {
+		memcpy(mad, q->mad, sizeof(mad));
+		emu_engine_lock(d.e);
+		if (q->dlid > UINT16_MAX ||
+		    emu_sma_find_lid(emu_engine_fabric(d.e), (uint16_t)q->dlid, &n) ||
+		    emu_pma_process(emu_engine_fabric(d.e), emu_engine_topology(d.e), &n, mad))
+			h.arg = ETIMEDOUT;
+		emu_engine_unlock(d.e);
+	}
+	(void)sendmsg(c->fd, &(struct msghdr){ .msg_iov = iov, .msg_iovlen = h.arg ? 1 : 2 },
+		      MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 static bool client_read(struct client *c, uint8_t *buf, bool *got);
 
 /* A process's frames (main link) and rdma_cm command records (rings) in the order it sent
@@ -1488,6 +1518,9 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		break;
 	case EMU_DMSG_CM_FAULT:
 		on_cm_fault(c, (const void *)buf, len);
+		break;
+	case EMU_DMSG_PMA:
+		on_pma(c, (const void *)buf, len);
 		break;
 	case EMU_DMSG_HELLO:
 		on_hello(c, (const void *)buf, len);

@@ -131,6 +131,7 @@ static void loop_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	(void)t;
 	emu_list_del(&l->node);
 	emu_gsi_trace("rx: looped-back frame, %zu bytes", l->len);
+	emu_engine_port_count(l->p->g->e, l->p->host, l->p->dev, l->p->num, true, l->frame, l->len);
 	emu_gsi_port_rx(l->p, l->frame, l->len, emu_clock_now(clk));
 	free(l);
 }
@@ -144,6 +145,7 @@ static int loop_send(struct emu_gsi_port *p, const uint8_t *frame, size_t len)
 	l->p = p;
 	l->len = len;
 	memcpy(l->frame, frame, len);
+	emu_engine_port_count(p->g->e, p->host, p->dev, p->num, false, frame, len);
 	emu_list_add_tail(&p->loopback, &l->node);
 	emu_timer_init(&l->t, loop_fire, l);
 	emu_timer_arm_in(emu_engine_clock(p->g->e), &l->t, 0);
@@ -400,6 +402,8 @@ void emu_gsi_port_rx(void *ctx, const uint8_t *frame, size_t len, uint64_t now)
 	rc = emu_pkt_parse(frame, len, p->info.link_layer, &pi);
 	if (rc) {
 		p->cnt.dropped_parse++;
+		if (!p->is_switch) /* a receive error of the port (PortRcvErrors) */
+			emu_engine_port_count_rcv_error(p->g->e, p->host, p->dev, p->num);
 		emu_gsi_trace("rx: dropped: %s", emu_pkt_strerror(-rc));
 		return;
 	}

@@ -908,6 +908,21 @@ int emu_link_cm_fault(const char *node, const char *device, const char *msg,
 	return 0;
 }
 
+int emu_link_pma(uint16_t dlid, uint8_t mad[256])
+{
+	struct emu_dmsg_pma q = { .dlid = dlid };
+	struct emu_dmsg ans;
+	ssize_t n;
+
+	memcpy(q.mad, mad, sizeof(q.mad));
+	n = ctl_request(NULL, EMU_DMSG_PMA, &q, sizeof(q), &ans, mad, 256);
+	if (n < 0)
+		return (int)n;
+	if (ans.arg)
+		return -(int)ans.arg;
+	return n == 256 ? 0 : -EPROTO;
+}
+
 static size_t sa_len(const struct sockaddr *sa)
 {
 	return sa->sa_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);

@@ -68,6 +68,11 @@ int emu_link_link_set(const char *sock, const char *node, const char *netdev, bo
 struct rdmaemu_cm_fault;
 int emu_link_cm_fault(const char *node, const char *device, const char *msg,
 		      const struct rdmaemu_cm_fault *set, struct rdmaemu_cm_fault *old);
+/* A PerfMgt MAD to the PMA of the node owning dlid, answered by the daemon from its wire's port
+ * counters (the frames of every process of the fabric cross it), on a control connection of
+ * its own: 0 with mad turned into the answer, or a negative errno (-ETIMEDOUT: no PMA
+ * answers, -ENOTCONN: no daemon). */
+int emu_link_pma(uint16_t dlid, uint8_t mad[256]);
 /* Waits (at most 2 s) until this process has applied the daemon's device removals up to
  * generation gen: an rdma_cm answer carrying gen was produced after them, so a
  * DEVICE_REMOVAL it delivers is never seen before the device lists drop the device. */

@@ -26,8 +26,8 @@
  * file's connection go several to a socket message (UCMA_BUNDLE); 13: a host's sandbox hands
  * its netdevs' tap devices to the daemon (TAP_ATTACH); 14: `ip link set` on a host (LINK_SET,
  * LINK_STATE, WELCOME's link state); 15: virtual time across processes (HELLO and WELCOME
- * say the time mode, VT_QUERY / VT_IDLE / VT_ADVANCE), CM_FAULT */
-#define EMU_DPROTO_VERSION 15
+ * say the time mode, VT_QUERY / VT_IDLE / VT_ADVANCE), CM_FAULT; 16: PMA */
+#define EMU_DPROTO_VERSION 16
 #define EMU_DPROTO_NAME_MAX 64
 
 /* Protocol 9: the page passed with UCMA_OPEN's answer (after the eventfd), struct
@@ -175,6 +175,17 @@ enum emu_dmsg_type {
 				   * rdmaemu_ctl_cm_fault on the daemon's CM agents (theirs are the
 				   * fabric's); answered with arg = 0 or an errno, body: the old
 				   * rule (emu_dmsg_cm_rule) */
+	EMU_DMSG_PMA = 37,	  /* client -> daemon (protocol 16), body emu_dmsg_pma, on a
+				   * control connection: the PMA of the node owning the LID
+				   * answers from the port counters of the daemon's wire
+				   * (emu/ib/pma.h); answered with arg = 0 and the 256-byte
+				   * answer, or arg = an errno (ETIMEDOUT: no answer) */
+};
+
+struct emu_dmsg_pma {
+	uint32_t dlid; /* the LID the MAD is for */
+	uint32_t pad;
+	uint8_t mad[256];
 };
 
 /* HELLO's and WELCOME's flags */

@@ -1352,11 +1352,45 @@ void emu_engine_set_input(struct emu_engine *e, emu_engine_input_fn *fn, void *c
 	e->input_ctx = ctx;
 }
 
+/* The link layer of host port endpoint ep, for its counters (EMU_LL_* as the fabric's
+ * link_layer numbers them). */
+static int ep_link_layer(const struct emu_engine *e, int ep)
+{
+	struct emu_endpoint what;
+	const struct emu_fabric *f = e->fabric;
+
+	if (emu_topology_endpoint_info(e->topo, ep, &what) || what.kind != EMU_EP_HOST_PORT)
+		return EMU_LL_INFINIBAND;
+	return f->hosts[what.node].devices[what.device].ports[what.port - 1].link_layer;
+}
+
+/* A frame from outside the process crossed no wire of this engine: the port counts it here, as
+ * a frame this process sends outside does in port_send. */
 void emu_engine_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size_t len,
 			uint64_t now)
 {
+	emu_wire_count(emu_topology_wire(e->topo), ep, true, ep_link_layer(e, ep), frame, len);
 	if (e->input)
 		e->input(e->input_ctx, ep, frame, len, now);
+}
+
+void emu_engine_port_count(struct emu_engine *e, size_t host, size_t dev, unsigned port, bool rx,
+			   const uint8_t *frame, size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep >= 0)
+		emu_wire_count(emu_topology_wire(e->topo), ep, rx, ep_link_layer(e, ep), frame,
+			       len);
+}
+
+void emu_engine_port_count_rcv_error(struct emu_engine *e, size_t host, size_t dev,
+				     unsigned port)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep >= 0)
+		emu_wire_count_rcv_error(emu_topology_wire(e->topo), ep);
 }
 
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
@@ -1364,8 +1398,14 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
 {
 	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
 
-	if (ep >= 0 && e->tx)
-		return e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+	if (ep >= 0 && e->tx) {
+		int rc = e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+
+		if (!rc)
+			emu_wire_count(emu_topology_wire(e->topo), ep, false, ep_link_layer(e, ep),
+				       frame, len);
+		return rc;
+	}
 	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
 }
 
@@ -1388,6 +1428,9 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
 		return -ENOMEM;
 	ops->build(obj, frame, len);
 	rc = e->tx(e->tx_ctx, ep, host, dev, port, frame, len);
+	if (!rc)
+		emu_wire_count(emu_topology_wire(e->topo), ep, false, ep_link_layer(e, ep), frame,
+			       len);
 	free(frame);
 	return rc;
 }

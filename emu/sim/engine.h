@@ -136,6 +136,15 @@ void emu_engine_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size
  * emu_wire_send (-ENOTCONN, -EMSGSIZE, -EINVAL, -ENOMEM). */
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			 const void *frame, size_t len);
+/* The port counters (emu_wire_port_counters) of a frame that port sent (rx false) or received
+ * (rx true) without crossing the engine's wire or its link to rdmaemud: the HCA's loopback.
+ * Lock held. Frames through emu_engine_port_send, emu_engine_deliver and the wire are counted
+ * where they pass. */
+void emu_engine_port_count(struct emu_engine *e, size_t host, size_t dev, unsigned port, bool rx,
+			   const uint8_t *frame, size_t len);
+/* A frame that port received and dropped as malformed (PortRcvErrors). Lock held. */
+void emu_engine_port_count_rcv_error(struct emu_engine *e, size_t host, size_t dev,
+				     unsigned port);
 /* The same with a frame described, not built (emu_wire_send_lazy): frames to another process
  * (real-time mode) are built here. */
 int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,

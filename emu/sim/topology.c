@@ -209,7 +209,23 @@ int emu_topology_port_counters(const struct emu_topology *t, int ep,
 
 /* ---------- switches ---------- */
 
-/* Forwards one frame that arrived at port in_port (0 = sent by the switch itself). */
+/* A frame that arrived at port in_port (0: sent by the switch itself) and that the switch
+ * drops: PortRcvErrors of that port for a malformed one, PortRcvSwitchRelayErrors for one it
+ * has nowhere to send (IBA 16.1.3.5). */
+static void port_error(struct emu_topology *t, size_t sw, unsigned in_port, bool relay)
+{
+	int ep = t->sws[sw].first_ep + (int)in_port - 1;
+	struct emu_wire_port_counters c;
+
+	if (!in_port || emu_wire_port_counters(t->w, ep, &c))
+		return;
+	if (relay)
+		c.rcv_relay_errors += c.rcv_relay_errors != UINT64_MAX;
+	else
+		c.rcv_errors += c.rcv_errors != UINT64_MAX;
+	emu_wire_port_counters_set(t->w, ep, &c);
+}
+
 static struct topo_mgroup *mgroup_find(const struct emu_topology *t, uint16_t mlid)
 {
 	for (size_t i = 0; i < t->nmgroups; i++)
@@ -228,6 +244,7 @@ static int forward_mcast(struct emu_topology *t, size_t sw, unsigned in_port, ui
 
 	if (!g || !g->out) {
 		s->ctr.dropped_mcast++;
+		port_error(t, sw, in_port, true);
 		return 0;
 	}
 	for (unsigned p = 1; p <= t->f->switches[sw].nports; p++) {
@@ -239,11 +256,14 @@ static int forward_mcast(struct emu_topology *t, size_t sw, unsigned in_port, ui
 			s->ctr.forwarded++;
 		sent = true;
 	}
-	if (!sent)
+	if (!sent) {
 		s->ctr.dropped_mcast++;
+		port_error(t, sw, in_port, true);
+	}
 	return 0;
 }
 
+/* Forwards one frame that arrived at port in_port (0 = sent by the switch itself). */
 static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const uint8_t *frame,
 		   size_t len, uint64_t now)
 {
@@ -254,6 +274,7 @@ static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const ui
 
 	if (len < 8 || (frame[0] & 0x0f) != 0) {
 		s->ctr.dropped_malformed++;
+		port_error(t, sw, in_port, false);
 		return 0;
 	}
 	dlid = (uint16_t)(frame[2] << 8 | frame[3]);
@@ -266,10 +287,12 @@ static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const ui
 	out = s->lft[dlid];
 	if (out == LFT_NONE) {
 		s->ctr.dropped_unknown++;
+		port_error(t, sw, in_port, true);
 		return 0;
 	}
 	if (out == in_port) {
 		s->ctr.dropped_loop++;
+		port_error(t, sw, in_port, true);
 		return 0;
 	}
 	if (out == 0) {

@@ -61,6 +61,7 @@ struct wire_ep {
 	int link;
 	uint8_t side; /* which end of its link: the direction it sends on */
 	bool down;    /* no carrier: sends and receives nothing (emu_wire_set_endpoint_down) */
+	struct emu_wire_port_counters pc;
 };
 
 struct emu_wire {
@@ -81,6 +82,35 @@ struct emu_wire {
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void inc(uint64_t *c, uint64_t n)
+{
+	*c = add_sat(*c, n);
+}
+
+/* One frame in a port's counters (wire.h: which octets, which frames are multicast). frame
+ * NULL: a described frame, unicast. */
+static void count(struct emu_wire_port_counters *c, bool rx, int link_layer,
+		  const uint8_t *frame, size_t len)
+{
+	bool ib = link_layer == EMU_LL_INFINIBAND;
+	uint64_t octets = ib && len >= 2 ? len - 2 : len; /* the VCRC is not counted */
+	bool mcast = false;
+
+	if (frame && ib && len >= 4) {
+		uint16_t dlid = (uint16_t)(frame[2] << 8 | frame[3]);
+
+		mcast = dlid >= 0xc000 && dlid != 0xffff;
+	} else if (frame && !ib && len >= 1) {
+		mcast = frame[0] & 1;
+	}
+	inc(rx ? &c->rcv_octets : &c->xmit_octets, octets);
+	inc(rx ? &c->rcv_pkts : &c->xmit_pkts, 1);
+	if (mcast)
+		inc(rx ? &c->rcv_mcast : &c->xmit_mcast, 1);
+	else
+		inc(rx ? &c->rcv_ucast : &c->xmit_ucast, 1);
 }
 
 static bool prob_ok(double p)
@@ -310,6 +340,35 @@ int emu_wire_counters(const struct emu_wire *w, int link, enum emu_wire_dir dir,
 	return 0;
 }
 
+int emu_wire_port_counters(const struct emu_wire *w, int ep, struct emu_wire_port_counters *out)
+{
+	if (!w || !ep_valid(w, ep) || !out)
+		return -EINVAL;
+	*out = w->eps[ep].pc;
+	return 0;
+}
+
+int emu_wire_port_counters_set(struct emu_wire *w, int ep, const struct emu_wire_port_counters *in)
+{
+	if (!w || !ep_valid(w, ep) || !in)
+		return -EINVAL;
+	w->eps[ep].pc = *in;
+	return 0;
+}
+
+void emu_wire_count(struct emu_wire *w, int ep, bool rx, int link_layer, const uint8_t *frame,
+		    size_t len)
+{
+	if (w && ep_valid(w, ep) && frame && len)
+		count(&w->eps[ep].pc, rx, link_layer, frame, len);
+}
+
+void emu_wire_count_rcv_error(struct emu_wire *w, int ep)
+{
+	if (w && ep_valid(w, ep))
+		inc(&w->eps[ep].pc.rcv_errors, 1);
+}
+
 size_t emu_wire_nlinks(const struct emu_wire *w)
 {
 	return w->nlinks;
@@ -386,6 +445,8 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 			dd->ctr.delivered++;
 			if (i)
 				dd->ctr.duplicated++;
+			count(&w->eps[dst].pc, true, w->links[p->link].link_layer,
+			      p->lazy ? NULL : p->data, p->len);
 			if (p->lazy)
 				deliver_lazy(w, e, p, emu_clock_now(clk));
 			else if (e->rx)
@@ -445,9 +506,11 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	d->ctr.sent++;
 	if (l->faults.down || w->eps[ep].down) {
 		d->ctr.dropped_down++;
+		inc(&w->eps[ep].pc.xmit_discards, 1);
 		pkt_free(w, p);
 		return 0;
 	}
+	count(&w->eps[ep].pc, false, l->link_layer, lazy ? NULL : data, len);
 	tap = l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib;
 	if (tap && !lazy)
 		emu_pcap_write(tap, now, data, len);

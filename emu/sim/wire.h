@@ -77,6 +77,28 @@ struct emu_wire_counters {
 	uint64_t corrupted;    /* frames delivered with one bit flipped (the corrupt fault) */
 };
 
+/* The port counters of an endpoint: what a port's Performance Management Agent reports
+ * (IBA PortCounters and PortCountersExtended, emu/ib/pma.h), kept 64 bits wide and saturating;
+ * the agent narrows them. Octets are those the IBA's PortXmitData/PortRcvData count, before
+ * their division by 4: on an IB link the packet from the LRH through the ICRC (the VCRC and
+ * the link layer's delimiters excluded), on Ethernet the whole frame as carried. Multicast: an
+ * IB DLID 0xC000..0xFFFE, an Ethernet group address (the first octet's low bit); the rest is
+ * unicast. Described frames (emu_wire_send_lazy: MADs) are unicast.
+ *  - sent: counted when the port puts the frame on its link (a frame then lost to a fault
+ *    still left the port); a frame a down port or link refuses counts in xmit_discards only;
+ *  - received: counted when the frame arrives, before any receiver looks at it;
+ *  - rcv_errors: frames the receiver dropped as malformed (a bad ICRC among them), told by
+ *    emu_wire_count_rcv_error; rcv_relay_errors: frames a switch could not forward. */
+struct emu_wire_port_counters {
+	uint64_t xmit_octets, rcv_octets;
+	uint64_t xmit_pkts, rcv_pkts;
+	uint64_t xmit_ucast, rcv_ucast;
+	uint64_t xmit_mcast, rcv_mcast;
+	uint64_t xmit_discards;
+	uint64_t rcv_errors;
+	uint64_t rcv_relay_errors;
+};
+
 struct emu_wire;
 
 /* The wire runs on clk (which must outlive it). NULL with errno = ENOMEM on failure. */
@@ -124,6 +146,19 @@ void emu_wire_set_reorder_hold(struct emu_wire *w, uint64_t hold_ns);
  * wire (even if a fault then drops it), -EINVAL (bad endpoint, NULL frame, empty frame),
  * -EMSGSIZE (len > EMU_WIRE_MAX_FRAME), -ENOTCONN (endpoint not connected), -ENOMEM. */
 int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len);
+
+/* An endpoint's port counters: 0, or -EINVAL (bad endpoint, NULL out). set replaces them
+ * (a PMA clearing the counters its Set selects). */
+int emu_wire_port_counters(const struct emu_wire *w, int ep, struct emu_wire_port_counters *out);
+int emu_wire_port_counters_set(struct emu_wire *w, int ep, const struct emu_wire_port_counters *in);
+/* Counts a frame the port at ep sent (rx false) or received (rx true) on a path that does not
+ * cross this wire: a loopback inside the HCA or to another process of its host, or the link
+ * of rdmaemud carrying the port's frames. link_layer is the port's (EMU_LL_*). Bad endpoints
+ * are ignored. */
+void emu_wire_count(struct emu_wire *w, int ep, bool rx, int link_layer, const uint8_t *frame,
+		    size_t len);
+/* A frame the port at ep received and dropped as malformed (PortRcvErrors). */
+void emu_wire_count_rcv_error(struct emu_wire *w, int ep);
 
 /* ---- frames made only when somebody reads their bytes ----
  * A sender that can describe a frame (e.g. addresses, headers and a MAD) more cheaply than it

@@ -223,8 +223,10 @@ void emu_dp_retry_timeout(struct emu_vqp *q);
 /* recv.c: frames in */
 /* Frames arriving at this HCA (loopback or the wire), parsed and dispatched. */
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len);
-/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/sim/pcap.h). */
-void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
+/* Same for a frame of either link layer (EMU_LL_ETHERNET, EMU_LL_INFINIBAND, emu/sim/pcap.h):
+ * 0, or the parser's negative error when the frame was dropped as malformed (a bad ICRC or
+ * VCRC among them: what the port counts in PortRcvErrors). */
+int emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len);
 /* Makes `dev` receive from the wire: its ports' receivers (RoCE and IB) are the data path
  * (idempotent; engine lock held; called when a QP reaches RTR, the first state that
  * receives). */

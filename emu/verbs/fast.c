@@ -29,8 +29,9 @@
  * Merging the phases of different WQEs is only invisible when their memory does not overlap
  * across phases; fast_hazard() checks it (conservatively, by bounding boxes) and declines
  * otherwise. Virtual time is not involved: loopback frames are delivered at the same instant.
- * Nothing counts packets today; a packet counter (rxe's hw_counters) would have to be told
- * about the packets this path does not build.
+ * The ports' counters (emu/sim/wire.h) do not see the packets this path does not build: it
+ * runs on RoCE ports only, which have no PMA to show them (docs/umad.md); a packet counter
+ * that could be read there (rxe's hw_counters) would have to be told about them.
  *
  * Locking: the same as the packet path, nothing more. emu_dp_post_send holds the engine lock,
  * which serialises every QP's data-path state (emu_qp_dp, the work queues) against the other

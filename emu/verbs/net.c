@@ -25,6 +25,8 @@ uint32_t emu_dp_mtu(const struct emu_vqp *q)
 struct dp_frame {
 	struct emu_timer t;
 	struct emu_hca *hca;
+	size_t host, dev; /* the port it loops back into, for its counters */
+	unsigned port;
 	int link_layer;
 	size_t len;
 	uint8_t data[];
@@ -44,6 +46,7 @@ static void frame_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	struct dp_frame *f = arg;
 
 	(void)clk, (void)t;
+	emu_engine_port_count(emu_dp_engine(), f->host, f->dev, f->port, true, f->data, f->len);
 	loopback_rx(f->hca, f->link_layer, f->data, f->len, true);
 	free(f);
 }
@@ -205,6 +208,9 @@ static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned 
 		free(f);
 		return;
 	}
+	f->host = port_host(emu_dp_engine(), p);
+	f->dev = port_dev(p);
+	f->port = port_num;
 	emu_timer_init(&f->t, frame_fire, f);
 	emu_timer_arm_in(emu_engine_clock(emu_dp_engine()), &f->t, 0);
 }
@@ -260,6 +266,11 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		return 0;
 	}
 	n = emu_pkt_finish(buf, (size_t)n, &a, bth, ext, &in, NULL);
+	/* a looped-back frame leaves the port's counters as sent here, as rxe_xmit_packet counts
+	 * its loopback packets; arriving, as received (frame_fire, or the process it is for) */
+	if (local)
+		emu_engine_port_count(emu_dp_engine(), port_host(emu_dp_engine(), p), port_dev(p),
+				      av->port_num, false, buf, (size_t)n);
 	if (f) {
 		f->len = (size_t)n;
 		f->link_layer = a.link_layer;

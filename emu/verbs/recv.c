@@ -9,24 +9,38 @@
 #include "emu/hca/engine_rx.h"
 #include "emu/verbs/datapath.h"
 
-static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
-		  bool loopback);
+static int dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		 bool loopback);
+
+static void loopback_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+			bool loopback)
+{
+	dp_rx(hca, link_layer, frame, len, loopback);
+}
 
 /* Looped-back frames come here: registered with the sending half when the library loads. */
 __attribute__((constructor)) static void recv_register(void)
 {
-	emu_dp_loopback_set_rx(dp_rx);
+	emu_dp_loopback_set_rx(loopback_rx);
 }
 
+/* ctx: the port (struct emu_port) the frame arrived at. */
 static void port_rx(void *ctx, int link_layer, const uint8_t *frame, size_t len)
 {
+	const struct emu_port *pt = ctx;
+	const struct emu_device *dev = pt->dev;
 	/* the HCA of the device, if a context has it open (a reference for the delivery;
 	 * without one the frame meets no QP and is dropped) */
-	struct emu_hca *hca = emu_hca_get(ctx);
+	struct emu_hca *hca = emu_hca_get(dev);
+	struct emu_engine *e = emu_dp_engine();
 
 	if (!hca)
 		return;
-	emu_dp_rx_ll(hca, link_layer, frame, len);
+	/* a frame the HCA cannot take in (a bad ICRC or VCRC, a malformed header) is a receive
+	 * error of the port (IBA PortRcvErrors) */
+	if (emu_dp_rx_ll(hca, link_layer, frame, len))
+		emu_engine_port_count_rcv_error(e, (size_t)(dev->host - emu_engine_fabric(e)->hosts),
+						(size_t)(dev - dev->host->devices), pt->num);
 	emu_hca_put(hca);
 }
 
@@ -53,7 +67,7 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev)
 				       (size_t)(dev - dev->host->devices), p,
 				       dev->ports[p - 1].link_layer == IBV_LINK_LAYER_INFINIBAND ?
 					       port_rx_ib : port_rx_eth,
-				       (void *)(uintptr_t)dev);
+				       (void *)(uintptr_t)&dev->ports[p - 1]);
 }
 
 void emu_dp_rx(struct emu_hca *hca, const uint8_t *frame, size_t len)
@@ -77,9 +91,9 @@ static void ib_rx_info(struct emu_vqp *q, const uint8_t *frame, const struct emu
 	q->dp.rx_path_bits = (uint8_t)((lrh[2] << 8 | lrh[3]) & ((1u << (p ? p->lmc : 0)) - 1));
 }
 
-void emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len)
+int emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len)
 {
-	dp_rx(hca, link_layer, frame, len, false);
+	return dp_rx(hca, link_layer, frame, len, false);
 }
 
 /* Whether the UD QP is attached to multicast group gid (ibv_attach_mcast, ah.c). */
@@ -143,9 +157,10 @@ static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct 
 	}
 }
 
-/* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback */
-static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
-		  bool loopback)
+/* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback.
+ * Returns the parser's error for a malformed frame, else 0 (whatever became of it). */
+static int dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
+		 bool loopback)
 {
 	struct emu_pkt_info pi;
 	struct emu_obj *obj;
@@ -155,18 +170,18 @@ static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 
 	if (err) {
 		emu_dp_trace("rx: dropped: %s", emu_pkt_strerror(-err));
-		return;
+		return err;
 	}
 	if (pi.dqpn == EMU_DP_MCAST_QPN) {
 		dp_rx_mcast(hca, frame, &pi, loopback);
-		return;
+		return 0;
 	}
 	pthread_mutex_lock(emu_hca_lock(hca));
 	obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, pi.dqpn);
 	pthread_mutex_unlock(emu_hca_lock(hca));
 	if (!obj) {
 		emu_dp_trace("rx: %s for no QP %u: dropped", emu_pkt_opcode_name(pi.opcode), pi.dqpn);
-		return;
+		return 0;
 	}
 	q = container_of(obj, struct emu_vqp, obj);
 	tr = pi.opcode & 0xe0;
@@ -174,7 +189,7 @@ static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 	      (tr == EMU_OP_UC && q->qp.qp_type == IBV_QPT_UC) ||
 	      (tr == EMU_OP_UD && q->qp.qp_type == IBV_QPT_UD))) {
 		emu_dp_trace("rx: %s on a QP of another type: dropped", emu_pkt_opcode_name(pi.opcode));
-		return;
+		return 0;
 	}
 	q->dp.rx_loopback = loopback;
 	if (link_layer == EMU_LL_INFINIBAND)
@@ -183,4 +198,5 @@ static void dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, siz
 		emu_dp_comp_rx(q, frame, &pi);
 	else
 		emu_dp_resp_rx(q, frame, &pi);
+	return 0;
 }

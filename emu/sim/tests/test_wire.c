@@ -1,5 +1,5 @@
-/* Wire: delivery times, FIFO, each fault's exact semantics, counters, stream independence,
- * receivers that send, errors, teardown with frames in flight. */
+/* Wire: delivery times, FIFO, each fault's exact semantics, counters (the links' and the
+ * ports'), stream independence, receivers that send, errors, teardown with frames in flight. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -369,6 +369,78 @@ static void test_duplicate(void **state)
 	pair_teardown(&p);
 }
 
+static struct emu_wire_port_counters pctr(struct pair *p, int ep)
+{
+	struct emu_wire_port_counters c;
+
+	assert_int_equal(emu_wire_port_counters(p->w, p->ep[ep], &c), 0);
+	return c;
+}
+
+/* The ports' counters: octets without the VCRC on IB, multicast by DLID, a lost frame sent
+ * but not received, a duplicate received twice, a down port's frame a discard, frames counted
+ * off the wire, receive errors, set. */
+static void test_port_counters(void **state)
+{
+	struct emu_faults f = { .delay_ns = 10 };
+	struct emu_wire_port_counters c;
+	uint8_t fr[64];
+	struct pair p;
+
+	(void)state;
+	pair_setup(&p, 3, EMU_LL_INFINIBAND, &f);
+	send_tag(&p, 0, 0x01, 30);  /* DLID 0x0101: unicast, 28 octets */
+	send_tag(&p, 0, 0xc0, 30);  /* DLID 0xc0c0: multicast */
+	send_tag(&p, 0, 0xff, 30);  /* DLID 0xffff: permissive, unicast */
+	f.loss = 1.0;
+	assert_int_equal(emu_wire_set_faults(p.w, 0, &f), 0);
+	send_tag(&p, 0, 0x02, 30);  /* lost: sent, never received */
+	f.loss = 0;
+	f.duplicate = 1.0;
+	assert_int_equal(emu_wire_set_faults(p.w, 0, &f), 0);
+	send_tag(&p, 0, 0x03, 30);  /* received twice */
+	run_all(&p);                /* (a link going down drops what is in flight) */
+	f.duplicate = 0;
+	f.down = true;
+	assert_int_equal(emu_wire_set_faults(p.w, 0, &f), 0);
+	send_tag(&p, 0, 0x04, 30);  /* refused: a discard */
+	run_all(&p);
+	c = pctr(&p, 0);
+	assert_int_equal(c.xmit_pkts, 5);
+	assert_int_equal(c.xmit_octets, 5 * 28);
+	assert_int_equal(c.xmit_mcast, 1);
+	assert_int_equal(c.xmit_ucast, 4);
+	assert_int_equal(c.xmit_discards, 1);
+	assert_int_equal(c.rcv_pkts, 0);
+	c = pctr(&p, 1);
+	assert_int_equal(c.rcv_pkts, 5);
+	assert_int_equal(c.rcv_octets, 5 * 28);
+	assert_int_equal(c.rcv_mcast, 1);
+	assert_int_equal(c.rcv_ucast, 4);
+	assert_int_equal(c.xmit_pkts, 0);
+	/* off the wire (a loopback), an Ethernet group address, a receive error */
+	memset(fr, 0, sizeof(fr));
+	fr[0] = 0x01;
+	emu_wire_count(p.w, p.ep[1], false, EMU_LL_ETHERNET, fr, 60);
+	emu_wire_count(p.w, p.ep[1], true, EMU_LL_ETHERNET, fr, 60);
+	emu_wire_count(p.w, 7, true, EMU_LL_ETHERNET, fr, 60); /* no such endpoint: ignored */
+	emu_wire_count_rcv_error(p.w, p.ep[1]);
+	c = pctr(&p, 1);
+	assert_int_equal(c.xmit_pkts, 1);
+	assert_int_equal(c.xmit_octets, 60);
+	assert_int_equal(c.xmit_mcast, 1);
+	assert_int_equal(c.rcv_pkts, 6);
+	assert_int_equal(c.rcv_octets, 5 * 28 + 60);
+	assert_int_equal(c.rcv_errors, 1);
+	c.rcv_pkts = UINT64_MAX;
+	assert_int_equal(emu_wire_port_counters_set(p.w, p.ep[1], &c), 0);
+	emu_wire_count(p.w, p.ep[1], true, EMU_LL_ETHERNET, fr, 60);
+	assert_true(pctr(&p, 1).rcv_pkts == UINT64_MAX); /* saturates */
+	assert_int_equal(emu_wire_port_counters(p.w, 7, &c), -EINVAL);
+	assert_int_equal(emu_wire_port_counters_set(p.w, -1, &c), -EINVAL);
+	pair_teardown(&p);
+}
+
 static void test_down(void **state)
 {
 	struct emu_faults f = { .delay_ns = 100 };
@@ -671,6 +743,7 @@ int main(void)
 		cmocka_unit_test(test_drop_match),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_duplicate),
+		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_down),
 		cmocka_unit_test(test_endpoint_down),
 		cmocka_unit_test(test_reorder),
