@@ -2,7 +2,7 @@
  *
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
  *               [--rdma-core 44|61] -- CMD [ARGS...]
- *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *   rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
  *   rdmaemu daemon link-set NODE NETDEV up|down (`ip link set` on host NODE)
@@ -209,8 +209,8 @@ static void sleep_ms(long ms)
 
 /* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
  * until it answers on its socket. 0 or 1 after printing why. */
-static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt,
-			const char *hold, bool trace)
+static int daemon_start(const char *sock, const char *fabric, const char *as, const char *pcap,
+			bool vt, const char *hold, bool trace)
 {
 	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
 	pid_t pid;
@@ -226,7 +226,7 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		return 1;
 	}
 	if (pid == 0) {
-		char *args[14];
+		char *args[16];
 		int n = 0, fd;
 
 		/* a grandchild, so that nobody has to reap the daemon */
@@ -244,6 +244,10 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		if (fabric) {
 			args[n++] = (char *)"--fabric";
 			args[n++] = (char *)fabric;
+		}
+		if (as) {
+			args[n++] = (char *)"--as";
+			args[n++] = (char *)as;
 		}
 		if (pcap) {
 			args[n++] = (char *)"--pcap";
@@ -435,7 +439,7 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, pcap, vt, NULL, false))
+		if (daemon_start(sock, fabric, NULL, pcap, vt, NULL, false))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
@@ -483,8 +487,8 @@ int rdmaemu_daemon(int argc, char **argv)
 	char sock[PATH_MAX], text[8192];
 
 	if (argc < 2) {
-		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] [--virtual-time]\n"
-		      "                     [--hold N] [--trace] | stop | status\n"
+		fputs("usage: rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX]\n"
+		      "                     [--virtual-time] [--hold N] [--trace] | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
 		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
@@ -575,9 +579,10 @@ int rdmaemu_daemon(int argc, char **argv)
 			{ "virtual-time", no_argument, NULL, 'V' },
 			{ "hold", required_argument, NULL, 'H' },
 			{ "trace", no_argument, NULL, 'T' },
+			{ "as", required_argument, NULL, 'a' },
 			{ NULL, 0, NULL, 0 },
 		};
-		const char *fabric = NULL, *pcap = NULL, *hold = NULL;
+		const char *fabric = NULL, *pcap = NULL, *hold = NULL, *as = NULL;
 		char real[PATH_MAX];
 		bool vt = false, trace = false;
 		int opt;
@@ -594,6 +599,8 @@ int rdmaemu_daemon(int argc, char **argv)
 				hold = optarg;
 			else if (opt == 'T')
 				trace = true;
+			else if (opt == 'a')
+				as = optarg;
 			else
 				return 2;
 		}
@@ -605,7 +612,7 @@ int rdmaemu_daemon(int argc, char **argv)
 			fprintf(stderr, "rdmaemu: rdmaemud already runs on %s\n", sock);
 			return 1;
 		}
-		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold, trace);
+		return daemon_start(sock, fabric ? real : NULL, as, pcap, vt, hold, trace);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
 	return 2;
