@@ -246,15 +246,20 @@ static bool same_addr(const struct sockaddr_storage *a, socklen_t alen, const st
 	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, 16);
 }
 
-/* The port a datagram's frame arrives at: its endpoint, or -1 (not a port of a host here). */
-static int arrival(uint32_t link, uint8_t end)
+/* The port a datagram's frame arrives at: its endpoint, or -1 (not a port of a host here, or
+ * the sending end is a host port of another daemon than the sender's). */
+static int arrival(uint32_t link, uint8_t end, unsigned sender)
 {
-	const struct emu_endpoint *at;
+	const struct emu_endpoint *at, *from;
 
 	if (link >= u.f->nlinks || end > 1)
 		return -1;
 	at = end ? &u.f->links[link].b : &u.f->links[link].a;
+	from = end ? &u.f->links[link].a : &u.f->links[link].b;
 	if (at->kind != EMU_EP_HOST_PORT || emu_dudp_remote((size_t)at->node))
+		return -1;
+	/* a switch at the far end: every daemon has it, and forwards through it */
+	if (from->kind == EMU_EP_HOST_PORT && u.f->hosts[from->node].daemon != sender + 1)
 		return -1;
 	return emu_topology_port_endpoint(u.t, (size_t)at->node, (size_t)at->device, at->port);
 }
@@ -309,7 +314,7 @@ static int check(const uint8_t *b, size_t len, int flags, const struct sockaddr_
 		u.n.unknown_sender++;
 		return -1;
 	}
-	ep = arrival(ntohl(h.link), h.end);
+	ep = arrival(ntohl(h.link), h.end, sender);
 	if (ep < 0) {
 		u.n.unknown_link++;
 		return -1;

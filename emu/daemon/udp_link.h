@@ -14,7 +14,8 @@
  *   index) | seq u32 (per sending daemon and peer, from 1) | fabric u64 (emu_fabric_id)
  * Datagrams that are short, oversized, of another magic, version or fabric, from an address
  * that is not the daemon they name, or for a link whose receiving end is no port of a host of
- * this daemon are counted and dropped; gaps and backward steps of seq are counted.
+ * this daemon or whose sending end is a host port of another daemon than the sender are
+ * counted and dropped; gaps and backward steps of seq are counted.
  *
  * Main thread, except emu_dudp_tx and the forwarder, which run under the engine lock. */
 #ifndef RDMAEMU_EMU_DAEMON_UDP_LINK_H
