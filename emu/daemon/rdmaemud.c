@@ -853,8 +853,11 @@ static void on_neigh_flush(struct client *c, const struct emu_dmsg_neigh_flush *
 
 	if (len >= sizeof(*r) && memchr(r->node, 0, sizeof(r->node)) &&
 	    memchr(r->netdev, 0, sizeof(r->netdev))) {
-		rc = rdmaemu_ctl_neigh_flush(r->node, r->netdev[0] ? r->netdev : NULL);
-		if (rc < 0)
+		const struct emu_host *host = emu_fabric_find_host(d.f, r->node);
+
+		if (host && emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
+		else if ((rc = rdmaemu_ctl_neigh_flush(r->node, r->netdev[0] ? r->netdev : NULL)) < 0)
 			rc = -errno;
 	}
 	if (rc < 0) {
@@ -892,6 +895,8 @@ static void on_link_set(struct client *c, const struct emu_dmsg_link_set *r, siz
 			if (!strcmp(host->netdevs[i].name, r->netdev))
 				nd = (int)i;
 		rc = nd < 0 ? -ENOENT : 0;
+		if (!rc && emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
 	}
 	if (!rc) {
 		size_t hi = (size_t)(host - d.f->hosts);
@@ -941,6 +946,8 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 		host = (struct emu_host *)emu_fabric_find_host(d.f, r->node);
 		if (!host)
 			rc = -ENOENT;
+		else if (emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
 		else if (d.devrm_gen >= EMU_DPROTO_MAX_REMOVED)
 			rc = -ENOSPC;
 		else {

@@ -7,7 +7,7 @@
 #     is not the daemon it names, links whose ends are not the sender's and D2's) and accepts
 #     (with the sequence numbers' gaps and late arrivals), sent by udp_send as daemon D3;
 #   - the refusals: no --as, an unknown daemon, --virtual-time with several daemons, --as on a
-#     fabric without daemons, a process of B at D1;
+#     fabric without daemons, a process of B at D1, B's link, device and neighbours at D1;
 #   - rping (-v -C 5: every line; -V -S 4096 -C 20) and perftest's ib_write_bw -R between A
 #     and B, with every frame between them in a datagram; both daemons' counters after;
 #   - rping -v on InfiniBand (fixtures/xdaemon-ib.fabric: IPoIB ARP, the SA, the CM and the
@@ -109,6 +109,10 @@ err=$("$d" --fabric "$r2" --as D1 --socket "$t/x.sock" 2>&1)
 check "--as without daemons: exit $?" "$err" "rdmaemud: --as D1: fabric $r2 declares no daemons"
 err=$("$rdmaemu" run --fabric "$F" --node B --no-sandbox -- ibv_devices 2>&1 | head -1)
 check "B at D1" "$err" "rdmaemu: host 'B' of fabric '$(realpath "$F")' runs under another of the fabric's daemons (its daemon=), not the rdmaemud at $t/rdmaemud.sock"
+for cmd in "link-set B eth0 down" "remove-device B rxe0" "neigh-flush B"; do
+	err=$("$rdmaemu" daemon $cmd 2>&1)
+	check "$cmd at D1: exit $?" "$err" "rdmaemu: $cmd: Object is remote"
+done
 
 # ---- programs: server on A (D1), client on B (D2) ----
 # wait_listen: until D1's status shows a listening rdma_cm id (30 s at most)
