@@ -58,7 +58,7 @@ static struct {
 	struct ghost *ghosts; /* [endpoints] */
 	struct {
 		uint64_t sent, send_drops, received, short_, oversized, bad_header, wrong_fabric,
-			unknown_sender, unknown_link, lost, late, ghost_tx;
+			unknown_sender, unknown_link, lost, late, ghost_tx, down;
 	} n;
 } u = { .fd = -1 };
 
@@ -350,7 +350,11 @@ void emu_dudp_turn(struct emu_engine *e, const struct pollfd *pfd, size_t n)
 			int ep = check(bufs[i], mm[i].msg_len, mm[i].msg_hdr.msg_flags, &from[i],
 				       mm[i].msg_hdr.msg_namelen);
 
-			if (ep >= 0)
+			/* a port without carrier (its netdev set down here) receives nothing,
+			 * as the wire drops what arrives for it */
+			if (ep >= 0 && emu_wire_endpoint_down(emu_topology_wire(u.t), ep))
+				u.n.down++;
+			else if (ep >= 0)
 				emu_engine_deliver(e, ep, bufs[i] + EMU_DUDP_HDR_LEN,
 						   mm[i].msg_len - EMU_DUDP_HDR_LEN,
 						   emu_engine_now(e));
@@ -375,7 +379,7 @@ size_t emu_dudp_status(char *buf, size_t len)
 		     "daemon %s udp %s%s%s:%u fabric-id 0x%016llx\n"
 		     "udp sent %llu send-drops %llu received %llu short %llu oversized %llu "
 		     "bad-header %llu wrong-fabric %llu unknown-sender %llu unknown-link %llu "
-		     "lost %llu late %llu ghost-tx %llu\n",
+		     "lost %llu late %llu ghost-tx %llu down %llu\n",
 		     me->name, me->family == AF_INET6 ? "[" : "", a,
 		     me->family == AF_INET6 ? "]" : "", me->port,
 		     (unsigned long long)u.fabric_id, (unsigned long long)u.n.sent,
@@ -384,7 +388,7 @@ size_t emu_dudp_status(char *buf, size_t len)
 		     (unsigned long long)u.n.bad_header, (unsigned long long)u.n.wrong_fabric,
 		     (unsigned long long)u.n.unknown_sender, (unsigned long long)u.n.unknown_link,
 		     (unsigned long long)u.n.lost, (unsigned long long)u.n.late,
-		     (unsigned long long)u.n.ghost_tx);
+		     (unsigned long long)u.n.ghost_tx, (unsigned long long)u.n.down);
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 

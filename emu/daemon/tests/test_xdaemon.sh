@@ -91,10 +91,21 @@ send 7472 100 "$M 1 0 2 1 1 $id"                  # link 1 to C's end: C is no h
 send 7472 100 "$M 1 1 2 1 1 $id"                  # C to B: accepted, seq 1
 send 7472 100 "$M 1 1 2 1 5 $id"                  # seq 5: 3 lost
 send 7472 100 "$M 1 1 2 1 3 $id"                  # seq 3: late
-want="udp sent 0 send-drops 0 received 3 short 1 oversized 1 bad-header 2 wrong-fabric 1 unknown-sender 2 unknown-link 3 lost 3 late 1 ghost-tx 0"
-i=0
-while [ "$(udp1)" != "$want" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+# wait_udp2 LINE: until D2's counters are LINE (5 s at most)
+wait_udp2() {
+	i=0
+	while [ "$(udp1)" != "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+want="udp sent 0 send-drops 0 received 3 short 1 oversized 1 bad-header 2 wrong-fabric 1 unknown-sender 2 unknown-link 3 lost 3 late 1 ghost-tx 0 down 0"
+wait_udp2 "$want"
 check "datagrams D2 refuses and accepts" "$(udp1)" "$want"
+# B's eth1 down at D2: its port has no carrier, a frame arriving for it is dropped
+in2 "$rdmaemu" daemon link-set B eth1 down
+send 7472 100 "$M 1 1 2 1 6 $id"
+want="udp sent 0 send-drops 0 received 4 short 1 oversized 1 bad-header 2 wrong-fabric 1 unknown-sender 2 unknown-link 3 lost 3 late 1 ghost-tx 0 down 1"
+wait_udp2 "$want"
+check "a datagram for a port whose netdev is down" "$(udp1)" "$want"
+in2 "$rdmaemu" daemon link-set B eth1 up
 
 # ---- refusals ----
 d=$b/emu/daemon/rdmaemud
@@ -178,13 +189,13 @@ else
 	echo "# perftest not installed: ib_write_bw not run"
 fi
 # what crossed: D2's refusals as before, nothing refused at D1, nothing lost, no ghost sends
-check "D1 counters" "$(udp_of "$rdmaemu")" "send-drops 0 short 0 oversized 0 bad-header 0 wrong-fabric 0 unknown-sender 0 unknown-link 0 lost 0 late 0 ghost-tx 0"
-check "D2 counters" "$(udp_of in2 "$rdmaemu")" "send-drops 0 short 1 oversized 1 bad-header 2 wrong-fabric 1 unknown-sender 2 unknown-link 3 lost 3 late 1 ghost-tx 0"
+check "D1 counters" "$(udp_of "$rdmaemu")" "send-drops 0 short 0 oversized 0 bad-header 0 wrong-fabric 0 unknown-sender 0 unknown-link 0 lost 0 late 0 ghost-tx 0 down 0"
+check "D2 counters" "$(udp_of in2 "$rdmaemu")" "send-drops 0 short 1 oversized 1 bad-header 2 wrong-fabric 1 unknown-sender 2 unknown-link 3 lost 3 late 1 ghost-tx 0 down 1"
 s1=$("$rdmaemu" daemon status | sed -n 's/^udp sent \([0-9]*\) send-drops 0 received \([0-9]*\) .*/\1 \2/p')
 s2=$(in2 "$rdmaemu" daemon status | sed -n 's/^udp sent \([0-9]*\) send-drops 0 received \([0-9]*\) .*/\1 \2/p')
-# every datagram one daemon sent, the other received (D2's 3 more are udp_send's)
-check "D1 sent = D2 received - 3, D2 sent = D1 received" \
-	"$(echo "$s1 $s2" | awk '{ print ($1 == $4 - 3 && $3 == $2) ? "yes" : $0 }')" yes
+# every datagram one daemon sent, the other received (D2's 4 more are udp_send's)
+check "D1 sent = D2 received - 4, D2 sent = D1 received" \
+	"$(echo "$s1 $s2" | awk '{ print ($1 == $4 - 4 && $3 == $2) ? "yes" : $0 }')" yes
 echo "# D1 sent/received: $s1; D2: $s2"
 
 # ---- InfiniBand: ib-a (D1) and ib-b (D2) behind one switch that both daemons keep ----
@@ -198,5 +209,5 @@ SN=ib-a CN=ib-b
 pair ib-rping-v "-s -a 203.0.113.129 -C 5 -v" "-c -a 203.0.113.129 -C 5 -v" rping
 check "ib-rping-v: client lines" "$(grep "ping data" "$t/cli.out")" "$(rping_lines "")"
 check "ib-rping-v: server lines" "$(grep 'ping data' "$t/srv.out")" "$(rping_lines "server ")"
-check "ib D2 counters" "$(udp_of in2 "$rdmaemu")" "send-drops 0 short 0 oversized 0 bad-header 0 wrong-fabric 0 unknown-sender 0 unknown-link 0 lost 0 late 0 ghost-tx 0"
+check "ib D2 counters" "$(udp_of in2 "$rdmaemu")" "send-drops 0 short 0 oversized 0 bad-header 0 wrong-fabric 0 unknown-sender 0 unknown-link 0 lost 0 late 0 ghost-tx 0 down 0"
 exit $fail
