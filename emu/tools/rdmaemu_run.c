@@ -37,6 +37,7 @@
 
 #include "emu/link/proto.h"
 #include "emu/link/link.h"
+#include "emu/sim/fabric.h"
 #include "emu/tools/rdmaemu_run.h"
 #include "emu/host/sandbox.h"
 
@@ -279,6 +280,27 @@ static int daemon_start(const char *sock, const char *fabric, const char *as, co
 	return 1;
 }
 
+/* A fabric run by several daemons (docs/multi-daemon.md): the daemon of the host the run is
+ * for (node, else RDMAEMU_NODE, else the first host), in buf; NULL for any other fabric (the
+ * daemon then says what is wrong with it). */
+static const char *host_daemon(const char *fabric, const char *node, char *buf, size_t len)
+{
+	struct emu_fabric *f = fabric ? emu_fabric_load(fabric, NULL) : NULL;
+	const struct emu_host *h = NULL;
+	bool found = false;
+
+	if (!node)
+		node = getenv("RDMAEMU_NODE");
+	if (f && f->nhosts)
+		h = node && *node ? emu_fabric_find_host(f, node) : &f->hosts[0];
+	if (h && h->daemon) {
+		snprintf(buf, len, "%s", f->daemons[h->daemon - 1].name);
+		found = true;
+	}
+	emu_fabric_free(f);
+	return found ? buf : NULL;
+}
+
 /* The fabric a running daemon serves, from its status ("fabric PATH" or "fabric (built-in)"):
  * 0 when it is the one this run asks for (NULL: the built-in fabric), 1 after saying which
  * fabric holds the daemon and how to run beside it. A daemon that does not answer the status
@@ -401,7 +423,7 @@ int rdmaemu_run(int argc, char **argv)
 	bool sandbox = true, rsockets = false, vt = false;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
 	const char *rdma_core = getenv("RDMAEMU_RDMA_CORE");
-	char sock[PATH_MAX], libs[5 * PATH_MAX], *path, real[PATH_MAX];
+	char sock[PATH_MAX], libs[5 * PATH_MAX], *path, real[PATH_MAX], as[EMU_NAME_MAX];
 	const char *old;
 	int opt;
 
@@ -439,7 +461,8 @@ int rdmaemu_run(int argc, char **argv)
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
 	if (!daemon_answers(sock)) {
-		if (daemon_start(sock, fabric, NULL, pcap, vt, NULL, false))
+		if (daemon_start(sock, fabric, host_daemon(fabric, node, as, sizeof(as)), pcap, vt,
+				 NULL, false))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;

@@ -202,12 +202,14 @@ echo "# D1 sent/received: $s1; D2: $s2"
 in2 "$rdmaemu" daemon stop >/dev/null && "$rdmaemu" daemon stop >/dev/null ||
 	{ echo "FAIL: daemon stop"; fail=1; }
 F=$(realpath "$s/fixtures/xdaemon-ib.fabric")
-"$rdmaemu" daemon start --fabric "$F" --as D1 &&
-	in2 "$rdmaemu" daemon start --fabric "$F" --as D2 ||
-	{ echo "FAIL: IB daemons did not start"; cat "$t/rdmaemud.log" "$t2/rdmaemud.log"; exit 1; }
+# D2 is started by the client's `rdmaemu run --node ib-b`: as the daemon of ib-b
+"$rdmaemu" daemon start --fabric "$F" --as D1 ||
+	{ echo "FAIL: IB daemon D1 did not start"; cat "$t/rdmaemud.log"; exit 1; }
 SN=ib-a CN=ib-b
 pair ib-rping-v "-s -a 203.0.113.129 -C 5 -v" "-c -a 203.0.113.129 -C 5 -v" rping
 check "ib-rping-v: client lines" "$(grep "ping data" "$t/cli.out")" "$(rping_lines "")"
 check "ib-rping-v: server lines" "$(grep 'ping data' "$t/srv.out")" "$(rping_lines "server ")"
+check "D2 started by rdmaemu run --node ib-b" \
+	"$(in2 "$rdmaemu" daemon status | sed -n 's/ fabric-id .*//p')" "daemon D2 udp 198.18.0.2:7471"
 check "ib D2 counters" "$(udp_of in2 "$rdmaemu")" "send-drops 0 short 0 oversized 0 bad-header 0 wrong-fabric 0 unknown-sender 0 unknown-link 0 lost 0 late 0 ghost-tx 0 down 0"
 exit $fail
