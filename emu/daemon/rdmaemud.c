@@ -39,6 +39,7 @@
 #include "emu/daemon/stacks.h"
 #include "emu/daemon/tap.h"
 #include "emu/daemon/vmport.h"
+#include "emu/daemon/udp_link.h"
 #include "emu/link/ucma_ring.h"
 #include "emu/daemon/ucma_srv.h"
 #include "emu/sim/apptime.h"
@@ -118,6 +119,7 @@ static struct {
 	struct emu_engine *e;
 	const struct emu_fabric *f;
 	char fabric_path[EMU_DPROTO_PATH_MAX]; /* real path, "" for the built-in */
+	const char *as; /* --as: which of the fabric's daemons this is (docs/multi-daemon.md) */
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct client clients[MAX_CLIENTS];
 	struct port_ctx *ports;
@@ -725,6 +727,12 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		err = EREMOTE;
 		goto out;
 	}
+	if (emu_dudp_remote((size_t)(host - d.f->hosts))) {
+		fprintf(stderr, "rdmaemud: pid %d asked for host %s, which daemon %s runs\n", h->pid,
+			host->name, emu_dudp_remote((size_t)(host - d.f->hosts)));
+		err = EREMOTE;
+		goto out;
+	}
 	err = emu_dpeer_may_claim(&c->peer, d.f, "HELLO", h->pid, (size_t)(host - d.f->hosts));
 	if (err)
 		goto out;
@@ -865,8 +873,11 @@ static void on_neigh_flush(struct client *c, const struct emu_dmsg_neigh_flush *
 
 	if (len >= sizeof(*r) && memchr(r->node, 0, sizeof(r->node)) &&
 	    memchr(r->netdev, 0, sizeof(r->netdev))) {
-		rc = rdmaemu_ctl_neigh_flush(r->node, r->netdev[0] ? r->netdev : NULL);
-		if (rc < 0)
+		const struct emu_host *host = emu_fabric_find_host(d.f, r->node);
+
+		if (host && emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
+		else if ((rc = rdmaemu_ctl_neigh_flush(r->node, r->netdev[0] ? r->netdev : NULL)) < 0)
 			rc = -errno;
 	}
 	if (rc < 0) {
@@ -904,6 +915,8 @@ static void on_link_set(struct client *c, const struct emu_dmsg_link_set *r, siz
 			if (!strcmp(host->netdevs[i].name, r->netdev))
 				nd = (int)i;
 		rc = nd < 0 ? -ENOENT : 0;
+		if (!rc && emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
 	}
 	if (!rc) {
 		size_t hi = (size_t)(host - d.f->hosts);
@@ -953,6 +966,8 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 		host = (struct emu_host *)emu_fabric_find_host(d.f, r->node);
 		if (!host)
 			rc = -ENOENT;
+		else if (emu_dudp_remote((size_t)(host - d.f->hosts)))
+			rc = -EREMOTE; /* another daemon runs the host */
 		else if (d.devrm_gen >= EMU_DPROTO_MAX_REMOVED)
 			rc = -ENOSPC;
 		else {
@@ -1004,6 +1019,8 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 		err = ENOENT;
 	else if (host->kind == EMU_HOST_RXE_VM)
 		err = EREMOTE;
+	else if (emu_dudp_remote((size_t)(host - d.f->hosts)))
+		err = EREMOTE; /* another daemon runs the host */
 	else
 		err = emu_dpeer_may_claim(&c->peer, d.f, "TAP_ATTACH", c->peer.pid,
 					  (size_t)(host - d.f->hosts));
@@ -1056,6 +1073,7 @@ static void on_status(struct client *c)
 	}
 	n += emu_dtap_status(d.e, buf + n, sizeof(buf) - n);
 	n += emu_dvm_status(d.e, buf + n, sizeof(buf) - n);
+	n += emu_dudp_status(buf + n, sizeof(buf) - n);
 	emu_engine_unlock(d.e);
 	/* the main thread alone changes the table: read without the lock, which the ucma takes */
 	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
@@ -1641,8 +1659,8 @@ static int listen_on(const char *path)
 
 static void usage(FILE *out)
 {
-	fputs("usage: rdmaemud [--fabric FILE] [--pcap PREFIX] [--socket PATH] [--virtual-time]\n"
-	      "                [--hold N] [--trace]\n"
+	fputs("usage: rdmaemud [--fabric FILE] [--as DAEMON] [--pcap PREFIX] [--socket PATH]\n"
+	      "                [--virtual-time] [--hold N] [--trace]\n"
 	      "Runs an emulated RDMA fabric for the processes that `rdmaemu run` attaches to it:\n"
 	      "in real time, or with --virtual-time on one virtual clock for them all that moves\n"
 	      "to the next deadline when every process is idle. See rdmaemud(1).\n", out);
@@ -1656,7 +1674,7 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 		{ "socket", required_argument, NULL, 's' }, { "trace", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "virtual-time", no_argument, NULL, 'V' }, { "hold", required_argument, NULL, 'H' },
-		{ NULL, 0, NULL, 0 },
+		{ "as", required_argument, NULL, 'a' }, { NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int opt;
@@ -1668,6 +1686,7 @@ static bool parse_options(int argc, char **argv, const char **fabric, int *statu
 		case 's': snprintf(d.sock, sizeof(d.sock), "%s", optarg); break;
 		case 't': d.trace = true; break;
 		case 'V': d.vt = true; break;
+		case 'a': d.as = optarg; break;
 		case 'H':
 			d.vt_hold = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg) {
@@ -1742,11 +1761,18 @@ static int fabric_setup(const char *fabric)
 	}
 	emu_ucma_srv_init(&ucma_ops);
 	emu_engine_lock(d.e);
+	/* several daemons: the ports of the others' hosts forward to them, and those hosts'
+	 * stacks here send nothing (emu_dudp_tx), from the first frame the stacks send on */
+	if (emu_dudp_setup(d.e, d.f, d.as, d.vt)) {
+		emu_engine_unlock(d.e);
+		return 1;
+	}
 	/* virtual time: the daemon's engine moves only when a round says (vt_check) */
 	if (d.vt)
-		emu_engine_set_follower(d.e, NULL, NULL, NULL, NULL);
+		emu_engine_set_follower(d.e, emu_dudp_active() ? emu_dudp_tx : NULL, NULL, NULL,
+					NULL);
 	else
-		emu_engine_set_realtime(d.e, NULL, NULL);
+		emu_engine_set_realtime(d.e, emu_dudp_active() ? emu_dudp_tx : NULL, NULL);
 	d.vt_dirty = true;
 	emu_neigh_set_gen_hook(d.e, neigh_gen_moved, NULL);
 	if (install_ports()) {
@@ -1917,18 +1943,19 @@ static void client_accept(int lfd)
 /* The main loop, until a signal stops it or poll fails. */
 static void serve(int lfd, uint8_t *buf)
 {
-	struct pollfd pfd[MAX_CLIENTS + 2 + EMU_DTAP_MAX + EMU_DVM_POLL_MAX];
+	struct pollfd pfd[MAX_CLIENTS + 2 + EMU_DTAP_MAX + EMU_DVM_POLL_MAX + 1];
 	size_t who[MAX_CLIENTS + 2];
 
 	while (!stop_requested) {
 		nfds_t n = poll_set(pfd, who, lfd);
 		size_t ntaps = emu_dtap_poll_set(pfd + n, EMU_DTAP_MAX);
 		size_t nvms = emu_dvm_poll_set(d.e, pfd + n + ntaps, EMU_DVM_POLL_MAX);
+		size_t nudp = emu_dudp_poll_set(pfd + n + ntaps + nvms, 1);
 		bool idle = rings_idle();
 		/* virtual time: something happened since the last round and all of it is sent;
 		 * a look without sleeping first, then the round if nothing came meanwhile */
 		bool round = d.vt && idle && d.vt_dirty && vt_quiet();
-		int r = poll(pfd, n + ntaps + nvms, idle && !round ? -1 : 0);
+		int r = poll(pfd, n + ntaps + nvms + nudp, idle && !round ? -1 : 0);
 
 		if (r < 0) {
 			rings_awake();
@@ -1954,6 +1981,7 @@ static void serve(int lfd, uint8_t *buf)
 			client_turn(who[k], pfd[k].revents, buf);
 		emu_dtap_turn(d.e, pfd + n, ntaps, buf);
 		emu_dvm_turn(d.e, pfd + n + ntaps, nvms, buf);
+		emu_dudp_turn(d.e, pfd + n + ntaps + nvms, nudp);
 		rings_turn(buf);
 		if (pfd[0].revents & POLLIN)
 			client_accept(lfd);
@@ -1971,6 +1999,7 @@ static void teardown(int lfd, uint8_t *buf)
 	fprintf(stderr, "rdmaemud: stopped\n");
 	free(buf);
 	emu_process_reset(); /* flushes and closes the captures */
+	emu_dudp_close();
 	free(d.ports);
 }
 
@@ -1993,8 +2022,9 @@ int main(int argc, char **argv)
 	lfd = serve_setup();
 	if (lfd < 0)
 		return 1;
-	fprintf(stderr, "rdmaemud: fabric %s, %s time, listening on %s\n",
-		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.vt ? "virtual" : "real", d.sock);
+	fprintf(stderr, "rdmaemud: fabric %s%s%s, %s time, listening on %s\n",
+		d.fabric_path[0] ? d.fabric_path : "(built-in)", d.as ? " as daemon " : "",
+		d.as ? d.as : "", d.vt ? "virtual" : "real", d.sock);
 	serve(lfd, buf);
 	teardown(lfd, buf);
 	return 0;

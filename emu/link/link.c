@@ -349,7 +349,7 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		struct emu_dmsg h;
 		struct emu_dmsg_welcome w;
 	} ans;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd, err;
 
 	memset(&hello, 0, sizeof(hello));
@@ -392,6 +392,10 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		close(fd);
 		return err;
 	}
+	if (err == EREMOTE)
+		fprintf(stderr, "rdmaemu: host '%s' of fabric '%s' runs under another of the fabric's "
+				"daemons (its daemon=), not the rdmaemud at %s\n", hello.node,
+			hello.fabric, path);
 	if (err) {
 		fprintf(stderr, "rdmaemu: rdmaemud at %s refused host '%s' of fabric '%s': %s\n",
 			path, hello.node, hello.fabric[0] ? hello.fabric : "(built-in)",

@@ -145,6 +145,9 @@ struct emu_host {
 	 * NIC is a port of rdmaemud's wire (docs/mixed-fabric.md); its model then only describes
 	 * what the VM has (MAC, addresses, device) and nothing of the emulator acts for it. */
 	enum emu_host_kind { EMU_HOST_EMULATED, EMU_HOST_RXE_VM } kind;
+	/* the daemon that runs the host when the fabric spans several (`daemon=`): 1 + its
+	 * index in fabric->daemons; 0: no daemon named */
+	unsigned daemon;
 	struct emu_fabric *fabric;
 };
 
@@ -229,6 +232,18 @@ struct emu_sm {
 	uint16_t error_status, error_attr;
 };
 
+/* An rdmaemud instance of a fabric that spans several (`daemon` lines, docs/multi-daemon.md):
+ * its name and the UDP address where it takes the frames of its hosts' links. */
+struct emu_fabric_daemon {
+	char name[EMU_NAME_MAX];
+	int family; /* AF_INET or AF_INET6 */
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+	} addr;
+	uint16_t port; /* host byte order */
+};
+
 struct emu_fabric {
 	char source[256];         /* file the fabric came from, or "(built-in default)" */
 	uint64_t seed;            /* PRNG seed: same seed + same fixture => same events and pcap bytes */
@@ -243,6 +258,8 @@ struct emu_fabric {
 	bool system_resolver;     /* "resolver system": names may go to the system resolver (DNS) */
 	struct emu_faults default_faults;
 	struct emu_sm sm;
+	struct emu_fabric_daemon *daemons; /* none: one daemon runs every host */
+	size_t ndaemons;
 };
 
 /* Load errors name the file, the line and what was expected. */
@@ -266,6 +283,14 @@ void emu_fabric_free(struct emu_fabric *f);
 
 /* Prints the parsed fabric for `rdmaemu fabric show`: devices, ports, GIDs, LIDs, addresses. */
 void emu_fabric_show(const struct emu_fabric *f, FILE *out);
+
+/* The fabric's identity for daemons that must run the same one: a 64-bit FNV-1a hash of its
+ * `rdmaemu fabric show` text without the first line (the file's path, which differs from
+ * machine to machine). */
+uint64_t emu_fabric_id(const struct emu_fabric *f);
+/* Daemon `name` of the fabric, or NULL. */
+const struct emu_fabric_daemon *emu_fabric_find_daemon(const struct emu_fabric *f,
+							const char *name);
 
 /* Lookups. */
 struct emu_host *emu_fabric_find_host(const struct emu_fabric *f, const char *name);

@@ -1191,7 +1191,8 @@ int emu_loader_finish(struct emu_loader *L)
 {
 	if (finish_links(L) || bind_netdevs(L) || eth_defaults(L) || guids(L) ||
 	    ports_and_lids(L) || ib_gids(L) || ipoib_defaults(L) || link_local_addrs(L) || roce_gids(L) ||
-	    apply_hostsdata(L) || roce_gids(L) || check_addresses(L) || finish_routes(L))
+	    apply_hostsdata(L) || roce_gids(L) || check_addresses(L) || finish_routes(L) ||
+	    emu_loader_finish_daemons(L))
 		return -1;
 	back_pointers(L->f);
 	return 0;

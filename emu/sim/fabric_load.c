@@ -574,6 +574,9 @@ static int d_host(struct emu_loader *L, int nw, char **w)
 		} else if (!strcmp(w[i], "acm")) {
 			if (on_off(L, "acm=", v, &L->f->hosts[h].acm))
 				return -1;
+		} else if (!strcmp(w[i], "daemon") && v) {
+			if (emu_loader_host_daemon(L, h, v))
+				return -1;
 		} else if (!strcmp(w[i], "cm-abi")) {
 			if (!v || emu_parse_u32_max(v, 255, &L->f->hosts[h].cm_abi))
 				return bad(L, "expected a number from 0 to 255 after 'cm-abi=', got '%s'",
@@ -583,7 +586,7 @@ static int d_host(struct emu_loader *L, int nw, char **w)
 				return -1;
 		} else {
 			return bad(L, "unknown attribute '%s' on a 'host' line (expected alias=, "
-				   "acm=, cm-abi=, kind=)", w[i]);
+				   "acm=, cm-abi=, kind=, daemon=)", w[i]);
 		}
 	}
 	return 0;
@@ -1220,7 +1223,7 @@ static const struct {
 	{ "acm", d_acm },	    { "device", d_device },	{ "cap", d_cap },
 	{ "port", d_port },	    { "netdev", d_netdev },	{ "addr", d_addr },
 	{ "route", d_route },	    { "include", d_file },	{ "topology", d_file },
-	{ "hosts-data", d_file },
+	{ "hosts-data", d_file },   { "daemon", emu_load_daemon },
 };
 
 /* Reads the lines of one file; `file` names it in errors, `base` is the path that relative
@@ -1255,7 +1258,7 @@ static int load_buffer(struct emu_loader *L, char *text, const char *file, const
 			}
 		return bad(L, "unknown directive '%s' (expected host, device, port, netdev, addr, "
 			   "route, alias, acm, cap, link, switch, name, faults, sm, seed, resolver, "
-			   "include, topology, hosts-data)", w[0]);
+			   "include, topology, hosts-data, daemon)", w[0]);
 done:
 		if (r)
 			return -1;

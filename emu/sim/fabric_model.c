@@ -48,6 +48,7 @@ void emu_fabric_free(struct emu_fabric *f)
 	free(f->switches);
 	free(f->links);
 	free(f->names);
+	free(f->daemons);
 	free(f);
 }
 

@@ -80,6 +80,7 @@ struct emu_netdev_meta {
 struct emu_host_meta {
 	bool declared; /* a `host` line named it (else a topology CA created it) */
 	struct emu_src src;
+	char daemon[EMU_NAME_MAX]; /* daemon= as written, "" = none; resolved when finishing */
 	struct emu_dev_meta *devs;       /* parallel to host->devices */
 	struct emu_netdev_meta *netdevs; /* parallel to host->netdevs */
 };
@@ -186,6 +187,16 @@ char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_s
 void emu_loader_pop(struct emu_loader *L);
 /* Path of `name` relative to the directory of `base` (a file) unless name is absolute. */
 char *emu_path_join_dir(const char *base_file, const char *name);
+
+/* --- daemons (fabric_daemon.c) --- */
+/* The `daemon NAME udp=ADDR:PORT` directive. */
+int emu_load_daemon(struct emu_loader *L, int nw, char **w);
+/* A host line's daemon=NAME. */
+int emu_loader_host_daemon(struct emu_loader *L, int host, const char *name);
+/* Resolves the hosts' daemon= names and checks the daemons (finishing pass). */
+int emu_loader_finish_daemons(struct emu_loader *L);
+/* `daemon` lines of `rdmaemu fabric show`. */
+void emu_fabric_show_daemons(const struct emu_fabric *f, FILE *out);
 
 /* --- the file readers --- */
 /* Reads a file of the text format into L (include processing happens here). */

@@ -280,4 +280,5 @@ void emu_fabric_show(const struct emu_fabric *f, FILE *out)
 		addr(out, f->names[i].family, &f->names[i].addr);
 		fputc('\n', out);
 	}
+	emu_fabric_show_daemons(f, out);
 }

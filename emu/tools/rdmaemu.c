@@ -4,7 +4,7 @@
  *   rdmaemu fabric check FILE...  load fabric files, report the first error of each
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
  *               -- CMD [ARGS...]
- *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *   rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV | neigh-flush NODE [NETDEV]
  *                 | link-set NODE NETDEV up|down
  *                                 (emu/tools/rdmaemu_run.c, docs/daemon.md)
@@ -28,7 +28,7 @@ static void usage(FILE *out)
 	      "       rdmaemu fabric check FILE...\n"
 	      "       rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox]\n"
 	      "                   [--rsockets] [--rdma-core 44|61] -- CMD [ARGS...]\n"
-	      "       rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status\n"
+	      "       rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX] | stop | status\n"
 	      "       rdmaemu daemon remove-device NODE DEV\n"
 	      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 	      "       rdmaemu daemon link-set NODE NETDEV up|down\n"

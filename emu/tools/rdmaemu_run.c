@@ -2,7 +2,7 @@
  *
  *   rdmaemu run [--fabric FILE] [--node NAME] [--pcap PREFIX] [--no-sandbox] [--rsockets]
  *               [--rdma-core 44|61] -- CMD [ARGS...]
- *   rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] | stop | status
+ *   rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX] | stop | status
  *   rdmaemu daemon remove-device NODE DEV      (`rdma link delete DEV` on host NODE)
  *   rdmaemu daemon neigh-flush NODE [NETDEV]   (`ip neigh flush` on host NODE)
  *   rdmaemu daemon link-set NODE NETDEV up|down (`ip link set` on host NODE)
@@ -37,6 +37,7 @@
 
 #include "emu/link/proto.h"
 #include "emu/link/link.h"
+#include "emu/sim/fabric.h"
 #include "emu/tools/rdmaemu_run.h"
 #include "emu/host/sandbox.h"
 
@@ -209,8 +210,8 @@ static void sleep_ms(long ms)
 
 /* Starts rdmaemud detached (its own session, output to <runtime dir>/rdmaemud.log) and waits
  * until it answers on its socket. 0 or 1 after printing why. */
-static int daemon_start(const char *sock, const char *fabric, const char *pcap, bool vt,
-			const char *hold, bool trace)
+static int daemon_start(const char *sock, const char *fabric, const char *as, const char *pcap,
+			bool vt, const char *hold, bool trace)
 {
 	char bin[PATH_MAX], dir[PATH_MAX], log[PATH_MAX + 16];
 	pid_t pid;
@@ -227,7 +228,7 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		return 1;
 	}
 	if (pid == 0) {
-		char *args[14];
+		char *args[16];
 		int n = 0, fd;
 
 		/* a grandchild, so that nobody has to reap the daemon */
@@ -245,6 +246,10 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 		if (fabric) {
 			args[n++] = (char *)"--fabric";
 			args[n++] = (char *)fabric;
+		}
+		if (as) {
+			args[n++] = (char *)"--as";
+			args[n++] = (char *)as;
 		}
 		if (pcap) {
 			args[n++] = (char *)"--pcap";
@@ -274,6 +279,27 @@ static int daemon_start(const char *sock, const char *fabric, const char *pcap, 
 	}
 	fprintf(stderr, "rdmaemu: rdmaemud did not come up on %s (see %s)\n", sock, log);
 	return 1;
+}
+
+/* A fabric run by several daemons (docs/multi-daemon.md): the daemon of the host the run is
+ * for (node, else RDMAEMU_NODE, else the first host), in buf; NULL for any other fabric (the
+ * daemon then says what is wrong with it). */
+static const char *host_daemon(const char *fabric, const char *node, char *buf, size_t len)
+{
+	struct emu_fabric *f = fabric ? emu_fabric_load(fabric, NULL) : NULL;
+	const struct emu_host *h = NULL;
+	bool found = false;
+
+	if (!node)
+		node = getenv("RDMAEMU_NODE");
+	if (f && f->nhosts)
+		h = node && *node ? emu_fabric_find_host(f, node) : &f->hosts[0];
+	if (h && h->daemon) {
+		snprintf(buf, len, "%s", f->daemons[h->daemon - 1].name);
+		found = true;
+	}
+	emu_fabric_free(f);
+	return found ? buf : NULL;
 }
 
 /* The fabric a running daemon serves, from its status ("fabric PATH" or "fabric (built-in)"):
@@ -398,7 +424,7 @@ int rdmaemu_run(int argc, char **argv)
 	bool sandbox = true, rsockets = false, vt = false;
 	const char *fabric = getenv("RDMAEMU_FABRIC"), *node = NULL, *pcap = NULL;
 	const char *rdma_core = getenv("RDMAEMU_RDMA_CORE");
-	char sock[PATH_MAX], libs[5 * PATH_MAX], *path, real[PATH_MAX];
+	char sock[PATH_MAX], libs[5 * PATH_MAX], *path, real[PATH_MAX], as[EMU_NAME_MAX];
 	const char *old;
 	int opt;
 
@@ -438,7 +464,9 @@ int rdmaemu_run(int argc, char **argv)
 	if (!daemon_answers(sock)) {
 		/* a socket there that is not the user's alone was refused (emu_link_connect said
 		 * so): it is no daemon's to replace, its owner must look */
-		if (errno == EPERM || daemon_start(sock, fabric, pcap, vt, NULL, false))
+		if (errno == EPERM ||
+		    daemon_start(sock, fabric, host_daemon(fabric, node, as, sizeof(as)), pcap, vt,
+				 NULL, false))
 			return 1;
 	} else if (daemon_fabric_matches(sock, fabric) || daemon_mode_matches(sock, vt)) {
 		return 1;
@@ -486,8 +514,8 @@ int rdmaemu_daemon(int argc, char **argv)
 	char sock[PATH_MAX], text[8192];
 
 	if (argc < 2) {
-		fputs("usage: rdmaemu daemon start [--fabric FILE] [--pcap PREFIX] [--virtual-time]\n"
-		      "                     [--hold N] [--trace] | stop | status\n"
+		fputs("usage: rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX]\n"
+		      "                     [--virtual-time] [--hold N] [--trace] | stop | status\n"
 		      "       rdmaemu daemon remove-device NODE DEV\n"
 		      "       rdmaemu daemon neigh-flush NODE [NETDEV]\n"
 		      "       rdmaemu daemon link-set NODE NETDEV up|down\n",
@@ -578,9 +606,10 @@ int rdmaemu_daemon(int argc, char **argv)
 			{ "virtual-time", no_argument, NULL, 'V' },
 			{ "hold", required_argument, NULL, 'H' },
 			{ "trace", no_argument, NULL, 'T' },
+			{ "as", required_argument, NULL, 'a' },
 			{ NULL, 0, NULL, 0 },
 		};
-		const char *fabric = NULL, *pcap = NULL, *hold = NULL;
+		const char *fabric = NULL, *pcap = NULL, *hold = NULL, *as = NULL;
 		char real[PATH_MAX];
 		bool vt = false, trace = false;
 		int opt;
@@ -597,6 +626,8 @@ int rdmaemu_daemon(int argc, char **argv)
 				hold = optarg;
 			else if (opt == 'T')
 				trace = true;
+			else if (opt == 'a')
+				as = optarg;
 			else
 				return 2;
 		}
@@ -610,7 +641,7 @@ int rdmaemu_daemon(int argc, char **argv)
 		}
 		if (errno == EPERM)
 			return 1; /* a socket not the user's alone, said */
-		return daemon_start(sock, fabric ? real : NULL, pcap, vt, hold, trace);
+		return daemon_start(sock, fabric ? real : NULL, as, pcap, vt, hold, trace);
 	}
 	fprintf(stderr, "rdmaemu: unknown daemon command '%s'\n", argv[1]);
 	return 2;
