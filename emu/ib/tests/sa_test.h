@@ -35,4 +35,33 @@ static inline void gid_of(uint8_t gid[16], uint64_t guid)
 		gid[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
 }
 
+/* The fake SA on a fabric file: loaded, its topology built on a clock of its own. */
+struct sa_on_fabric {
+	struct emu_fabric *f;
+	struct emu_clock clk;
+	struct emu_topology *t;
+	struct emu_sa *sa;
+};
+
+static inline int sa_on_fabric_up(struct sa_on_fabric *x, const char *path)
+{
+	struct emu_error err;
+
+	x->f = emu_fabric_load(path, &err);
+	if (!x->f)
+		return -1;
+	emu_clock_init(&x->clk, 0);
+	x->t = emu_topology_build(x->f, &x->clk, NULL, &err);
+	x->sa = x->t ? emu_sa_new(x->f, x->t) : NULL;
+	return x->sa ? 0 : -1;
+}
+
+static inline void sa_on_fabric_down(struct sa_on_fabric *x)
+{
+	emu_sa_free(x->sa);
+	emu_topology_free(x->t);
+	emu_clock_fini(&x->clk);
+	emu_fabric_free(x->f);
+}
+
 #endif

@@ -44,10 +44,7 @@ static struct deviation devs[64];
 static size_t ndevs;
 static unsigned nequal, ndiffer, nlisted;
 
-static struct emu_fabric *fab;
-static struct emu_clock clk;
-static struct emu_topology *topo;
-static struct emu_sa *sa;
+static struct sa_on_fabric ib;
 
 static char *slurp(const char *path)
 {
@@ -183,7 +180,7 @@ static uint8_t *get_table(const struct emu_mad_record_desc *d, uint64_t mask, co
 	size_t len;
 
 	sa_req(mad, EMU_MAD_METHOD_GET_TABLE, 0x4242, d, mask, rec);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	*status = emu_be16_get(r + 4);
 	*n = *status ? 0 : (len - EMU_SA_HDR_LEN) / (d->attr_offset * 8u);
 	return r;
@@ -447,7 +444,7 @@ static void class_port_info(void **state)
 	/* saquery -c: Get ClassPortInfo */
 	sa_req(mad, EMU_MAD_METHOD_GET, 0x77, NULL, 0, NULL);
 	emu_be16_put(mad + 16, EMU_SA_ATTR_CLASS_PORT_INFO);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	assert_int_equal(emu_be16_get(r + 4), 0);
 	assert_int_equal(r[3], EMU_MAD_METHOD_GET_RESP);
 	c = r + EMU_SA_HDR_LEN;
@@ -483,7 +480,7 @@ static void class_port_info(void **state)
 	/* any other method: ERR_REQ_INVALID, as OpenSM */
 	sa_req(mad, EMU_MAD_METHOD_GET_TABLE, 0x78, NULL, 0, NULL);
 	emu_be16_put(mad + 16, EMU_SA_ATTR_CLASS_PORT_INFO);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	assert_int_equal(emu_be16_get(r + 4), EMU_SA_STATUS(EMU_SA_ERR_REQ_INVALID));
 	free(r);
 }
@@ -530,16 +527,8 @@ static void every_deviation_occurs(void **state)
 
 static int setup(void **state)
 {
-	struct emu_error err;
-
 	(void)state;
-	fab = emu_fabric_load(fixture_path("ib.fabric"), &err);
-	if (!fab)
-		return -1;
-	emu_clock_init(&clk, 0);
-	topo = emu_topology_build(fab, &clk, NULL, &err);
-	sa = topo ? emu_sa_new(fab, topo) : NULL;
-	if (!sa)
+	if (sa_on_fabric_up(&ib, fixture_path("ib.fabric")))
 		return -1;
 	load_deviations();
 	return 0;
@@ -548,10 +537,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	emu_sa_free(sa);
-	emu_topology_free(topo);
-	emu_clock_fini(&clk);
-	emu_fabric_free(fab);
+	sa_on_fabric_down(&ib);
 	return 0;
 }
 

@@ -16,10 +16,7 @@
 
 #define PIR_STRIDE 72
 
-static struct emu_fabric *fab;
-static struct emu_clock clk;
-static struct emu_topology *topo;
-static struct emu_sa *sa;
+static struct sa_on_fabric ib;
 
 /* One request: the response's status and record count (GetTable: by the RMPP payload). */
 static uint8_t *ask(uint8_t method, const struct emu_mad_record_desc *d, uint64_t mask,
@@ -30,7 +27,7 @@ static uint8_t *ask(uint8_t method, const struct emu_mad_record_desc *d, uint64_
 
 	sa_req(mad, method, 0x1234, d, mask, rec);
 	emu_be32_put(mad + 20, attr_mod);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	*status = emu_be16_get(r + 4);
 	if (method == EMU_MAD_METHOD_GET_TABLE)
 		*n = *status ? 0 : (len - EMU_SA_HDR_LEN) / (d->attr_offset * 8u);
@@ -236,7 +233,7 @@ static void class_port_info_bytes(void **state)
 	(void)state;
 	sa_req(mad, EMU_MAD_METHOD_GET, 0x99, NULL, 0, NULL);
 	emu_be16_put(mad + 16, EMU_SA_ATTR_CLASS_PORT_INFO);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	assert_int_equal(len, EMU_MAD_LEN);
 	assert_int_equal(r[3], EMU_MAD_METHOD_GET_RESP);
 	assert_int_equal(emu_be16_get(r + 4), 0);
@@ -248,32 +245,23 @@ static void class_port_info_bytes(void **state)
 	/* Set: ERR_REQ_INVALID */
 	sa_req(mad, EMU_MAD_METHOD_SET, 0x9a, NULL, 0, NULL);
 	emu_be16_put(mad + 16, EMU_SA_ATTR_CLASS_PORT_INFO);
-	assert_int_equal(emu_sa_handle(sa, mad, sizeof(mad), &r, &len), 0);
+	assert_int_equal(emu_sa_handle(ib.sa, mad, sizeof(mad), &r, &len), 0);
 	assert_int_equal(emu_be16_get(r + 4), EMU_SA_STATUS(EMU_SA_ERR_REQ_INVALID));
 	free(r);
 }
 
 static int setup(void **state)
 {
-	struct emu_error err;
-
 	(void)state;
-	fab = emu_fabric_load(fixture_path("ib.fabric"), &err);
-	if (!fab)
+	if (sa_on_fabric_up(&ib, fixture_path("ib.fabric")))
 		return -1;
-	emu_clock_init(&clk, 0);
-	topo = emu_topology_build(fab, &clk, NULL, &err);
-	sa = topo ? emu_sa_new(fab, topo) : NULL;
-	return sa ? 0 : -1;
+	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	emu_sa_free(sa);
-	emu_topology_free(topo);
-	emu_clock_fini(&clk);
-	emu_fabric_free(fab);
+	sa_on_fabric_down(&ib);
 	return 0;
 }
 

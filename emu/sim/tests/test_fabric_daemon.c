@@ -93,7 +93,7 @@ static void test_errors(void **state)
 		  "one)" },
 		{ "host A daemon=D9\n", 1, "host 'A': no daemon 'D9' (a 'daemon NAME "
 					   "udp=ADDR:PORT' line declares it)" },
-		{ "host A foo=1\n", 1, "(expected alias=, acm=, cm-abi=, daemon=)" },
+		{ "host A foo=1\n", 1, "(expected alias=, acm=, cm-abi=, kind=, daemon=)" },
 	};
 
 	(void)state;
