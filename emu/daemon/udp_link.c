@@ -273,6 +273,9 @@ static void count_seq(struct peer *p, uint32_t seq)
 	if (!p->rx_any) {
 		p->rx_any = true;
 		u.n.lost += seq - 1;
+	} else if (seq == 1 || (step < -(1 << 20) && seq < (1u << 20))) {
+		/* back at the start, or far behind and near it: the sender restarted, and its
+		 * count with it */
 	} else if (step <= 0) {
 		u.n.late++;
 		return;
