@@ -18,6 +18,10 @@
 #   - daemon_test_sandbox_start FABRIC NODE DIR: starts rdmaemud on FABRIC with its capture
 #     under DIR/cap, then exits 77 (skipped) where the machine permits no sandbox and 1 where
 #     `rdmaemu run --node NODE` runs outside one all the same;
+#   - daemon_test_wait_status REGEX [SECONDS]: until a line of `rdmaemu daemon status` matches
+#     REGEX (e.g. '^rdma_cm file .* listen [1-9]': a server's id listens), 60 s at most: a
+#     server started in the background is ready for its client only then, which on a loaded
+#     machine may take far longer than any fixed sleep;
 #   - daemon_test_ports BASE: $port set to a band of 20 TCP ports of this test's own, below the
 #     ephemeral range, for the side channels on 127.0.0.1 (daemon tests run in parallel under
 #     make -j and must never pick the same port: each script has its own BASE).
@@ -76,6 +80,14 @@ daemon_test_sandbox_start() {
 		exit 77
 	fi
 	daemon_test_sandboxed "$1" "$2" || { echo "FAIL: no sandbox"; cat "$3/first.err"; exit 1; }
+}
+
+daemon_test_wait_status() {
+	i=0
+	until "$rdmaemu" daemon status 2>/dev/null | grep -Eq "$1"; do
+		[ $i -ge $((${2:-60} * 10)) ] && return 1
+		sleep 0.1; i=$((i + 1))
+	done
 }
 
 daemon_test_ports() {

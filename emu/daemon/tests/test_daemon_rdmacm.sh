@@ -18,15 +18,6 @@ daemon_test_ports 27600
 have_perftest=1
 command -v ib_send_bw >/dev/null 2>&1 || have_perftest=0
 
-# wait_status REGEX: until a line of the daemon's status matches (30 s at most)
-wait_status() {
-	i=0
-	until "$rdmaemu" daemon status 2>/dev/null | grep -Eq "$1"; do
-		[ $i -ge 300 ] && return 1
-		sleep 0.1; i=$((i + 1))
-	done
-}
-
 # pair NAME SNODE CNODE READY "SERVER CMD" "CLIENT CMD" SRV_RE CLI_RE: starts the server as
 # SNODE, waits until the daemon's status matches READY (its id listens), runs the client as
 # CNODE; both must exit 0 and their output have a line matching their regex. SRV_RE "RUNS":
@@ -38,13 +29,13 @@ pair() {
 	port=$((port + 1))
 	scmd=$(echo "$scmd" | sed "s/{P}/$port/g")
 	ccmd=$(echo "$ccmd" | sed "s/{P}/$port/g")
-	wait_status '^rdma_cm files 0$' || { echo "FAIL $name: files of the last pair remain"; fail=1; }
+	daemon_test_wait_status '^rdma_cm files 0$' || { echo "FAIL $name: files of the last pair remain"; fail=1; }
 	# no timeout(1): $! is the program (rdmaemu run execs it), killed by cleanup if need be
 	# shellcheck disable=SC2086
 	"$rdmaemu" run $fab --node "$snode" -- $scmd >"$t/srv.out" 2>&1 &
 	spid=$!
 	lpids=$spid
-	if ! wait_status "$ready"; then
+	if ! daemon_test_wait_status "$ready"; then
 		echo "FAIL $name: the server never got ready:"; cat "$t/srv.out"
 		"$rdmaemu" daemon status
 		fail=1
@@ -202,19 +193,19 @@ more 192.0.2.65 two-hosts
 # gives up waiting for its next state ("wait for RDMA_..." with state 10, ERROR) and ends
 # (its exit status is 0 then: that is rping's own choice). The daemon then serves a new pair.
 port=$((port + 1))
-wait_status '^rdma_cm files 0$'
+daemon_test_wait_status '^rdma_cm files 0$'
 # shellcheck disable=SC2086
 "$rdmaemu" run $fab --node A -- rping -s -a 192.0.2.65 -p $port -C 1000000 >"$t/srv.out" 2>&1 &
 spid=$!
 lpids=$spid
-wait_status "$L"
+daemon_test_wait_status "$L"
 # shellcheck disable=SC2086
 timeout 60 "$rdmaemu" run $fab --node B -- rping -c -a 192.0.2.65 -p $port -C 1000000 -v \
 	>"$t/cli.out" 2>&1 &
 cpid=$!
 lpids="$spid $cpid"
 # connected: the server's file holds the listener and the connection's id
-wait_status '^rdma_cm file .* ids 2 listen 1'
+daemon_test_wait_status '^rdma_cm file .* ids 2 listen 1'
 sleep 0.5
 kill -KILL $spid
 wait $spid 2>/dev/null
@@ -235,12 +226,12 @@ fi
 # REJECTED with status 28: rping prints "cma event RDMA_CM_EVENT_REJECTED, error 28" and
 # exits 255 (the same in the reference VM, two rping processes on one rxe device).
 port=$((port + 1))
-wait_status '^rdma_cm files 0$'
+daemon_test_wait_status '^rdma_cm files 0$'
 # shellcheck disable=SC2086
 "$rdmaemu" run $fab --node A -- rping -s -a 192.0.2.65 -p $port -C 3 >"$t/srv.out" 2>&1 &
 spid=$!
 lpids=$spid
-wait_status "$L"
+daemon_test_wait_status "$L"
 kill -STOP $spid
 # shellcheck disable=SC2086
 timeout 60 "$rdmaemu" run $fab --node B -- rping -c -a 192.0.2.65 -p $port -C 3 -v \
@@ -248,7 +239,7 @@ timeout 60 "$rdmaemu" run $fab --node B -- rping -c -a 192.0.2.65 -p $port -C 3 
 cpid=$!
 lpids="$spid $cpid"
 # the REQ arrived: the listener's file holds the new child id
-wait_status '^rdma_cm file .* ids 2 listen 1'
+daemon_test_wait_status '^rdma_cm file .* ids 2 listen 1'
 kill -KILL $spid
 wait $spid 2>/dev/null
 wait $cpid

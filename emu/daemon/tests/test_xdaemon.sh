@@ -126,21 +126,13 @@ for cmd in "link-set B eth0 down" "remove-device B rxe0" "neigh-flush B"; do
 done
 
 # ---- programs: server on A (D1), client on B (D2) ----
-# wait_listen: until D1's status shows a listening rdma_cm id (30 s at most)
-wait_listen() {
-	i=0
-	until "$rdmaemu" daemon status 2>/dev/null | grep -Eq '^rdma_cm file .* listen [1-9]'; do
-		[ $i -ge 300 ] && return 1
-		sleep 0.1; i=$((i + 1))
-	done
-}
 # pair NAME "SERVER ARGS" "CLIENT ARGS" PROGRAM: the server on $SN (D1), the client on $CN
 # (D2); both exit 0; outputs in $t/srv.out, cli.out
 pair() {
 	"$rdmaemu" run --fabric "$F" --node $SN --no-sandbox -- $4 $2 >"$t/srv.out" 2>&1 &
 	spid=$!
 	lpids=$spid
-	wait_listen || { echo "FAIL $1: no listener"; cat "$t/srv.out"; fail=1; }
+	daemon_test_wait_status '^rdma_cm file .* listen [1-9]' || { echo "FAIL $1: no listener"; cat "$t/srv.out"; fail=1; }
 	timeout 60 $N2 "$rdmaemu" run --fabric "$F" --node $CN --no-sandbox -- $4 $3 \
 		>"$t/cli.out" 2>&1
 	crc=$?

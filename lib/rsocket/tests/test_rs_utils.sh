@@ -29,13 +29,20 @@ daemon_test_sandboxed "$ref" rxe-ref || { echo "FAIL: no sandbox"; exit 1; }
 pair() {
 	fab=$1 sn=$2 cn=$3 ip=$4 port=$5 prog=$6 expect=$7
 	shift 7
+	# the last pair's server gone from the daemon (when one runs), so that the listener
+	# waited for below is this pair's
+	if "$rdmaemu" daemon status >/dev/null 2>&1; then
+		daemon_test_wait_status '^rdma_cm files 0$'
+	fi
 	# the timeouts are safety nets: rstream's full sweep between two hosts takes minutes
 	# in a sanitizer build on a loaded 2-core machine
 	"$rdmaemu" run --fabric "$fab" --node "$sn" -- timeout 600 "$prog" -p "$port" "$@" \
 		>"$t/srv.out" 2>&1 &
 	spid=$!
 	lpids="$spid"
-	sleep 1
+	# a client before the server's listen is rejected, as on any stack
+	daemon_test_wait_status '^rdma_cm file .* listen [1-9]' ||
+		{ echo "FAIL $prog: the server never listened"; cat "$t/srv.out"; }
 	start=$(date +%s.%N)
 	"$rdmaemu" run --fabric "$fab" --node "$cn" -- timeout 600 "$prog" -s "$ip" -p "$port" "$@" \
 		>"$t/cli.out" 2>&1
@@ -72,7 +79,8 @@ done
 head -c 1048576 /dev/urandom >"$t/src.bin"
 "$rdmaemu" run --fabric "$ref2" --node A -- timeout 60 rcopy -p 7491 >"$t/srv.out" 2>&1 &
 lpids=$!
-sleep 1
+daemon_test_wait_status '^rdma_cm file .* listen [1-9]' ||
+	{ echo "FAIL rcopy: the server never listened"; cat "$t/srv.out"; }
 if "$rdmaemu" run --fabric "$ref2" --node B -- timeout 60 rcopy "$t/src.bin" \
 	192.0.2.65:"$t/dst.bin" -p 7491 >"$t/cli.out" 2>&1 &&
    grep -q "^1048576 bytes in" "$t/cli.out" && cmp -s "$t/src.bin" "$t/dst.bin"; then
