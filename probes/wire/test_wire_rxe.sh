@@ -14,6 +14,9 @@ command -v "${TSHARK:-tshark}" >/dev/null 2>&1 || { echo "tshark not found: skip
 . "$s/emu/daemon/tests/daemon_test_env.sh"
 ref=${WIRE_RXE_DIR:-$s/fixtures/golden/rxe}
 seq=$b/probes/wire/wire_seq
+for f in wire-seq.pcap wire-seq-A.out wire-seq-B.out wire-loss.pcap wire-loss-A.out wire-loss-B.out; do
+	[ -s "$ref/$f" ] || { echo "FAIL: kernel rxe's $f is missing or empty in $ref"; exit 1; }
+done
 
 # scenario NAME FABRIC MODE: the two roles under a daemon of their own, captured
 scenario() {
