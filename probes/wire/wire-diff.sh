@@ -1,7 +1,9 @@
 #!/bin/sh
 # wire-diff.sh KERNEL.pcap EMULATOR.pcap RULES [REPORT]: the RoCEv2 frames (UDP port 4791) of
 # two captures of the same exchange, compared field by field as tshark dissects them: frame N
-# of one against frame N of the other, every field in order. A field that differs fails
+# of one against frame N of the other, every field in order, the frames numbered per sender
+# (first every frame of the lower source address in the order it went out, then the other's):
+# how two sides' frames interleave is timing, not protocol. A field that differs fails
 # unless RULES names it (FIELD<TAB>RULE<TAB>REASON):
 #   ignore          not compared (a value no two runs share: the IP ID, the ICRC, times; or a
 #                   header's whole bytes, whose fields are compared one by one)
@@ -38,7 +40,26 @@ fields() {
 			if (match($0, / show="[^"]*"/)) v = substr($0, RSTART + 7, RLENGTH - 8)
 			if (nm ~ /^(frame|geninfo|num|len|caplen|timestamp)(\.|$)/) next
 			print n "\t" nm "\t" v
-		}' || { cat "$tmp/err" >&2; exit 1; }
+		}' >"$tmp/f" || { cat "$tmp/err" >&2; exit 1; }
+	# numbered per sender: each side's frames in the order it sent them, the lower source
+	# address first. The order of one side's frames is the protocol's; how the two sides'
+	# frames interleave on the wire is the timing of two machines (or two processes), which
+	# no two runs of the real stack share either.
+	awk -F'\t' '
+		{ line[NR] = $0; pk[NR] = $1 }
+		$2 == "ip.src" && !($1 in src) { src[$1] = $3 }
+		END {
+			for (i = 1; i <= NR; i++) if (!(pk[i] in seen)) { seen[pk[i]] = 1; order[++np] = pk[i] }
+			for (i = 1; i <= np; i++) s[src[order[i]]] = 1
+			ns = 0
+			for (a in s) sl[++ns] = a
+			for (i = 2; i <= ns; i++)	# a handful of senders: insertion sort
+				for (j = i; j > 1 && sl[j - 1] > sl[j]; j--) { x = sl[j]; sl[j] = sl[j - 1]; sl[j - 1] = x }
+			m = 0
+			for (k = 1; k <= ns; k++)
+				for (i = 1; i <= np; i++) if (src[order[i]] == sl[k]) renum[order[i]] = ++m
+			for (i = 1; i <= NR; i++) { sub(/^[^\t]*/, renum[pk[i]], line[i]); print line[i] }
+		}' "$tmp/f" | sort -t '	' -k1,1n -s
 }
 fields "$1" >"$tmp/k" || exit 1
 fields "$2" >"$tmp/e" || exit 1
