@@ -651,7 +651,20 @@ static void hdr_printf(struct hdr *h, const char *fmt, ...)
 	free(line);
 }
 
-/* --report FILE: FILE.md and FILE.html, or only the one its extension names. */
+/* One report document by the extension of its path. */
+static int write_report(const char *path, const struct conf_result *res, size_t n,
+			const char *header)
+{
+	const char *dot = strrchr(path, '.');
+	int rc = dot && !strcmp(dot, ".json") ? conf_report_json(path, res, n, header)
+					      : conf_report_doc(path, res, n, header);
+
+	if (rc)
+		fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", path, strerror(errno));
+	return rc;
+}
+
+/* --report FILE: FILE.md, FILE.html and FILE.json, or only the one its extension names. */
 static int write_reports(const char *report, const struct conf_result *res, size_t n,
 			 const char *header)
 {
@@ -660,23 +673,15 @@ static int write_reports(const char *report, const struct conf_result *res, size
 	int rc = 0;
 
 	if (dot && (!slash || dot > slash) &&
-	    (!strcmp(dot, ".md") || !strcmp(dot, ".html") || !strcmp(dot, ".htm"))) {
-		if (conf_report_doc(report, res, n, header)) {
-			fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", report,
-				strerror(errno));
-			rc = -1;
-		}
-		return rc;
-	}
-	static const char *const ext[] = { ".md", ".html" };
-	for (size_t i = 0; i < 2; i++) {
+	    (!strcmp(dot, ".md") || !strcmp(dot, ".html") || !strcmp(dot, ".htm") ||
+	     !strcmp(dot, ".json")))
+		return write_report(report, res, n, header);
+	static const char *const ext[] = { ".md", ".html", ".json" };
+	for (size_t i = 0; i < 3; i++) {
 		char *path = xasprintf("%s%s", report, ext[i]);
 
-		if (!path || conf_report_doc(path, res, n, header)) {
-			fprintf(stderr, "rdmaemu-conformance: cannot write %s%s: %s\n", report, ext[i],
-				strerror(errno));
+		if (!path || write_report(path, res, n, header))
 			rc = -1;
-		}
 		free(path);
 	}
 	return rc;

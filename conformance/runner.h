@@ -45,5 +45,8 @@ int conf_report_junit(const char *path, const struct conf_result *res, size_t n)
  * run's header lines (target, libraries, manifest). */
 int conf_report_doc(const char *path, const struct conf_result *res, size_t n,
 		    const char *header);
+/* The same results as JSON (report_json.c). */
+int conf_report_json(const char *path, const struct conf_result *res, size_t n,
+		     const char *header);
 
 #endif
