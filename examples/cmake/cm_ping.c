@@ -1,0 +1,1 @@
+../common/cm_ping.c
