@@ -12,6 +12,8 @@
 b=$(cd "${RDMAEMU_TOP_BUILDDIR:-.}" && pwd)
 s=$(cd "${RDMAEMU_TOP_SRCDIR:-.}" && pwd)
 unset RDMAEMU_FABRIC RDMAEMU_NODE RDMAEMU_DAEMON RDMAEMU_PCAP
+# the example builds with its own make: none of the enclosing make check's settings
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 RDMAEMU_RUNTIME_DIR=$(mktemp -d) || exit 99
 export RDMAEMU_RUNTIME_DIR
 t=$RDMAEMU_RUNTIME_DIR
