@@ -45,6 +45,7 @@ struct ctx {
 	int ud;
 	unsigned done;
 	struct rdma_cm_event *ev; /* read, not yet reported: the CQ is polled once more first */
+	uint32_t ud_qpn;	  /* the UD server's QP, which answers every SIDR request */
 };
 
 static void die(const char *what)
@@ -135,8 +136,20 @@ static void cm_check(struct ctx *c)
 		       rdma_event_str(e->event), e->status, c->done);
 		exit(4);
 	}
-	if (poll(&p, 1, 0) == 1 && !rdma_get_cm_event(c->ch, &e))
-		c->ev = e;
+	if (poll(&p, 1, 0) != 1 || rdma_get_cm_event(c->ch, &e))
+		return;
+	if (c->ud_qpn && e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		/* the client resent its SIDR_REQ (the reply was lost) after the server's CM had
+		 * answered it: a CM treats that as a new request (Linux's cm_sidr_req_handler
+		 * drops a duplicate only while the first is unanswered), so it is answered again */
+		struct rdma_conn_param cp = { .qp_num = c->ud_qpn };
+
+		if (rdma_accept(e->id, &cp))
+			die("rdma_accept");
+		rdma_ack_cm_event(e);
+		return;
+	}
+	c->ev = e;
 }
 
 /* One completion; -1 after timeout_ms of the program's own clock with none. */
@@ -199,7 +212,7 @@ static int server(int argc, char **argv)
 	for (unsigned i = 0; i < RECVS; i++)
 		post_recv(&c, i);
 	if (c.ud)
-		cp.qp_num = c.id->qp->qp_num;
+		cp.qp_num = c.ud_qpn = c.id->qp->qp_num;
 	if (rdma_accept(c.id, &cp))
 		die("rdma_accept");
 	if (!c.ud)
@@ -211,7 +224,9 @@ static int server(int argc, char **argv)
 
 		if (!c.ud && c.done == n)
 			break;
-		if (poll_wc(&c, &wc, c.ud ? 3000 : 120000)) {
+		/* UD: 3 s of silence ends the transfer, once it has begun; before the first
+		 * datagram, the client may still be resending its SIDR_REQ (every 4.1 s) */
+		if (poll_wc(&c, &wc, c.ud ? c.done || bad ? 3000 : 30000 : 120000)) {
 			if (c.ud)
 				break; /* silence: the end */
 			/* a receiver learns of a dead peer only from its DREQ, which a down link
