@@ -44,6 +44,8 @@ struct ctx {
 	size_t slot;
 	int ud;
 	unsigned done;
+	struct rdma_cm_event *ev; /* read, not yet reported: the CQ is polled once more first */
+	uint32_t ud_qpn;	  /* the UD server's QP, which answers every SIDR request */
 };
 
 static void die(const char *what)
@@ -74,9 +76,10 @@ static uint32_t sum_of(const uint8_t *p, size_t n)
 
 static struct rdma_cm_event *event(struct ctx *c, enum rdma_cm_event_type want)
 {
-	struct rdma_cm_event *e;
+	struct rdma_cm_event *e = c->ev;
 
-	if (rdma_get_cm_event(c->ch, &e))
+	c->ev = NULL;
+	if (!e && rdma_get_cm_event(c->ch, &e))
 		die("rdma_get_cm_event");
 	if (e->event != want) {
 		printf("%s: event: %s status %d after %u messages\n", c->side,
@@ -119,17 +122,34 @@ static void post_recv(struct ctx *c, unsigned i)
 }
 
 /* A CM event while completions are awaited (the peer gone, the device removed): the line,
- * exit 4. */
+ * exit 4, once a poll of the CQ after the event was read finds it empty. The emulator
+ * delivers the frames before the event into the engine when the event is read (the frames
+ * and the rdma_cm events come on different channels), so the completions of the messages
+ * the peer saw acknowledged before it disconnected may appear only then. */
 static void cm_check(struct ctx *c)
 {
 	struct pollfd p = { .fd = c->ch->fd, .events = POLLIN };
-	struct rdma_cm_event *e;
+	struct rdma_cm_event *e = c->ev;
 
+	if (e) {
+		printf("%s: event: %s status %d after %u messages\n", c->side,
+		       rdma_event_str(e->event), e->status, c->done);
+		exit(4);
+	}
 	if (poll(&p, 1, 0) != 1 || rdma_get_cm_event(c->ch, &e))
 		return;
-	printf("%s: event: %s status %d after %u messages\n", c->side, rdma_event_str(e->event),
-	       e->status, c->done);
-	exit(4);
+	if (c->ud_qpn && e->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		/* the client resent its SIDR_REQ (the reply was lost) after the server's CM had
+		 * answered it: a CM treats that as a new request (Linux's cm_sidr_req_handler
+		 * drops a duplicate only while the first is unanswered), so it is answered again */
+		struct rdma_conn_param cp = { .qp_num = c->ud_qpn };
+
+		if (rdma_accept(e->id, &cp))
+			die("rdma_accept");
+		rdma_ack_cm_event(e);
+		return;
+	}
+	c->ev = e;
 }
 
 /* One completion; -1 after timeout_ms of the program's own clock with none. */
@@ -156,7 +176,13 @@ static int poll_wc(struct ctx *c, struct ibv_wc *wc, int timeout_ms)
 		if (timeout_ms >= 0 && (t.tv_sec - t0.tv_sec) * 1000 +
 					       (t.tv_nsec - t0.tv_nsec) / 1000000 >= timeout_ms)
 			return -1;
-		usleep(100);
+		/* RC polls without sleeping: an empty poll tells the virtual clock that the
+		 * process waits, so it moves straight to the next protocol timer (an ACK
+		 * timeout of 2.1 s); a sleep of 100 us would be a timer of the program's own,
+		 * and the clock would cross each retransmission timeout in 21000 steps. UD
+		 * leaves the silence it waits for to such steps. */
+		if (c->ud)
+			usleep(100);
 	}
 }
 
@@ -186,7 +212,7 @@ static int server(int argc, char **argv)
 	for (unsigned i = 0; i < RECVS; i++)
 		post_recv(&c, i);
 	if (c.ud)
-		cp.qp_num = c.id->qp->qp_num;
+		cp.qp_num = c.ud_qpn = c.id->qp->qp_num;
 	if (rdma_accept(c.id, &cp))
 		die("rdma_accept");
 	if (!c.ud)
@@ -198,7 +224,9 @@ static int server(int argc, char **argv)
 
 		if (!c.ud && c.done == n)
 			break;
-		if (poll_wc(&c, &wc, c.ud ? 3000 : 120000)) {
+		/* UD: 3 s of silence ends the transfer, once it has begun; before the first
+		 * datagram, the client may still be resending its SIDR_REQ (every 4.1 s) */
+		if (poll_wc(&c, &wc, c.ud ? c.done || bad ? 3000 : 30000 : 120000)) {
 			if (c.ud)
 				break; /* silence: the end */
 			/* a receiver learns of a dead peer only from its DREQ, which a down link

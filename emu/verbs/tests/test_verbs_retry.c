@@ -286,6 +286,65 @@ static void test_lossy_send_write(void **state)
 	lossy_workload();
 }
 
+/* (a2) The fault matrix's RC cell in one process: 2000 SENDs of 3000 bytes (three packets
+ * at MTU 1024), at most 8 outstanding, the ACK timeout rdma_cm gives on RoCE (19: 2.1 s)
+ * and retry_cnt 6, where each timeout uses a retry and progress gives them all back (rxe's
+ * reset_retry_counters): the transfer must end with every message once, in order, byte
+ * exact, never with RETRY_EXC_ERR, although far more than 6 timeouts happen in it. */
+static void test_lossy_retry_cnt_bounded(void **state)
+{
+	struct host a, b;
+	unsigned next = 0, done = 0, got = 0;
+	const unsigned n = 2000, len = 3000;
+	long spins = 0;
+	uint64_t t0;
+
+	(void)state;
+	pair_up(&a, &b, 0, 2, 19, 6);
+	t0 = now_ns();
+	for (unsigned s = 0; s < NRECV; s++)
+		post_recv_slot(&b, s);
+	while (done < n || got < n) {
+		struct ibv_wc wc;
+
+		while (next < n && next - done < 8) {
+			uint8_t *src = a.mem + (size_t)(next % 8) * SLOT;
+			struct ibv_sge sg = { (uintptr_t)src, len, a.mr->lkey };
+			struct ibv_send_wr w = { .wr_id = next, .sg_list = &sg, .num_sge = 1,
+						 .opcode = IBV_WR_SEND,
+						 .send_flags = IBV_SEND_SIGNALED };
+
+			for (uint32_t i = 0; i < len; i++)
+				src[i] = pat(next, i);
+			post_send(&a, &w);
+			next++;
+		}
+		if (ibv_poll_cq(a.cq, 1, &wc)) {
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.wr_id, done);
+			done++;
+			continue;
+		}
+		if (ibv_poll_cq(b.cq, 1, &wc)) {
+			const uint8_t *m = b.mem + wc.wr_id * SLOT;
+
+			assert_int_equal(wc.status, IBV_WC_SUCCESS);
+			assert_int_equal(wc.byte_len, len);
+			for (uint32_t i = 0; i < len; i++)
+				if (m[i] != pat(got, i))
+					fail_msg("SEND %u byte %u", got, i);
+			got++;
+			post_recv_slot(&b, (unsigned)wc.wr_id);
+			continue;
+		}
+		assert_true(++spins < 50000000L);
+	}
+	/* more than retry_cnt timeouts of 2.1 s each: the counter was given back */
+	assert_true(now_ns() - t0 > 7 * (4096ull << 19));
+	host_down(&a);
+	host_down(&b);
+}
+
 /* poll one CQE from h's CQ, letting virtual time move */
 /* (b) FETCH_AND_ADD x50 on the lossy link: every one executes once (duplicates are answered
  * from the responder resources), in PSN order, so the k-th fetches k * addend. */
@@ -445,6 +504,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lossy_send_write),
+		cmocka_unit_test(test_lossy_retry_cnt_bounded),
 		cmocka_unit_test(test_lossy_atomics),
 		cmocka_unit_test(test_lossy_reads),
 		cmocka_unit_test(test_link_down_retry_exceeded),
