@@ -15,6 +15,7 @@
  *   SIDE: event: <rdma_event_str> status S after K messages (exit 4)
  *   server: rc: no message for 120 s after K messages        (exit 6) */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,7 @@ struct ctx {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	struct ibv_mr *mr;
 	uint8_t *buf;
@@ -96,7 +98,8 @@ static void setup(struct ctx *c, struct rdma_cm_id *id, size_t size)
 	c->id = id;
 	c->slot = sizeof(struct hdr) + size + GRH;
 	c->pd = ibv_alloc_pd(id->verbs);
-	c->cq = c->pd ? ibv_create_cq(id->verbs, 64, NULL, NULL, 0) : NULL;
+	c->cc = c->pd ? ibv_create_comp_channel(id->verbs) : NULL;
+	c->cq = c->cc ? ibv_create_cq(id->verbs, 64, NULL, c->cc, 0) : NULL;
 	c->buf = calloc(RECVS + WINDOW, c->slot);
 	if (!c->cq || !c->buf)
 		die("resources");
@@ -152,14 +155,22 @@ static void cm_check(struct ctx *c)
 	c->ev = e;
 }
 
-/* One completion; -1 after timeout_ms of the program's own clock with none. */
+/* One completion; -1 after timeout_ms of the program's own clock with none. An empty CQ is
+ * waited for as an RDMA program waits: notification armed, then poll(2) on the completion
+ * channel and the CM channel with what is left of the deadline. The kernel wakes the process
+ * at a completion, a CM event or the deadline, whichever comes first; on the virtual clock the
+ * wait is a deadline of the program's own, so the clock moves straight to the next protocol
+ * timer (an ACK timeout of 2.1 s) or to the deadline (a receiver whose link is down). */
 static int poll_wc(struct ctx *c, struct ibv_wc *wc, int timeout_ms)
 {
 	struct timespec t0, t;
+	bool armed = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		int n = ibv_poll_cq(c->cq, 1, wc);
+		struct pollfd p[2] = { { .fd = c->cc->fd, .events = POLLIN },
+				       { .fd = c->ch->fd, .events = POLLIN } };
+		int n = ibv_poll_cq(c->cq, 1, wc), left = -1;
 
 		if (n < 0)
 			die("ibv_poll_cq");
@@ -172,17 +183,34 @@ static int poll_wc(struct ctx *c, struct ibv_wc *wc, int timeout_ms)
 			return 0;
 		}
 		cm_check(c);
+		if (c->ev)
+			continue; /* the CQ polled once more, then the event reported */
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (timeout_ms >= 0 && (t.tv_sec - t0.tv_sec) * 1000 +
-					       (t.tv_nsec - t0.tv_nsec) / 1000000 >= timeout_ms)
-			return -1;
-		/* RC polls without sleeping: an empty poll tells the virtual clock that the
-		 * process waits, so it moves straight to the next protocol timer (an ACK
-		 * timeout of 2.1 s); a sleep of 100 us would be a timer of the program's own,
-		 * and the clock would cross each retransmission timeout in 21000 steps. UD
-		 * leaves the silence it waits for to such steps. */
-		if (c->ud)
-			usleep(100);
+		if (timeout_ms >= 0) {
+			left = timeout_ms - (int)((t.tv_sec - t0.tv_sec) * 1000 +
+						  (t.tv_nsec - t0.tv_nsec) / 1000000);
+			if (left <= 0)
+				return -1;
+		}
+		if (!armed) {
+			/* armed, then polled once more: a completion between the empty poll
+			 * and the arming raises no event */
+			if (ibv_req_notify_cq(c->cq, 0))
+				die("ibv_req_notify_cq");
+			armed = true;
+			continue;
+		}
+		if (poll(p, 2, left) < 0 && errno != EINTR)
+			die("poll");
+		if (p[0].revents & POLLIN) {
+			struct ibv_cq *cq;
+			void *ctx;
+
+			if (ibv_get_cq_event(c->cc, &cq, &ctx))
+				die("ibv_get_cq_event");
+			ibv_ack_cq_events(cq, 1);
+			armed = false;
+		}
 	}
 }
 
