@@ -13,8 +13,10 @@ static const char *const kind_names[EMU_FAIL_KINDS] = {
 
 static atomic_ulong counts[EMU_FAIL_KINDS];
 static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
-static int fail_kind = -1;        /* the kind RDMAEMU_FAIL_NTH names; -1: none */
-static unsigned long fail_at;     /* its N (from 1) */
+/* the kind to fail (-1: none) and the count of the call that fails, set by RDMAEMU_FAIL_NTH
+ * or emu_fail_arm; read by every counted call without a lock, so atomics */
+static atomic_int fail_kind = -1;
+static atomic_ulong fail_at;
 
 const char *emu_fail_kind_name(enum emu_fail_kind kind)
 {
@@ -44,8 +46,8 @@ static void parse_nth(const char *s)
 	for (int k = 0; k < EMU_FAIL_KINDS; k++) {
 		if (strlen(kind_names[k]) == (size_t)(colon - s) &&
 		    !strncmp(kind_names[k], s, (size_t)(colon - s))) {
-			fail_kind = k;
-			fail_at = n;
+			atomic_store(&fail_at, n);
+			atomic_store(&fail_kind, k);
 		}
 	}
 }
@@ -69,7 +71,17 @@ int emu_fail_nth(enum emu_fail_kind kind)
 		return 0;
 	pthread_once(&fail_once, fail_init);
 	n = atomic_fetch_add(&counts[kind], 1) + 1;
-	return (int)kind == fail_kind && n == fail_at;
+	return (int)kind == atomic_load(&fail_kind) && n == atomic_load(&fail_at);
+}
+
+void emu_fail_arm(enum emu_fail_kind kind, unsigned long n)
+{
+	pthread_once(&fail_once, fail_init);
+	atomic_store(&fail_kind, -1);
+	if ((unsigned)kind >= EMU_FAIL_KINDS || n == 0)
+		return;
+	atomic_store(&fail_at, atomic_load(&counts[kind]) + n);
+	atomic_store(&fail_kind, (int)kind);
 }
 
 unsigned long emu_fail_count(enum emu_fail_kind kind)

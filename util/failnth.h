@@ -22,6 +22,9 @@ enum emu_fail_kind {
 
 /* 1: this call must fail (it is the N-th of its kind RDMAEMU_FAIL_NTH names); 0: go on. */
 int emu_fail_nth(enum emu_fail_kind kind);
+/* In-process sweeps: the n-th call of kind from now fails (once), replacing what
+ * RDMAEMU_FAIL_NTH or an earlier arm said; n == 0 disarms. */
+void emu_fail_arm(enum emu_fail_kind kind, unsigned long n);
 /* Calls of kind counted so far in this process. */
 unsigned long emu_fail_count(enum emu_fail_kind kind);
 /* The kind's name in RDMAEMU_FAIL_NTH ("alloc", "mmap", ...). */

@@ -1,5 +1,5 @@
 /* failnth: the N-th call of the named kind fails once (kmem's allocations with ENOMEM), other
- * kinds and other calls go on, malformed settings inject nothing, and RDMAEMU_FAIL_COUNT=1
+ * kinds and other calls go on, emu_fail_arm counts from its call, malformed settings inject nothing, and RDMAEMU_FAIL_COUNT=1
  * prints every count at exit. Each case runs in a child, since the settings are read once a
  * process. */
 #define _GNU_SOURCE
@@ -75,6 +75,25 @@ static int second_thread_fails(void)
 	return emu_fail_count(EMU_FAIL_THREAD) == 3 ? 0 : 3;
 }
 
+/* emu_fail_arm: counted from the call, replaces the environment's setting, 0 disarms. */
+static int armed(void)
+{
+	if (emu_fail_nth(EMU_FAIL_SOCKET) != 0)
+		return 1;
+	emu_fail_arm(EMU_FAIL_SOCKET, 2);
+	if (emu_fail_nth(EMU_FAIL_SOCKET) != 0 || emu_fail_nth(EMU_FAIL_SOCKET) != 1 ||
+	    emu_fail_nth(EMU_FAIL_SOCKET) != 0)
+		return 2;
+	emu_fail_arm(EMU_FAIL_EVENTFD, 1);
+	emu_fail_arm(EMU_FAIL_EVENTFD, 0);
+	if (emu_fail_nth(EMU_FAIL_EVENTFD) != 0)
+		return 3;
+	/* the environment named alloc:1; the arm replaced it */
+	if (emu_fail_nth(EMU_FAIL_ALLOC) != 0)
+		return 4;
+	return 0;
+}
+
 /* Ten calls of every kind, none failing. */
 static int nothing_fails(void)
 {
@@ -96,6 +115,12 @@ static void test_nth_other_kind(void **state)
 {
 	(void)state;
 	assert_int_equal(in_child("thread:2", second_thread_fails), 0);
+}
+
+static void test_arm(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child("alloc:1", armed), 0);
 }
 
 static void test_malformed(void **state)
@@ -157,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nth_alloc),
 		cmocka_unit_test(test_nth_other_kind),
+		cmocka_unit_test(test_arm),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_kind_names),
 		cmocka_unit_test(test_count_line),
