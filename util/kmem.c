@@ -1,6 +1,7 @@
 /* kmem: size-class object memory in huge-page slabs for the emulated kernel (util/kmem.h). */
 #define _GNU_SOURCE
 #include "kmem.h"
+#include "failnth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -492,8 +493,19 @@ static inline void *pool_alloc(size_t size)
 	return pool_alloc_slow(size);
 }
 
+/* An injected failure (failnth.h): NULL with errno ENOMEM, as an exhausted slab would give. */
+static bool injected_enomem(void)
+{
+	if (!emu_fail_nth(EMU_FAIL_ALLOC))
+		return false;
+	errno = ENOMEM;
+	return true;
+}
+
 void *emu_kmem_alloc(size_t size)
 {
+	if (injected_enomem())
+		return NULL;
 	if (kmem_mode() == EMU_KMEM_LIBC)
 		return malloc(size ? size : 1);
 	return pool_alloc(size);
@@ -503,6 +515,8 @@ void *emu_kmem_zalloc(size_t size)
 {
 	void *p;
 
+	if (injected_enomem())
+		return NULL;
 	if (kmem_mode() == EMU_KMEM_LIBC)
 		return calloc(1, size ? size : 1);
 	p = pool_alloc(size);
@@ -643,6 +657,8 @@ void *emu_kmem_table_zalloc(size_t size)
 	size_t len;
 	char *a;
 
+	if (injected_enomem())
+		return NULL;
 	if (size < EMU_KMEM_TABLE_MIN || kmem_mode() == EMU_KMEM_LIBC)
 		return calloc(1, size ? size : 1);
 	len = table_len(size);
