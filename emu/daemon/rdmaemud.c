@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -53,7 +54,10 @@
 #include "emu/rdma_cm/ucma.h"
 #include "rdmaemu/ctl.h"
 
-#define MAX_CLIENTS 256
+/* Connections at once: a process holds one for its host and one for each rdma_cm file it
+ * opens (docs/daemon.md "Limits"); a full table refuses the next one with a line on both
+ * sides. */
+#define MAX_CLIENTS 4096
 /* Bytes of frames queued for a client whose socket is full (the kernel queues at most
  * net.unix.max_dgram_qlen = 10 messages per SEQPACKET socket): past this, frames are dropped
  * as a congested receiver drops them. Not lower: a drop costs a reliable connection a
@@ -688,11 +692,25 @@ static void client_close(struct client *c)
 	emu_engine_unlock(d.e);
 }
 
+/* The lowest slot of host's QP numbers no attached process holds, or EMU_DPROTO_MAX_SLOTS
+ * when all are taken. Engine lock held. */
+static unsigned free_slot(size_t host)
+{
+	uint64_t used[(EMU_DPROTO_MAX_SLOTS + 63) / 64] = { 0 };
+	unsigned slot = 0;
+
+	for (size_t i = 0; i < MAX_CLIENTS; i++)
+		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
+			used[d.clients[i].slot / 64] |= 1ull << (d.clients[i].slot % 64);
+	while (slot < EMU_DPROTO_MAX_SLOTS && (used[slot / 64] >> (slot % 64) & 1))
+		slot++;
+	return slot;
+}
+
 static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t len)
 {
 	struct emu_dmsg_welcome w = { 0 };
 	const struct emu_host *host;
-	uint64_t used = 0;
 	int err = 0;
 
 	w.flags = d.vt ? EMU_DPROTO_VIRTUAL_TIME : 0;
@@ -737,14 +755,12 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 	if (err)
 		goto out;
 	emu_engine_lock(d.e);
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
-		if (d.clients[i].state == CLIENT_ATTACHED &&
-		    d.clients[i].host == (size_t)(host - d.f->hosts))
-			used |= 1ull << d.clients[i].slot;
-	c->slot = 0;
-	while (c->slot < EMU_DPROTO_MAX_SLOTS && (used >> c->slot & 1))
-		c->slot++;
+	c->slot = free_slot((size_t)(host - d.f->hosts));
 	if (c->slot == EMU_DPROTO_MAX_SLOTS) {
+		fprintf(stderr, "rdmaemud: pid %d refused: host %s has all its %u process slots in "
+				"use (each process takes %u of the host's 24-bit QP numbers); run more "
+				"processes on other hosts of the fabric\n", h->pid, host->name,
+			EMU_DPROTO_MAX_SLOTS, EMU_DPROTO_QPN_SLICE);
 		err = EUSERS;
 	} else {
 		c->host = (size_t)(host - d.f->hosts);
@@ -1787,11 +1803,27 @@ static int fabric_setup(const char *fabric)
 
 /* The listening socket, the signals that stop the daemon, the empty client table and the
  * forwarder's wake-up pipe: the listening fd, or -1 with the reason said. */
+/* Each connection holds a socket, and an rdma_cm one the file it serves and its shared
+ * page: the soft RLIMIT_NOFILE (1,024 by default) would refuse accept() after some 300
+ * processes, so it goes up to the hard limit (what an unprivileged process may). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		fprintf(stderr, "rdmaemud: cannot raise RLIMIT_NOFILE to %llu: %s\n",
+			(unsigned long long)rl.rlim_max, strerror(errno));
+}
+
 static int serve_setup(void)
 {
 	struct sigaction sa;
 	int lfd;
 
+	raise_nofile();
 	lfd = listen_on(d.sock);
 	if (lfd < 0) {
 		if (errno != EADDRINUSE)
@@ -1923,6 +1955,9 @@ static void client_accept(int lfd)
 	for (i = 0; fd >= 0 && i < MAX_CLIENTS && d.clients[i].state != CLIENT_FREE; i++)
 		;
 	if (fd >= 0 && i == MAX_CLIENTS) {
+		fprintf(stderr, "rdmaemud: pid %d refused: all %d connections of the daemon are in "
+				"use (one a process and one for each of its rdma_cm files)\n", peer.pid,
+			MAX_CLIENTS);
 		close(fd);
 	} else if (fd >= 0) {
 		emu_engine_lock(d.e);

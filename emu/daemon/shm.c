@@ -191,8 +191,9 @@ int emu_dshm_hello(unsigned ci, int fd, int efd, size_t host, unsigned slot, uin
 		struct dshm_client *o = &cl[i];
 		int memfd;
 
-		if (i == ci || o->state != OFFER_OFFERED || o->host != host)
-			continue;
+		if (i == ci || o->state != OFFER_OFFERED || o->host != host ||
+		    slot >= EMU_DPROTO_SHM_SLOTS || o->slot >= EMU_DPROTO_SHM_SLOTS)
+			continue; /* the pair stays on the daemon's path */
 		memfd = memfd_create("rdmaemu-rings", MFD_CLOEXEC);
 		if (memfd < 0 || ftruncate(memfd, EMU_SHM_PAIR_BYTES)) {
 			int err = errno;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EMU_DSHM_MAX_CLIENTS 256
+#define EMU_DSHM_MAX_CLIENTS 4096
 
 /* Client ci (socket fd, attached to host `host`, QP slot `slot` with that QPN range) offered
  * its eventfd efd (owned from now on): pairs it with every other offering process of the

@@ -392,6 +392,11 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		close(fd);
 		return err;
 	}
+	if (err == EUSERS)
+		fprintf(stderr, "rdmaemu: host '%s' has all its %u process slots in use (each process "
+				"takes %u of the host's 24-bit QP numbers): run more processes on other "
+				"hosts of the fabric\n", hello.node, EMU_DPROTO_MAX_SLOTS,
+			EMU_DPROTO_QPN_SLICE);
 	if (err == EREMOTE)
 		fprintf(stderr, "rdmaemu: host '%s' of fabric '%s' runs under another of the fabric's "
 				"daemons (its daemon=), not the rdmaemud at %s\n", hello.node,

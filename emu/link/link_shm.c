@@ -119,7 +119,7 @@ static struct {
 	int efd; /* ours: peers wake our ring thread with it */
 	int sock; /* the daemon's socket (SHM_MAPPED) */
 	struct emu_engine *e;
-	struct peer peers[EMU_DPROTO_MAX_SLOTS];
+	struct peer peers[EMU_DPROTO_SHM_SLOTS];
 	pthread_t thr;
 	bool thr_started, stop;
 	struct emu_link_shm_stats st;
@@ -321,7 +321,7 @@ static void backlog_free(struct peer *p)
 
 static struct peer *peer_of_qpn(uint32_t dqpn)
 {
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED && dqpn >= sh.peers[i].qpn_min &&
 		    dqpn <= sh.peers[i].qpn_max)
 			return &sh.peers[i];
@@ -367,7 +367,7 @@ void emu_link_shm_burst_end(void)
 	if (--sh.burst || !sh.owed)
 		return;
 	sh.owed = false;
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
 		struct peer *p = &sh.peers[i];
 
 		if (p->unrung) {
@@ -492,7 +492,7 @@ static size_t pass(bool ring_thread)
 	/* what the frames delivered send back (ACKs, READ responses) is one burst */
 	emu_link_shm_burst_begin();
 	delivering = true;
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
 		struct peer *p = &sh.peers[i];
 
 		if (p->state != PEER_MAPPED)
@@ -514,11 +514,11 @@ static size_t pass(bool ring_thread)
  * the thread may sleep, every writer now knowing it must ring. */
 static bool may_sleep(void)
 {
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED)
 			__atomic_store_n(&sh.peers[i].rx->reader_awake, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED && !ring_empty(&sh.peers[i]))
 			return false;
 	return true;
@@ -532,7 +532,7 @@ static bool work_hint(void)
 {
 	if (__atomic_load_n(&sh.nbl, __ATOMIC_RELAXED))
 		return true;
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++) {
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
 		struct peer *p = &sh.peers[i];
 		struct shm_ring *rx;
 
@@ -692,7 +692,7 @@ static void thread_start(struct emu_engine *e)
 		fprintf(stderr, "rdmaemu: cannot start the shared-memory ring thread\n");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!sh.thr_started) /* nobody would read the rings: use the daemon */
-		for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+		for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 			if (sh.peers[i].state == PEER_MAPPED) {
 				peers_add(-1);
 				peer_unmap(&sh.peers[i]);
@@ -753,14 +753,14 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
 {
 	int used = 0;
 
-	if (h->type == EMU_DMSG_SHM_PEER && h->arg < EMU_DPROTO_MAX_SLOTS && nfds == 2 &&
+	if (h->type == EMU_DMSG_SHM_PEER && h->arg < EMU_DPROTO_SHM_SLOTS && nfds == 2 &&
 	    len >= sizeof(struct emu_dmsg_shm_peer) && sh.efd >= 0) {
 		struct emu_dmsg_shm_peer b;
 
 		memcpy(&b, body, sizeof(b));
 		on_peer(e, h->arg, &b, fds);
 		used = 2;
-	} else if (h->type == EMU_DMSG_SHM_GONE && h->arg < EMU_DPROTO_MAX_SLOTS) {
+	} else if (h->type == EMU_DMSG_SHM_GONE && h->arg < EMU_DPROTO_SHM_SLOTS) {
 		if (e)
 			emu_engine_lock(e);
 		if (sh.peers[h->arg].state == PEER_MAPPED) {
@@ -788,7 +788,7 @@ int emu_link_shm_start(int fd)
 
 	if (env && !strcmp(env, "0"))
 		return 0;
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		sh.peers[i] = (struct peer){ .efd = -1 };
 	sh.efd = eventfd(0, EFD_CLOEXEC);
 	if (sh.efd < 0)
@@ -851,7 +851,7 @@ int emu_link_shm_start(int fd)
 
 void emu_link_shm_engine_created(struct emu_engine *e)
 {
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED) {
 			thread_start(e);
 			kick(sh.efd);
@@ -875,7 +875,7 @@ void emu_link_shm_reset(void)
 		sh.thr_started = false;
 	}
 	graves_reap(true);
-	for (size_t i = 0; i < EMU_DPROTO_MAX_SLOTS; i++)
+	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		if (sh.peers[i].state == PEER_MAPPED)
 			peer_unmap(&sh.peers[i]);
 	if (sh.efd >= 0)

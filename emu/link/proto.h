@@ -47,7 +47,17 @@
  * [16 + k * SLICE, 16 + (k + 1) * SLICE - 1]); slot 0 starts where rxe starts, so a host's first
  * process sees the QPNs it would see alone. */
 #define EMU_DPROTO_QPN_SLICE 16384u
-#define EMU_DPROTO_MAX_SLOTS 64u
+/* Processes one host can hold: as many slices as fit under the 24-bit QP number (the last
+ * one ending at 16 + 1023 * 16384 - 1 = 0xffc00f). */
+#define EMU_DPROTO_MAX_SLOTS 1023u
+_Static_assert(16u + EMU_DPROTO_MAX_SLOTS * EMU_DPROTO_QPN_SLICE - 1u <= 0xffffffu,
+	       "every slot's QP numbers fit in 24 bits");
+/* Slots whose processes are paired by the shared-memory rings (emu/link/link_shm.c): a
+ * process past them sends its host's frames through the daemon, as RDMAEMU_SHM=0 does. Each
+ * pair of them holds EMU_SHM_PAIR_BYTES and each process two descriptors a peer, so pairing
+ * all of a host's processes would grow as n^2 (1,000 processes: ~16 TiB of rings and 2,000
+ * descriptors each, past the default RLIMIT_NOFILE of 1,024). */
+#define EMU_DPROTO_SHM_SLOTS 64u
 /* Devices a daemon can remove in its lifetime (WELCOME lists them all). */
 #define EMU_DPROTO_MAX_REMOVED 32u
 
