@@ -126,6 +126,10 @@ static struct {
 	const char *as; /* --as: which of the fabric's daemons this is (docs/multi-daemon.md) */
 	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct client clients[MAX_CLIENTS];
+	/* one past the highest entry of clients[] not CLIENT_FREE (engine lock): every walk of
+	 * the table (a frame's owner, the poll set, the virtual-time rounds) ends there, so a
+	 * daemon serving a few processes does not look at 4,096 entries a frame */
+	size_t top;
 	struct port_ctx *ports;
 	uint64_t seq;
 	uint64_t loopback_frames; /* LOOPBACK messages forwarded (the shared rings bypass them) */
@@ -217,6 +221,10 @@ static void client_set_state(struct client *c, enum client_state s)
 	trace("client fd %d (%s pid %d): %s -> %s", c->fd, c->node[0] ? c->node : "-", c->pid,
 	      client_state_name[c->state], client_state_name[s]);
 	c->state = s;
+	if (s != CLIENT_FREE && (size_t)(c - d.clients) >= d.top)
+		d.top = (size_t)(c - d.clients) + 1;
+	while (d.top && d.clients[d.top - 1].state == CLIENT_FREE)
+		d.top--;
 }
 
 static int send_msg(int fd, uint16_t type, uint32_t arg, const void *body, size_t len, int flags)
@@ -235,7 +243,7 @@ static struct client *owner(size_t host, bool transport, uint32_t dqpn)
 {
 	struct client *first = NULL;
 
-	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+	for (size_t i = 0; i < d.top; i++) {
 		struct client *c = &d.clients[i];
 
 		if (c->state != CLIENT_ATTACHED || c->host != host)
@@ -573,7 +581,7 @@ static void deliver(const struct port_ctx *p, const uint8_t *frame, size_t len)
 
 	if (transport && dqpn == EMU_DSTACKS_MCAST_QPN) {
 		/* multicast: every process of the host, whose HCA keeps what its QPs joined */
-		for (size_t i = 0; i < MAX_CLIENTS; i++)
+		for (size_t i = 0; i < d.top; i++)
 			if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == p->host)
 				deliver_to(&d.clients[i], p, frame, len);
 		return;
@@ -699,7 +707,7 @@ static unsigned free_slot(size_t host)
 	uint64_t used[(EMU_DPROTO_MAX_SLOTS + 63) / 64] = { 0 };
 	unsigned slot = 0;
 
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
 			used[d.clients[i].slot / 64] |= 1ull << (d.clients[i].slot % 64);
 	while (slot < EMU_DPROTO_MAX_SLOTS && (used[slot / 64] >> (slot % 64) & 1))
@@ -823,7 +831,7 @@ static void on_frame(struct client *c, const struct emu_dmsg *h, const uint8_t *
 static void neigh_gen_moved(void *ctx, size_t host, uint32_t gen)
 {
 	(void)ctx;
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
 			outq_add_msg(&d.clients[i], EMU_DMSG_NEIGH_GEN, (uint32_t)host, gen, NULL, 0, false);
 	/* what a fresh id's RESOLVE_ADDR returns may change with it */
@@ -945,7 +953,7 @@ static void on_link_set(struct client *c, const struct emu_dmsg_link_set *r, siz
 			rc = 1; /* as it was: no event, nothing to tell */
 		if (!rc) {
 			h.pad = ++d.link_gen;
-			for (size_t i = 0; i < MAX_CLIENTS; i++)
+			for (size_t i = 0; i < d.top; i++)
 				if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == hi)
 					outq_add_msg(&d.clients[i], EMU_DMSG_LINK_STATE,
 						     (uint32_t)nd << 1 | up, h.pad, NULL, 0, false);
@@ -1002,7 +1010,7 @@ static void on_device_remove(struct client *c, const struct emu_dmsg_devrm *r, s
 			d.devrm_gen++;
 			emu_ucma_srv_devrm(d.devrm_gen);
 			/* the processes, and the sandboxes' keepers, whose files show it */
-			for (size_t i = 0; i < MAX_CLIENTS; i++)
+			for (size_t i = 0; i < d.top; i++)
 				if (d.clients[i].state == CLIENT_ATTACHED ||
 				    (d.clients[i].state == CLIENT_CONNECTED && emu_dtap_owns((unsigned)i)))
 					outq_add_msg(&d.clients[i], EMU_DMSG_DEVICE_GONE, arg,
@@ -1066,7 +1074,7 @@ static void on_status(struct client *c)
 	unsigned nattached = 0;
 
 	emu_engine_lock(d.e);
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		nattached += d.clients[i].state == CLIENT_ATTACHED;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
 			      "rdmaemud %s pid %d\nfabric %s\nsocket %s\ntime: %s\nprocesses %u\n"
@@ -1075,7 +1083,7 @@ static void on_status(struct client *c)
 			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock,
 			      d.vt ? "virtual" : "real", nattached,
 			      emu_ucma_srv_count(), (unsigned long long)d.loopback_frames);
-	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++) {
+	for (size_t i = 0; i < d.top && n < sizeof(buf) - 200; i++) {
 		const struct client *k = &d.clients[i];
 
 		if (k->state != CLIENT_ATTACHED)
@@ -1092,7 +1100,7 @@ static void on_status(struct client *c)
 	n += emu_dudp_status(buf + n, sizeof(buf) - n);
 	emu_engine_unlock(d.e);
 	/* the main thread alone changes the table: read without the lock, which the ucma takes */
-	for (size_t i = 0; i < MAX_CLIENTS && n < sizeof(buf) - 200; i++)
+	for (size_t i = 0; i < d.top && n < sizeof(buf) - 200; i++)
 		if (d.clients[i].state == CLIENT_UCMA)
 			n += emu_ucma_srv_status(d.clients[i].ucma_dfd, d.clients[i].pid, buf + n,
 						 sizeof(buf) - n);
@@ -1271,7 +1279,7 @@ static bool rings_idle(void)
 /* Nothing waits to go to a process: every message sent is in its socket. */
 static bool vt_quiet(void)
 {
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state != CLIENT_FREE &&
 		    (d.clients[i].outq || d.clients[i].sem_pending))
 			return false;
@@ -1286,7 +1294,7 @@ static void vt_check(void)
 	uint64_t t = UINT64_MAX, next;
 	unsigned n = 0;
 
-	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+	for (size_t i = 0; i < d.top; i++) {
 		const struct client *c = &d.clients[i];
 
 		if (c->state != CLIENT_ATTACHED)
@@ -1310,7 +1318,7 @@ static void vt_check(void)
 		emu_engine_unlock(d.e);
 		d.vt_armed = true;
 		d.vt_dirty = true;
-		for (size_t i = 0; i < MAX_CLIENTS; i++)
+		for (size_t i = 0; i < d.top; i++)
 			d.clients[i].vt_answered = false;
 		return;
 	}
@@ -1324,7 +1332,7 @@ static void vt_check(void)
 		return;
 	}
 	d.vt_told = false;
-	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+	for (size_t i = 0; i < d.top; i++) {
 		struct client *c = &d.clients[i];
 		struct emu_dmsg_vt v = { t, 0 };
 
@@ -1348,7 +1356,7 @@ static void vt_round(void)
 	trace("round %u", d.vt_round);
 	d.vt_dirty = false;
 	emu_engine_lock(d.e);
-	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+	for (size_t i = 0; i < d.top; i++) {
 		struct client *c = &d.clients[i];
 
 		if (c->state != CLIENT_ATTACHED)
@@ -1455,7 +1463,7 @@ static struct client *earliest_before(const struct client *self, int pid, uint32
 	struct client *best = NULL;
 	uint32_t bseq = seq;
 
-	for (size_t i = 0; i < MAX_CLIENTS; i++) {
+	for (size_t i = 0; i < d.top; i++) {
 		struct client *c = &d.clients[i];
 		struct emu_dmsg h;
 		struct emu_ducma_rec rec;
@@ -1859,7 +1867,7 @@ static nfds_t poll_set(struct pollfd *pfd, size_t *who, int lfd)
 	pfd[n] = (struct pollfd){ .fd = d.wake[0], .events = POLLIN };
 	who[n++] = MAX_CLIENTS;
 	emu_engine_lock(d.e);
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state != CLIENT_FREE) {
 			pfd[n] = (struct pollfd){ .fd = d.clients[i].fd, .events = POLLIN };
 			if (d.clients[i].outq || emu_dshm_pending((unsigned)i))
@@ -2027,7 +2035,7 @@ static void teardown(int lfd, uint8_t *buf)
 {
 	unlink(d.sock);
 	close(lfd);
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state != CLIENT_FREE)
 			client_close(&d.clients[i]);
 	emu_dvm_close();
