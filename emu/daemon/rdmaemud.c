@@ -1069,9 +1069,9 @@ static void on_tap_attach(struct client *c, const struct emu_dmsg_tap *t, size_t
 
 static void on_status(struct client *c)
 {
-	char buf[8192];
+	static char buf[EMU_DPROTO_STATUS_MAX]; /* the main thread's alone */
 	size_t n = 0;
-	unsigned nattached = 0;
+	unsigned nattached = 0, unlisted = 0;
 
 	emu_engine_lock(d.e);
 	for (size_t i = 0; i < d.top; i++)
@@ -1083,18 +1083,6 @@ static void on_status(struct client *c)
 			      d.fabric_path[0] ? d.fabric_path : "(built-in)", d.sock,
 			      d.vt ? "virtual" : "real", nattached,
 			      emu_ucma_srv_count(), (unsigned long long)d.loopback_frames);
-	for (size_t i = 0; i < d.top && n < sizeof(buf) - 200; i++) {
-		const struct client *k = &d.clients[i];
-
-		if (k->state != CLIENT_ATTACHED)
-			continue;
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
-				      "process %d host %s qpn %u-%u frames-in %llu frames-out %llu "
-				      "drops %llu shm-peers %u\n", k->pid, k->node, k->qpn_min,
-				      k->qpn_max, (unsigned long long)k->frames_in,
-				      (unsigned long long)k->frames_out,
-				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
-	}
 	n += emu_dtap_status(d.e, buf + n, sizeof(buf) - n);
 	n += emu_dvm_status(d.e, buf + n, sizeof(buf) - n);
 	n += emu_dudp_status(buf + n, sizeof(buf) - n);
@@ -1104,6 +1092,27 @@ static void on_status(struct client *c)
 		if (d.clients[i].state == CLIENT_UCMA)
 			n += emu_ucma_srv_status(d.clients[i].ucma_dfd, d.clients[i].pid, buf + n,
 						 sizeof(buf) - n);
+	emu_engine_lock(d.e);
+	for (size_t i = 0; i < d.top; i++) {
+		const struct client *k = &d.clients[i];
+
+		if (k->state != CLIENT_ATTACHED)
+			continue;
+		if (n >= sizeof(buf) - 200) {
+			unlisted++;
+			continue;
+		}
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+				      "process %d host %s qpn %u-%u frames-in %llu frames-out %llu "
+				      "drops %llu shm-peers %u\n", k->pid, k->node, k->qpn_min,
+				      k->qpn_max, (unsigned long long)k->frames_in,
+				      (unsigned long long)k->frames_out,
+				      (unsigned long long)k->drops, emu_dshm_npeers((unsigned)i));
+	}
+	emu_engine_unlock(d.e);
+	if (unlisted)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "processes not listed %u\n",
+				      unlisted);
 	send_msg(c->fd, EMU_DMSG_STATUS, 0, buf, n, 0);
 }
 

@@ -58,6 +58,11 @@ _Static_assert(16u + EMU_DPROTO_MAX_SLOTS * EMU_DPROTO_QPN_SLICE - 1u <= 0xfffff
  * all of a host's processes would grow as n^2 (1,000 processes: ~16 TiB of rings and 2,000
  * descriptors each, past the default RLIMIT_NOFILE of 1,024). */
 #define EMU_DPROTO_SHM_SLOTS 64u
+/* The text of a STATUS answer at most: one SEQPACKET message, well under the socket's default
+ * send buffer (net.core.wmem_default, 208 KiB). The lines tools and tests wait for come first
+ * (the summary, every rdma_cm file, taps, VMs, UDP links); the process lines last, the ones
+ * past the end counted on a line of their own. */
+#define EMU_DPROTO_STATUS_MAX 65536u
 /* Devices a daemon can remove in its lifetime (WELCOME lists them all). */
 #define EMU_DPROTO_MAX_REMOVED 32u
 

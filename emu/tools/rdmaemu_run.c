@@ -165,7 +165,7 @@ static void daemon_bin(char *buf, size_t len)
 static int control(const char *sock, uint16_t type, char *buf, size_t len)
 {
 	struct emu_dmsg h = { EMU_DPROTO_MAGIC, EMU_DPROTO_VERSION, type, 0, 0 };
-	char ans[sizeof(h) + 8192];
+	static char ans[sizeof(h) + EMU_DPROTO_STATUS_MAX];
 	int fd = emu_link_connect(sock);
 	ssize_t n;
 
@@ -308,7 +308,8 @@ static const char *host_daemon(const char *fabric, const char *node, char *buf, 
  * is left to the attach, which reports what goes wrong. */
 static int daemon_fabric_matches(const char *sock, const char *fabric)
 {
-	char text[8192], held[PATH_MAX];
+	static char text[EMU_DPROTO_STATUS_MAX];
+	char held[PATH_MAX];
 	const char *want = fabric ? fabric : "(built-in)";
 	const char *line;
 	size_t n;
@@ -338,7 +339,7 @@ static int daemon_fabric_matches(const char *sock, const char *fabric)
  * when it is the one this run asks for, 1 after saying which it runs in. */
 static int daemon_mode_matches(const char *sock, bool vt)
 {
-	char text[8192];
+	static char text[EMU_DPROTO_STATUS_MAX];
 	bool held;
 
 	if (control(sock, EMU_DMSG_STATUS, text, sizeof(text)))
@@ -511,7 +512,8 @@ int rdmaemu_run(int argc, char **argv)
 
 int rdmaemu_daemon(int argc, char **argv)
 {
-	char sock[PATH_MAX], text[8192];
+	char sock[PATH_MAX];
+	static char text[EMU_DPROTO_STATUS_MAX];
 
 	if (argc < 2) {
 		fputs("usage: rdmaemu daemon start [--fabric FILE] [--as DAEMON] [--pcap PREFIX]\n"
