@@ -21,6 +21,7 @@
 #include "lib/cma.h"
 #include "lib/gai.h"
 #include "emu/net/ibacm_api.h"
+#include "util/failcall.h"
 
 _Static_assert(sizeof(struct ibv_path_data) == EMU_IBACM_EP_LEN,
 	       "a PATH entry is an ibv_path_data");
@@ -98,14 +99,14 @@ static void save_source(struct rdma_addrinfo *rai, const struct emu_ibacm_ep *ep
 	if (!(ep->flags & EMU_IBACM_EP_FLAG_SOURCE) || rai->ai_src_len)
 		return;
 	if (ep->type == EMU_IBACM_EP_INFO_ADDRESS_IP) {
-		if (!(sin = calloc(1, sizeof(*sin))))
+		if (!(sin = emu_calloc(1, sizeof(*sin))))
 			return;
 		sin->sin_family = AF_INET;
 		memcpy(&sin->sin_addr, ep->info.addr, 4);
 		rai->ai_src_addr = (struct sockaddr *)sin;
 		rai->ai_src_len = sizeof(*sin);
 	} else {
-		if (!(sin6 = calloc(1, sizeof(*sin6))))
+		if (!(sin6 = emu_calloc(1, sizeof(*sin6))))
 			return;
 		sin6->sin6_family = AF_INET6;
 		memcpy(&sin6->sin6_addr, ep->info.addr, 16);
@@ -145,7 +146,7 @@ static void save_reply(struct rdma_addrinfo *rai, struct emu_ibacm_msg *m, bool 
 	}
 	if (!paths && !empty_route)
 		return;
-	rai->ai_route = calloc(paths ? paths : 1, sizeof(struct ibv_path_data));
+	rai->ai_route = emu_calloc(paths ? paths : 1, sizeof(struct ibv_path_data));
 	if (rai->ai_route) {
 		if (paths)
 			memcpy(rai->ai_route, first, paths * sizeof(struct ibv_path_data));

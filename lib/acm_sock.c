@@ -32,6 +32,7 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t acm_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool acm_inited, acm_configured;
@@ -54,7 +55,7 @@ static uint16_t port_from_file(const char *path)
 static int connect_tcp(uint16_t port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	int fd = emu_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 
 	if (fd < 0)
 		return -1;
@@ -74,7 +75,7 @@ static int connect_unix(const char *path)
 
 	if (!path || !*path || strlen(path) >= sizeof(sun.sun_path))
 		return -1;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = emu_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	strcpy(sun.sun_path, path);

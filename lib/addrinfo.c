@@ -17,6 +17,7 @@
 #include "lib/cma.h"
 #include "lib/gai.h"
 #include "rdmaemu/ctl.h"
+#include "util/failcall.h"
 
 static const struct rdma_addrinfo nohints;
 
@@ -85,7 +86,7 @@ static struct sockaddr_ib *convert_in6(enum rdma_port_space ps, const struct soc
 
 	memset(&sin6, 0, sizeof(sin6));
 	memcpy(&sin6, sa, salen < sizeof(sin6) ? salen : sizeof(sin6));
-	sib = calloc(1, sizeof(*sib));
+	sib = emu_calloc(1, sizeof(*sib));
 	if (!sib)
 		return NULL;
 	sib->sib_family = AF_IB;
@@ -124,7 +125,7 @@ static int convert_to_rai(struct rdma_addrinfo *rai, const struct rdma_addrinfo 
 		len = sizeof(struct sockaddr_ib);
 		rai->ai_family = AF_IB;
 	} else {
-		addr = malloc(ai->ai_addrlen);
+		addr = emu_malloc(ai->ai_addrlen);
 		if (addr)
 			memcpy(addr, ai->ai_addr, ai->ai_addrlen);
 		len = ai->ai_addrlen;
@@ -144,7 +145,7 @@ static int convert_to_rai(struct rdma_addrinfo *rai, const struct rdma_addrinfo 
 		rai->ai_dst_len = len;
 	}
 	if (ai->ai_canonname) {
-		rai->ai_dst_canonname = strdup(ai->ai_canonname);
+		rai->ai_dst_canonname = emu_strdup(ai->ai_canonname);
 		if (!rai->ai_dst_canonname)
 			return cma_err(ENOMEM);
 	}
@@ -206,7 +207,7 @@ int rdma_getaddrinfo(const char *node, const char *service, const struct rdma_ad
 		return cma_gai_sa(service, res);
 	}
 
-	rai = calloc(1, sizeof(*rai));
+	rai = emu_calloc(1, sizeof(*rai));
 	if (!rai)
 		return cma_err(ENOMEM);
 	if (!hints)

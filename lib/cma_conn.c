@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/cma.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t mc_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -357,7 +358,7 @@ static int join2(struct rdma_cm_id *id, struct sockaddr *addr, socklen_t addrlen
 	struct cma_id_private *id_priv = cma_priv(id);
 	struct cma_multicast *mc, **pos;
 
-	mc = calloc(1, sizeof *mc);
+	mc = emu_calloc(1, sizeof *mc);
 	if (!mc)
 		return cma_err(ENOMEM);
 	mc->context = context;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/cma.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cma_device **cma_devs; /* by ibdev index; entries stay put while referenced */
@@ -49,10 +50,10 @@ static void remove_dev(struct cma_device *d)
 /* insert_cma_dev, in ibdev index order. */
 static int insert_dev(struct ibv_device *dev)
 {
-	struct cma_device *d = calloc(1, sizeof *d), **t;
+	struct cma_device *d = emu_calloc(1, sizeof *d), **t;
 	int idx = ibv_get_device_index(dev), k;
 
-	t = d ? realloc(cma_devs, (size_t)(cma_dev_cnt + 1) * sizeof *t) : NULL;
+	t = d ? emu_realloc(cma_devs, (size_t)(cma_dev_cnt + 1) * sizeof *t) : NULL;
 	if (!t) {
 		free(d);
 		return -1;
@@ -121,10 +122,13 @@ int cma_dev_sync(void)
 	return ret;
 }
 
-/* ucma_init_device: open, query limits, allocate the default PD. */
+/* ucma_init_device: open and query limits. A failure leaves the device as it was, to be
+ * opened again by the next id that needs it: ENODEV when it does not open, the query's
+ * error otherwise. */
 static int init_device(struct cma_device *d)
 {
 	struct ibv_device_attr attr;
+	int ret;
 
 	if (d->verbs)
 		return 0;
@@ -132,23 +136,18 @@ static int init_device(struct cma_device *d)
 		return cma_err(ENODEV);
 	d->verbs = ibv_open_device(d->dev);
 	if (!d->verbs)
-		goto dead;
-	if (ibv_query_device(d->verbs, &attr))
-		goto close;
-	d->pd = ibv_alloc_pd(d->verbs);
-	if (!d->pd)
-		goto close;
+		return cma_err(ENODEV);
+	ret = ibv_query_device(d->verbs, &attr);
+	if (ret) {
+		ibv_close_device(d->verbs);
+		d->verbs = NULL;
+		return cma_err(ret);
+	}
 	d->port_cnt = attr.phys_port_cnt;
 	d->max_qpsize = (uint32_t)attr.max_qp_wr;
 	d->max_initiator_depth = (uint8_t)attr.max_qp_init_rd_atom;
 	d->max_responder_resources = (uint8_t)attr.max_qp_rd_atom;
 	return 0;
-close:
-	ibv_close_device(d->verbs);
-	d->verbs = NULL;
-dead:
-	d->dead = true;
-	return cma_err(ENODEV);
 }
 
 static struct cma_device *find_live(uint64_t guid)
@@ -171,8 +170,18 @@ int cma_get_device(struct cma_id_private *id_priv, uint64_t guid)
 	d = find_live(guid);
 	if (!d && !sync_locked(true))
 		d = find_live(guid);
-	if (!d || init_device(d))
+	if (!d)
 		goto out;
+	ret = init_device(d);
+	if (ret)
+		goto out;
+	/* ucma_get_device: the default PD with the first id; its failure is alloc_pd's errno */
+	if (!d->pd)
+		d->pd = ibv_alloc_pd(d->verbs);
+	if (!d->pd) {
+		ret = -1;
+		goto out;
+	}
 	d->refcnt++;
 	id_priv->cma_dev = d;
 	id_priv->id.verbs = d->verbs;
@@ -180,8 +189,6 @@ int cma_get_device(struct cma_id_private *id_priv, uint64_t guid)
 	ret = 0;
 out:
 	pthread_mutex_unlock(&dev_lock);
-	if (ret)
-		errno = ENODEV;
 	return ret;
 }
 
@@ -220,14 +227,18 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 	/* every call resyncs with the verbs list (sync_devices_list) */
 	if (sync_locked(true))
 		goto out;
-	devs = calloc((size_t)cma_dev_cnt + 1, sizeof *devs);
+	devs = emu_calloc((size_t)cma_dev_cnt + 1, sizeof *devs);
 	if (!devs)
 		goto out;
 	/* devices that fail to open are marked dead and left out (spec §3.1), as are devices
 	 * unregistered since (still held by an id) */
 	for (int k = 0; k < cma_dev_cnt; k++) {
-		if (cma_devs[k]->dead || init_device(cma_devs[k]))
+		if (cma_devs[k]->dead)
 			continue;
+		if (init_device(cma_devs[k])) { /* ucma_init_all: "mark it dead and continue" */
+			cma_devs[k]->dead = true;
+			continue;
+		}
 		cma_devs[k]->refcnt++;
 		devs[i++] = cma_devs[k]->verbs;
 	}

@@ -8,6 +8,7 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
+#include "util/failcall.h"
 
 static int passive_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct ibv_pd *pd,
 		      struct ibv_qp_init_attr *qp_init_attr)
@@ -19,7 +20,7 @@ static int passive_ep(struct rdma_cm_id *id, struct rdma_addrinfo *res, struct i
 	if (pd)
 		id->pd = pd;
 	if (qp_init_attr) {
-		id_priv->qp_init_attr = malloc(sizeof *qp_init_attr);
+		id_priv->qp_init_attr = emu_malloc(sizeof *qp_init_attr);
 		if (!id_priv->qp_init_attr)
 			return cma_err(ENOMEM);
 		*id_priv->qp_init_attr = *qp_init_attr;
@@ -85,7 +86,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 			goto err;
 	}
 	if (res->ai_connect_len) {
-		id_priv->connect = malloc(res->ai_connect_len);
+		id_priv->connect = emu_malloc(res->ai_connect_len);
 		if (!id_priv->connect) {
 			ret = cma_err(ENOMEM);
 			goto err;

@@ -89,6 +89,9 @@ static int process_conn_req(struct cma_event *evt, uint32_t handle,
 			       listen->id.qp_type);
 	if (!id_priv) {
 		cma_destroy_kern_id(listen->id.channel->fd, handle);
+		/* the request is the listener's event, dropped here: it counts as acked, or
+		 * the listener's rdma_destroy_id would wait for it forever (ucma_complete_event) */
+		cma_ack_swallowed(listen);
 		return cma_err(ENOMEM);
 	}
 	evt->event.listen_id = &listen->id;
@@ -113,6 +116,7 @@ static int process_conn_req(struct cma_event *evt, uint32_t handle,
 	return 0;
 err:
 	rdma_destroy_id(&id_priv->id);
+	cma_ack_swallowed(listen);
 	return ret;
 }
 

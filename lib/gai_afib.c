@@ -14,6 +14,7 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
+#include "util/failcall.h"
 
 /* ucma_get_port: the port of an IP or AF_IB address, host order; 0 for none. */
 static uint16_t addr_port(const struct sockaddr *sa)
@@ -49,7 +50,7 @@ static void set_sid(int ps, const struct sockaddr *from, struct sockaddr_ib *sib
 static struct sockaddr_ib *path_addr(const struct ibv_path_record *path, const uint8_t *gid,
 				     int ps, const struct sockaddr *from)
 {
-	struct sockaddr_ib *sib = calloc(1, sizeof(*sib));
+	struct sockaddr_ib *sib = emu_calloc(1, sizeof(*sib));
 
 	if (!sib)
 		return NULL;
@@ -69,7 +70,7 @@ static int set_connect(struct rdma_addrinfo *ib, const struct rdma_addrinfo *ip)
 
 	if (ip->ai_family == AF_IB)
 		return 0;
-	hdr = calloc(1, sizeof(*hdr));
+	hdr = emu_calloc(1, sizeof(*hdr));
 	if (!hdr)
 		return -1;
 	if (ip->ai_family == AF_INET) {
@@ -92,7 +93,7 @@ static int set_connect(struct rdma_addrinfo *ib, const struct rdma_addrinfo *ip)
 
 void cma_resolve_af_ib(struct rdma_addrinfo **rai)
 {
-	struct rdma_addrinfo *ip = *rai, *ib = calloc(1, sizeof(*ib));
+	struct rdma_addrinfo *ip = *rai, *ib = emu_calloc(1, sizeof(*ib));
 	const struct ibv_path_record *path;
 
 	if (!ib)
@@ -101,14 +102,14 @@ void cma_resolve_af_ib(struct rdma_addrinfo **rai)
 	ib->ai_family = AF_IB;
 	ib->ai_qp_type = ip->ai_qp_type;
 	ib->ai_port_space = ip->ai_port_space;
-	ib->ai_route = malloc(ip->ai_route_len);
+	ib->ai_route = emu_malloc(ip->ai_route_len);
 	if (!ib->ai_route)
 		goto err;
 	memcpy(ib->ai_route, ip->ai_route, ip->ai_route_len);
 	ib->ai_route_len = ip->ai_route_len;
-	if (ip->ai_src_canonname && !(ib->ai_src_canonname = strdup(ip->ai_src_canonname)))
+	if (ip->ai_src_canonname && !(ib->ai_src_canonname = emu_strdup(ip->ai_src_canonname)))
 		goto err;
-	if (ip->ai_dst_canonname && !(ib->ai_dst_canonname = strdup(ip->ai_dst_canonname)))
+	if (ip->ai_dst_canonname && !(ib->ai_dst_canonname = emu_strdup(ip->ai_dst_canonname)))
 		goto err;
 	if (set_connect(ib, ip))
 		goto err;

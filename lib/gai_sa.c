@@ -22,6 +22,7 @@
 
 #include "lib/cma.h"
 #include "lib/gai.h"
+#include "util/failcall.h"
 
 #define GAI_SA_PS_IB_SID 0x00000000013F0000ULL /* RDMA_IB_IP_PS_IB */
 
@@ -70,7 +71,7 @@ static int resolve_on_gid(struct rdma_event_channel *ch, const uint8_t gid[16],
 		ret = -1;
 	if (!ret) {
 		for (ai = *res; ai; ai = ai->ai_next) {
-			struct sockaddr_ib *src = calloc(1, sizeof(*src));
+			struct sockaddr_ib *src = emu_calloc(1, sizeof(*src));
 
 			if (!src) {
 				rdma_freeaddrinfo(*res);

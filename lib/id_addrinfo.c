@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lib/cma.h"
+#include "util/failcall.h"
 
 #define GAI_SA_FIRST_RECS 6
 
@@ -24,8 +25,8 @@
 
 static struct rdma_addrinfo *rec_to_ai(const uint8_t *rec)
 {
-	struct rdma_addrinfo *ai = calloc(1, sizeof(*ai));
-	struct sockaddr_ib *sib = calloc(1, sizeof(*sib));
+	struct rdma_addrinfo *ai = emu_calloc(1, sizeof(*ai));
+	struct sockaddr_ib *sib = emu_calloc(1, sizeof(*sib));
 
 	if (!ai || !sib) {
 		free(ai);
@@ -56,7 +57,7 @@ int cma_query_ib_service(struct cma_id_private *id_priv, struct rdma_addrinfo **
 		size_t len = 4 + (size_t)want * EMU_UCMA_SERVICE_REC_SIZE;
 
 		free(buf);
-		buf = calloc(1, len);
+		buf = emu_calloc(1, len);
 		if (!buf)
 			return cma_err(ENOMEM);
 		CMA_INIT_CMD_RESP(&cmd, sizeof cmd, QUERY, buf, len);

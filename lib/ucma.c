@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "lib/cma.h"
+#include "util/failcall.h"
 
 int cma_write(int fd, void *cmd, size_t size)
 {
@@ -25,7 +26,7 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 
 	if (cma_init())
 		return NULL;
-	ch = malloc(sizeof *ch);
+	ch = emu_malloc(sizeof *ch);
 	if (!ch)
 		return NULL;
 	fd = emu_ucma_open();

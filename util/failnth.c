@@ -1,6 +1,7 @@
 /* failnth: the counters and the RDMAEMU_FAIL_NTH / RDMAEMU_FAIL_COUNT switches (failnth.h). */
 #include "failnth.h"
 
+#include <execinfo.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -17,6 +18,9 @@ static pthread_once_t fail_once = PTHREAD_ONCE_INIT;
  * or emu_fail_arm; read by every counted call without a lock, so atomics */
 static atomic_int fail_kind = -1;
 static atomic_ulong fail_at;
+static int trace; /* RDMAEMU_FAIL_TRACE=1: the injected call's stack on stderr */
+static atomic_int fired;
+static const char *_Atomic lost;
 
 const char *emu_fail_kind_name(enum emu_fail_kind kind)
 {
@@ -59,8 +63,21 @@ static void fail_init(void)
 
 	if (nth && *nth)
 		parse_nth(nth);
+	const char *tr = getenv("RDMAEMU_FAIL_TRACE");
+
 	if (count && !strcmp(count, "1"))
 		atexit(print_counts);
+	trace = tr && !strcmp(tr, "1");
+}
+
+/* The call that fails, for finding it in the code: its kind, number and stack. */
+static void print_site(enum emu_fail_kind kind, unsigned long n)
+{
+	void *pcs[24];
+	int depth = backtrace(pcs, 24);
+
+	fprintf(stderr, "rdmaemu-fail: %s:%lu injected at\n", kind_names[kind], n);
+	backtrace_symbols_fd(pcs, depth, 2);
 }
 
 int emu_fail_nth(enum emu_fail_kind kind)
@@ -71,13 +88,20 @@ int emu_fail_nth(enum emu_fail_kind kind)
 		return 0;
 	pthread_once(&fail_once, fail_init);
 	n = atomic_fetch_add(&counts[kind], 1) + 1;
-	return (int)kind == atomic_load(&fail_kind) && n == atomic_load(&fail_at);
+	if ((int)kind != atomic_load(&fail_kind) || n != atomic_load(&fail_at))
+		return 0;
+	if (trace)
+		print_site(kind, n);
+	atomic_store(&fired, 1);
+	return 1;
 }
 
 void emu_fail_arm(enum emu_fail_kind kind, unsigned long n)
 {
 	pthread_once(&fail_once, fail_init);
 	atomic_store(&fail_kind, -1);
+	atomic_store(&fired, 0);
+	atomic_store(&lost, NULL);
 	if ((unsigned)kind >= EMU_FAIL_KINDS || n == 0)
 		return;
 	atomic_store(&fail_at, atomic_load(&counts[kind]) + n);
@@ -87,4 +111,20 @@ void emu_fail_arm(enum emu_fail_kind kind, unsigned long n)
 unsigned long emu_fail_count(enum emu_fail_kind kind)
 {
 	return (unsigned)kind < EMU_FAIL_KINDS ? atomic_load(&counts[kind]) : 0;
+}
+
+int emu_fail_fired(void)
+{
+	return atomic_load(&fired);
+}
+
+void emu_fail_lost(const char *what)
+{
+	if (atomic_load(&fired))
+		atomic_store(&lost, what);
+}
+
+const char *emu_fail_lost_what(void)
+{
+	return atomic_load(&lost);
 }

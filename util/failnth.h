@@ -27,6 +27,15 @@ int emu_fail_nth(enum emu_fail_kind kind);
 void emu_fail_arm(enum emu_fail_kind kind, unsigned long n);
 /* Calls of kind counted so far in this process. */
 unsigned long emu_fail_count(enum emu_fail_kind kind);
+/* Whether the call failnth was told to fail has failed (in this process, since the last arm). */
+int emu_fail_fired(void);
+/* A call site whose failure loses something the real stack loses alike in that case (an
+ * rdma_cm event the kernel's ucma_event_handler cannot allocate, a CM MAD that cannot be
+ * sent) names it here; after an injected failure a sweep then accepts that a wait for it
+ * ends only by the waiter's own timeout. Recorded only once a failure was injected. */
+void emu_fail_lost(const char *what);
+/* What emu_fail_lost named since the last arm, or NULL. */
+const char *emu_fail_lost_what(void);
 /* The kind's name in RDMAEMU_FAIL_NTH ("alloc", "mmap", ...). */
 const char *emu_fail_kind_name(enum emu_fail_kind kind);
 

@@ -11,6 +11,7 @@
 #include "emu/sim/pcap.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 struct rx_fn {
 	emu_wire_rx_fn *fn;
@@ -170,12 +171,12 @@ static bool demux_lazy(void *ctx, const struct emu_wire_lazy *ops, const void *o
 static struct emu_engine_rx *rx_new(struct emu_topology *t)
 {
 	const struct emu_fabric *f = emu_topology_fabric(t);
-	struct emu_engine_rx *rx = calloc(1, sizeof(*rx));
+	struct emu_engine_rx *rx = emu_calloc(1, sizeof(*rx));
 
 	if (!rx)
 		return NULL;
 	rx->nports = emu_topology_nendpoints(t);
-	rx->ports = calloc(rx->nports ? rx->nports : 1, sizeof(*rx->ports));
+	rx->ports = emu_calloc(rx->nports ? rx->nports : 1, sizeof(*rx->ports));
 	if (!rx->ports) {
 		free(rx);
 		return NULL;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "emu/hca/hca_priv.h"
+#include "util/failcall.h"
 
 /* rxe_param.h (6.1): DEFAULT_MAX_VALUE = 1 << 20. */
 #define RXE_MAX_VALUE (1u << 20)
@@ -90,7 +91,7 @@ static int pool_reserve(struct hca_pool *p, uint32_t index)
 		n *= 2;
 	if (n > (size_t)p->max_index + 1)
 		n = (size_t)p->max_index + 1;
-	s = realloc(p->slots, n * sizeof(*s));
+	s = emu_realloc(p->slots, n * sizeof(*s));
 	if (!s)
 		return ENOMEM;
 	memset(s + p->nslots, 0, (n - p->nslots) * sizeof(*s));
@@ -162,7 +163,7 @@ struct emu_hca *emu_hca_get(const struct emu_device *dev)
 		}
 	}
 	if (!hca) {
-		hca = calloc(1, sizeof(*hca));
+		hca = emu_calloc(1, sizeof(*hca));
 		if (!hca) {
 			pthread_mutex_unlock(&registry_lock);
 			errno = ENOMEM;
@@ -208,7 +209,7 @@ pthread_mutex_t *emu_hca_lock(struct emu_hca *hca)
 
 int emu_hca_ctx_open(struct emu_hca *hca, struct emu_hca_ctx **out)
 {
-	struct emu_hca_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct emu_hca_ctx *ctx = emu_calloc(1, sizeof(*ctx));
 
 	if (!ctx)
 		return ENOMEM;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "emu/hca/pkt.h"
+#include "util/failcall.h"
 
 #define KNOWN_SLOTS 64
 
@@ -52,7 +53,7 @@ static struct known_frames *known_get(bool create)
 		return NULL;
 	k = pthread_getspecific(known_key);
 	if (!k && create) {
-		k = calloc(1, sizeof(*k));
+		k = emu_calloc(1, sizeof(*k));
 		if (k && pthread_setspecific(known_key, k)) {
 			free(k);
 			k = NULL;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "emu/host/sysfs_tree.h"
+#include "util/failcall.h"
 
 static const char *const class_dirs[] = { "infiniband", "infiniband_verbs", "infiniband_mad" };
 
@@ -36,14 +37,14 @@ static int keep_path(struct tree *t, const char *rel)
 {
 	if (t->nkeep == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 4096;
-		char **k = realloc(t->keep, cap * sizeof(*k));
+		char **k = emu_realloc(t->keep, cap * sizeof(*k));
 
 		if (!k)
 			return ENOMEM;
 		t->keep = k;
 		t->cap = cap;
 	}
-	if (!(t->keep[t->nkeep] = strdup(rel)))
+	if (!(t->keep[t->nkeep] = emu_strdup(rel)))
 		return ENOMEM;
 	t->nkeep++;
 	return 0;
@@ -267,7 +268,7 @@ static int write_classes(const struct emu_host *h, const char *class_root)
 static int write_devnodes(const struct emu_host *h, const char *devib_root)
 {
 	size_t n = emu_host_devib_nodes(h, NULL, 0);
-	struct emu_sysfs_devnode *nodes = calloc(n, sizeof(*nodes));
+	struct emu_sysfs_devnode *nodes = emu_calloc(n, sizeof(*nodes));
 	struct dirent *de;
 	DIR *dir;
 	int err;

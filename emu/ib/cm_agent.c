@@ -13,6 +13,7 @@
 #include "emu/sim/trace.h"
 #include "emu/sim/array.h"
 #include "emu/ib/cm_agent_priv.h"
+#include "util/failcall.h"
 
 /* ---- tracing (RDMAEMU_TRACE=cm) ---- */
 
@@ -72,7 +73,7 @@ void emu_cm_agent_rx(struct emu_cm_agent *a, const struct emu_cm_addr *src, cons
 	if (!a || !src || !mad)
 		return;
 	if (a->busy) {
-		struct cm_rxq *q = calloc(1, sizeof(*q));
+		struct cm_rxq *q = emu_calloc(1, sizeof(*q));
 
 		if (!q || len < EMU_MAD_LEN) { /* dropped, as a MAD layer out of buffers */
 			a->cnt.rx_bad++;
@@ -147,7 +148,7 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 
 	if (!clk || !ops || !ops->send_mad || !cfg || !out)
 		return -EINVAL;
-	a = calloc(1, sizeof(*a));
+	a = emu_calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->clk = clk;

@@ -7,6 +7,7 @@
 
 #include "emu/ib/cm_agent_priv.h"
 #include "util/kmem.h"
+#include "util/failcall.h"
 
 static uint16_t mad_attr(const uint8_t mad[EMU_MAD_LEN])
 {
@@ -89,7 +90,7 @@ void emu_cm_output(struct emu_cm_agent *a, const struct emu_cm_addr *dst,
 		emu_cm_trace(a, "fault: %s%s delayed %llu ns", emu_cm_attr_name(mad_attr(mad)),
 			     dup ? " (duplicated)" : "", (unsigned long long)f->delay_ns);
 		for (int i = 0; i < 1 + dup; i++) {
-			struct cm_delayed *d = calloc(1, sizeof(*d));
+			struct cm_delayed *d = emu_calloc(1, sizeof(*d));
 
 			if (!d) {
 				a->cnt.send_errors++;

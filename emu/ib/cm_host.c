@@ -10,6 +10,8 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/ib/gsi.h"
 #include "emu/sim/prng.h"
+#include "util/failcall.h"
+#include "util/failnth.h"
 
 /* Up to this many ports a device (fabric devices have 1 or 2). */
 #define CM_HOST_MAX_PORTS 8
@@ -72,8 +74,11 @@ static int cm_send(void *ctx, const struct emu_cm_addr *dst, const uint8_t mad[E
 	/* RoCE always carries the IP header; IB sends a GRH only off-subnet (no LID) */
 	to.grh = pi.link_layer == EMU_LL_ETHERNET || dst->lid == 0;
 	to.qpn = 1;
-	if (!emu_gsi_send(cd->qp1[dst->port], &to, mad, EMU_MAD_LEN, 0, 0, NULL, NULL, &err))
+	if (!emu_gsi_send(cd->qp1[dst->port], &to, mad, EMU_MAD_LEN, 0, 0, NULL, NULL, &err)) {
+		if (err == -ENOMEM) /* ib_create_send_mad failed: the MAD never leaves */
+			emu_fail_lost("CM MAD");
 		return err;
+	}
 	return 0;
 }
 
@@ -157,8 +162,8 @@ struct emu_cm_agent *emu_cm_host_agent(struct emu_engine *e, size_t host, size_t
 		/* the MAD layer before this attachment: attachments go newest first */
 		if (!emu_gsi_get(e))
 			return NULL;
-		h = calloc(1, sizeof(*h));
-		if (!h || !(h->devs = calloc(f->nhosts, sizeof(*h->devs)))) {
+		h = emu_calloc(1, sizeof(*h));
+		if (!h || !(h->devs = emu_calloc(f->nhosts, sizeof(*h->devs)))) {
 			free(h);
 			errno = ENOMEM;
 			return NULL;
@@ -173,7 +178,7 @@ struct emu_cm_agent *emu_cm_host_agent(struct emu_engine *e, size_t host, size_t
 		}
 	}
 	if (!h->devs[host]) {
-		h->devs[host] = calloc(f->hosts[host].ndevices, sizeof(**h->devs));
+		h->devs[host] = emu_calloc(f->hosts[host].ndevices, sizeof(**h->devs));
 		if (!h->devs[host]) {
 			errno = ENOMEM;
 			return NULL;

@@ -17,6 +17,7 @@
 #include "emu/ib/gsi_priv.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 bool emu_gsi_trace_on(void)
 {
@@ -69,7 +70,7 @@ struct emu_gsi *emu_gsi_get(struct emu_engine *e)
 
 	if (g)
 		return g;
-	g = calloc(1, sizeof(*g));
+	g = emu_calloc(1, sizeof(*g));
 	if (!g) {
 		errno = ENOMEM;
 		return NULL;
@@ -120,13 +121,13 @@ static void gsi_free(struct emu_engine *e, void *obj)
 
 static struct emu_gsi_port *port_add(struct emu_gsi *g)
 {
-	struct emu_gsi_port **n = realloc(g->ports, (g->nports + 1) * sizeof(*n));
+	struct emu_gsi_port **n = emu_realloc(g->ports, (g->nports + 1) * sizeof(*n));
 	struct emu_gsi_port *p;
 
 	if (!n)
 		return NULL;
 	g->ports = n;
-	p = calloc(1, sizeof(*p));
+	p = emu_calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->g = g;
@@ -290,7 +291,7 @@ struct emu_gsi_agent *emu_gsi_agent_register(struct emu_gsi_port *p, uint8_t mgm
 				return NULL;
 			}
 		}
-	a = calloc(1, sizeof(*a));
+	a = emu_calloc(1, sizeof(*a));
 	if (!a) {
 		errno = ENOMEM;
 		return NULL;
@@ -430,7 +431,7 @@ struct emu_gsi_send *emu_gsi_send(struct emu_gsi_agent *a, const struct emu_gsi_
 		memset(s, 0, sizeof(*s));
 		if (len < EMU_MAD_LEN)
 			memset((uint8_t *)(s + 1) + len, 0, EMU_MAD_LEN - len);
-		s->msg = len > EMU_MAD_LEN ? calloc(1, len) : (uint8_t *)(s + 1);
+		s->msg = len > EMU_MAD_LEN ? emu_calloc(1, len) : (uint8_t *)(s + 1);
 	}
 	if (!s || !s->msg) {
 		emu_kmem_free(s);

@@ -12,6 +12,7 @@
 #include "emu/sim/engine.h"
 #include "emu/ib/gsi_priv.h"
 #include "emu/hca/pkt.h"
+#include "util/failcall.h"
 
 #define RMPP_SEG_PAYLOAD (EMU_MAD_LEN - EMU_RMPP_HDR_END) /* what PayloadLength counts: 220 */
 
@@ -303,11 +304,11 @@ static int store(struct rmpp_recv *rr, unsigned seg, const uint8_t *mad)
 
 		while (cap < seg)
 			cap *= 2;
-		s = realloc(rr->segs, (size_t)cap * EMU_MAD_LEN);
+		s = emu_realloc(rr->segs, (size_t)cap * EMU_MAD_LEN);
 		if (!s)
 			return -ENOMEM;
 		rr->segs = s;
-		h = realloc(rr->have, cap);
+		h = emu_realloc(rr->have, cap);
 		if (!h)
 			return -ENOMEM;
 		memset(h + rr->cap, 0, cap - rr->cap);
@@ -331,7 +332,7 @@ static uint8_t *assemble(struct rmpp_recv *rr, size_t *len)
 	if (pad > ssz)
 		pad = 0;
 	*len = off + (size_t)rr->seg_num * ssz - pad;
-	m = malloc(*len > EMU_MAD_LEN ? *len : EMU_MAD_LEN);
+	m = emu_malloc(*len > EMU_MAD_LEN ? *len : EMU_MAD_LEN);
 	if (!m)
 		return NULL;
 	memcpy(m, rr->segs, off);
@@ -377,7 +378,7 @@ static bool process_data(struct emu_gsi_agent *a, struct emu_gsi_recv *r, uint8_
 	}
 	rr = find_recv(a, r);
 	if (rh.data1 == 1 && !rr) { /* start_rmpp */
-		rr = calloc(1, sizeof(*rr));
+		rr = emu_calloc(1, sizeof(*rr));
 		if (!rr || store(rr, 1, r->mad)) {
 			if (rr)
 				free(rr->segs), free(rr->have);

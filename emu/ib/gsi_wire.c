@@ -11,6 +11,8 @@
 #include "emu/hca/gid_table.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
+#include "util/failnth.h"
 
 int emu_gsi_mac_from_fabric(struct emu_engine *e, const struct emu_gsi_port *from,
 			    const uint8_t dgid[16], uint8_t mac[6])
@@ -138,7 +140,7 @@ static void loop_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 
 static int loop_send(struct emu_gsi_port *p, const uint8_t *frame, size_t len)
 {
-	struct gsi_loop *l = malloc(sizeof(*l) + len);
+	struct gsi_loop *l = emu_malloc(sizeof(*l) + len);
 
 	if (!l)
 		return -ENOMEM;
@@ -279,8 +281,11 @@ int emu_gsi_xmit(struct emu_gsi_port *p, const struct emu_gsi_addr *to, const ui
 	else
 		rc = emu_engine_port_send(e, p->host, p->dev, p->num, buf, (size_t)n);
 sent:
-	if (rc)
+	if (rc) {
+		if (rc == -ENOMEM) /* no skb for it: the MAD is lost, its sender's timer goes on */
+			emu_fail_lost("MAD");
 		return rc;
+	}
 	p->cnt.sent++;
 	if (emu_gsi_trace_on())
 		emu_gsi_trace("xmit class 0x%02x %s attr 0x%04x status 0x%04x tid 0x%016llx%s to LID %u",

@@ -10,6 +10,7 @@
 #include "emu/ib/sa.h"
 #include "emu/ib/sa_priv.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 const char *emu_sa_verdict_name(enum emu_sa_verdict v)
 {
@@ -27,7 +28,7 @@ static int add_port(struct emu_sa *sa, struct emu_port *po)
 	if (sa->nports == sa->cap_ports) {
 		size_t cap = sa->cap_ports ? 2 * sa->cap_ports : 8;
 
-		n = realloc(sa->ports, cap * sizeof(*n));
+		n = emu_realloc(sa->ports, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		sa->ports = n;
@@ -68,7 +69,7 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 		errno = ENODEV;
 		return NULL;
 	}
-	sa = calloc(1, sizeof(*sa));
+	sa = emu_calloc(1, sizeof(*sa));
 	if (!sa)
 		return NULL;
 	sa->f = f;
@@ -94,7 +95,7 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 					return NULL;
 				}
 		}
-	sa->groups = calloc(1, sizeof(*sa->groups));
+	sa->groups = emu_calloc(1, sizeof(*sa->groups));
 	if (!sa->groups) {
 		emu_sa_free(sa);
 		errno = ENOMEM;
@@ -146,7 +147,7 @@ int emu_sa_set_unreachable(struct emu_sa *sa, const uint8_t dgid[16], bool unrea
 		}
 	if (!unreachable)
 		return 0;
-	struct emu_sa_gid *n = realloc(sa->unreachable, (sa->nunreachable + 1) * sizeof(*n));
+	struct emu_sa_gid *n = emu_realloc(sa->unreachable, (sa->nunreachable + 1) * sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;

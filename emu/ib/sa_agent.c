@@ -12,6 +12,7 @@
 #include "emu/sim/list.h"
 #include "emu/hca/pkt.h"
 #include "emu/ib/sa_agent.h"
+#include "util/failcall.h"
 
 struct sa_agent {
 	struct emu_engine *e;
@@ -80,7 +81,7 @@ static void sa_recv(struct emu_gsi_agent *a, const struct emu_gsi_recv *r, void 
 		free(resp);
 		return;
 	}
-	struct sa_delayed *d = calloc(1, sizeof(*d));
+	struct sa_delayed *d = emu_calloc(1, sizeof(*d));
 
 	if (!d) {
 		free(resp);
@@ -133,7 +134,7 @@ int emu_sa_agent_start(struct emu_engine *e)
 	p = emu_gsi_port_by_lid(g, f->sm.sm_lid);
 	if (!p)
 		return -ENODEV;
-	s = calloc(1, sizeof(*s));
+	s = emu_calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->e = e;

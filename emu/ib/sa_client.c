@@ -12,6 +12,7 @@
 #include "emu/hca/pkt.h"
 #include "emu/ib/sa_agent.h"
 #include "emu/ib/sa_client.h"
+#include "util/failcall.h"
 
 struct client_port {
 	struct emu_gsi_port *gp;
@@ -50,7 +51,7 @@ static struct emu_gsi_agent *client_agent(struct emu_engine *e, struct emu_gsi_p
 	struct emu_gsi_agent *a;
 
 	if (!c) {
-		c = calloc(1, sizeof(*c));
+		c = emu_calloc(1, sizeof(*c));
 		if (!c || emu_engine_ext_set(e, &client_ext, c)) {
 			free(c);
 			return NULL;
@@ -59,7 +60,7 @@ static struct emu_gsi_agent *client_agent(struct emu_engine *e, struct emu_gsi_p
 	for (size_t i = 0; i < c->nports; i++)
 		if (c->ports[i].gp == gp)
 			return c->ports[i].agent;
-	n = realloc(c->ports, (c->nports + 1) * sizeof(*n));
+	n = emu_realloc(c->ports, (c->nports + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
 	c->ports = n;
@@ -91,7 +92,7 @@ static void query_done(struct emu_gsi_send *s, int status, const struct emu_gsi_
 			n = stride && resp->len > EMU_SA_HDR_LEN
 				    ? (resp->len - EMU_SA_HDR_LEN) / stride
 				    : 0;
-			recs = n ? calloc(n, d->struct_size) : NULL;
+			recs = n ? emu_calloc(n, d->struct_size) : NULL;
 			if (n && !recs) {
 				status = -ENOMEM;
 				n = 0;
@@ -100,7 +101,7 @@ static void query_done(struct emu_gsi_send *s, int status, const struct emu_gsi_
 				emu_mad_record_unpack(d, resp->mad + EMU_SA_HDR_LEN + i * stride,
 						      recs + i * d->struct_size);
 		} else {
-			recs = calloc(1, d->struct_size);
+			recs = emu_calloc(1, d->struct_size);
 			if (!recs) {
 				status = -ENOMEM;
 			} else {
@@ -175,7 +176,7 @@ struct emu_sa_query *emu_sa_query(struct emu_engine *e, const struct emu_sa_clie
 		rc = -errno ? -errno : -ENOMEM;
 		goto fail;
 	}
-	q = calloc(1, sizeof(*q));
+	q = emu_calloc(1, sizeof(*q));
 	if (!q)
 		goto fail;
 	q->desc = desc;

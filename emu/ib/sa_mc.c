@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "emu/ib/sa_priv.h"
+#include "util/failcall.h"
 
 static const uint8_t zero_gid[16];
 
@@ -160,7 +161,7 @@ static struct emu_sa_mcgroup *mc_group_add(struct emu_sa *sa, const struct emu_s
 
 	if (sa->ngroups == sa->cap_groups) {
 		size_t cap = 2 * sa->cap_groups;
-		struct emu_sa_mcgroup *n = realloc(sa->groups, cap * sizeof(*n));
+		struct emu_sa_mcgroup *n = emu_realloc(sa->groups, cap * sizeof(*n));
 
 		if (!n)
 			return NULL;
@@ -211,7 +212,7 @@ static struct emu_sa_member *mc_member(struct emu_sa_mcgroup *g, const uint8_t *
 			m = &g->members[i];
 	if (m)
 		return m;
-	n = realloc(g->members, (g->nmembers + 1) * sizeof(*n));
+	n = emu_realloc(g->members, (g->nmembers + 1) * sizeof(*n));
 	if (!n)
 		return NULL;
 	g->members = n;
@@ -391,7 +392,7 @@ int emu_sa_service(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **
 				s = &sa->services[i];
 		if (!s) {
 			struct emu_sa_service *n =
-				realloc(sa->services, (sa->nservices + 1) * sizeof(*n));
+				emu_realloc(sa->services, (sa->nservices + 1) * sizeof(*n));
 
 			if (!n)
 				return -ENOMEM;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/ib/sa_priv.h"
+#include "util/failcall.h"
 
 #define NODE_TYPE_CA 1
 #define NODE_TYPE_SWITCH 2
@@ -76,7 +77,7 @@ static void switch_record(const struct emu_switch *sw, struct emu_sa_node_rec *r
 
 struct emu_sa_node_ref *emu_sa_nodes(const struct emu_fabric *f, size_t *n)
 {
-	struct emu_sa_node_ref *v = calloc(f->nswitches + 1, sizeof(*v));
+	struct emu_sa_node_ref *v = emu_calloc(f->nswitches + 1, sizeof(*v));
 	size_t cap = f->nswitches + 1, k = 0;
 
 	if (!v)
@@ -93,7 +94,7 @@ struct emu_sa_node_ref *emu_sa_nodes(const struct emu_fabric *f, size_t *n)
 				continue;
 			if (k == cap) {
 				cap *= 2;
-				nv = realloc(v, cap * sizeof(*v));
+				nv = emu_realloc(v, cap * sizeof(*v));
 				if (!nv) {
 					free(v);
 					return NULL;

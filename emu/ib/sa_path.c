@@ -7,6 +7,7 @@
 #include "emu/hca/pkt.h"
 #include "emu/ib/sa_priv.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 /* ---- selectors ---- */
 
@@ -79,14 +80,14 @@ int emu_sa_index_ports(struct emu_sa *sa)
 {
 	size_t ngids = 0, cap = 16;
 
-	sa->by_lid = calloc(EMU_SA_MLID_MIN, sizeof(*sa->by_lid));
+	sa->by_lid = emu_calloc(EMU_SA_MLID_MIN, sizeof(*sa->by_lid));
 	if (!sa->by_lid)
 		return -ENOMEM;
 	for (size_t i = 0; i < sa->nports; i++)
 		ngids += sa->ports[i].port->ngids;
 	while (cap < 2 * ngids)
 		cap *= 2;
-	sa->by_gid = calloc(cap, sizeof(*sa->by_gid));
+	sa->by_gid = emu_calloc(cap, sizeof(*sa->by_gid));
 	if (!sa->by_gid)
 		return -ENOMEM;
 	sa->by_gid_cap = cap;

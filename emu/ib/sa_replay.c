@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "emu/ib/sa_priv.h"
+#include "util/failcall.h"
 
 static int set_err(struct emu_error *err, const char *name, unsigned line, const char *msg,
 		   const char *arg)
@@ -35,7 +36,7 @@ static int flush(struct emu_sa *sa, struct emu_sa_path_rec *r, bool *open)
 
 	if (!*open)
 		return 0;
-	n = realloc(sa->replay, (sa->nreplay + 1) * sizeof(*n));
+	n = emu_realloc(sa->replay, (sa->nreplay + 1) * sizeof(*n));
 	if (!n) {
 		errno = ENOMEM;
 		return -1;
@@ -155,7 +156,7 @@ int emu_sa_replay_saquery_file(struct emu_sa *sa, const char *path, struct emu_e
 		errno = EIO;
 		return -1;
 	}
-	buf = malloc((size_t)sz + 1);
+	buf = emu_malloc((size_t)sz + 1);
 	if (!buf || fread(buf, 1, (size_t)sz, fp) != (size_t)sz) {
 		free(buf);
 		fclose(fp);

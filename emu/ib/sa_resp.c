@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "emu/ib/sa_priv.h"
+#include "util/failcall.h"
 
 uint8_t emu_sa_resp_method(uint8_t method)
 {
@@ -36,7 +37,7 @@ int emu_sa_respond(const uint8_t *req, size_t req_len, uint16_t status,
 	emu_sa_hdr_get(req + 36, &sh);
 	table = h.method == EMU_MAD_METHOD_GET_TABLE;
 	len = table ? EMU_SA_HDR_LEN + nrec * stride : EMU_MAD_LEN;
-	r = calloc(1, len < EMU_MAD_LEN ? EMU_MAD_LEN : len);
+	r = emu_calloc(1, len < EMU_MAD_LEN ? EMU_MAD_LEN : len);
 	if (!r)
 		return -ENOMEM;
 	if (!table && !nrec)
@@ -93,7 +94,7 @@ int emu_sa_reclist_add(struct emu_sa_reclist *l, const uint8_t *rec, size_t len)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 8;
-		uint8_t *n = realloc(l->buf, cap * len);
+		uint8_t *n = emu_realloc(l->buf, cap * len);
 
 		if (!n)
 			return -ENOMEM;

@@ -33,6 +33,7 @@
 #include "emu/sim/trace.h"
 #include "rdmaemu/ctl.h"
 #include "rdmaemu/ctl.h"
+#include "util/failcall.h"
 
 #define LINK_NEIGH_KEPT 64 /* MACs kept (one per slot of a hash of the addresses) */
 
@@ -248,7 +249,7 @@ int emu_link_connect(const char *path)
 	strcpy(sa.sun_path, path);
 	if (!socket_is_ours(path))
 		return -1;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = emu_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) || !daemon_is_ours(fd, path)) {
@@ -661,7 +662,7 @@ static void *rx_main(void *arg)
 	for (;;) {
 		struct emu_engine *e;
 		struct emu_dmsg h;
-		uint8_t *buf = malloc(EMU_WIRE_MAX_FRAME);
+		uint8_t *buf = emu_malloc(EMU_WIRE_MAX_FRAME);
 		struct iovec iov[2] = { { &h, sizeof(h) }, { buf, EMU_WIRE_MAX_FRAME } };
 		union {
 			struct cmsghdr c;

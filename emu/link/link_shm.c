@@ -50,6 +50,7 @@
 #include "emu/link/link_shm.h"
 #include "emu/hca/pkt.h"
 #include "emu/sim/trace.h"
+#include "util/failcall.h"
 
 #define BACKLOG_MAX 4096
 #define REC_HDR 8u
@@ -117,7 +118,7 @@ struct peer {
 
 static struct {
 	int efd; /* ours: peers wake our ring thread with it */
-	int sock; /* the daemon's socket (SHM_MAPPED) */
+	int sock; /* the daemon's emu_socket (SHM_MAPPED) */
 	struct emu_engine *e;
 	struct peer peers[EMU_DPROTO_SHM_SLOTS];
 	pthread_t thr;
@@ -393,7 +394,7 @@ int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
 		ring_doorbell(p);
 		return 0;
 	}
-	if (p->nbl >= BACKLOG_MAX || !(b = malloc(sizeof(*b) + len))) {
+	if (p->nbl >= BACKLOG_MAX || !(b = emu_malloc(sizeof(*b) + len))) {
 		sh.st.drops++;
 		shm_trace("ring to slot %u full and %zu frames behind it: frame for qp %u dropped",
 			  p->slot, p->nbl, dqpn);
@@ -652,7 +653,7 @@ static void peer_unmap(struct peer *p)
 	peer_set_state(p, PEER_FREE);
 	backlog_free(p);
 	/* a running ring thread may be reading the ring without the lock: it unmaps it */
-	if (sh.thr_started && (g = malloc(sizeof(*g)))) {
+	if (sh.thr_started && (g = emu_malloc(sizeof(*g)))) {
 		g->map = p->map;
 		g->next = sh.graves;
 		sh.graves = g;
@@ -705,7 +706,7 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 		    const int *fds)
 {
 	struct peer *p = &sh.peers[slot];
-	uint8_t *map = mmap(NULL, EMU_SHM_PAIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
+	uint8_t *map = emu_mmap(NULL, EMU_SHM_PAIR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
 			    0);
 	unsigned tx = b->tx_ring & 1;
 
@@ -790,7 +791,7 @@ int emu_link_shm_start(int fd)
 		return 0;
 	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		sh.peers[i] = (struct peer){ .efd = -1 };
-	sh.efd = eventfd(0, EFD_CLOEXEC);
+	sh.efd = emu_eventfd(0, EFD_CLOEXEC);
 	if (sh.efd < 0)
 		return errno;
 	if (emu_link_sendmsg_fds(fd, &iov, 1, &sh.efd, 1, MSG_NOSIGNAL) < 0) {

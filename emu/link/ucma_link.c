@@ -31,6 +31,7 @@
 #include "emu/sim/trace.h"
 #include "emu/rdma_cm/ucma.h"
 #include "emu/link/ucma_link.h"
+#include "util/failcall.h"
 
 /* An event the daemon pushed (UCMA_EVENT) and the application has not read. */
 struct lev {
@@ -943,10 +944,10 @@ int emu_ucma_link_open(const struct emu_host *h)
 	if (fabric && *fabric && !realpath(fabric, hello.fabric))
 		return -errno;
 	hello.pid = (int32_t)getpid();
-	f = calloc(1, sizeof(*f));
+	f = emu_calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
-	f->rbuf = malloc(EMU_DUCMA_BUNDLE_MAX);
+	f->rbuf = emu_malloc(EMU_DUCMA_BUNDLE_MAX);
 	if (!f->rbuf) {
 		lfile_free(f);
 		return -ENOMEM;
@@ -965,7 +966,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 	if (sfd >= 0) {
 		/* the sent-message count and the command ring; without them the drains read the
 		 * socket and the commands go on it */
-		void *p = mmap(NULL, EMU_DUCMA_PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+		void *p = emu_mmap(NULL, EMU_DUCMA_PAGE_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
 
 		if (p != MAP_FAILED) {
 			f->sh = p;
@@ -988,7 +989,7 @@ int emu_ucma_link_open(const struct emu_host *h)
 		return err;
 	}
 	f->evfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	f->wake = f->evfd < 0 ? -1 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	f->wake = f->evfd < 0 ? -1 : emu_eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (f->wake < 0) {
 		err = -errno;
 		if (f->evfd >= 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "emu/net/neigh_priv.h"
+#include "util/failcall.h"
 
 int emu_neigh_addrs(struct emu_engine *e, size_t host, int netdev, struct sockaddr_storage *out,
 		    uint8_t *prefixlen, size_t max)
@@ -134,7 +135,7 @@ int emu_neigh_addr_add(struct emu_engine *e, size_t host, int netdev, const stru
 	for (size_t i = 0; i < d->naddrs; i++)
 		if (emu_neigh_ifaddr_is(&d->addrs[i], a.family, &a.addr))
 			return -EEXIST;
-	na = realloc(d->addrs, (d->naddrs + 1) * sizeof(*na));
+	na = emu_realloc(d->addrs, (d->naddrs + 1) * sizeof(*na));
 	if (!na)
 		return -ENOMEM;
 	d->addrs = na;

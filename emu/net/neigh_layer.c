@@ -10,6 +10,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/net/neigh_priv.h"
 #include "emu/net/roce_gid.h"
+#include "util/failcall.h"
 
 static void neigh_free(void *p)
 {
@@ -17,7 +18,7 @@ static void neigh_free(void *p)
 
 	n->gen_fn = NULL; /* the flushes below are the end, not a change anybody must hear */
 	emu_neigh_reqs_free(n);
-	for (size_t h = 0; h < n->nhosts; h++) {
+	for (size_t h = 0; n->hosts && h < n->nhosts; h++) {
 		struct neigh_host *nh = &n->hosts[h];
 
 		for (size_t d = 0; nh->devs && d < nh->ndevs; d++) {
@@ -52,7 +53,7 @@ static int dev_init(struct emu_neigh *n, struct neigh_host *nh, size_t i)
 	d->ipoib = nd->hwaddr_len == 20;
 	d->ep = -1;
 	d->naddrs = nd->naddrs;
-	d->addrs = calloc(nd->naddrs ? nd->naddrs : 1, sizeof(*d->addrs));
+	d->addrs = emu_calloc(nd->naddrs ? nd->naddrs : 1, sizeof(*d->addrs));
 	if (!d->addrs)
 		return -ENOMEM;
 	memcpy(d->addrs, nd->addrs, nd->naddrs * sizeof(*d->addrs));
@@ -86,7 +87,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 
 	if (n)
 		return n;
-	n = calloc(1, sizeof(*n));
+	n = emu_calloc(1, sizeof(*n));
 	if (!n)
 		goto nomem;
 	n->e = e;
@@ -96,7 +97,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 	emu_prng_seed(&root, n->f->seed);
 	emu_prng_fork(&root, 0x6e65696768ull /* "neigh" */, &n->prng);
 	n->nhosts = n->f->nhosts;
-	n->hosts = calloc(n->nhosts ? n->nhosts : 1, sizeof(*n->hosts));
+	n->hosts = emu_calloc(n->nhosts ? n->nhosts : 1, sizeof(*n->hosts));
 	if (!n->hosts)
 		goto nomem_free;
 	for (size_t h = 0; h < n->nhosts; h++) {
@@ -107,7 +108,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 		nh->gen = 1; /* 0 says "no generation" in rdmaemud's answers */
 		nh->h = &n->f->hosts[h];
 		nh->ndevs = nh->h->nnetdevs;
-		nh->devs = calloc(nh->ndevs ? nh->ndevs : 1, sizeof(*nh->devs));
+		nh->devs = emu_calloc(nh->ndevs ? nh->ndevs : 1, sizeof(*nh->devs));
 		if (!nh->devs)
 			goto nomem_free;
 		for (size_t i = 0; i < nh->ndevs; i++)

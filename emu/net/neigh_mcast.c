@@ -40,6 +40,7 @@
 #include "emu/hca/pkt.h"
 #include "emu/ib/sa_client.h"
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 #define IPOIB_MCAST_QPN 0xffffffu
 #define IPOIB_MAX_BACKOFF_S 16
@@ -251,7 +252,7 @@ static void join(struct neigh_mcast *mc)
 
 static struct neigh_mcast *mc_new(struct neigh_dev *d, const uint8_t mgid[16], bool sendonly)
 {
-	struct neigh_mcast *mc = calloc(1, sizeof(*mc));
+	struct neigh_mcast *mc = emu_calloc(1, sizeof(*mc));
 
 	if (!mc)
 		return NULL;
@@ -324,7 +325,7 @@ void emu_neigh_ib6_mcast_send(struct neigh_dev *d, const uint8_t ip6[16], const 
 			return;
 		}
 	}
-	if (mc->qlen >= NEIGH_IPOIB_MAX_MCAST_QUEUE || !(p = malloc(sizeof(*p) + paylen))) {
+	if (mc->qlen >= NEIGH_IPOIB_MAX_MCAST_QUEUE || !(p = emu_malloc(sizeof(*p) + paylen))) {
 		d->host->st.dropped++;
 	} else {
 		p->next = NULL;

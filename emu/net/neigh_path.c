@@ -24,6 +24,7 @@
 
 #include "emu/net/neigh_priv.h"
 #include "emu/ib/sa_client.h"
+#include "util/failcall.h"
 
 #define IPOIB_MAX_PATH_REC_QUEUE 3
 #define PATH_QUERY_TIMEOUT_MS 1000
@@ -139,7 +140,7 @@ void emu_neigh_path_send(struct neigh_dev *d, const uint8_t dst_hw[20], const ui
 		return;
 	}
 	if (!p) {
-		p = calloc(1, sizeof(*p));
+		p = emu_calloc(1, sizeof(*p));
 		if (!p) {
 			d->host->st.dropped++;
 			return;

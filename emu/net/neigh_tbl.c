@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "emu/net/neigh_priv.h"
+#include "util/failcall.h"
 
 static const char *const nud_names[] = {
 	"NONE", "INCOMPLETE", "REACHABLE", "STALE", "DELAY", "PROBE", "FAILED", "NOARP",
@@ -162,7 +163,7 @@ struct neigh_entry *emu_neigh_entry_get(struct neigh_dev *d, int family, const v
 
 	if (ne)
 		return ne;
-	ne = calloc(1, sizeof(*ne));
+	ne = emu_calloc(1, sizeof(*ne));
 	if (!ne)
 		return NULL;
 	ne->dev = d;

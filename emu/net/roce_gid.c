@@ -38,6 +38,7 @@
 #include "emu/net/neigh_priv.h"
 #include "emu/net/roce_gid.h"
 #include "emu/sim/trace.h"
+#include "util/failcall.h"
 
 /* The one attachment per engine: its presence says the listener is registered. */
 struct roce_gid {
@@ -206,7 +207,7 @@ int emu_roce_gid_attach(struct emu_engine *e, struct emu_neigh *n)
 
 	if (emu_engine_ext_get(e, &roce_gid_ext))
 		return 0;
-	r = calloc(1, sizeof(*r));
+	r = emu_calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->e = e;

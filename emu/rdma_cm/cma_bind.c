@@ -24,6 +24,7 @@
 #include "emu/sim/prng.h"
 #include "emu/sim/process.h"
 #include "emu/rdma_cm/cma.h"
+#include "util/failcall.h"
 
 struct emu_cma_bind {
 	uint16_t ps;
@@ -82,7 +83,7 @@ static struct emu_cma_ports *ports_of(const struct emu_host *h)
 	for (p = all_ports; p; p = p->next)
 		if (p->host == h)
 			return p;
-	p = calloc(1, sizeof *p);
+	p = emu_calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
 	p->host = h;

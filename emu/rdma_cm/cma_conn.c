@@ -32,6 +32,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/ib/mad.h"
 #include "emu/rdma_cm/ucma_event.h"
+#include "util/failcall.h"
 
 /* ib_verbs.h enum ib_qp_attr_mask */
 enum {
@@ -125,7 +126,7 @@ static struct cma_cm *cma_cm_get(void)
 	/* the agents first: attachments are freed newest first, so ours goes before theirs */
 	if (!emu_cm_host_agent(e, 0, 0) && errno != ENOENT)
 		return NULL;
-	c = calloc(1, sizeof *c);
+	c = emu_calloc(1, sizeof *c);
 	if (!c)
 		return NULL;
 	c->e = e;
@@ -772,14 +773,17 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		ret = emu_cma_bind_ib_dev(id);
 	else
 		ret = emu_cma_acquire_dev(id, netdev_of(h, (const struct sockaddr *)&dst));
-	if (!ret && !sidr) /* the REQ's path, stored below (cma_ib_new_conn_id's kmalloc) */
-		ret = emu_cma_paths_reserve(id, 1);
+	/* the REQ's path, stored below, and the connection: cma_ib_new_conn_id's kmallocs,
+	 * whose failure is -ENOMEM (the CM then drops the REQ without a REJ, and the sender's
+	 * retry finds the listener again); the device's is the REJ of cma_ib_acquire_dev */
+	if (!ret && !sidr && emu_cma_paths_reserve(id, 1))
+		ret = -ENOMEM;
 	c = ret ? NULL : conn_new(id, a);
 	if (!c) {
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
 		emu_cma_id_destroy(id);
-		return -EINVAL;
+		return ret ? (ret < 0 ? ret : -EINVAL) : -ENOMEM;
 	}
 	c->cm = cm;
 	emu_cm_id_set_context(cm, c);
@@ -818,7 +822,15 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 	}
 	emu_cma_trace("cma %u: %s from port %u -> CONNECT_REQUEST on listener %u", id->handle,
 		      sidr ? "SIDR_REQ" : "REQ", hdr.port, listen->handle);
-	emu_cma_event(id, NULL, EMU_CMA_EVENT_CONNECT_REQUEST, 0, &r);
+	if (emu_cma_event(id, NULL, EMU_CMA_EVENT_CONNECT_REQUEST, 0, &r)) {
+		/* ucma_connect_event_handler's -ENOMEM: cma_ib_req_handler parts the CM id from
+		 * the new id, destroys the id, and the CM drops the REQ for the sender to retry */
+		c->cm = NULL;
+		emu_cm_id_set_context(cm, NULL);
+		listen->backlog++;
+		emu_cma_id_destroy(id);
+		return -ENOMEM;
+	}
 	/* until rdma_accept sets it, the new id has no user context (ucma_connect_event_handler) */
 	id->uid = 0;
 	if (!sidr)
@@ -1077,7 +1089,7 @@ static struct cm_listen *listen_get(struct cma_cm *cc, struct emu_cm_agent *a, u
 			return l;
 		}
 	}
-	l = calloc(1, sizeof *l);
+	l = emu_calloc(1, sizeof *l);
 	if (!l)
 		return NULL;
 	if (emu_cm_create_id(a, cma_cm_handler, l, &l->cm) ||
@@ -1119,7 +1131,7 @@ static int op_listen(struct emu_cma_id *id)
 		return ret;
 	first = id->dev >= 0 ? (size_t)id->dev : 0;
 	last = id->dev >= 0 ? (size_t)id->dev + 1 : id->host->ndevices;
-	ls = calloc(1, sizeof *ls + (last - first) * sizeof ls->l[0]);
+	ls = emu_calloc(1, sizeof *ls + (last - first) * sizeof ls->l[0]);
 	if (!ls)
 		return -ENOMEM;
 	ls->kind = CTX_LISTEN;

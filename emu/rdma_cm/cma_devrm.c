@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "emu/rdma_cm/cma.h"
+#include "util/failcall.h"
 
 /* cma_send_device_removal_put + ucma_event_handler + ucma_close_id for one id. */
 static void remove_one(struct emu_cma_id *id, const char *devname)
@@ -57,7 +58,7 @@ static int by_attach_seq(const void *a, const void *b)
 int emu_cma_device_remove(const struct emu_host *h, size_t dev)
 {
 	uint32_t limit = emu_cma_id_limit(), n = 0;
-	struct emu_cma_id **ids = calloc(limit ? limit : 1, sizeof *ids);
+	struct emu_cma_id **ids = emu_calloc(limit ? limit : 1, sizeof *ids);
 	const char *devname = h->devices[dev].name;
 
 	if (!ids)

@@ -30,6 +30,7 @@
 #include "emu/sim/clock.h"
 #include "emu/rdma_cm/cma_net.h"
 #include "emu/ib/sa_client.h"
+#include "util/failcall.h"
 
 #define MC_QPN 0xffffff
 #define ENOTSUPP_KERNEL 524
@@ -254,7 +255,7 @@ int emu_cma_mcast_join(struct emu_cma_id *id, struct emu_cma_mc *mc)
 
 	if (!emu_cma_net_port(id))
 		return -EINVAL;
-	r = calloc(1, sizeof(*r));
+	r = emu_calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->id = id;

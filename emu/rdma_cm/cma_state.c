@@ -11,6 +11,7 @@
 #include "emu/sim/trace.h"
 #include "util/kmem.h"
 #include "emu/rdma_cm/ucma_event.h"
+#include "util/failnth.h"
 
 static const char *const state_names[EMU_CMA_NSTATES] = {
 	[EMU_CMA_IDLE] = "IDLE",
@@ -104,8 +105,11 @@ int emu_cma_event(struct emu_cma_id *id, struct emu_cma_mc *mc, uint32_t event, 
 	bool tail = param && !tail_zero(param);
 	struct emu_ucma_event *ev = emu_ucma_event_get(f, plen + (tail ? EMU_UCMA_EV_TAIL_LEN : 0));
 
-	if (!ev)
+	if (!ev) {
+		/* ucma_event_handler: an event without memory is dropped */
+		emu_fail_lost("rdma_cm event");
 		return -ENOMEM;
+	}
 	ev->id = id;
 	ev->mc = mc;
 	ev->uid = mc ? mc->uid : id->uid;

@@ -26,6 +26,7 @@
 #include "emu/ib/mad.h"
 #include "emu/sim/process.h"
 #include "emu/ib/sa_client.h"
+#include "util/failcall.h"
 
 #define SVC_TIMEOUT_MS 2000 /* cma_resolve_ib_service */
 
@@ -74,7 +75,7 @@ static void svc_done(struct emu_sa_query *q, int status, uint16_t mad_status, co
 		svc_fail(id, status);
 		return;
 	}
-	id->service_recs = calloc(nrecs, sizeof(*id->service_recs));
+	id->service_recs = emu_calloc(nrecs, sizeof(*id->service_recs));
 	if (!id->service_recs) {
 		svc_fail(id, -ENOMEM);
 		return;
@@ -127,7 +128,7 @@ int emu_cma_resolve_ib_service(struct emu_cma_id *id, uint64_t service_id, const
 		sr.name[sizeof(sr.name) - 1] = 0;
 		mask |= EMU_SR_COMP_NAME;
 	}
-	r = calloc(1, sizeof(*r));
+	r = emu_calloc(1, sizeof(*r));
 	if (!r)
 		goto err;
 	r->id = id;

@@ -17,6 +17,7 @@
 #include "util/kmem.h"
 #include "emu/sim/process.h"
 #include "emu/rdma_cm/ucma.h"
+#include "util/failcall.h"
 
 /* ---- the transport of the file interface ---- */
 
@@ -86,10 +87,10 @@ static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
 
 	if (!h || !e)
 		return -ENODEV;
-	f = calloc(1, sizeof *f);
+	f = emu_calloc(1, sizeof *f);
 	if (!f)
 		return -ENOMEM;
-	fd = push ? eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE) : emu_engine_eventfd_new();
+	fd = push ? emu_eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE) : emu_engine_eventfd_new();
 	if (fd < 0) {
 		int err = errno;
 
@@ -105,7 +106,7 @@ static int open_file(const struct emu_host *h, emu_ucma_push_fn push, void *ctx)
 	emu_engine_lock(e);
 	if (fd >= nfiles) {
 		int n = fd + 16;
-		struct emu_ucma_file **t = realloc(files, (size_t)n * sizeof *t);
+		struct emu_ucma_file **t = emu_realloc(files, (size_t)n * sizeof *t);
 
 		if (!t) {
 			emu_engine_unlock(e);
@@ -827,7 +828,7 @@ static int process_join(struct emu_ucma_file *f, uint32_t handle, uint64_t uid,
 	id = get_ctx_dev(f, handle, &err);
 	if (!id)
 		return err;
-	mc = calloc(1, sizeof *mc);
+	mc = emu_calloc(1, sizeof *mc);
 	if (!mc)
 		return -ENOMEM;
 	mc->handle = next_mc_handle++;

@@ -21,6 +21,7 @@
 #include "emu/sim/apptime_priv.h"
 #include "emu/sim/clock.h"
 #include "emu/sim/engine.h"
+#include "util/failcall.h"
 
 /* The thread's wake eventfd, made at its first wait; placed high so that it neither takes the
  * small numbers a program may expect for its own fds nor exceeds select()'s FD_SETSIZE. */
@@ -52,7 +53,7 @@ static int wakefd(void)
 	if (tls_wakefd >= 0 && fcntl(tls_wakefd, F_GETFD) >= 0)
 		return tls_wakefd;
 	/* the program may have closed it (closefrom) */
-	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	fd = emu_eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fd < 0)
 		return -1;
 	hi = fcntl(fd, F_DUPFD_CLOEXEC, WAKEFD_MIN);
@@ -159,7 +160,7 @@ static int fd_wait_once(struct emu_engine *e, const char *what, struct pollfd *f
 	if (fd < 0 || n > (nfds_t)INT32_MAX - 1)
 		return emu_apptime_real.ppoll(fds, n, fallback_ts(e, deadline, &ts), mask);
 	if (n + 1 > sizeof(small) / sizeof(small[0])) {
-		all = malloc((n + 1) * sizeof(*all));
+		all = emu_malloc((n + 1) * sizeof(*all));
 		if (!all)
 			return emu_apptime_real.ppoll(fds, n, fallback_ts(e, deadline, &ts), mask);
 	}
@@ -365,7 +366,7 @@ static int sel_wait(struct emu_engine *e, const char *what, int nfds, fd_set *r,
 		errno = EINVAL;
 		return -1;
 	}
-	p = malloc(((size_t)(nfds < FD_SETSIZE ? nfds : FD_SETSIZE) + 1) * sizeof(*p));
+	p = emu_malloc(((size_t)(nfds < FD_SETSIZE ? nfds : FD_SETSIZE) + 1) * sizeof(*p));
 	if (!p) {
 		errno = ENOMEM;
 		return -1;

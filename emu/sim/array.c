@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "emu/sim/array.h"
+#include "util/failcall.h"
 
 int emu_array_push(void *arr, size_t *n, size_t sz)
 {
@@ -12,7 +13,7 @@ int emu_array_push(void *arr, size_t *n, size_t sz)
 
 	/* the capacity is implied by the count: 4, then doubling */
 	if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
-		void *grown = realloc(*p, (*n ? *n * 2 : 4) * sz);
+		void *grown = emu_realloc(*p, (*n ? *n * 2 : 4) * sz);
 
 		if (!grown)
 			return -1;

@@ -15,6 +15,7 @@
 #include "emu/sim/array.h"
 #include "emu/sim/bind.h"
 #include "emu/sim/bind_elf.h"
+#include "util/failcall.h"
 
 struct bind_name {
 	char *name;
@@ -205,7 +206,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	o = &B.obj[B.nobj - 1];
-	if (!(o->path = strdup(path))) {
+	if (!(o->path = emu_strdup(path))) {
 		B.nobj--;
 		note_err(s, -ENOMEM);
 		return 0;
@@ -300,10 +301,10 @@ int emu_bind_install(const struct emu_bind_sym *syms, size_t n, bool (*skip)(con
 	for (size_t i = 0; i < n; i++)
 		if (!syms[i].name || !syms[i].name[0] || !syms[i].repl)
 			return -EINVAL;
-	if (!(names = calloc(n, sizeof(*names))))
+	if (!(names = emu_calloc(n, sizeof(*names))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (!(names[i].name = strdup(syms[i].name))) {
+		if (!(names[i].name = emu_strdup(syms[i].name))) {
 			names_free(names, n);
 			return -ENOMEM;
 		}

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "emu/sim/bind_elf.h"
+#include "util/failcall.h"
 
 /* The relocation types that store a symbol's address into a GOT slot: a call through the PLT
  * (JUMP_SLOT) and a -fno-plt call or an address-taken function (GLOB_DAT). */
@@ -182,7 +183,7 @@ static int maps_load(struct emu_bind_maps *m)
 			continue;
 		if (m->n == cap) {
 			size_t ncap = cap ? 2 * cap : 64;
-			struct emu_bind_map *map = realloc(m->map, ncap * sizeof(*map));
+			struct emu_bind_map *map = emu_realloc(m->map, ncap * sizeof(*map));
 
 			if (!map) {
 				err = -ENOMEM;

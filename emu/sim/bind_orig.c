@@ -18,6 +18,7 @@
 
 #include "emu/sim/array.h"
 #include "emu/sim/bind_elf.h"
+#include "util/failcall.h"
 
 struct probe {
 	const char *name;
@@ -65,7 +66,7 @@ static int list_later(struct dl_phdr_info *info, size_t size, void *arg)
 	if (l->vdso && (const char *)info->dlpi_phdr == (const char *)l->vdso + l->vdso->e_phoff)
 		return 0;
 	if (emu_array_push(&l->path, &l->n, sizeof(*l->path)) < 0 ||
-	    !(l->path[l->n - 1] = strdup(info->dlpi_name))) {
+	    !(l->path[l->n - 1] = emu_strdup(info->dlpi_name))) {
 		l->nomem = true;
 		return 1;
 	}

@@ -37,6 +37,7 @@
 #include "emu/sim/engine_tasks.h"
 #include "emu/sim/process.h"
 #include "emu/sim/trace.h"
+#include "util/failcall.h"
 
 enum emu_engine_thread_state {
 	EMU_THREAD_RUNNING,
@@ -330,7 +331,7 @@ static bool unmet_busy(struct emu_engine *e)
 
 	if (e->nthreads + 1 > cap) {
 		cap = e->nthreads + 1;
-		known = malloc(cap * sizeof(*known));
+		known = emu_malloc(cap * sizeof(*known));
 		if (!known)
 			return false;
 	}
@@ -1035,7 +1036,7 @@ static struct emu_engine *engine_create(void)
 
 	if (!f)
 		return NULL;
-	e = calloc(1, sizeof(*e));
+	e = emu_calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	memset(&err, 0, sizeof(err));
@@ -1244,7 +1245,7 @@ void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 
 static void inbox_add(struct emu_engine *e, int ep, void *buf, size_t len, uint64_t val)
 {
-	struct inbox_frame *f = malloc(sizeof(*f));
+	struct inbox_frame *f = emu_malloc(sizeof(*f));
 
 	if (!f) {
 		free(buf); /* lost, as a frame a congested link drops */
@@ -1423,7 +1424,7 @@ int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, uns
 		return emu_wire_send_lazy(emu_topology_wire(e->topo), ep, ops, obj, objlen, len);
 	if (!ops || !obj || !len || len > EMU_WIRE_MAX_FRAME)
 		return -EINVAL;
-	frame = malloc(len);
+	frame = emu_malloc(len);
 	if (!frame)
 		return -ENOMEM;
 	ops->build(obj, frame, len);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "emu/sim/engine_ext.h"
+#include "util/failcall.h"
 
 struct emu_engine_ext {
 	struct emu_engine_ext *next;
@@ -27,7 +28,7 @@ int emu_engine_ext_add(struct emu_engine_ext **head, const struct emu_engine_ext
 
 	if (emu_engine_ext_find(*head, type))
 		return -EEXIST;
-	x = malloc(sizeof(*x));
+	x = emu_malloc(sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	*x = (struct emu_engine_ext){ .next = *head, .type = type, .obj = obj };

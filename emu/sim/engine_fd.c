@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "emu/sim/engine.h"
+#include "util/failcall.h"
 
 int emu_engine_eventfd_new(void)
 {
-	return eventfd(0, EFD_CLOEXEC);
+	return emu_eventfd(0, EFD_CLOEXEC);
 }
 
 int emu_engine_fd_signal(int fd)

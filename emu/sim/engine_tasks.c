@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "emu/sim/engine_tasks.h"
+#include "util/failcall.h"
 
 /* /proc/self/stat's num_threads (the 20th field), or 0 when it cannot be read. */
 static size_t num_threads(void)
@@ -175,7 +176,7 @@ int emu_tasks_create_ours(pthread_t *th, const char *name, void *(*fn)(void *), 
 	if (pthread_getname_np(pthread_self(), mine, sizeof(mine)))
 		mine[0] = 0;
 	pthread_setname_np(pthread_self(), full);
-	err = pthread_create(th, NULL, fn, arg);
+	err = emu_pthread_create(th, NULL, fn, arg);
 	if (mine[0])
 		pthread_setname_np(pthread_self(), mine);
 	return err;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "emu/sim/fabric_priv.h"
+#include "util/failcall.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -29,7 +30,7 @@ static bool guids_unique(const struct emu_fabric *f)
 
 	for (size_t h = 0; h < f->nhosts; h++)
 		n += f->hosts[h].ndevices;
-	g = malloc((n ? n : 1) * sizeof(*g));
+	g = emu_malloc((n ? n : 1) * sizeof(*g));
 	if (!g)
 		return false;
 	for (size_t h = 0; h < f->nhosts; h++)
@@ -507,7 +508,7 @@ static int check_lids(struct emu_loader *L)
 			}
 	/* a LID map first: the pairwise search that names the culprits runs only on an overlap */
 	{
-		uint8_t *used = calloc(0x10000 + 256, 1);
+		uint8_t *used = emu_calloc(0x10000 + 256, 1);
 
 		if (!used)
 			goto oom;
@@ -587,7 +588,7 @@ static int port_pkeys(struct emu_loader *L, size_t h, size_t d, size_t p)
 	if (!(pm->set & EMU_PSET_PKEY_TBL_LEN))
 		po->pkey_tbl_len = eth ? 1 : 128;
 	if (!(pm->set & EMU_PSET_PKEYS)) {
-		po->pkeys = malloc(sizeof(uint16_t));
+		po->pkeys = emu_malloc(sizeof(uint16_t));
 		if (!po->pkeys)
 			return nomem(L);
 		po->pkeys[0] = 0xffff;
@@ -920,7 +921,7 @@ static int roce_gids(struct emu_loader *L)
 				/* room for the whole table: entries come and go with the netdev's
 				 * addresses (emu/net/roce_gid.c) and must never move under a reader */
 				if (po->gid_tbl_len) {
-					struct emu_gid *all = calloc(po->gid_tbl_len, sizeof(*all));
+					struct emu_gid *all = emu_calloc(po->gid_tbl_len, sizeof(*all));
 
 					if (!all)
 						return nomem(L);

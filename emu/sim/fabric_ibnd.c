@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "emu/sim/fabric_priv.h"
+#include "util/failcall.h"
 
 #define ID_MAX EMU_NAME_MAX
 
@@ -100,7 +101,7 @@ static int idx_insert(struct topo *T, size_t node)
 {
 	if ((T->nnodes + 1) * 2 > T->idx_cap) {
 		size_t cap = T->idx_cap ? 2 * T->idx_cap : 64;
-		int *n = calloc(cap, sizeof(*n));
+		int *n = emu_calloc(cap, sizeof(*n));
 
 		if (!n)
 			return -1;
@@ -276,13 +277,13 @@ static int port_index(struct topo *T)
 {
 	size_t total = 0;
 
-	T->pbase = malloc((T->nnodes ? T->nnodes : 1) * sizeof(*T->pbase));
+	T->pbase = emu_malloc((T->nnodes ? T->nnodes : 1) * sizeof(*T->pbase));
 	for (size_t i = 0; T->pbase && i < T->nnodes; i++) {
 		T->pbase[i] = total;
 		total += T->nodes[i].nports + 1u;
 	}
-	T->phead = malloc((total ? total : 1) * sizeof(*T->phead));
-	T->pnext = malloc((T->nports ? T->nports : 1) * sizeof(*T->pnext));
+	T->phead = emu_malloc((total ? total : 1) * sizeof(*T->phead));
+	T->pnext = emu_malloc((T->nports ? T->nports : 1) * sizeof(*T->pnext));
 	if (!T->pbase || !T->phead || !T->pnext)
 		return -1;
 	for (size_t i = 0; i < total; i++)

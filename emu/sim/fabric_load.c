@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include "emu/sim/fabric_priv.h"
+#include "util/failcall.h"
 
 #define MAX_WORDS 64
 
@@ -521,7 +522,7 @@ static int add_alias(struct emu_loader *L, int h, const char *alias)
 			   "got '%s'", EMU_NAME_MAX - 1, alias);
 	if (name_taken(L, alias, -1))
 		return bad(L, "duplicate host name '%s' (alias of '%s')", alias, ho->name);
-	copy = strdup(alias);
+	copy = emu_strdup(alias);
 	if (!copy)
 		return nomem(L);
 	i = emu_array_push(&ho->aliases, &ho->naliases, sizeof(char *));
@@ -1297,7 +1298,7 @@ static struct emu_fabric *load_common(const char *path, const char *text, const 
 	memset(err, 0, sizeof(*err));
 	memset(&L, 0, sizeof(L));
 	L.err = err;
-	L.f = calloc(1, sizeof(*L.f));
+	L.f = emu_calloc(1, sizeof(*L.f));
 	if (!L.f) {
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		errno = ENOMEM;
@@ -1314,7 +1315,7 @@ static struct emu_fabric *load_common(const char *path, const char *text, const 
 	} else {
 		/* a file name inside `dir` makes relative includes resolve against dir */
 		size_t n = strlen(dir ? dir : ".") + 1 + strlen(name) + 1;
-		char *pseudo = malloc(n), *copy = strdup(text);
+		char *pseudo = emu_malloc(n), *copy = emu_strdup(text);
 		const char *iname, *ibase;
 
 		r = -1;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "emu/sim/fabric_priv.h"
+#include "util/failcall.h"
 
 static void free_port(struct emu_port *p)
 {
@@ -90,7 +91,7 @@ static int host_idx_grow(struct emu_loader *L, size_t nhosts)
 		return 0;
 	while (nhosts * 2 > cap)
 		cap *= 2;
-	n = calloc(cap, sizeof(*n));
+	n = emu_calloc(cap, sizeof(*n));
 	if (!n)
 		return -1;
 	free(L->host_idx);
@@ -192,7 +193,7 @@ int emu_loader_add_switch(struct emu_loader *L, const char *name, size_t nports)
 	snprintf(L->switches[i].name, EMU_NAME_MAX, "%s", name);
 	L->switches[i].src = L->cur;
 	s->nports = nports;
-	s->port_link = malloc((nports + 1) * sizeof(int));
+	s->port_link = emu_malloc((nports + 1) * sizeof(int));
 	if (!s->port_link)
 		return -1;
 	for (size_t p = 0; p <= nports; p++)
@@ -224,7 +225,7 @@ const char *emu_loader_intern(struct emu_loader *L, const char *file)
 	for (size_t i = 0; i < L->nfiles; i++)
 		if (!strcmp(L->files[i], file))
 			return L->files[i];
-	copy = strdup(file);
+	copy = emu_strdup(file);
 	if (!copy || emu_array_push(&L->files, &L->nfiles, sizeof(char *)) < 0) {
 		free(copy);
 		return NULL;
@@ -328,8 +329,8 @@ char *emu_path_join_dir(const char *base_file, const char *name)
 	char *out;
 
 	if (name[0] == '/' || !slash)
-		return strdup(name);
-	out = malloc(dlen + 1 + strlen(name) + 1);
+		return emu_strdup(name);
+	out = emu_malloc(dlen + 1 + strlen(name) + 1);
 	if (!out)
 		return NULL;
 	memcpy(out, base_file, dlen);
@@ -381,7 +382,7 @@ char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_s
 		size_t got;
 
 		if (cap - len < 4097) {
-			char *nb = realloc(buf, cap ? cap * 2 : 8192);
+			char *nb = emu_realloc(buf, cap ? cap * 2 : 8192);
 
 			if (!nb) {
 				free(buf);

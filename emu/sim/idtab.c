@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "util/kmem.h"
+#include "util/failcall.h"
 
 #define TOP_BITS 12
 #define MID_BITS 11
@@ -59,11 +60,11 @@ int emu_idtab_set(struct emu_idtab *t, uint32_t key, void *p)
 
 	if (!p)
 		return -EINVAL;
-	if (!t->top && !(t->top = calloc((size_t)1 << TOP_BITS, sizeof *t->top)))
+	if (!t->top && !(t->top = emu_calloc((size_t)1 << TOP_BITS, sizeof *t->top)))
 		return -ENOMEM;
 	m = t->top[top_of(key)];
 	if (!m) {
-		m = t->spare ? t->spare : calloc(1, sizeof *m);
+		m = t->spare ? t->spare : emu_calloc(1, sizeof *m);
 		if (!m)
 			return -ENOMEM;
 		t->spare = NULL;

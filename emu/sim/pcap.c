@@ -8,6 +8,7 @@
 #include <pcap/pcap.h>
 
 #include "emu/sim/clock.h"
+#include "util/failcall.h"
 
 struct emu_pcap {
 	pcap_t *dead;
@@ -42,7 +43,7 @@ static struct emu_pcap *pcap_new(int link_layer, int dlt)
 		errno = EINVAL;
 		return NULL;
 	}
-	p = calloc(1, sizeof(*p));
+	p = emu_calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->link_layer = link_layer;

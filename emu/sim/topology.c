@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "emu/sim/topology.h"
+#include "util/failcall.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -465,21 +466,21 @@ static int mgroup_compute(struct emu_topology *t, struct topo_mgroup *g)
 {
 	const struct emu_fabric *f = t->f;
 	size_t n = f->nswitches, head = 0, tail = 0;
-	size_t *order = calloc(n ? n : 1, sizeof(*order));
-	long *parent = calloc(n ? n : 1, sizeof(*parent)), *root = calloc(n ? n : 1, sizeof(*root));
-	unsigned *up = calloc(n ? n : 1, sizeof(*up)), *down = calloc(n ? n : 1, sizeof(*down));
-	size_t *sub = calloc(n ? n : 1, sizeof(*sub));
-	bool *seen = calloc(n ? n : 1, sizeof(*seen));
+	size_t *order = emu_calloc(n ? n : 1, sizeof(*order));
+	long *parent = emu_calloc(n ? n : 1, sizeof(*parent)), *root = emu_calloc(n ? n : 1, sizeof(*root));
+	unsigned *up = emu_calloc(n ? n : 1, sizeof(*up)), *down = emu_calloc(n ? n : 1, sizeof(*down));
+	size_t *sub = emu_calloc(n ? n : 1, sizeof(*sub));
+	bool *seen = emu_calloc(n ? n : 1, sizeof(*seen));
 	int ret = -ENOMEM;
 
 	if (!order || !parent || !root || !up || !down || !sub || !seen)
 		goto out;
 	if (!g->out) {
-		g->out = calloc(n ? n : 1, sizeof(*g->out));
+		g->out = emu_calloc(n ? n : 1, sizeof(*g->out));
 		if (!g->out)
 			goto out;
 		for (size_t s = 0; s < n; s++) {
-			g->out[s] = calloc(f->switches[s].nports + 1u, 1);
+			g->out[s] = emu_calloc(f->switches[s].nports + 1u, 1);
 			if (!g->out[s])
 				goto out;
 		}
@@ -556,7 +557,7 @@ int emu_topology_mcast_attach(struct emu_topology *t, uint16_t mlid, int ep)
 		return -EINVAL;
 	g = mgroup_find(t, mlid);
 	if (!g) {
-		g = realloc(t->mgroups, (t->nmgroups + 1) * sizeof(*g));
+		g = emu_realloc(t->mgroups, (t->nmgroups + 1) * sizeof(*g));
 		if (!g)
 			return -ENOMEM;
 		t->mgroups = g;
@@ -567,7 +568,7 @@ int emu_topology_mcast_attach(struct emu_topology *t, uint16_t mlid, int ep)
 	for (size_t i = 0; i < g->nmembers; i++)
 		if (g->members[i] == ep)
 			return 0;
-	m = realloc(g->members, (g->nmembers + 1) * sizeof(*m));
+	m = emu_realloc(g->members, (g->nmembers + 1) * sizeof(*m));
 	if (!m)
 		return -ENOMEM;
 	g->members = m;
@@ -630,7 +631,7 @@ static int open_tap(struct emu_topology *t, const char *prefix, int ll, struct e
 	const char *suffix = ll == EMU_LL_ETHERNET ? "eth" : "ib";
 	struct emu_pcap **slot = &t->tap[ll == EMU_LL_ETHERNET ? 0 : 1];
 	size_t n = strlen(prefix) + 16;
-	char *path = malloc(n);
+	char *path = emu_malloc(n);
 	int e;
 
 	if (!path) {
@@ -702,21 +703,21 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 	for (size_t s = 0; s < f->nswitches; s++)
 		neps += f->switches[s].nports;
 
-	t = calloc(1, sizeof(*t));
+	t = emu_calloc(1, sizeof(*t));
 	if (!t)
 		goto nomem;
 	t->f = f;
 	t->clk = clk;
-	t->eps = calloc(neps ? neps : 1, sizeof(*t->eps));
-	t->host_first_ep = calloc(f->nhosts ? f->nhosts : 1, sizeof(*t->host_first_ep));
-	t->sws = calloc(f->nswitches ? f->nswitches : 1, sizeof(*t->sws));
-	queue = calloc(f->nswitches ? f->nswitches : 1, sizeof(*queue));
-	hop = calloc(f->nswitches ? f->nswitches : 1, 1);
+	t->eps = emu_calloc(neps ? neps : 1, sizeof(*t->eps));
+	t->host_first_ep = emu_calloc(f->nhosts ? f->nhosts : 1, sizeof(*t->host_first_ep));
+	t->sws = emu_calloc(f->nswitches ? f->nswitches : 1, sizeof(*t->sws));
+	queue = emu_calloc(f->nswitches ? f->nswitches : 1, sizeof(*queue));
+	hop = emu_calloc(f->nswitches ? f->nswitches : 1, 1);
 	t->w = emu_wire_new(clk, f->seed);
 	if (!t->eps || !t->host_first_ep || !t->sws || !queue || !hop || !t->w)
 		goto nomem;
 	for (size_t s = 0; s < f->nswitches; s++) {
-		t->sws[s].lft = malloc(LFT_SIZE);
+		t->sws[s].lft = emu_malloc(LFT_SIZE);
 		if (!t->sws[s].lft)
 			goto nomem;
 	}

@@ -10,6 +10,7 @@
 #include "util/kmem.h"
 #include "emu/sim/list.h"
 #include "emu/sim/prng.h"
+#include "util/failcall.h"
 
 struct wire_pkt {
 	struct emu_timer timer;
@@ -135,7 +136,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t size)
 	ncap = *cap ? *cap * 2 : 8;
 	while (ncap < need)
 		ncap *= 2;
-	n = realloc(*arr, ncap * size);
+	n = emu_realloc(*arr, ncap * size);
 	if (!n)
 		return -ENOMEM;
 	*arr = n;
@@ -186,7 +187,7 @@ struct emu_wire *emu_wire_new(struct emu_clock *clk, uint64_t seed)
 		errno = EINVAL;
 		return NULL;
 	}
-	w = calloc(1, sizeof(*w));
+	w = emu_calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
 	w->clk = clk;
@@ -601,7 +602,7 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 		return wire_send(w, ep, obj, objlen, len, ops);
 	/* a capture records the bytes at send time; drop-match rules look at them, the corrupt
 	 * fault flips one */
-	frame = malloc(len);
+	frame = emu_malloc(len);
 	if (!frame)
 		return -ENOMEM;
 	ops->build(obj, frame, len);

@@ -10,6 +10,7 @@
 #include "emu/hca/sysfs_class.h"
 #include "emu/sim/process.h"
 #include "emu/umad/umad_priv.h"
+#include "util/failcall.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -115,7 +116,7 @@ static int get_port(const struct emu_host *h, const struct emu_device *d, int po
 	n = d->ports[portnum - 1].pkey_tbl_len;
 	if (!n)
 		return -EIO;
-	port->pkeys = calloc(n, sizeof(port->pkeys[0]));
+	port->pkeys = emu_calloc(n, sizeof(port->pkeys[0]));
 	if (!port->pkeys)
 		return -EIO;
 	for (unsigned i = 0; i < n; i++) {
@@ -177,7 +178,7 @@ static int get_ca(const char *name, umad_ca_t *ca)
 		return -ENOENT;
 	ca->system_guid = guid_of(buf);
 	for (size_t p = 1; p <= d->nports && p < UMAD_CA_MAX_PORTS; p++) {
-		ca->ports[p] = calloc(1, sizeof(*ca->ports[p]));
+		ca->ports[p] = emu_calloc(1, sizeof(*ca->ports[p]));
 		if (!ca->ports[p]) {
 			umad_release_ca(ca);
 			return -ENOMEM;
@@ -308,7 +309,7 @@ EXPORT struct umad_device_node *umad_get_ca_device_list(void)
 
 		if (h->devices[i].removed)
 			continue;
-		n = calloc(1, sizeof(*n) + len);
+		n = emu_calloc(1, sizeof(*n) + len);
 		if (!n) {
 			while (head) {
 				n = head->next;
@@ -352,7 +353,7 @@ EXPORT int umad_sort_ca_device_list(struct umad_device_node **head, size_t size)
 			size++;
 	if (!size)
 		return 0;
-	v = calloc(size, sizeof(*v));
+	v = emu_calloc(size, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	for (n = *head; n && i < size; n = n->next)

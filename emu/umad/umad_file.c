@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "emu/umad/umad_priv.h"
+#include "util/failcall.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -51,7 +52,7 @@ EXPORT int umad_open_port(const char *ca_name, int portnum)
 	free(name);
 	if (!d || portnum < 1 || (size_t)portnum > d->nports)
 		return -EINVAL;
-	f = calloc(1, sizeof(*f));
+	f = emu_calloc(1, sizeof(*f));
 	if (!f || pipe2(p, O_CLOEXEC | O_NONBLOCK)) {
 		free(f);
 		return -EIO;
@@ -64,7 +65,7 @@ EXPORT int umad_open_port(const char *ca_name, int portnum)
 	pthread_mutex_lock(&umad_lock);
 	if ((size_t)f->fd >= nfiles) {
 		size_t n = (size_t)f->fd + 16;
-		struct umad_file **v = realloc(files, n * sizeof(*v));
+		struct umad_file **v = emu_realloc(files, n * sizeof(*v));
 
 		if (!v) {
 			pthread_mutex_unlock(&umad_lock);
@@ -213,7 +214,7 @@ EXPORT int umad_unregister(int fd, int agentid)
 static int queue(struct umad_file *f, const ib_user_mad_t *hdr, const uint8_t *mad, size_t len,
 		 uint64_t ready_ns)
 {
-	struct umad_msg *m = calloc(1, sizeof(*m) + len);
+	struct umad_msg *m = emu_calloc(1, sizeof(*m) + len);
 	char b = 0;
 
 	if (!m)

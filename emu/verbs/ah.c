@@ -8,6 +8,7 @@
 
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/objects.h"
+#include "util/failcall.h"
 
 /* For tests (libibverbs.map's RDMAEMU_PRIVATE_1): the destination MAC an AH resolved.
  * 1 with mac filled, 0 when its AV holds none (InfiniBand, or the daemon path). */
@@ -30,7 +31,7 @@ static void vah_destroy(struct emu_obj *obj)
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct emu_vctx *vc = to_vctx(pd->context);
-	struct emu_vah *a = calloc(1, sizeof(*a));
+	struct emu_vah *a = emu_calloc(1, sizeof(*a));
 	struct emu_engine *e = emu_dp_engine();
 	int err;
 
@@ -115,7 +116,7 @@ int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 	for (pos = q->mcast.next; pos != &q->mcast; pos = pos->next)
 		if (!memcmp(emu_list_entry(pos, struct emu_mcast_att, link)->gid.raw, gid->raw, 16))
 			goto out;
-	m = calloc(1, sizeof(*m));
+	m = emu_calloc(1, sizeof(*m));
 	if (!m) {
 		err = errno = ENOMEM;
 		goto out;

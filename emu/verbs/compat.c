@@ -7,6 +7,7 @@
  *  - ibv_register_driver@IBVERBS_1.1 (compat-1_0.c): a stub kept for old usnic providers, not
  *    the default version of the name, so nothing new links to it. */
 #include "config.h"
+#include "util/failcall.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,7 @@ const char *ibv_get_sysfs_path(void)
 	if (getuid() == geteuid())
 		env = getenv("SYSFS_PATH");
 	if (env) {
-		char *dup = strndup(env, IBV_SYSFS_PATH_MAX);
+		char *dup = emu_strndup(env, IBV_SYSFS_PATH_MAX);
 		size_t len;
 
 		if (!dup)

@@ -20,6 +20,7 @@
 
 #include "emu/verbs/mw.h"
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 #undef ibv_query_port
 
@@ -55,7 +56,7 @@ static void free_vctx(struct emu_vctx *c)
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	struct emu_vdevice *d = (struct emu_vdevice *)device;
-	struct emu_vctx *c = calloc(1, sizeof(*c));
+	struct emu_vctx *c = emu_calloc(1, sizeof(*c));
 	struct ibv_context *ctx;
 	int p[2], err;
 

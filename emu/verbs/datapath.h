@@ -104,6 +104,10 @@ static inline struct emu_engine *emu_dp_engine(void)
 void emu_dp_rwqe_list_free(struct emu_list *l);
 /* A zeroed send WQE with room for `extra` bytes after its header (SGEs, inline data), from the
  * QP's pool when it fits the common size; emu_dp_swqe_free gives it back. */
+/* The QP's WQE pools, one entry per usable WR, made when the QP is (-ENOMEM) and freed
+ * with it; a reset returns the queues' WQEs to them. */
+int emu_dp_pools_fill(struct emu_vqp *q);
+void emu_dp_pools_free(struct emu_vqp *q);
 struct emu_swqe *emu_dp_swqe_alloc(struct emu_vqp *q, size_t extra);
 void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w);
 /* A receive WQE block of the QP's own queue (room for rq.max_sge SGEs), from its pool, and

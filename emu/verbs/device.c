@@ -15,6 +15,7 @@
 
 #include "emu/sim/process.h"
 #include "emu/verbs/verbs_priv.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_vdevice *devices;
@@ -57,7 +58,7 @@ static int devices_init_locked(void)
 	for (size_t k = 0; (x = emu_process_extra_host(k)); k++)
 		n += x->ndevices;
 	if (n) {
-		devices = calloc(n, sizeof(*devices));
+		devices = emu_calloc(n, sizeof(*devices));
 		if (!devices)
 			return ENOMEM;
 	}
@@ -83,7 +84,7 @@ struct ibv_device **ibv_get_device_list(int *num)
 		errno = err;
 		goto out;
 	}
-	l = calloc(ndevices + 1, sizeof(*l));
+	l = emu_calloc(ndevices + 1, sizeof(*l));
 	if (!l) {
 		errno = ENOMEM;
 		goto out;

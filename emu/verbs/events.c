@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "emu/verbs/objects.h"
+#include "util/failcall.h"
 
 struct emu_comp_channel {
 	struct ibv_comp_channel ch;
@@ -43,14 +44,14 @@ struct async_desc { /* struct ib_uverbs_async_event_desc */
 
 struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 {
-	struct emu_comp_channel *c = calloc(1, sizeof(*c));
+	struct emu_comp_channel *c = emu_calloc(1, sizeof(*c));
 	int p[2];
 
 	if (!c) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
+	if (emu_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, p) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -118,7 +119,7 @@ void emu_verbs_comp_events_purge(struct ibv_comp_channel *ch, struct ibv_cq *cq)
 
 	pthread_mutex_lock(&c->lock);
 	n = pending(c->ch.fd);
-	recs = n > 0 ? malloc((size_t)n) : NULL;
+	recs = n > 0 ? emu_malloc((size_t)n) : NULL;
 	if (recs && read(c->ch.fd, recs, (size_t)n) == n) {
 		size_t keep = 0;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/verbs/verbs_priv.h"
+#include "util/failcall.h"
 
 uint32_t emu_verbs_handle_get(struct emu_vctx *c)
 {
@@ -16,7 +17,7 @@ uint32_t emu_verbs_handle_get(struct emu_vctx *c)
 		;
 	if (h == c->nhandles) {
 		size_t n = c->nhandles ? c->nhandles * 2 : 64;
-		uint8_t *p = realloc(c->handles, n);
+		uint8_t *p = emu_realloc(c->handles, n);
 
 		if (p) {
 			memset(p + c->nhandles, 0, n - c->nhandles);

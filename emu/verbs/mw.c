@@ -13,6 +13,7 @@
 
 #include "emu/verbs/mw.h"
 #include "emu/verbs/mw_dp.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t mw_all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_list mw_all = { &mw_all, &mw_all };
@@ -47,7 +48,7 @@ struct ibv_mw *emu_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 		errno = EINVAL;
 		return NULL;
 	}
-	m = calloc(1, sizeof(*m));
+	m = emu_calloc(1, sizeof(*m));
 	if (!m) {
 		errno = ENOMEM;
 		return NULL;

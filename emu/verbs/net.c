@@ -10,6 +10,7 @@
 
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 uint32_t emu_dp_mtu(const struct emu_vqp *q)
 {
@@ -254,7 +255,7 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		a.no_crc = true; /* the ring's reader trusts it and nothing captures it */
 		buf = ring;
 	} else {
-		f = malloc(sizeof(*f) + (size_t)n);
+		f = emu_malloc(sizeof(*f) + (size_t)n);
 		if (!f)
 			return xmit_fail(q, src, paylen, gst, -ENOMEM);
 		buf = f->data;

@@ -12,6 +12,7 @@
 
 #include "emu/verbs/mw.h"
 #include "emu/verbs/verbs_priv.h"
+#include "util/failcall.h"
 
 #undef ibv_reg_mr
 #undef ibv_reg_mr_iova
@@ -29,7 +30,7 @@ static void vmr_destroy(struct emu_obj *obj)
 struct ibv_pd *emu_alloc_pd(struct ibv_context *ctx)
 {
 	struct emu_vctx *c = to_vctx(ctx);
-	struct emu_vpd *p = calloc(1, sizeof(*p));
+	struct emu_vpd *p = emu_calloc(1, sizeof(*p));
 	int err;
 
 	if (!p) {
@@ -66,7 +67,7 @@ struct ibv_mr *emu_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t
 			  unsigned access)
 {
 	struct emu_vpd *p = container_of(pd, struct emu_vpd, pd);
-	struct emu_vmr *m = calloc(1, sizeof(*m));
+	struct emu_vmr *m = emu_calloc(1, sizeof(*m));
 	int err;
 
 	if (!m) {

@@ -23,10 +23,11 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 static struct emu_rwqe *rwqe_new(const struct ibv_recv_wr *wr)
 {
-	struct emu_rwqe *w = malloc(sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge));
+	struct emu_rwqe *w = emu_malloc(sizeof(*w) + (size_t)wr->num_sge * sizeof(struct ibv_sge));
 
 	return w ? emu_dp_rwqe_fill(w, wr) : NULL;
 }

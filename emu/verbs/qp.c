@@ -23,6 +23,7 @@ static void vqp_free(struct emu_vqp *q)
 		free(emu_list_entry(l, struct emu_mcast_att, link));
 	}
 	emu_dp_qp_clear(q);
+	emu_dp_pools_free(q);
 	emu_wrx_free(q);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->qp.mutex);
@@ -104,6 +105,12 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 	q->obj.user = &q->qp;
 	emu_list_init(&q->mcast);
 	emu_dp_qp_init(q);
+	if (emu_dp_pools_fill(q)) {
+		emu_dp_pools_free(q);
+		emu_kmem_free(q);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_lock(emu_hca_lock(vc->hca));
 	err = emu_hca_obj_add_locked(vc->hctx, &q->obj);
 	if (!err) {
@@ -115,6 +122,7 @@ static struct ibv_qp *qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr
 	}
 	pthread_mutex_unlock(emu_hca_lock(vc->hca));
 	if (err) {
+		emu_dp_pools_free(q);
 		emu_kmem_free(q);
 		errno = err;
 		return NULL;

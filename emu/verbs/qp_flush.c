@@ -21,19 +21,12 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 		emu_list_del(n);
 		emu_dp_swqe_free(q, emu_list_entry(n, struct emu_swqe, link));
 	}
-	while (q->dp.rwqe_pool) {
-		struct emu_rwqe *w = q->dp.rwqe_pool;
+	while (!emu_list_empty(&q->rq.list)) {
+		struct emu_list *n = q->rq.list.next;
 
-		q->dp.rwqe_pool = *(struct emu_rwqe **)w;
-		free(w);
+		emu_list_del(n);
+		emu_dp_rwqe_recycle(q, emu_list_entry(n, struct emu_rwqe, link));
 	}
-	while (q->dp.swqe_pool) {
-		struct emu_swqe *w = q->dp.swqe_pool;
-
-		q->dp.swqe_pool = *(struct emu_swqe **)w;
-		free(w);
-	}
-	emu_dp_rwqe_list_free(&q->rq.list);
 	free(q->dp.resp_wqe);
 	q->dp.resp_wqe = NULL;
 	q->sq.count = q->rq.count = 0;

@@ -14,6 +14,7 @@
 
 #include "emu/verbs/datapath.h"
 #include "emu/verbs/mw_dp.h"
+#include "util/failcall.h"
 
 enum resp_state {
 	RESPST_CHK_PSN,
@@ -71,7 +72,7 @@ static void res_add(struct emu_vqp *q, bool atomic, uint32_t first, uint32_t las
 	if (!q->dp.res) {
 		uint32_t n = q->attr.max_dest_rd_atomic ? q->attr.max_dest_rd_atomic : 1;
 
-		q->dp.res = calloc(n, sizeof(*q->dp.res));
+		q->dp.res = emu_calloc(n, sizeof(*q->dp.res));
 		if (!q->dp.res)
 			return;
 		q->dp.nres = n;

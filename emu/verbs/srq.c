@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 static void vsrq_free(struct emu_vsrq *s)
 {
@@ -41,7 +42,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init
 		errno = EINVAL;
 		return NULL;
 	}
-	s = calloc(1, sizeof(*s));
+	s = emu_calloc(1, sizeof(*s));
 	if (!s) {
 		errno = ENOMEM;
 		return NULL;

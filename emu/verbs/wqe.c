@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 static const char *const wqe_state_names[] = {
 	[EMU_WQE_POSTED] = "POSTED",
@@ -36,21 +37,71 @@ void emu_dp_rwqe_list_free(struct emu_list *l)
 
 uint64_t emu_dp_fast_epoch = 1; /* a QP's fast_epoch starts at 0: looked up at first use */
 
+static void swqe_size_set(struct emu_vqp *q)
+{
+	if (!q->dp.swqe_size)
+		q->dp.swqe_size = sizeof(struct emu_swqe) + q->sq.max_sge * sizeof(struct ibv_sge) +
+				  q->sq.max_inline;
+}
+
+static size_t rwqe_size(const struct emu_vqp *q)
+{
+	return sizeof(struct emu_rwqe) + q->rq.max_sge * sizeof(struct ibv_sge);
+}
+
+/* rxe allocates a QP's queues when the QP is created (rxe_queue_init), so posting never
+ * asks for memory: the pools get one entry per usable WR of each queue here, and a
+ * failure is the create's ENOMEM. A receive queue of an SRQ takes the SRQ's WQEs. */
+int emu_dp_pools_fill(struct emu_vqp *q)
+{
+	swqe_size_set(q);
+	for (uint32_t i = 0; i < q->sq.max_wr; i++) {
+		struct emu_swqe *w = emu_malloc(q->dp.swqe_size);
+
+		if (!w)
+			return -ENOMEM;
+		*(struct emu_swqe **)w = q->dp.swqe_pool;
+		q->dp.swqe_pool = w;
+	}
+	for (uint32_t i = 0; !q->srq && i < q->rq.max_wr; i++) {
+		struct emu_rwqe *w = emu_malloc(rwqe_size(q));
+
+		if (!w)
+			return -ENOMEM;
+		emu_dp_rwqe_recycle(q, w);
+	}
+	return 0;
+}
+
+void emu_dp_pools_free(struct emu_vqp *q)
+{
+	while (q->dp.rwqe_pool) {
+		struct emu_rwqe *w = q->dp.rwqe_pool;
+
+		q->dp.rwqe_pool = *(struct emu_rwqe **)w;
+		free(w);
+	}
+	while (q->dp.swqe_pool) {
+		struct emu_swqe *w = q->dp.swqe_pool;
+
+		q->dp.swqe_pool = *(struct emu_swqe **)w;
+		free(w);
+	}
+}
+
 struct emu_swqe *emu_dp_swqe_alloc(struct emu_vqp *q, size_t extra)
 {
 	struct emu_swqe *w;
 
-	if (!q->dp.swqe_size)
-		q->dp.swqe_size = sizeof(*w) + q->sq.max_sge * sizeof(struct ibv_sge) +
-				  q->sq.max_inline;
+	swqe_size_set(q);
 	if (sizeof(*w) + extra > q->dp.swqe_size) {
-		w = calloc(1, sizeof(*w) + extra);
+		w = emu_calloc(1, sizeof(*w) + extra);
 		return w;
 	}
 	w = q->dp.swqe_pool;
 	if (w)
 		q->dp.swqe_pool = *(struct emu_swqe **)w;
-	else if (!(w = malloc(q->dp.swqe_size)))
+	else if (!(w = emu_malloc(q->dp.swqe_size)))
 		return NULL;
 	memset(w, 0, sizeof(*w)); /* the SGEs and inline bytes are written by the caller */
 	w->pooled = true;
@@ -75,7 +126,7 @@ struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q)
 		q->dp.rwqe_pool = *(struct emu_rwqe **)w;
 		return w;
 	}
-	return malloc(sizeof(*w) + q->rq.max_sge * sizeof(struct ibv_sge));
+	return emu_malloc(rwqe_size(q));
 }
 
 void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w)

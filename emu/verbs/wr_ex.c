@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 struct wrx_ent {
 	struct ibv_send_wr wr;
@@ -340,19 +341,19 @@ static void wr_abort(struct ibv_qp_ex *qx)
 int emu_wrx_init(struct emu_vqp *q, uint64_t flags)
 {
 	struct ibv_qp_ex *qx = &q->qpx;
-	struct emu_wrx *x = calloc(1, sizeof(*x));
+	struct emu_wrx *x = emu_calloc(1, sizeof(*x));
 
 	if (!x)
 		return ENOMEM;
 	x->cap = q->sq.max_wr;
-	x->e = calloc(x->cap ? x->cap : 1, sizeof(*x->e));
+	x->e = emu_calloc(x->cap ? x->cap : 1, sizeof(*x->e));
 	if (!x->e) {
 		free(x);
 		return ENOMEM;
 	}
 	for (uint32_t i = 0; i < x->cap; i++) {
-		x->e[i].sge = calloc(q->sq.max_sge ? q->sq.max_sge : 1, sizeof(struct ibv_sge));
-		x->e[i].inl = malloc(q->sq.max_inline ? q->sq.max_inline : 1);
+		x->e[i].sge = emu_calloc(q->sq.max_sge ? q->sq.max_sge : 1, sizeof(struct ibv_sge));
+		x->e[i].inl = emu_malloc(q->sq.max_inline ? q->sq.max_inline : 1);
 		if (!x->e[i].sge || !x->e[i].inl) {
 			x->cap = i + 1;
 			q->wrx = x;

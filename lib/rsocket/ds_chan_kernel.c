@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ds_chan.h"
+#include "util/failcall.h"
 
 static int k_open(struct ds_chan *c)
 {
@@ -57,7 +58,7 @@ static ssize_t k_recvfrom(struct ds_chan *c, void *buf, size_t len, struct socka
 static int k_route_src(struct ds_chan *c, const struct sockaddr *dst, socklen_t dstlen,
 		       union ds_addr *src, socklen_t *srclen)
 {
-	int sock = socket(dst->sa_family, SOCK_DGRAM, 0), ret;
+	int sock = emu_socket(dst->sa_family, SOCK_DGRAM, 0), ret;
 
 	(void)c;
 	if (sock < 0)

@@ -20,6 +20,7 @@
 #include "ds.h"
 #include "ds_addr.h"
 #include "ds_udp.h"
+#include "util/failcall.h"
 
 /* Each receive: the GRH into the slot after the buffer, the datagram into slot `offset`. */
 int ds_post_recv(struct ds_sock *ds, struct ds_qp *qp, uint32_t offset)
@@ -108,7 +109,7 @@ static int init_bufs(struct ds_qp *qp)
 {
 	struct ds_sock *ds = qp->ds;
 
-	qp->rbuf = calloc(1, ds->rbuf_size + DS_GRH_LEN);
+	qp->rbuf = emu_calloc(1, ds->rbuf_size + DS_GRH_LEN);
 	if (!qp->rbuf) {
 		errno = ENOMEM;
 		return -1;
@@ -194,7 +195,7 @@ static int create_qp(struct ds_sock *ds, const union ds_addr *src, struct ds_qp 
 	struct ds_qp *qp;
 	int i;
 
-	qp = calloc(1, sizeof *qp);
+	qp = emu_calloc(1, sizeof *qp);
 	if (!qp) {
 		errno = ENOMEM;
 		return -1;
@@ -256,7 +257,7 @@ int ds_get_dest(struct ds_sock *ds, const struct sockaddr *addr, socklen_t len,
 		goto unlock;
 	found = tfind(addr, &ds->dest_map, ds_compare_addr);
 	if (!found) {
-		d = calloc(1, sizeof *d);
+		d = emu_calloc(1, sizeof *d);
 		if (!d) {
 			errno = ENOMEM;
 			ret = -1;

@@ -13,6 +13,7 @@
 #include "ds.h"
 #include "ds_addr.h"
 #include "ds_udp.h"
+#include "util/failcall.h"
 
 /* ucma_max_qpsize(NULL): the smallest max_qp_wr of the devices. */
 static uint32_t max_qpsize(void)
@@ -57,8 +58,8 @@ static void set_qp_size(struct ds_sock *ds)
 int ds_init_ep(struct ds_sock *ds)
 {
 	set_qp_size(ds);
-	ds->sbuf = calloc(ds->sq_size ? ds->sq_size : 1, DS_SNDLOWAT);
-	ds->dmsg = calloc((size_t)ds->rq_size + 1, sizeof *ds->dmsg);
+	ds->sbuf = emu_calloc(ds->sq_size ? ds->sq_size : 1, DS_SNDLOWAT);
+	ds->dmsg = emu_calloc((size_t)ds->rq_size + 1, sizeof *ds->dmsg);
 	if (!ds->sbuf || !ds->dmsg) {
 		errno = ENOMEM;
 		return -1;
@@ -101,7 +102,7 @@ static void ds_free(struct ds_sock *ds)
 struct rs_sock *rs_dgram_new(int domain)
 {
 	const struct rs_config *cfg = rs_config();
-	struct ds_sock *ds = calloc(1, sizeof *ds);
+	struct ds_sock *ds = emu_calloc(1, sizeof *ds);
 	int fd, e;
 
 	if (!ds) {

@@ -21,6 +21,7 @@
 #include "ds.h"
 #include "ds_addr.h"
 #include "ds_chan.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;	/* start and stop */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* what follows */
@@ -166,8 +167,8 @@ static int round_trip(void)
 		return 0;
 	}
 	n = nsocks;
-	list = malloc(sizeof *list * (size_t)(n + 1));
-	pfd = calloc((size_t)n + 1, sizeof *pfd);
+	list = emu_malloc(sizeof *list * (size_t)(n + 1));
+	pfd = emu_calloc((size_t)n + 1, sizeof *pfd);
 	if (!list || !pfd) {
 		pthread_mutex_unlock(&reg_lock);
 		free(list);
@@ -233,7 +234,7 @@ int ds_svc_add(struct ds_sock *ds)
 	if (!running) {
 		if (pipe2(wake, O_CLOEXEC | O_NONBLOCK))
 			goto fail;
-		ret = pthread_create(&thread, NULL, run, NULL);
+		ret = emu_pthread_create(&thread, NULL, run, NULL);
 		if (ret) {
 			close(wake[0]);
 			close(wake[1]);
@@ -244,7 +245,7 @@ int ds_svc_add(struct ds_sock *ds)
 	}
 	pthread_mutex_lock(&reg_lock);
 	if (nsocks == cap) {
-		grown = realloc(socks, sizeof *socks * (size_t)(cap ? cap * 2 : 8));
+		grown = emu_realloc(socks, sizeof *socks * (size_t)(cap ? cap * 2 : 8));
 		if (!grown) {
 			pthread_mutex_unlock(&reg_lock);
 			errno = ENOMEM;

@@ -10,6 +10,7 @@
 
 #include "ds_addr.h"
 #include "ds_udp.h"
+#include "util/failcall.h"
 
 static const struct ds_chan_ops *backend;
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
@@ -28,7 +29,7 @@ const struct ds_chan_ops *ds_udp_backend(void)
 
 int ds_udp_open(int domain, struct ds_chan **out)
 {
-	struct ds_chan *c = calloc(1, sizeof *c);
+	struct ds_chan *c = emu_calloc(1, sizeof *c);
 
 	if (!c) {
 		errno = ENOMEM;
@@ -36,7 +37,7 @@ int ds_udp_open(int domain, struct ds_chan **out)
 	}
 	c->ops = ds_udp_backend();
 	c->domain = domain;
-	c->fd = socket(domain, SOCK_DGRAM, 0);
+	c->fd = emu_socket(domain, SOCK_DGRAM, 0);
 	if (c->fd < 0 || c->ops->open(c)) {
 		int e = errno;
 

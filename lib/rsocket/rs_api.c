@@ -26,6 +26,7 @@
 #include <rdma/rsocket.h>
 
 #include "rs_sock.h"
+#include "util/failcall.h"
 
 #ifndef AF_IB
 #define AF_IB 27
@@ -375,7 +376,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 	if (rs_poll_wake_fd() < 0)
 		return rs_err(ENOMEM);
 	if (nfds > RS_POLL_STACK) {
-		kfds = malloc((nfds + 1) * sizeof *kfds);
+		kfds = emu_malloc((nfds + 1) * sizeof *kfds);
 		if (!kfds)
 			return rs_err(ENOMEM);
 	}
@@ -393,7 +394,7 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 
 static struct pollfd *select_to_poll(int *nfds, fd_set *rd, fd_set *wr, fd_set *ex)
 {
-	struct pollfd *fds = calloc(*nfds > 0 ? (size_t)*nfds : 1, sizeof *fds);
+	struct pollfd *fds = emu_calloc(*nfds > 0 ? (size_t)*nfds : 1, sizeof *fds);
 	int n = 0;
 
 	if (!fds)

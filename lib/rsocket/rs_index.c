@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "rs_sock.h"
+#include "util/failcall.h"
 
 #define RS_CHUNK_BITS 10
 #define RS_CHUNK_SLOTS (1 << RS_CHUNK_BITS)
@@ -28,7 +29,7 @@ int rs_index_insert(int index, struct rs_sock *s)
 	pthread_mutex_lock(&index_lock);
 	c = chunks[index >> RS_CHUNK_BITS];
 	if (!c) {
-		c = calloc(RS_CHUNK_SLOTS, sizeof *c);
+		c = emu_calloc(RS_CHUNK_SLOTS, sizeof *c);
 		if (!c) {
 			pthread_mutex_unlock(&index_lock);
 			errno = ENOMEM;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rs_sock.h"
+#include "util/failcall.h"
 
 static pthread_mutex_t poll_lock = PTHREAD_MUTEX_INITIALIZER;
 static int poll_wake_fd = -1;
@@ -28,7 +29,7 @@ int rs_poll_wake_fd(void)
 
 	pthread_mutex_lock(&poll_lock);
 	if (poll_wake_fd < 0)
-		poll_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_SEMAPHORE | EFD_CLOEXEC);
+		poll_wake_fd = emu_eventfd(0, EFD_NONBLOCK | EFD_SEMAPHORE | EFD_CLOEXEC);
 	ret = poll_wake_fd;
 	pthread_mutex_unlock(&poll_lock);
 	return ret;

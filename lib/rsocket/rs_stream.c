@@ -12,6 +12,7 @@
 #include <infiniband/verbs.h>
 
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 int rs_seterr(int e)
 {
@@ -69,7 +70,7 @@ void *rs_forksafe_alloc(size_t len)
 struct rs_stream *rs_stream_alloc(const struct rs_type *type, const struct rs_stream *from)
 {
 	const struct rs_config *cfg = rs_config();
-	struct rs_stream *rs = calloc(1, sizeof *rs);
+	struct rs_stream *rs = emu_calloc(1, sizeof *rs);
 
 	if (!rs)
 		return NULL;

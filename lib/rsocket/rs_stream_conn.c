@@ -17,6 +17,7 @@
 
 #include "lib/cma.h"
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 static bool host_is_net(void)
 {
@@ -103,7 +104,7 @@ int rs_stream_listen(struct rs_sock *s, int backlog)
 		return 0;
 	if (rdma_listen(rs->cm_id, backlog))
 		return -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rs->accept_queue)) {
+	if (emu_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rs->accept_queue)) {
 		rs->accept_queue[0] = rs->accept_queue[1] = -1;
 		return -1;
 	}

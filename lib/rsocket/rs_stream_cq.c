@@ -16,6 +16,7 @@
 
 #include "lib/cma.h"
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 #define RS_MAX_CTRL_MSG sizeof(struct rs_sge)
 
@@ -50,7 +51,7 @@ static int init_bufs(struct rs_stream *rs)
 	uint32_t sbuf_total = rs->sbuf_size;
 	size_t len;
 
-	rs->rmsg = calloc((size_t)rs->rq_size + 1, sizeof *rs->rmsg);
+	rs->rmsg = emu_calloc((size_t)rs->rq_size + 1, sizeof *rs->rmsg);
 	if (!rs->rmsg)
 		return rs_seterr(ENOMEM);
 	if (rs->sq_inline < RS_MAX_CTRL_MSG)

@@ -15,11 +15,12 @@
 #include <infiniband/verbs.h>
 
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 static struct rs_iomap_mr *free_slot(struct rs_stream *rs)
 {
 	if (!rs->remote_iomappings) {
-		rs->remote_iomappings = calloc(rs->remote_iomap.length ? rs->remote_iomap.length
+		rs->remote_iomappings = emu_calloc(rs->remote_iomap.length ? rs->remote_iomap.length
 								       : 1,
 					       sizeof *rs->remote_iomappings);
 		if (!rs->remote_iomappings)
@@ -49,7 +50,7 @@ off_t rs_stream_iomap(struct rs_sock *s, void *buf, size_t len, int prot, int fl
 		m = free_slot(rs);
 		access |= IBV_ACCESS_REMOTE_WRITE;
 	} else {
-		m = calloc(1, sizeof *m);
+		m = emu_calloc(1, sizeof *m);
 		if (m)
 			m->index = -1;
 	}

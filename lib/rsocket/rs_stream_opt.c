@@ -17,6 +17,7 @@
 #include <rdma/rsocket.h>
 
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 static uint32_t min_u32(uint32_t a, uint32_t b)
 {
@@ -129,7 +130,7 @@ static int set_rdma(struct rs_stream *rs, int name, const void *val, socklen_t l
 	}
 	case RDMA_ROUTE:
 		free(rs->optval);
-		rs->optval = malloc(len);
+		rs->optval = emu_malloc(len);
 		if (!rs->optval)
 			return rs_seterr(ENOMEM);
 		memcpy(rs->optval, val, len);

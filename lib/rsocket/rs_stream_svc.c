@@ -20,6 +20,7 @@
 
 #include "lib/cma.h"
 #include "rs_stream_priv.h"
+#include "util/failcall.h"
 
 struct svc_msg {
 	uint32_t cmd;
@@ -90,11 +91,11 @@ int rs_svc_notify(enum rs_svc_kind kind, struct rs_stream *rs, enum rs_svc_cmd c
 
 	pthread_mutex_lock(&svc_lock);
 	if (!svc->cnt) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, svc->sock)) {
+		if (emu_socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, svc->sock)) {
 			ret = -1;
 			goto unlock;
 		}
-		ret = pthread_create(&svc->id, NULL, svc->run, svc);
+		ret = emu_pthread_create(&svc->id, NULL, svc->run, svc);
 		if (ret) {
 			errno = ret;
 			ret = -1;
@@ -122,18 +123,18 @@ unlock:
 static int svc_grow(struct rs_svc *svc)
 {
 	int size = svc->size ? svc->size * 2 : 16;
-	struct rs_stream **rss = realloc(svc->rss, (size_t)size * sizeof *rss);
+	struct rs_stream **rss = emu_realloc(svc->rss, (size_t)size * sizeof *rss);
 	struct pollfd *fds;
 	uint64_t *to;
 
 	if (!rss)
 		return ENOMEM;
 	svc->rss = rss;
-	fds = realloc(svc->fds, (size_t)size * sizeof *fds);
+	fds = emu_realloc(svc->fds, (size_t)size * sizeof *fds);
 	if (!fds)
 		return ENOMEM;
 	svc->fds = fds;
-	to = realloc(svc->timeouts, (size_t)size * sizeof *to);
+	to = emu_realloc(svc->timeouts, (size_t)size * sizeof *to);
 	if (!to)
 		return ENOMEM;
 	svc->timeouts = to;

@@ -1,0 +1,501 @@
+/* sweep_cm: one connection's life through librdmacm, in one process on the emulator (node A
+ * of rxe-ref2 connecting to itself), as the failure sweep's scenario (docs/failure-sweep.md).
+ *
+ * Phases: addrinfo (rdma_getaddrinfo of both sides), listen (channel, id, bind, listen),
+ * client (channel, id, resolve_addr, resolve_route, PD, MR, rdma_create_qp), connect
+ * (rdma_connect; on the server CONNECT_REQUEST, rdma_create_qp, a posted receive,
+ * rdma_accept; ESTABLISHED on both), data (4 KiB whose every byte is checked) and close
+ * (rdma_disconnect of the client, DISCONNECTED on the server, its rdma_disconnect,
+ * DISCONNECTED on the client, every object destroyed).
+ *
+ * SWEEP_FAIL=kind:N (failnth.h kinds) makes the N-th call of that kind after the fabric is
+ * attached fail, in the first of two connections made one after the other; the second,
+ * with nothing failing, must succeed whole. The oracle, per failure a step sees: the error is the one the real stack
+ * gives for that resource (errno ENOMEM for memory and mappings, EMFILE for eventfds and
+ * sockets, EAGAIN for threads; EAI_MEMORY from rdma_getaddrinfo's resolver; an error event
+ * whose status is that errno negated; the other forms wait_event() lists), then the phase's
+ * objects are destroyed and the phase is run again, and it must succeed: the process goes
+ * on. Exit 0 and the line
+ * "sweep-result: ok" when the connection's every phase succeeded and every byte arrived;
+ * 1 with "sweep-result: FAIL step: why" otherwise. The last line before it,
+ * "sweep-count: alloc=A mmap=M eventfd=E socket=S thread=T", counts the calls of each
+ * kind the run made after the attach: the range of N a sweep covers. A wait for an event
+ * or a completion gives up after 120 s of the emulator's clock ("hang"): past the CM's
+ * longest protocol timeout here, 15 DREQ retries of 4.3 s. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <rdma/rdma_cma.h>
+#include <time.h>
+
+#include "emu/verbs/tests/verbs_test.h"
+#include "util/failnth.h"
+
+#define PORT "7471"
+#define ADDR "192.0.2.65"
+#define LEN 4096
+#define WAIT_MS 120000 /* past a DREQ's 15 retries of 4.3 s */
+#define TRIES 3
+
+static int fail_kind = -1;
+static int failures; /* failures seen and accepted */
+
+/* The real stack's error for the injected kind. */
+static int expected_errno(void)
+{
+	switch (fail_kind) {
+	case EMU_FAIL_ALLOC:
+	case EMU_FAIL_MMAP:
+		return ENOMEM;
+	case EMU_FAIL_EVENTFD:
+	case EMU_FAIL_SOCKET:
+		return EMFILE;
+	case EMU_FAIL_THREAD:
+		return EAGAIN;
+	}
+	return 0;
+}
+
+static void verdict_fail(const char *step, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("sweep-result: FAIL %s: ", step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	_exit(1);
+}
+
+/* Errors of rdma-core that stand for a resource failure underneath: where librdmacm
+ * turns the failure of a call it makes into an errno of its own. */
+static const struct {
+	const char *step; /* a prefix of the step's name */
+	int err;
+	const char *why;
+} translated[] = {
+	/* sync_devices_list(): ibv_get_device_list() NULL is ENODEV; ucma_init_device():
+	 * ibv_open_device() or ibv_alloc_pd() NULL is ENODEV (librdmacm/cma.c) */
+	{ "bind_addr", ENODEV, "device list or open" },
+	{ "resolve_addr", ENODEV, "device list or open" },
+	{ "connect_request", ENODEV, "device list or open" },
+};
+
+static int translated_ok(const char *step, int err)
+{
+	for (size_t i = 0; i < sizeof(translated) / sizeof(*translated); i++)
+		if (err == translated[i].err &&
+		    !strncmp(step, translated[i].step, strlen(translated[i].step)))
+			return 1;
+	return 0;
+}
+
+/* A step failed with err: accept it (once per run: the injection fails one call) when it is
+ * the injected resource's error or rdma-core's translation of it, else the run fails. */
+static void accept_failure(const char *step, int err)
+{
+	if (fail_kind < 0 || !emu_fail_fired() ||
+	    (err != expected_errno() && !translated_ok(step, err)))
+		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
+			     strerrorname_np(err) : "?", err, fail_kind < 0 ? "nothing" :
+			     emu_fail_kind_name(fail_kind), emu_fail_fired() ? "" : " (not yet)");
+	if (++failures > 1)
+		verdict_fail(step, "a second failure (%s) after the injected one",
+			     strerrorname_np(err));
+	printf("sweep-injected: %s %s\n", step, strerrorname_np(err));
+}
+
+/* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */
+#define TRY(step, expr)                                                                        \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		if ((expr) != 0) {                                                             \
+			accept_failure(step, errno);                                           \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0)
+
+/* The same for a call that returns a pointer, NULL with errno. */
+#define TRYP(step, lhs, expr)                                                                  \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		if (!((lhs) = (expr))) {                                                       \
+			accept_failure(step, errno);                                           \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0)
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for the next event on ch (non-blocking: a request that librdmacm consumed and
+ * dropped leaves nothing to block on). 0 with it acked and its id in *id (when id is not
+ * NULL) if it is `want` with status 0; -1 after an accepted failure: an error event whose
+ * status is the injected errno negated (the emulated kernel's failure), or -1 with errno
+ * that errno (librdmacm's own processing of the event, which rdma-core reports as status
+ * -1), a REJECTED with reason 28 (the passive side's consumer-defined REJ: its librdmacm
+ * could not take the request and destroyed it), or no event within the wait when the
+ * injected failure lost one as the real stack loses it (emu_fail_lost_what()). A failed
+ * rdma_get_cm_event leaves the event queued: it is read again. */
+static int wait_event2(const char *step, struct rdma_event_channel *ch,
+		       enum rdma_cm_event_type want, struct rdma_cm_id **id,
+		       struct rdma_event_channel *other)
+{
+	long end = now_ms() + WAIT_MS;
+	struct rdma_cm_event *ev;
+	struct pollfd p[2] = { { .fd = ch->fd, .events = POLLIN },
+			       { .fd = other ? other->fd : -1, .events = POLLIN } };
+	enum rdma_cm_event_type type;
+	int status, err;
+
+	for (;;) {
+		long left = end - now_ms();
+		struct rdma_event_channel *from;
+
+		if (left <= 0) {
+			if (emu_fail_lost_what() && !failures) {
+				printf("sweep-lost: %s: %s\n", step, emu_fail_lost_what());
+				failures++;
+				return -1;
+			}
+			verdict_fail(step, "hang: no %s within %d ms", rdma_event_str(want), WAIT_MS);
+		}
+		if (poll(p, 2, (int)left) <= 0)
+			continue;
+		from = (p[0].revents & POLLIN) ? ch : other;
+		errno = 0;
+		if (rdma_get_cm_event(from, &ev)) {
+			if (errno != EAGAIN)
+				accept_failure(step, errno);
+			continue;
+		}
+		err = errno;
+		type = ev->event;
+		status = ev->status;
+		if (id && from == ch)
+			*id = ev->id;
+		rdma_ack_cm_event(ev);
+		if (from == ch && type == want && status == 0)
+			return 0;
+		if (type == RDMA_CM_EVENT_REJECTED && status == 28) {
+			accept_failure(step, expected_errno());
+			return -1;
+		}
+		if (status < 0 && (type == RDMA_CM_EVENT_ADDR_ERROR ||
+				   type == RDMA_CM_EVENT_ROUTE_ERROR ||
+				   type == RDMA_CM_EVENT_CONNECT_ERROR ||
+				   type == RDMA_CM_EVENT_UNREACHABLE)) {
+			accept_failure(step, status == -1 ? err : -status);
+			return -1;
+		}
+		/* a lost CM MAD: the protocol's own timeout ends the wait with its error */
+		if (emu_fail_lost_what() && !failures && status == -ETIMEDOUT &&
+		    (type == want || type == RDMA_CM_EVENT_UNREACHABLE)) {
+			printf("sweep-lost: %s: %s: %s ETIMEDOUT\n", step, emu_fail_lost_what(),
+			       rdma_event_str(type));
+			failures++;
+			return -1;
+		}
+		/* after a lost event, the ones that follow it in the real stack (TIMEWAIT_EXIT
+		 * after a lost DISCONNECTED) come alone */
+		if (emu_fail_lost_what() && status == 0)
+			continue;
+		verdict_fail(step, "%s status %d, expected %s", rdma_event_str(type), status,
+			     rdma_event_str(want));
+	}
+}
+
+static int wait_event(const char *step, struct rdma_event_channel *ch,
+		      enum rdma_cm_event_type want, struct rdma_cm_id **id)
+{
+	return wait_event2(step, ch, want, id, NULL);
+}
+
+static int nonblock(struct rdma_event_channel *ch)
+{
+	int fl = fcntl(ch->fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static struct rdma_addrinfo *srv_rai, *cli_rai;
+static struct rdma_event_channel *sch, *cch;
+static struct rdma_cm_id *lid, *cid, *sid;
+static struct ibv_pd *cpd, *spd;
+static struct ibv_mr *cmr, *smr;
+static uint8_t cbuf[LEN], sbuf[LEN];
+
+static int gai(const char *step, const char *node, int flags, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo hints = { .ai_flags = flags, .ai_port_space = RDMA_PS_TCP };
+	int ret;
+
+	errno = 0;
+	ret = rdma_getaddrinfo(node, PORT, &hints, res);
+	if (ret == 0)
+		return 0;
+	/* the resolver's own failure for memory is EAI_MEMORY, which rdma-core passes on */
+	if (ret == EAI_MEMORY && fail_kind == EMU_FAIL_ALLOC)
+		accept_failure(step, ENOMEM);
+	else if (ret == -1)
+		accept_failure(step, errno);
+	else
+		verdict_fail(step, "rdma_getaddrinfo %d (%s)", ret, gai_strerror(ret));
+	return -1;
+}
+
+static int phase_addrinfo(void)
+{
+	if (gai("getaddrinfo-passive", ADDR, RAI_PASSIVE, &srv_rai))
+		return -1;
+	return gai("getaddrinfo", ADDR, 0, &cli_rai);
+}
+
+static void undo_addrinfo(void)
+{
+	if (srv_rai)
+		rdma_freeaddrinfo(srv_rai);
+	if (cli_rai)
+		rdma_freeaddrinfo(cli_rai);
+	srv_rai = cli_rai = NULL;
+}
+
+static int phase_listen(void)
+{
+	TRYP("create_event_channel-server", sch, rdma_create_event_channel());
+	if (nonblock(sch))
+		verdict_fail("fcntl", "%s", strerror(errno));
+	TRY("create_id-listen", rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
+	TRY("bind_addr", rdma_bind_addr(lid, srv_rai->ai_src_addr));
+	TRY("listen", rdma_listen(lid, 4));
+	return 0;
+}
+
+static void undo_listen(void)
+{
+	if (lid)
+		rdma_destroy_id(lid);
+	if (sch)
+		rdma_destroy_event_channel(sch);
+	lid = NULL;
+	sch = NULL;
+}
+
+static int make_qp(const char *step, struct rdma_cm_id *id, struct ibv_pd **pd,
+		   struct ibv_mr **mr, uint8_t *buf)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+
+	TRYP(step, *pd, ibv_alloc_pd(id->verbs));
+	TRYP(step, *mr, ibv_reg_mr(*pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE));
+	TRY(step, rdma_create_qp(id, *pd, &qa));
+	return 0;
+}
+
+static void undo_qp(struct rdma_cm_id *id, struct ibv_pd **pd, struct ibv_mr **mr)
+{
+	if (id && id->qp)
+		rdma_destroy_qp(id);
+	if (*mr)
+		ibv_dereg_mr(*mr);
+	if (*pd)
+		ibv_dealloc_pd(*pd);
+	*mr = NULL;
+	*pd = NULL;
+}
+
+static int phase_client(void)
+{
+	TRYP("create_event_channel-client", cch, rdma_create_event_channel());
+	if (nonblock(cch))
+		verdict_fail("fcntl", "%s", strerror(errno));
+	TRY("create_id", rdma_create_id(cch, &cid, NULL, RDMA_PS_TCP));
+	TRY("resolve_addr", rdma_resolve_addr(cid, NULL, cli_rai->ai_dst_addr, 2000));
+	if (wait_event("resolve_addr-event", cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL))
+		return -1;
+	TRY("resolve_route", rdma_resolve_route(cid, 2000));
+	if (wait_event("resolve_route-event", cch, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL))
+		return -1;
+	return make_qp("create_qp-client", cid, &cpd, &cmr, cbuf);
+}
+
+static void undo_server_side(void)
+{
+	undo_qp(sid, &spd, &smr);
+	if (sid)
+		rdma_destroy_id(sid);
+	sid = NULL;
+}
+
+static void undo_client(void)
+{
+	undo_server_side();
+	undo_qp(cid, &cpd, &cmr);
+	if (cid)
+		rdma_destroy_id(cid);
+	if (cch)
+		rdma_destroy_event_channel(cch);
+	cid = NULL;
+	cch = NULL;
+}
+
+static int phase_connect(void)
+{
+	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 7, .rnr_retry_count = 7 };
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	TRY("connect", rdma_connect(cid, &cp));
+	/* the client's channel too: a request the server's librdmacm cannot take comes back
+	 * to it as a REJECTED */
+	if (wait_event2("connect_request", sch, RDMA_CM_EVENT_CONNECT_REQUEST, &sid, cch))
+		return -1;
+	if (make_qp("create_qp-server", sid, &spd, &smr, sbuf))
+		return -1;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = LEN, .lkey = smr->lkey };
+	errno = 0;
+	if (ibv_post_recv(sid->qp, &rwr, &bad))
+		verdict_fail("post_recv", "failed with %d", errno);
+	TRY("accept", rdma_accept(sid, &cp));
+	/* the client's librdmacm sends the RTU when it reads the kernel's CONNECT_RESPONSE */
+	if (wait_event("established-client", cch, RDMA_CM_EVENT_ESTABLISHED, NULL))
+		return -1;
+	return wait_event("established-server", sch, RDMA_CM_EVENT_ESTABLISHED, NULL);
+}
+
+/* One completion of cq within the deadline: its status must be success. */
+static void poll_one(const char *step, struct ibv_cq *cq, enum ibv_wc_opcode op)
+{
+	long end = now_ms() + WAIT_MS;
+	struct ibv_wc wc;
+	int n;
+
+	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {
+		if (now_ms() > end)
+			verdict_fail(step, "hang: no completion within %d ms", WAIT_MS);
+		usleep(100);
+	}
+	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.opcode != op)
+		verdict_fail(step, "completion n %d status %s opcode %d", n,
+			     n < 0 ? "-" : ibv_wc_status_str(wc.status), n < 0 ? -1 : (int)wc.opcode);
+	if (op == IBV_WC_RECV && wc.byte_len != LEN)
+		verdict_fail(step, "received %u bytes, sent %d", wc.byte_len, LEN);
+}
+
+/* Data never fails for lack of a resource (nothing is allocated on the data path): any
+ * error here fails the run. */
+static void phase_data(void)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)cbuf, .length = LEN, .lkey = cmr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	for (int i = 0; i < LEN; i++)
+		cbuf[i] = (uint8_t)(i * 7 + 3);
+	if (ibv_post_send(cid->qp, &wr, &bad))
+		verdict_fail("post_send", "failed with %d", errno);
+	poll_one("send-completion", cid->send_cq, IBV_WC_SEND);
+	poll_one("recv-completion", sid->recv_cq, IBV_WC_RECV);
+	if (memcmp(cbuf, sbuf, LEN))
+		verdict_fail("data", "the received bytes differ from the sent ones");
+}
+
+/* rdma_disconnect of the client, DISCONNECTED on the server, its rdma_disconnect (which
+ * sends the DREP the client waits for), DISCONNECTED on the client. After an accepted
+ * failure the connection is torn down as it is, as an application gives up on it. */
+static int phase_close(void)
+{
+	TRY("disconnect", rdma_disconnect(cid));
+	if (wait_event("disconnected-server", sch, RDMA_CM_EVENT_DISCONNECTED, NULL))
+		return -1;
+	TRY("disconnect-server", rdma_disconnect(sid));
+	return wait_event("disconnected-client", cch, RDMA_CM_EVENT_DISCONNECTED, NULL);
+}
+
+/* Runs phase; after an accepted failure undoes what undo names and runs it again, up to
+ * TRIES times. */
+static void run(const char *name, int (*phase)(void), void (*undo)(void))
+{
+	for (int t = 0; t < TRIES; t++) {
+		if (!phase())
+			return;
+		if (undo)
+			undo();
+	}
+	verdict_fail(name, "failed %d times", TRIES);
+}
+
+/* A failure while connecting leaves both sides to be made again. */
+static int phase_client_connect(void)
+{
+	return phase_client() ? -1 : phase_connect();
+}
+
+static void arm_from_env(void)
+{
+	const char *s = getenv("SWEEP_FAIL");
+	const char *colon = s ? strchr(s, ':') : NULL;
+
+	if (!colon)
+		return;
+	for (int k = 0; k < EMU_FAIL_KINDS; k++)
+		if (strlen(emu_fail_kind_name(k)) == (size_t)(colon - s) &&
+		    !strncmp(emu_fail_kind_name(k), s, (size_t)(colon - s)))
+			fail_kind = k;
+	if (fail_kind < 0 || strtoul(colon + 1, NULL, 10) == 0) {
+		fprintf(stderr, "sweep_cm: SWEEP_FAIL=%s: expected kind:N, N >= 1\n", s);
+		exit(2);
+	}
+	emu_fail_arm(fail_kind, strtoul(colon + 1, NULL, 10));
+}
+
+/* One connection's life, every object gone at its end. */
+static void connection(void)
+{
+	run("addrinfo", phase_addrinfo, undo_addrinfo);
+	run("listen", phase_listen, undo_listen);
+	run("client-connect", phase_client_connect, undo_client);
+	phase_data();
+	(void)phase_close();
+	undo_client();
+	undo_listen();
+	undo_addrinfo();
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long base[EMU_FAIL_KINDS];
+
+	(void)argc;
+	setenv("RDMAEMU_QUIESCE_US", "0", 1);
+	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
+	for (int k = 0; k < EMU_FAIL_KINDS; k++)
+		base[k] = emu_fail_count(k);
+	arm_from_env();
+	connection();
+	emu_fail_arm(EMU_FAIL_ALLOC, 0);
+	printf("sweep-count: alloc=%lu mmap=%lu eventfd=%lu socket=%lu thread=%lu\n",
+	       emu_fail_count(EMU_FAIL_ALLOC) - base[0], emu_fail_count(EMU_FAIL_MMAP) - base[1],
+	       emu_fail_count(EMU_FAIL_EVENTFD) - base[2],
+	       emu_fail_count(EMU_FAIL_SOCKET) - base[3],
+	       emu_fail_count(EMU_FAIL_THREAD) - base[4]);
+	/* the process goes on: a second connection, with nothing failing, must work whole */
+	fail_kind = -1;
+	connection();
+	printf("sweep-result: ok\n");
+	return 0;
+}
