@@ -11,6 +11,7 @@
 # A line per cell ("ok CELL ..." or "FAIL CELL: why"; XFAIL for a cell faults/known-failures
 # lists with its reason, XPASS, a failure, when a listed cell passes), then
 # "faults: N passed, M failed, K known failures".
+# FAULTS_ONLY=REGEX runs only the cells whose names match it (grep -E).
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
@@ -40,6 +41,8 @@ bad() {
 	fi
 }
 xfailed=0
+# want NAME: whether cell NAME runs (FAULTS_ONLY)
+want() { [ -z "${FAULTS_ONLY:-}" ] || echo "$1" | grep -Eq "$FAULTS_ONLY"; }
 
 # start FABRIC: a daemon of its own on the virtual clock
 start() {
@@ -48,11 +51,12 @@ start() {
 		{ cat "$t/start.log"; return 1; }
 }
 
-# serve FABRIC OUT ARGS...: the server on A in the background ($spid), once it listens
+# serve FABRIC OUT ARGS...: the server on A (on $snode if set) in the background ($spid), once
+# it listens
 serve() {
 	f=$1 out=$2
 	shift 2
-	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node A -- \
+	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node "${snode:-A}" -- \
 		"$xfer" server 7471 "$@" >"$out" 2>&1 &
 	spid=$!
 	lpids="$lpids $spid"
@@ -75,6 +79,7 @@ client() {
 # cell NAME FAULTS MODE N SIZE: one transfer under a `faults` line
 cell() {
 	name=$1 faults=$2 mode=$3 n=$4 size=$5
+	want "$name" || return 0
 	f=$t/$name.fabric
 	{ cat "$ref2"; echo "faults $faults"; } >"$f"
 	start "$f" || { bad "$name: daemon start"; return; }
@@ -122,6 +127,7 @@ done
 # ends by its own deadline, as it would on any stack.
 for down in 1000 60000; do
 	name=rc-linkdown-$down
+	want "$name" || continue
 	start "$ref2" || { bad "$name: daemon start"; continue; }
 	serve "$ref2" "$t/$name.srv" rc 2000 3000 500 "$rdmaemu daemon link-set A eth0 down" "$down" \
 		"$rdmaemu daemon link-set A eth0 up" || { bad "$name: the server did not listen"; continue; }
@@ -152,6 +158,7 @@ done
 # stack's answer, and a new transfer on the same daemon then runs like any other.
 for victim in client server; do
 	name=rc-kill-$victim
+	want "$name" || continue
 	start "$ref2" || { bad "$name: daemon start"; continue; }
 	serve "$ref2" "$t/$name.srv" rc 5000000 3000 || { bad "$name: the server did not listen"; continue; }
 	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$ref2" --node B -- \
@@ -187,15 +194,141 @@ for victim in client server; do
 	fi
 done
 
+# kill -9 of either side at a point of connecting or disconnecting: the victim stops itself
+# there (FAULT_XFER_STOP) and dies. The survivor ends as the real stack makes it end (below,
+# per point), within its bound; then a new transfer on the same daemon runs like any other.
+#   client at connect (its REQ sent): the server's request dies with the client's id, whose
+#     CM REJects (cm_destroy_id: reason 28, consumer defined, once the REP came; 1, timeout,
+#     before), and the server reads REJECTED; or it never came: the server serves the next
+#   server at connect (the request read, not accepted): the new id dies with the server, its
+#     CM REJects with reason 28 (consumer defined): the client's REJECTED
+#   client at disconnect (its DREQ sent): the server has every message and its DISCONNECTED
+#   server at disconnect (every message in): the client's DISCONNECTED comes as usual
+for point in connect disconnect; do
+	for victim in client server; do
+		name=rc-kill-$victim-at-$point
+		want "$name" || continue
+		start "$ref2" || { bad "$name: daemon start"; continue; }
+		if [ $victim = server ]; then
+			export FAULT_XFER_STOP=$point
+			serve "$ref2" "$t/$name.srv" rc 100 3000
+			lrc=$?
+			unset FAULT_XFER_STOP
+			[ $lrc -eq 0 ] || { bad "$name: the server did not listen"; continue; }
+			client "$ref2" "$t/$name.cli" 192.0.2.65 rc 100 3000 &
+			cpid=$!
+		else
+			serve "$ref2" "$t/$name.srv" rc 100 3000 ||
+				{ bad "$name: the server did not listen"; continue; }
+			export FAULT_XFER_STOP=$point
+			client "$ref2" "$t/$name.cli" 192.0.2.65 rc 100 3000 &
+			cpid=$!
+			unset FAULT_XFER_STOP
+		fi
+		lpids="$lpids $cpid"
+		if [ $victim = client ]; then vpid=$cpid vout=$t/$name.cli; else vpid=$spid vout=$t/$name.srv; fi
+		tries=0
+		until grep -q "^$victim: stopped at $point\$" "$vout" 2>/dev/null; do
+			tries=$((tries + 1))
+			[ $tries -le 600 ] && kill -0 $vpid 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! grep -q "^$victim: stopped at $point\$" "$vout"; then
+			bad "$name: the $victim never stopped at $point: $(tail -n 1 "$vout")"
+			kill -KILL $(pgrep -P $vpid) $vpid 2>/dev/null
+			continue
+		fi
+		# `client` runs timeout(1) in a subshell: the program is the deepest descendant
+		victims=$(pgrep -x fault_xfer | while read -r p; do
+			grep -q "RDMAEMU_RUNTIME_DIR=$t" "/proc/$p/environ" 2>/dev/null &&
+				tr '\0' ' ' <"/proc/$p/cmdline" | grep -q "fault_xfer $victim " && echo $p
+		done)
+		kill -KILL $victims 2>/dev/null
+		if [ $victim = client ]; then
+			wait $cpid 2>/dev/null
+			# the server either ended with the request's death or waits for the next client
+			sleep 1
+			if kill -0 $spid 2>/dev/null; then
+				client "$ref2" "$t/$name.cli2" 192.0.2.65 rc 100 3000
+				wait $spid
+				src=$?
+				other="next client: $(tail -n 1 "$t/$name.srv")"
+			else
+				wait $spid
+				src=$?
+				other=$(tail -n 1 "$t/$name.srv")
+			fi
+			orc=$src
+		else
+			wait $spid 2>/dev/null
+			wait $cpid
+			orc=$?
+			other=$(tail -n 1 "$t/$name.cli")
+		fi
+		case $victim-$point in
+		client-connect) case $other in
+			"next client: server: rc: 100 messages in order, every byte checked") good=$((orc == 0)) ;;
+			"server: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages"|"server: event: RDMA_CM_EVENT_REJECTED status 1 after 0 messages") good=$((orc == 4)) ;;
+			*) good=0 ;; esac ;;
+		server-connect) case $other in
+			"client: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages") good=$((orc == 4)) ;;
+			*) good=0 ;; esac ;;
+		client-disconnect) good=$(( orc == 0 )); other=$(grep "^server: rc:" "$t/$name.srv") ;;
+		server-disconnect) good=$(( orc == 0 )) ;;
+		esac
+		serve "$ref2" "$t/$name.srv2" rc 100 3000 &&
+			client "$ref2" "$t/$name.cli3" 192.0.2.65 rc 100 3000 && wait $spid &&
+			grep -qx "server: rc: 100 messages in order, every byte checked" "$t/$name.srv2"
+		again=$?
+		if [ $good = 1 ] && [ $again -eq 0 ]; then
+			ok "$name: the survivor: $other (exit $orc); a new transfer afterwards: 100 in order"
+		else
+			bad "$name: the survivor exit $orc: $other; a new transfer afterwards: exit $again"
+		fi
+	done
+done
+
+# Device removal under a transfer: after 500 messages the server's host loses its device
+# (rdmaemu daemon remove-device, as `rdma link delete` of an rxe device: the kernel's
+# cma_remove_one). The server reads DEVICE_REMOVAL; the client, whose peer no longer answers,
+# ends with the real stack's error; the client's host keeps working: a transfer within B.
+name=rc-device-removal
+if want "$name"; then
+	start "$ref2" || bad "$name: daemon start"
+	serve "$ref2" "$t/$name.srv" rc 2000 3000 500 "$rdmaemu daemon remove-device A rxe0" 0 true ||
+		bad "$name: the server did not listen"
+	client "$ref2" "$t/$name.cli" 192.0.2.65 rc 2000 3000
+	crc=$?
+	wait $spid
+	src=$?
+	ks=$(sed -n 's/^server: event: RDMA_CM_EVENT_DEVICE_REMOVAL status 0 after \([0-9]*\) messages$/\1/p' "$t/$name.srv")
+	kc=$(sed -n -e 's/^client: event: RDMA_CM_EVENT_DISCONNECTED status 0 after \([0-9]*\) messages$/\1/p' \
+		-e 's/^client: error: transport retry counter exceeded after \([0-9]*\) messages$/\1/p' "$t/$name.cli")
+	snode=B
+	serve "$ref2" "$t/$name.srv2" rc 100 3000 &&
+		client "$ref2" "$t/$name.cli2" 192.0.2.66 rc 100 3000 && wait $spid &&
+		grep -qx "server: rc: 100 messages in order, every byte checked" "$t/$name.srv2"
+	again=$?
+	snode=
+	if [ $src -eq 4 ] && [ -n "$ks" ] && [ "$ks" -ge 500 ] && [ $crc -ge 3 ] && [ $crc -le 4 ] &&
+		[ -n "$kc" ] && [ "$kc" -le "$ks" ] && [ $again -eq 0 ]; then
+		ok "$name: after $ks messages the server's DEVICE_REMOVAL, $(tail -n 1 "$t/$name.cli" | sed 's/^client: //'); a transfer within B afterwards: 100 in order"
+	else
+		bad "$name: server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc: $(tail -n 1 "$t/$name.cli"); a transfer within B afterwards: exit $again"
+	fi
+fi
+
 # ARP silence: an address in the subnet that nobody has (192.0.2.70): ADDR_ERROR -110
 name=arp-silence
-start "$ref2" || bad "$name: daemon start"
-client "$ref2" "$t/$name.cli" 192.0.2.70 rc 1 64
-crc=$?
-if [ $crc -eq 4 ] && grep -qx 'client: event: RDMA_CM_EVENT_ADDR_ERROR status -110 after 0 messages' "$t/$name.cli"; then
-	ok "$name: ADDR_ERROR status -110 (ETIMEDOUT)"
-else
-	bad "$name: client exit $crc: $(tail -n 1 "$t/$name.cli")"
+if want "$name"; then
+	start "$ref2" || bad "$name: daemon start"
+	client "$ref2" "$t/$name.cli" 192.0.2.70 rc 1 64
+	crc=$?
+	if [ $crc -eq 4 ] && grep -qx 'client: event: RDMA_CM_EVENT_ADDR_ERROR status -110 after 0 messages' "$t/$name.cli"; then
+		ok "$name: ADDR_ERROR status -110 (ETIMEDOUT)"
+	else
+		bad "$name: client exit $crc: $(tail -n 1 "$t/$name.cli")"
+	fi
 fi
 
 "$rdmaemu" daemon stop >/dev/null 2>&1

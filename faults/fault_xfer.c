@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <poll.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,21 @@ struct ctx {
 	struct rdma_cm_event *ev; /* read, not yet reported: the CQ is polled once more first */
 	uint32_t ud_qpn;	  /* the UD server's QP, which answers every SIDR request */
 };
+
+/* FAULT_XFER_STOP=POINT: at that point the process says "SIDE: stopped at POINT" and stops
+ * itself (SIGSTOP), for the driver to kill it there: "connect" (the client right after
+ * rdma_connect, the server right after reading the CONNECT_REQUEST) or "disconnect" (the
+ * client right after rdma_disconnect, the server right after the last message). */
+static void stop_at(const char *side, const char *point)
+{
+	const char *want = getenv("FAULT_XFER_STOP");
+
+	if (!want || strcmp(want, point))
+		return;
+	printf("%s: stopped at %s\n", side, point);
+	fflush(stdout);
+	raise(SIGSTOP);
+}
 
 static void die(const char *what)
 {
@@ -235,6 +251,7 @@ static int server(int argc, char **argv)
 	printf("listening\n");
 	fflush(stdout);
 	e = event(&c, RDMA_CM_EVENT_CONNECT_REQUEST);
+	stop_at("server", "connect");
 	setup(&c, e->id, size);
 	rdma_ack_cm_event(e);
 	for (unsigned i = 0; i < RECVS; i++)
@@ -295,6 +312,8 @@ static int server(int argc, char **argv)
 		       dups);
 	else
 		printf("server: rc: %u messages in order, every byte checked\n", c.done);
+	fflush(stdout);
+	stop_at("server", "disconnect");
 	if (!c.ud)
 		rdma_ack_cm_event(event(&c, RDMA_CM_EVENT_DISCONNECTED));
 	return 0;
@@ -326,6 +345,7 @@ static int client(char **argv)
 	setup(&c, c.id, size);
 	if (rdma_connect(c.id, &cp))
 		die("rdma_connect");
+	stop_at("client", "connect");
 	e = event(&c, RDMA_CM_EVENT_ESTABLISHED);
 	if (c.ud) {
 		ah = ibv_create_ah(c.pd, &e->param.ud.ah_attr);
@@ -370,6 +390,7 @@ static int client(char **argv)
 	}
 	if (!c.ud) {
 		rdma_disconnect(c.id);
+		stop_at("client", "disconnect");
 		rdma_ack_cm_event(event(&c, RDMA_CM_EVENT_DISCONNECTED));
 	}
 	printf("client: %u messages sent\n", n);

@@ -698,6 +698,26 @@ static bool running_asleep(const struct emu_engine *e)
 	return true;
 }
 
+/* Every thread the engine knows of, other than those BLOCKED in a wait of the program's own
+ * (blocked_asleep() looks at those), asleep in the kernel, and not on the engine's lock.
+ * Lock held. */
+static bool threads_asleep(const struct emu_engine *e)
+{
+	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
+		char st;
+
+		if (t->state == EMU_THREAD_BLOCKED)
+			continue;
+		/* asleep on the engine's own lock, it is about to act */
+		if (__atomic_load_n(&t->entering, __ATOMIC_SEQ_CST))
+			return false;
+		st = thread_kstate(t->tid);
+		if (st != 'S' && st != 'T' && st != 't')
+			return false;
+	}
+	return true;
+}
+
 /* A thread spinning on the program's clock in follower mode waits for time itself: the
  * process's next deadline is at most this far (its own quantum once it has said it). */
 #define FOLLOW_SPIN_DEFAULT_NS (1000ull * 1000)
@@ -764,10 +784,17 @@ static void progress_follower(struct emu_engine *e)
 			next = EMU_ENGINE_FOREVER;
 		if (any_spinning(e) && e->clock.now + e->spin_quantum_ns < next)
 			next = e->clock.now + e->spin_quantum_ns;
+		/* "no deadline at all" makes the authority call the whole fabric stuck: only once
+		 * every thread sleeps. One that polled its CQ empty and runs on may be on its way
+		 * into a wait with a deadline (poll() after ibv_req_notify_cq), which nothing would
+		 * tell the authority afterwards; the recheck below looks again. */
+		if (next == EMU_ENGINE_FOREVER && !threads_asleep(e))
+			goto sleep;
 		e->fl_pending = false;
 		follow_trace(e, all_settled(e), next);
 		e->fl_idle(e->fl_idle_ctx, e->fl_token, next);
 	}
+sleep:
 	e->progress_sleeping = true;
 	if (e->fl_pending) {
 		ts = mono_ts(mono_ns() + BLOCKED_RECHECK_NS);
@@ -1307,7 +1334,7 @@ uint64_t emu_engine_peek_now(struct emu_engine *e)
 {
 	uint64_t now;
 
-	pthread_mutex_lock(&e->lock);
+	mutex_enter(e);
 	now = e->clock.now;
 	pthread_mutex_unlock(&e->lock);
 	return now;
@@ -1917,7 +1944,7 @@ int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns)
 
 	if (e->realtime)
 		return 0;
-	pthread_mutex_lock(&e->lock);
+	mutex_enter(e);
 	self = thread_self(e);
 	appwait_clear(e, self);
 	self->state = EMU_THREAD_IDLE;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "emu/sim/engine_tasks.h"
 
@@ -31,7 +32,7 @@ static bool read_small(const char *path, char *buf, size_t len)
 	return n > 0;
 }
 
-/* Process pid's state letter (0: gone, a zombie, or unreadable). */
+/* Process pid's state letter ('Z' a zombie; 0: gone or unreadable). */
 static char proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -39,7 +40,41 @@ static char proc_state(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (!read_small(path, buf, sizeof(buf)) || !(p = strrchr(buf, ')')) || p[1] != ' ')
 		return 0;
-	return p[2] == 'Z' || p[2] == 'X' ? 0 : p[2];
+	return p[2] == 'X' ? 0 : p[2];
+}
+
+/* Whether a thread of process pid (0: this one) is inside wait4() or waitid() (its syscall
+ * file's first field): woken by a child's exit, it comes back at once. */
+static bool proc_in_wait(pid_t pid)
+{
+	char path[64], buf[64];
+	struct dirent *d;
+	bool in = false;
+	DIR *dir;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/task");
+	if (!(dir = opendir(path)))
+		return false;
+	while (!in && (d = readdir(dir))) {
+		long nr;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		if (pid)
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", (int)pid,
+				 d->d_name);
+		else
+			snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", d->d_name);
+		if (!read_small(path, buf, sizeof(buf)))
+			continue;
+		nr = strtol(buf, NULL, 10);
+		in = nr == SYS_wait4 || nr == SYS_waitid;
+	}
+	closedir(dir);
+	return in;
 }
 
 /* Process pid's time on a CPU in ns (schedstat's first field, every thread of it summed by the
@@ -85,16 +120,25 @@ struct walk {
 
 static void walk_children(struct walk *w, pid_t pid, int depth);
 
-/* One child: busy while runnable or in an uninterruptible wait, or when it has used CPU time
- * since it was last seen, and for the grace period after that (a command between two steps
- * sleeps a moment: a pipe, a round trip to rdmaemud). Then its own children. */
-static void look_at(struct walk *w, pid_t pid, int depth)
+/* One child of parent (0: this process): busy while runnable or in an uninterruptible wait,
+ * or when it has used CPU time since it was last seen, and for the grace period after that
+ * (a command between two steps sleeps a moment: a pipe, a round trip to rdmaemud); and an
+ * ended one whose parent is in waitpid() (system() waits so): the parent is about to come
+ * back with what it does next, which an answer given now would not know of (a zombie
+ * nobody waits for holds nothing). Then its own children. */
+static void look_at(struct walk *w, pid_t parent, pid_t pid, int depth)
 {
 	struct emu_task_seen *s;
 	uint64_t cpu;
 	char st;
 
-	if (w->seen++ >= CHILD_MAX || !(st = proc_state(pid)) || proc_is_ours(pid))
+	if (w->seen++ >= CHILD_MAX || !(st = proc_state(pid)))
+		return;
+	if (st == 'Z') {
+		w->busy += proc_in_wait(parent);
+		return;
+	}
+	if (proc_is_ours(pid))
 		return;
 	s = emu_tasks_slot(w->t, pid);
 	cpu = proc_cpu_ns(pid);
@@ -145,7 +189,7 @@ static void walk_children(struct walk *w, pid_t pid, int depth)
 
 			if (end == p || c <= 0)
 				break;
-			look_at(w, (pid_t)c, depth);
+			look_at(w, pid, (pid_t)c, depth);
 		}
 	}
 	closedir(dir);
