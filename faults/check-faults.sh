@@ -41,13 +41,22 @@ bad() {
 	fi
 }
 xfailed=0
+# xfer_pids SIDE: the fault_xfer programs of SIDE (client, server) of this run (`rdmaemu run`
+# exec'd them under timeout(1): the programs themselves, not their timeout)
+xfer_pids() {
+	pgrep -x fault_xfer | while read -r p; do
+		grep -q "RDMAEMU_RUNTIME_DIR=$t" "/proc/$p/environ" 2>/dev/null &&
+			tr '\0' ' ' <"/proc/$p/cmdline" | grep -q "fault_xfer $1 " && echo "$p"
+	done
+}
 # want NAME: whether cell NAME runs (FAULTS_ONLY)
 want() { [ -z "${FAULTS_ONLY:-}" ] || echo "$1" | grep -Eq "$FAULTS_ONLY"; }
 
-# start FABRIC: a daemon of its own on the virtual clock
+# start FABRIC: a daemon of its own on the virtual clock ($vtflag; empty: real time)
+vtflag=--virtual-time
 start() {
 	"$rdmaemu" daemon stop >/dev/null 2>&1
-	"$rdmaemu" daemon start --virtual-time --fabric "$1" >"$t/start.log" 2>&1 ||
+	"$rdmaemu" daemon start $vtflag --fabric "$1" >"$t/start.log" 2>&1 ||
 		{ cat "$t/start.log"; return 1; }
 }
 
@@ -56,7 +65,7 @@ start() {
 serve() {
 	f=$1 out=$2
 	shift 2
-	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node "${snode:-A}" -- \
+	timeout -k 5 180 "$rdmaemu" run $vtflag --no-sandbox --fabric "$f" --node "${snode:-A}" -- \
 		"$xfer" server 7471 "$@" >"$out" 2>&1 &
 	spid=$!
 	lpids="$lpids $spid"
@@ -72,7 +81,7 @@ serve() {
 client() {
 	f=$1 out=$2 addr=$3
 	shift 3
-	timeout -k 5 180 "$rdmaemu" run --virtual-time --no-sandbox --fabric "$f" --node B -- \
+	timeout -k 5 180 "$rdmaemu" run $vtflag --no-sandbox --fabric "$f" --node B -- \
 		"$xfer" client "$addr" 7471 "$@" >"$out" 2>&1
 }
 
@@ -238,12 +247,7 @@ for point in connect disconnect; do
 			kill -KILL $(pgrep -P $vpid) $vpid 2>/dev/null
 			continue
 		fi
-		# `client` runs timeout(1) in a subshell: the program is the deepest descendant
-		victims=$(pgrep -x fault_xfer | while read -r p; do
-			grep -q "RDMAEMU_RUNTIME_DIR=$t" "/proc/$p/environ" 2>/dev/null &&
-				tr '\0' ' ' <"/proc/$p/cmdline" | grep -q "fault_xfer $victim " && echo $p
-		done)
-		kill -KILL $victims 2>/dev/null
+		kill -KILL $(xfer_pids $victim) 2>/dev/null
 		if [ $victim = client ]; then
 			wait $cpid 2>/dev/null
 			# the server either ended with the request's death or waits for the next client
@@ -315,6 +319,46 @@ if want "$name"; then
 		ok "$name: after $ks messages the server's DEVICE_REMOVAL, $(tail -n 1 "$t/$name.cli" | sed 's/^client: //'); a transfer within B afterwards: 100 in order"
 	else
 		bad "$name: server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc: $(tail -n 1 "$t/$name.cli"); a transfer within B afterwards: exit $again"
+	fi
+fi
+
+# The daemon's queue limit: a UD receiver that stops reading (SIGSTOP after its first
+# datagram) while 2000 datagrams come, on a daemon whose queue per process holds 256 KiB
+# (RDMAEMU_DAEMON_OUTQ_MAX), in real time (a stopped process would hold the virtual clock).
+# The daemon drops what does not fit, as a congested receiver does, and counts it: the
+# receiver, let go after the sender has ended, takes what was queued, none corrupt, none
+# twice; the daemon's memory stays bounded; a new transfer on the same daemon then works.
+name=ud-queue-limit
+if want "$name"; then
+	vtflag=
+	export RDMAEMU_DAEMON_OUTQ_MAX=262144
+	start "$ref2" || bad "$name: daemon start"
+	unset RDMAEMU_DAEMON_OUTQ_MAX
+	export FAULT_XFER_STOP=received
+	serve "$ref2" "$t/$name.srv" ud 2000 512 || bad "$name: the server did not listen"
+	unset FAULT_XFER_STOP
+	client "$ref2" "$t/$name.cli" 192.0.2.65 ud 2000 512
+	crc=$?
+	grep -qx "server: stopped at received" "$t/$name.srv"
+	stopped=$?
+	drops=$("$rdmaemu" daemon status 2>/dev/null | sed -n 's/^process [0-9]* host A .* drops \([0-9]*\) .*/\1/p')
+	dpid=$("$rdmaemu" daemon status 2>/dev/null | sed -n 's/^rdmaemud [^ ]* pid \([0-9]*\)$/\1/p')
+	rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$dpid/status" 2>/dev/null)
+	kill -CONT $(xfer_pids server) 2>/dev/null
+	wait $spid
+	src=$?
+	r=$(sed -n 's/^server: ud: \([0-9]*\) of 2000 received, 0 corrupt, 0 duplicate$/\1/p' "$t/$name.srv")
+	serve "$ref2" "$t/$name.srv2" ud 100 512 &&
+		client "$ref2" "$t/$name.cli2" 192.0.2.65 ud 100 512 && wait $spid &&
+		grep -qx "server: ud: 100 of 100 received, 0 corrupt, 0 duplicate" "$t/$name.srv2"
+	again=$?
+	vtflag=--virtual-time
+	if [ $stopped -eq 0 ] && [ $crc -eq 0 ] && [ $src -eq 0 ] && [ -n "$r" ] && [ "$r" -lt 2000 ] &&
+		[ -n "$drops" ] && [ "$drops" -gt 0 ] && [ -n "$rss" ] && [ "$rss" -lt 65536 ] &&
+		[ $again -eq 0 ]; then
+		ok "$name: $r of 2000 datagrams, none corrupt, $drops frames dropped by the daemon (RSS $rss KiB); 100 of 100 afterwards"
+	else
+		bad "$name: stopped $stopped, server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc; drops '$drops'; RSS '$rss' KiB; afterwards: exit $again"
 	fi
 fi
 

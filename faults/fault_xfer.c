@@ -54,7 +54,8 @@ struct ctx {
 /* FAULT_XFER_STOP=POINT: at that point the process says "SIDE: stopped at POINT" and stops
  * itself (SIGSTOP), for the driver to kill it there: "connect" (the client right after
  * rdma_connect, the server right after reading the CONNECT_REQUEST) or "disconnect" (the
- * client right after rdma_disconnect, the server right after the last message). */
+ * client right after rdma_disconnect, the server right after the last message); or to let
+ * it go on later: "received" (the server right after its first message arrived). */
 static void stop_at(const char *side, const char *point)
 {
 	const char *want = getenv("FAULT_XFER_STOP");
@@ -283,6 +284,8 @@ static int server(int argc, char **argv)
 		memcpy(&h, m, sizeof(h));
 		if (c.ud && h.end)
 			break;
+		if (c.done + bad == 0)
+			stop_at("server", "received");
 		if (sum_of(m + sizeof(h), size) != h.sum ||
 		    wc.byte_len != sizeof(h) + size + (c.ud ? GRH : 0)) {
 			bad++;

@@ -153,6 +153,9 @@ static struct {
 	/* --hold N: the clock stays until N processes have attached (a run's processes start at
 	 * wall-clock moments; those that come first must not see time pass alone) */
 	unsigned vt_hold, vt_attached;
+	/* bytes of frames queued for one client at most (OUTQ_MAX_BYTES, or
+	 * RDMAEMU_DAEMON_OUTQ_MAX for the fault matrix's congested receiver) */
+	size_t outq_max;
 	bool vt_dirty;
 	bool vt_armed; /* the last round found every process idle: the next one confirms it */
 	bool vt_told;
@@ -423,7 +426,7 @@ static void outq_add_msg(struct client *c, uint16_t type, uint32_t arg, uint32_t
 	/* an rdma_cm file's messages are never dropped: the client's copy of the event queue
 	 * would diverge from the file's; what waits is bounded by the events the application
 	 * leaves unread */
-	if ((c->outq_bytes + len > OUTQ_MAX_BYTES && c->state != CLIENT_UCMA) ||
+	if ((c->outq_bytes + len > d.outq_max && c->state != CLIENT_UCMA) ||
 	    !(m = malloc(sizeof(*m) + len))) {
 		c->drops++;
 		return;
@@ -2055,6 +2058,28 @@ static void teardown(int lfd, uint8_t *buf)
 	free(d.ports);
 }
 
+/* RDMAEMU_DAEMON_OUTQ_MAX=BYTES (at least 64 KiB): a smaller queue per client, which makes a
+ * receiver that stops reading lose frames sooner (faults/check-faults.sh). */
+static bool outq_max_from_env(void)
+{
+	const char *v = getenv("RDMAEMU_DAEMON_OUTQ_MAX");
+	char *end;
+	unsigned long long n;
+
+	d.outq_max = OUTQ_MAX_BYTES;
+	if (!v)
+		return true;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n < 65536 || n > SIZE_MAX) {
+		fprintf(stderr, "rdmaemud: RDMAEMU_DAEMON_OUTQ_MAX=%s: not a number of bytes "
+			"from 65536\n", v);
+		return false;
+	}
+	d.outq_max = (size_t)n;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	const char *fabric = NULL;
@@ -2063,6 +2088,8 @@ int main(int argc, char **argv)
 
 	if (!parse_options(argc, argv, &fabric, &status))
 		return status;
+	if (!outq_max_from_env())
+		return 2;
 	emu_apptime_disable();
 	status = fabric_setup(fabric);
 	if (status)
