@@ -77,11 +77,11 @@ serve() {
 	done
 }
 
-# client FABRIC OUT ADDR ARGS...: the client on B, in the foreground
+# client FABRIC OUT ADDR ARGS...: the client on B (on $cnode if set), in the foreground
 client() {
 	f=$1 out=$2 addr=$3
 	shift 3
-	timeout -k 5 180 "$rdmaemu" run $vtflag --no-sandbox --fabric "$f" --node B -- \
+	timeout -k 5 180 "$rdmaemu" run $vtflag --no-sandbox --fabric "$f" --node "${cnode:-B}" -- \
 		"$xfer" client "$addr" 7471 "$@" >"$out" 2>&1
 }
 
@@ -359,6 +359,35 @@ if want "$name"; then
 		ok "$name: $r of 2000 datagrams, none corrupt, $drops frames dropped by the daemon (RSS $rss KiB); 100 of 100 afterwards"
 	else
 		bad "$name: stopped $stopped, server exit $src: $(tail -n 1 "$t/$name.srv"); client exit $crc; drops '$drops'; RSS '$rss' KiB; afterwards: exit $again"
+	fi
+fi
+
+# SA silence: on the InfiniBand fabric (fixtures/ib.fabric) with an SA that answers nothing
+# (its `sm` line's drop=1), ib-b cannot reach ib-a: IPoIB sends a unicast (the ARP reply)
+# only with a path record from the SA (ipoib_start_xmit -> path_rec_start), so the address
+# resolution already ends ADDR_ERROR with -ETIMEDOUT. Then, the SA answering again, the same
+# connection resolves and a transfer runs.
+name=sa-silence
+if want "$name"; then
+	f=$t/$name.fabric
+	sed -e "s#^topology #topology $s/fixtures/#" -e "s#^hosts-data #hosts-data $s/fixtures/#" \
+		-e 's/^sm \(.*\)$/sm \1 drop=1/' "$s/fixtures/ib.fabric" >"$f"
+	start "$f" || bad "$name: daemon start"
+	cnode=ib-b
+	client "$f" "$t/$name.cli" 192.0.2.129 rc 1 64
+	crc=$?
+	start "$s/fixtures/ib.fabric" || bad "$name: daemon start"
+	snode=ib-a
+	serve "$s/fixtures/ib.fabric" "$t/$name.srv2" rc 100 3000 &&
+		client "$s/fixtures/ib.fabric" "$t/$name.cli2" 192.0.2.129 rc 100 3000 && wait $spid &&
+		grep -qx "server: rc: 100 messages in order, every byte checked" "$t/$name.srv2"
+	again=$?
+	snode= cnode=
+	if [ $crc -eq 4 ] && grep -qx 'client: event: RDMA_CM_EVENT_ADDR_ERROR status -110 after 0 messages' "$t/$name.cli" &&
+		[ $again -eq 0 ]; then
+		ok "$name: ADDR_ERROR status -110 (ETIMEDOUT: no path for IPoIB's ARP reply); with the SA answering, 100 in order"
+	else
+		bad "$name: client exit $crc: $(tail -n 1 "$t/$name.cli"); with the SA answering: exit $again"
 	fi
 fi
 
