@@ -21,7 +21,8 @@ export ASAN_OPTIONS UBSAN_OPTIONS
 unset RDMAEMU_FAIL_NTH SWEEP_FAIL
 
 # name and command of each case
-cases='cm-rc faults/sweep_cm'
+cases='cm-rc faults/sweep_cm rc
+cm-ud faults/sweep_cm ud'
 [ $# -gt 0 ] && want=" $* " || want=''
 
 tmp=$(mktemp -d) || exit 2
@@ -51,7 +52,8 @@ done >"$tmp/cases"
 
 while read -r name cmd; do
 	ncases=$((ncases + 1))
-	if ! run "$name count" "$builddir/$cmd"; then
+	# shellcheck disable=SC2086
+	if ! run "$name count" $builddir/$cmd; then
 		nfail=$((nfail + 1)); continue
 	fi
 	counts=$(grep '^sweep-count:' "$tmp/out" | tail -n 1)
@@ -66,9 +68,12 @@ while read -r name cmd; do
 		n=1
 		while [ $n -le "$total" ]; do
 			k=$((k + 1))
-			if SWEEP_FAIL="$kind:$n" run "$name $kind:$n" "$builddir/$cmd"; then
+			export SWEEP_FAIL="$kind:$n"
+			# shellcheck disable=SC2086
+			if run "$name $kind:$n" $builddir/$cmd; then
 				ok=$((ok + 1))
 			fi
+			unset SWEEP_FAIL
 			n=$((n + step))
 		done
 	done

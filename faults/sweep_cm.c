@@ -1,5 +1,7 @@
-/* sweep_cm: one connection's life through librdmacm, in one process on the emulator (node A
- * of rxe-ref2 connecting to itself), as the failure sweep's scenario (docs/failure-sweep.md).
+/* sweep_cm [rc|ud]: one connection's life through librdmacm, in one process on the emulator
+ * (node A of rxe-ref2 connecting to itself), as the failure sweep's scenario
+ * (docs/failure-sweep.md). ud: RDMA_PS_UDP, UD QPs, SIDR, the client's AH to the server's QP
+ * from its ESTABLISHED, one 512-byte datagram, no disconnect.
  *
  * Phases: addrinfo (rdma_getaddrinfo of both sides), listen (channel, id, bind, listen),
  * client (channel, id, resolve_addr, resolve_route, PD, MR, rdma_create_qp), connect
@@ -40,6 +42,10 @@
 #define TRIES 3
 
 static int fail_kind = -1;
+static int ud; /* argv[1] "ud": RDMA_PS_UDP, a UD QP, SIDR, a datagram, no disconnect */
+#define UD_LEN 512 /* a datagram's payload, within the path MTU */
+#define GRH 40
+static struct rdma_ud_param est_ud; /* the client's ESTABLISHED: the server's QP */
 static int failures; /* failures seen and accepted */
 
 /* The real stack's error for the injected kind. */
@@ -183,18 +189,13 @@ static int wait_event2(const char *step, struct rdma_event_channel *ch,
 		status = ev->status;
 		if (id && from == ch)
 			*id = ev->id;
+		if (from == ch && type == RDMA_CM_EVENT_ESTABLISHED && ud)
+			est_ud = ev->param.ud;
 		rdma_ack_cm_event(ev);
 		if (from == ch && type == want && status == 0)
 			return 0;
 		if (type == RDMA_CM_EVENT_REJECTED && status == 28) {
 			accept_failure(step, expected_errno());
-			return -1;
-		}
-		if (status < 0 && (type == RDMA_CM_EVENT_ADDR_ERROR ||
-				   type == RDMA_CM_EVENT_ROUTE_ERROR ||
-				   type == RDMA_CM_EVENT_CONNECT_ERROR ||
-				   type == RDMA_CM_EVENT_UNREACHABLE)) {
-			accept_failure(step, status == -1 ? err : -status);
 			return -1;
 		}
 		/* a lost CM MAD: the protocol's own timeout ends the wait with its error */
@@ -203,6 +204,20 @@ static int wait_event2(const char *step, struct rdma_event_channel *ch,
 			printf("sweep-lost: %s: %s: %s ETIMEDOUT\n", step, emu_fail_lost_what(),
 			       rdma_event_str(type));
 			failures++;
+			return -1;
+		}
+		/* UD: the server's CM answers a request its consumer failed with SIDR_REP status
+		 * 2 (IB_SIDR_REJECT, cm_destroy_id), which the client's rdma_cm reports as
+		 * UNREACHABLE with that status */
+		if (ud && type == RDMA_CM_EVENT_UNREACHABLE && status == 2) {
+			accept_failure(step, expected_errno());
+			return -1;
+		}
+		if (status < 0 && (type == RDMA_CM_EVENT_ADDR_ERROR ||
+				   type == RDMA_CM_EVENT_ROUTE_ERROR ||
+				   type == RDMA_CM_EVENT_CONNECT_ERROR ||
+				   type == RDMA_CM_EVENT_UNREACHABLE)) {
+			accept_failure(step, status == -1 ? err : -status);
 			return -1;
 		}
 		/* after a lost event, the ones that follow it in the real stack (TIMEWAIT_EXIT
@@ -233,10 +248,12 @@ static struct rdma_cm_id *lid, *cid, *sid;
 static struct ibv_pd *cpd, *spd;
 static struct ibv_mr *cmr, *smr;
 static uint8_t cbuf[LEN], sbuf[LEN];
+static struct ibv_ah *ah; /* UD: the client's to the server's QP */
 
 static int gai(const char *step, const char *node, int flags, struct rdma_addrinfo **res)
 {
-	struct rdma_addrinfo hints = { .ai_flags = flags, .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo hints = { .ai_flags = flags,
+				       .ai_port_space = ud ? RDMA_PS_UDP : RDMA_PS_TCP };
 	int ret;
 
 	errno = 0;
@@ -274,7 +291,7 @@ static int phase_listen(void)
 	TRYP("create_event_channel-server", sch, rdma_create_event_channel());
 	if (nonblock(sch))
 		verdict_fail("fcntl", "%s", strerror(errno));
-	TRY("create_id-listen", rdma_create_id(sch, &lid, NULL, RDMA_PS_TCP));
+	TRY("create_id-listen", rdma_create_id(sch, &lid, NULL, ud ? RDMA_PS_UDP : RDMA_PS_TCP));
 	TRY("bind_addr", rdma_bind_addr(lid, srv_rai->ai_src_addr));
 	TRY("listen", rdma_listen(lid, 4));
 	return 0;
@@ -294,11 +311,13 @@ static int make_qp(const char *step, struct rdma_cm_id *id, struct ibv_pd **pd,
 		   struct ibv_mr **mr, uint8_t *buf)
 {
 	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
+		.qp_type = IBV_QPT_RC, /* UD below */
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
 		.sq_sig_all = 1,
 	};
 
+	if (ud)
+		qa.qp_type = IBV_QPT_UD;
 	TRYP(step, *pd, ibv_alloc_pd(id->verbs));
 	TRYP(step, *mr, ibv_reg_mr(*pd, buf, LEN, IBV_ACCESS_LOCAL_WRITE));
 	TRY(step, rdma_create_qp(id, *pd, &qa));
@@ -322,7 +341,7 @@ static int phase_client(void)
 	TRYP("create_event_channel-client", cch, rdma_create_event_channel());
 	if (nonblock(cch))
 		verdict_fail("fcntl", "%s", strerror(errno));
-	TRY("create_id", rdma_create_id(cch, &cid, NULL, RDMA_PS_TCP));
+	TRY("create_id", rdma_create_id(cch, &cid, NULL, ud ? RDMA_PS_UDP : RDMA_PS_TCP));
 	TRY("resolve_addr", rdma_resolve_addr(cid, NULL, cli_rai->ai_dst_addr, 2000));
 	if (wait_event("resolve_addr-event", cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL))
 		return -1;
@@ -342,6 +361,9 @@ static void undo_server_side(void)
 
 static void undo_client(void)
 {
+	if (ah)
+		ibv_destroy_ah(ah);
+	ah = NULL;
 	undo_server_side();
 	undo_qp(cid, &cpd, &cmr);
 	if (cid)
@@ -350,6 +372,11 @@ static void undo_client(void)
 		rdma_destroy_event_channel(cch);
 	cid = NULL;
 	cch = NULL;
+}
+
+static uint16_t port_of(const struct sockaddr *sa)
+{
+	return ((const struct sockaddr_in *)sa)->sin_port;
 }
 
 static int phase_connect(void)
@@ -362,23 +389,40 @@ static int phase_connect(void)
 	TRY("connect", rdma_connect(cid, &cp));
 	/* the client's channel too: a request the server's librdmacm cannot take comes back
 	 * to it as a REJECTED */
-	if (wait_event2("connect_request", sch, RDMA_CM_EVENT_CONNECT_REQUEST, &sid, cch))
-		return -1;
+	for (;;) {
+		if (wait_event2("connect_request", sch, RDMA_CM_EVENT_CONNECT_REQUEST, &sid, cch))
+			return -1;
+		/* a request of a client given up before (its resend after a lost answer) is
+		 * turned away: the one wanted comes from this client's port */
+		if (port_of(rdma_get_peer_addr(sid)) == port_of(rdma_get_local_addr(cid)))
+			break;
+		rdma_destroy_id(sid);
+		sid = NULL;
+	}
 	if (make_qp("create_qp-server", sid, &spd, &smr, sbuf))
 		return -1;
-	sge = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = LEN, .lkey = smr->lkey };
+	sge = (struct ibv_sge){ .addr = (uintptr_t)sbuf, .length = ud ? GRH + UD_LEN : LEN,
+				.lkey = smr->lkey };
 	errno = 0;
 	if (ibv_post_recv(sid->qp, &rwr, &bad))
 		verdict_fail("post_recv", "failed with %d", errno);
+	if (ud)
+		cp.qp_num = sid->qp->qp_num;
 	TRY("accept", rdma_accept(sid, &cp));
 	/* the client's librdmacm sends the RTU when it reads the kernel's CONNECT_RESPONSE */
 	if (wait_event("established-client", cch, RDMA_CM_EVENT_ESTABLISHED, NULL))
 		return -1;
+	if (ud) { /* a SIDR_REP: the server has no ESTABLISHED; the client an AH to it */
+		TRYP("create_ah", ah, ibv_create_ah(cpd, &est_ud.ah_attr));
+		return 0;
+	}
 	return wait_event("established-server", sch, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
-/* One completion of cq within the deadline: its status must be success. */
-static void poll_one(const char *step, struct ibv_cq *cq, enum ibv_wc_opcode op)
+/* One completion of cq within the deadline: 0 when it succeeded; -1 when it is a send's
+ * LOC_QP_OP_ERR after the injected failure of that packet's memory (rxe_requester's "Failed
+ * allocating skb": the WQE completes with that status, the QP goes to the error state). */
+static int poll_one(const char *step, struct ibv_cq *cq, enum ibv_wc_opcode op)
 {
 	long end = now_ms() + WAIT_MS;
 	struct ibv_wc wc;
@@ -389,29 +433,44 @@ static void poll_one(const char *step, struct ibv_cq *cq, enum ibv_wc_opcode op)
 			verdict_fail(step, "hang: no completion within %d ms", WAIT_MS);
 		usleep(100);
 	}
+	if (n == 1 && wc.status == IBV_WC_LOC_QP_OP_ERR && op == IBV_WC_SEND &&
+	    fail_kind == EMU_FAIL_ALLOC && emu_fail_fired() && !failures) {
+		failures++;
+		printf("sweep-injected: %s LOC_QP_OP_ERR\n", step);
+		return -1;
+	}
 	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.opcode != op)
 		verdict_fail(step, "completion n %d status %s opcode %d", n,
 			     n < 0 ? "-" : ibv_wc_status_str(wc.status), n < 0 ? -1 : (int)wc.opcode);
-	if (op == IBV_WC_RECV && wc.byte_len != LEN)
-		verdict_fail(step, "received %u bytes, sent %d", wc.byte_len, LEN);
+	if (op == IBV_WC_RECV && wc.byte_len != (ud ? GRH + UD_LEN : LEN))
+		verdict_fail(step, "received %u bytes, sent %d", wc.byte_len, ud ? UD_LEN : LEN);
+	return 0;
 }
 
-/* Data never fails for lack of a resource (nothing is allocated on the data path): any
- * error here fails the run. */
-static void phase_data(void)
+/* Posting asks for no memory (the WQEs are the QP's own); a packet's memory may fail
+ * (poll_one); any other error fails the run. */
+static int phase_data(void)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)cbuf, .length = LEN, .lkey = cmr->lkey };
+	struct ibv_sge sge = { .addr = (uintptr_t)cbuf, .length = ud ? UD_LEN : LEN,
+			       .lkey = cmr->lkey };
 	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
 
 	for (int i = 0; i < LEN; i++)
 		cbuf[i] = (uint8_t)(i * 7 + 3);
+	if (ud) {
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = est_ud.qp_num;
+		wr.wr.ud.remote_qkey = est_ud.qkey;
+	}
 	if (ibv_post_send(cid->qp, &wr, &bad))
 		verdict_fail("post_send", "failed with %d", errno);
-	poll_one("send-completion", cid->send_cq, IBV_WC_SEND);
+	if (poll_one("send-completion", cid->send_cq, IBV_WC_SEND))
+		return -1;
 	poll_one("recv-completion", sid->recv_cq, IBV_WC_RECV);
-	if (memcmp(cbuf, sbuf, LEN))
+	if (ud ? memcmp(cbuf, sbuf + GRH, UD_LEN) : memcmp(cbuf, sbuf, LEN))
 		verdict_fail("data", "the received bytes differ from the sent ones");
+	return 0;
 }
 
 /* rdma_disconnect of the client, DISCONNECTED on the server, its rdma_disconnect (which
@@ -469,8 +528,14 @@ static void connection(void)
 	run("addrinfo", phase_addrinfo, undo_addrinfo);
 	run("listen", phase_listen, undo_listen);
 	run("client-connect", phase_client_connect, undo_client);
-	phase_data();
-	(void)phase_close();
+	if (phase_data()) { /* the QP is in the error state: a new connection carries it */
+		undo_client();
+		run("client-connect", phase_client_connect, undo_client);
+		if (phase_data())
+			verdict_fail("data", "failed again");
+	}
+	if (!ud)
+		(void)phase_close();
 	undo_client();
 	undo_listen();
 	undo_addrinfo();
@@ -480,7 +545,7 @@ int main(int argc, char **argv)
 {
 	unsigned long base[EMU_FAIL_KINDS];
 
-	(void)argc;
+	ud = argc > 1 && !strcmp(argv[1], "ud");
 	setenv("RDMAEMU_QUIESCE_US", "0", 1);
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
 	for (int k = 0; k < EMU_FAIL_KINDS; k++)

@@ -140,7 +140,8 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 		uint32_t len = (uint32_t)(last ? w->length - off : mtu);
 		bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
 			   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-		enum emu_mr_status st;
+		enum emu_mr_status st = EMU_MR_OK;
+		int xerr;
 		unsigned noack;
 
 		if (ud) {
@@ -172,13 +173,22 @@ static enum req_state req_packets(struct emu_vqp *q, struct emu_swqe *w, struct 
 		if (bth->ackreq)
 			q->dp.noack_pkts = 0;
 		q->dp.req_psn = (q->dp.req_psn + 1) & EMU_PSN_MASK;
-		if (w->is_inline) {
-			emu_dp_xmit(q, ud ? &w->av : &q->av, bth, ext, w->inl + off, len);
-			continue;
+		if (w->is_inline)
+			xerr = emu_dp_xmit(q, ud ? &w->av : &q->av, bth, ext, w->inl + off, len);
+		else /* gathered straight into the frame (into the ring, for another process) */
+			xerr = emu_dp_xmit_gather(q, ud ? &w->av : &q->av, bth, ext, w->sge,
+						  w->wr.num_sge, off, len, &st);
+		if (xerr == -ENOMEM) {
+			/* no memory for the packet: rxe_requester's "Failed allocating skb", the
+			 * WQE completes with LOC_QP_OP_ERR and the QP goes to the error state */
+			q->dp.req_psn = bth->psn;
+			q->dp.noack_pkts = noack;
+			emu_dp_trace("qp %u req: no memory for a packet", q->qp.qp_num);
+			w->status = IBV_WC_LOC_QP_OP_ERR;
+			return REQ_ERROR;
 		}
-		/* gathered straight into the frame (into the ring, for another process) */
-		emu_dp_xmit_gather(q, ud ? &w->av : &q->av, bth, ext, w->sge, w->wr.num_sge, off,
-				   len, &st);
+		if (w->is_inline)
+			continue;
 		if (st != EMU_MR_OK) {
 			/* nothing went out for this packet: its PSN is not used */
 			q->dp.req_psn = bth->psn;
