@@ -126,6 +126,12 @@ struct emu_engine {
 	bool remote; /* realtime || follower: frames come from outside through the inbox */
 	bool fl_pending; /* a query waits for the process to be idle */
 	uint64_t fl_token;
+	/* the last answer: its query and the deadline it gave. After "no deadline at all" the
+	 * authority may call the fabric stuck and ask no more; a thread that then starts to wait
+	 * (a poll() with a timeout, once back from a system()) arms fl_reanswer, and once the
+	 * process is idle again the progress thread answers that query anew with its deadline */
+	uint64_t fl_last_token, fl_last_next;
+	bool fl_reanswer;
 	emu_engine_idle_fn *fl_idle;
 	void *fl_idle_ctx;
 	uint64_t spin_quantum_ns; /* the last clock spinner's quantum (follower mode) */
@@ -176,6 +182,18 @@ static void wake_all(struct emu_engine *e)
 	pthread_cond_broadcast(&e->cond);
 	__atomic_add_fetch(&e->wake_seq, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &e->wake_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* A thread of a follower starts to wait (or reports an empty poll): after an answer of
+ * "no deadline", the progress thread looks whether the process now has one (fl_reanswer).
+ * Lock held. */
+static inline void reanswer_arm(struct emu_engine *e)
+{
+	if (e->follower && !e->fl_pending && e->fl_last_next == EMU_ENGINE_FOREVER &&
+	    !e->fl_reanswer) {
+		e->fl_reanswer = true;
+		pthread_cond_signal(&e->pcond);
+	}
 }
 
 /* An untimed sleep until the next wake_all that a signal interrupts as the kernel's own
@@ -698,26 +716,6 @@ static bool running_asleep(const struct emu_engine *e)
 	return true;
 }
 
-/* Every thread the engine knows of, other than those BLOCKED in a wait of the program's own
- * (blocked_asleep() looks at those), asleep in the kernel, and not on the engine's lock.
- * Lock held. */
-static bool threads_asleep(const struct emu_engine *e)
-{
-	for (const struct emu_engine_thread *t = e->threads; t; t = t->next) {
-		char st;
-
-		if (t->state == EMU_THREAD_BLOCKED)
-			continue;
-		/* asleep on the engine's own lock, it is about to act */
-		if (__atomic_load_n(&t->entering, __ATOMIC_SEQ_CST))
-			return false;
-		st = thread_kstate(t->tid);
-		if (st != 'S' && st != 'T' && st != 't')
-			return false;
-	}
-	return true;
-}
-
 /* A thread spinning on the program's clock in follower mode waits for time itself: the
  * process's next deadline is at most this far (its own quantum once it has said it). */
 #define FOLLOW_SPIN_DEFAULT_NS (1000ull * 1000)
@@ -763,9 +761,37 @@ static void follow_query(struct emu_engine *e, uint64_t token)
 {
 	e->fl_token = token;
 	e->fl_pending = true;
+	e->fl_reanswer = false;
 	interval_begin(e); /* rule (2)'s starvation check looks from here */
 	if (e->progress_started)
 		pthread_cond_signal(&e->pcond);
+}
+
+/* The process's next deadline for the authority: the earliest timer, or this instant plus
+ * the spin quantum while a thread spins on the program's clock. Lock held. */
+static uint64_t follower_next(struct emu_engine *e)
+{
+	uint64_t next;
+
+	if (!emu_clock_next_deadline(&e->clock, &next))
+		next = EMU_ENGINE_FOREVER;
+	if (any_spinning(e) && e->clock.now + e->spin_quantum_ns < next)
+		next = e->clock.now + e->spin_quantum_ns;
+	return next;
+}
+
+/* The last query answered anew: the process has a deadline now where it had none. Lock
+ * held. */
+static void reanswer(struct emu_engine *e)
+{
+	uint64_t next = follower_next(e);
+
+	e->fl_reanswer = false;
+	if (next == EMU_ENGINE_FOREVER)
+		return;
+	e->fl_last_next = next;
+	follow_trace(e, all_settled(e), next);
+	e->fl_idle(e->fl_idle_ctx, e->fl_last_token, next);
 }
 
 /* Follower progress: fire what is due, answer a pending query once the process is idle
@@ -778,25 +804,19 @@ static void progress_follower(struct emu_engine *e)
 	rt_drain(e);
 	emu_engine_run_now(e);
 	if (e->fl_pending && e->fl_idle && follower_idle(e)) {
-		uint64_t next;
+		uint64_t next = follower_next(e);
 
-		if (!emu_clock_next_deadline(&e->clock, &next))
-			next = EMU_ENGINE_FOREVER;
-		if (any_spinning(e) && e->clock.now + e->spin_quantum_ns < next)
-			next = e->clock.now + e->spin_quantum_ns;
-		/* "no deadline at all" makes the authority call the whole fabric stuck: only once
-		 * every thread sleeps. One that polled its CQ empty and runs on may be on its way
-		 * into a wait with a deadline (poll() after ibv_req_notify_cq), which nothing would
-		 * tell the authority afterwards; the recheck below looks again. */
-		if (next == EMU_ENGINE_FOREVER && !threads_asleep(e))
-			goto sleep;
 		e->fl_pending = false;
+		e->fl_last_token = e->fl_token;
+		e->fl_last_next = next;
+		e->fl_reanswer = false;
 		follow_trace(e, all_settled(e), next);
 		e->fl_idle(e->fl_idle_ctx, e->fl_token, next);
+	} else if (e->fl_reanswer && e->fl_idle && follower_idle(e)) {
+		reanswer(e);
 	}
-sleep:
 	e->progress_sleeping = true;
-	if (e->fl_pending) {
+	if (e->fl_pending || e->fl_reanswer) {
 		ts = mono_ts(mono_ns() + BLOCKED_RECHECK_NS);
 		pthread_cond_timedwait(&e->pcond, &e->lock, &ts);
 	} else {
@@ -1662,6 +1682,7 @@ static int engine_wait(struct emu_engine *e, const char *what, bool (*done)(void
 		goto out;
 	}
 	self->state = EMU_THREAD_WAITING;
+	reanswer_arm(e);
 	self->what = what;
 	for (;;) {
 		uint64_t alarm_left;
@@ -1785,6 +1806,7 @@ bool emu_engine_note_idle(struct emu_engine *e)
 		/* settled: the progress thread answers the time authority's query */
 		self = thread_self(e);
 		self->state = EMU_THREAD_IDLE;
+		reanswer_arm(e);
 		self->seen_gen = e->gen;
 		kick_progress(e);
 		sched_yield();
@@ -1801,6 +1823,7 @@ bool emu_engine_note_idle(struct emu_engine *e)
 	}
 	self = thread_self(e);
 	self->state = EMU_THREAD_IDLE;
+	reanswer_arm(e);
 	self->seen_gen = e->gen;
 	if (all_settled(e) && emu_clock_pending(&e->clock) && !unmet_busy(e))
 		return advance_next(e, &err); /* rule (1) */
@@ -1877,6 +1900,7 @@ int emu_engine_appwait_begin(struct emu_engine *e, const char *what, uint64_t de
 	if (deadline != EMU_ENGINE_FOREVER)
 		emu_timer_arm_at(&e->clock, &t->app_tmo, deadline);
 	t->state = EMU_THREAD_BLOCKED;
+	reanswer_arm(e);
 	t->app_active = true;
 	e->nblocked++;
 	/* Waiters that saw this thread running look again; the progress thread watches for
@@ -1948,6 +1972,7 @@ int emu_engine_note_clock_spin(struct emu_engine *e, uint64_t quantum_ns)
 	self = thread_self(e);
 	appwait_clear(e, self);
 	self->state = EMU_THREAD_IDLE;
+	reanswer_arm(e);
 	self->spinning = true;
 	self->seen_gen = e->gen;
 	if (e->follower) {
