@@ -14,7 +14,8 @@
 void fzd_init(void);
 /* The real path of the daemon's fabric (what a HELLO must name). */
 const char *fzd_fabric_path(void);
-/* Client i (0..FZD_CLIENTS-1) sends one message: header (magic, version, type, arg, pad;
+/* Client i (0..FZD_CLIENTS-1) sends one message (its connection is this process's, as
+ * SO_PEERCRED says: a HELLO or UCMA_OPEN must claim getpid() to be believed): header (magic, version, type, arg, pad;
  * raw when hdr is not NULL: 16 bytes as given) and body; the daemon reads and handles it as
  * its main loop does, closing the client when its handler says so. Connects it first if
  * needed. */
