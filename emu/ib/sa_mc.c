@@ -16,16 +16,6 @@ static struct emu_sa_mcgroup *group_by_mgid(struct emu_sa *sa, const uint8_t *mg
 	return NULL;
 }
 
-void emu_sa_mlid_mark(struct emu_sa *sa, uint16_t mlid, bool used)
-{
-	unsigned b = (unsigned)mlid - EMU_SA_MLID_MIN;
-
-	if (used)
-		sa->mlid_used[b / 64] |= 1ull << (b % 64);
-	else
-		sa->mlid_used[b / 64] &= ~(1ull << (b % 64));
-}
-
 /* The lowest multicast LID no group holds, 0 when all are taken. */
 static uint16_t alloc_mlid(const struct emu_sa *sa)
 {

@@ -67,7 +67,16 @@ struct emu_sa_gid_slot {
 	struct emu_port *port; /* NULL: empty */
 };
 /* Multicast LID mlid (EMU_SA_MLID_MIN..EMU_SA_MLID_MAX) taken by a group or freed. */
-void emu_sa_mlid_mark(struct emu_sa *sa, uint16_t mlid, bool used);
+static inline void emu_sa_mlid_mark(struct emu_sa *sa, uint16_t mlid, bool used)
+{
+	unsigned b = (unsigned)mlid - EMU_SA_MLID_MIN;
+
+	if (used)
+		sa->mlid_used[b / 64] |= 1ull << (b % 64);
+	else
+		sa->mlid_used[b / 64] &= ~(1ull << (b % 64));
+}
+
 /* Builds sa->by_lid and sa->by_gid from sa->ports. 0 or -ENOMEM. */
 int emu_sa_index_ports(struct emu_sa *sa);
 
