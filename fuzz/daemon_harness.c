@@ -123,6 +123,11 @@ static void drain(unsigned i)
 	}
 }
 
+bool fzd_attached(unsigned i)
+{
+	return d.clients[i].state == CLIENT_ATTACHED || d.clients[i].state == CLIENT_UCMA;
+}
+
 void fzd_close(unsigned i)
 {
 	if (d.clients[i].state != CLIENT_FREE)

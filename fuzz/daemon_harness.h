@@ -27,6 +27,8 @@ void fzd_send(unsigned i, const uint8_t *hdr, uint16_t type, uint32_t arg, uint3
 bool fzd_ring(unsigned i, uint16_t type, uint16_t seq16, uint32_t arg, uint32_t pad,
 	      const void *body, size_t len);
 void fzd_ring_head(unsigned i, uint64_t head);
+/* Whether the daemon took client i's HELLO (attached) or UCMA_OPEN (an rdma_cm file). */
+bool fzd_attached(unsigned i);
 /* Client i hangs up. */
 void fzd_close(unsigned i);
 /* The main loop's turn after a message: rings, queued frames, a virtual-time round when

@@ -51,6 +51,11 @@ static void open_file(unsigned client, const char *node)
 	h.flags = EMU_DPROTO_VIRTUAL_TIME;
 	fzd_send(client, NULL, EMU_DMSG_UCMA_OPEN, 0, 0, &h, sizeof(h));
 	fzd_turn();
+	/* every input starts from a daemon with both files closed: a refusal here means that
+	 * the harness no longer opens files as the daemon wants, and no command would reach
+	 * the decoder */
+	if (!fzd_attached(client))
+		abort();
 }
 
 static void command(unsigned client, uint8_t op, struct fuzz_in *in)
