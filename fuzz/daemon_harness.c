@@ -54,6 +54,7 @@ const char *fzd_fabric_path(void)
 static struct client *client(unsigned i)
 {
 	struct client *c = &d.clients[i];
+	struct emu_dpeer cred;
 	int sv[2];
 
 	if (c->state != CLIENT_FREE)
@@ -67,12 +68,17 @@ static struct client *client(unsigned i)
 		abort();
 	/* the daemon's end blocks on send as an accepted socket does */
 	fcntl(sv[0], F_SETFL, 0);
+	/* the credentials client_accept reads: this process's, so that a HELLO claiming
+	 * getpid() is believed and any other pid refused (emu/daemon/peer.c) */
+	if (emu_dpeer_get(sv[0], &cred))
+		abort();
 	emu_engine_lock(d.e);
 	memset(c, 0, sizeof(*c));
 	c->outq_tail = &c->outq;
 	c->fd = sv[0];
 	c->ucma_dfd = -1;
-	c->peer_pid = getpid();
+	c->peer = cred;
+	c->peer_pid = cred.pid;
 	d.vt_dirty = true;
 	d.vt_armed = false;
 	client_set_state(c, CLIENT_CONNECTED);
@@ -115,6 +121,11 @@ static void drain(unsigned i)
 			m.msg_controllen = 0;
 		}
 	}
+}
+
+bool fzd_attached(unsigned i)
+{
+	return d.clients[i].state == CLIENT_ATTACHED || d.clients[i].state == CLIENT_UCMA;
 }
 
 void fzd_close(unsigned i)

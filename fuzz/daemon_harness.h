@@ -14,7 +14,8 @@
 void fzd_init(void);
 /* The real path of the daemon's fabric (what a HELLO must name). */
 const char *fzd_fabric_path(void);
-/* Client i (0..FZD_CLIENTS-1) sends one message: header (magic, version, type, arg, pad;
+/* Client i (0..FZD_CLIENTS-1) sends one message (its connection is this process's, as
+ * SO_PEERCRED says: a HELLO or UCMA_OPEN must claim getpid() to be believed): header (magic, version, type, arg, pad;
  * raw when hdr is not NULL: 16 bytes as given) and body; the daemon reads and handles it as
  * its main loop does, closing the client when its handler says so. Connects it first if
  * needed. */
@@ -26,6 +27,8 @@ void fzd_send(unsigned i, const uint8_t *hdr, uint16_t type, uint32_t arg, uint3
 bool fzd_ring(unsigned i, uint16_t type, uint16_t seq16, uint32_t arg, uint32_t pad,
 	      const void *body, size_t len);
 void fzd_ring_head(unsigned i, uint64_t head);
+/* Whether the daemon took client i's HELLO (attached) or UCMA_OPEN (an rdma_cm file). */
+bool fzd_attached(unsigned i);
 /* Client i hangs up. */
 void fzd_close(unsigned i);
 /* The main loop's turn after a message: rings, queued frames, a virtual-time round when

@@ -65,7 +65,13 @@ const char *fuzz_dir(void)
 	if (!dir[0]) {
 		const char *t = getenv("TMPDIR");
 
-		snprintf(dir, sizeof(dir), "%s/rdmaemu-fuzz.XXXXXX", t && *t ? t : "/tmp");
+		/* In memory when the machine has it: the loaders' targets write their input
+		 * over the last one every run, and ext4 flushes a file rewritten through
+		 * O_TRUNC at its close: 3,000 runs of the topology seed took 3.4 s in /tmp on
+		 * ext4, 1.5 s in /dev/shm. */
+		if (!t || !*t)
+			t = access("/dev/shm", W_OK | X_OK) ? "/tmp" : "/dev/shm";
+		snprintf(dir, sizeof(dir), "%s/rdmaemu-fuzz.XXXXXX", t);
 		if (!mkdtemp(dir)) {
 			perror("fuzz: mkdtemp");
 			abort();

@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/rdma_user_cm.h>
 
@@ -46,10 +47,15 @@ static void open_file(unsigned client, const char *node)
 	memset(&h, 0, sizeof(h));
 	snprintf(h.node, sizeof(h.node), "%s", node);
 	snprintf(h.fabric, sizeof(h.fabric), "%s", fzd_fabric_path());
-	h.pid = 1000 + (int32_t)client;
+	h.pid = getpid(); /* the daemon believes no other (emu/daemon/peer.c) */
 	h.flags = EMU_DPROTO_VIRTUAL_TIME;
 	fzd_send(client, NULL, EMU_DMSG_UCMA_OPEN, 0, 0, &h, sizeof(h));
 	fzd_turn();
+	/* every input starts from a daemon with both files closed: a refusal here means that
+	 * the harness no longer opens files as the daemon wants, and no command would reach
+	 * the decoder */
+	if (!fzd_attached(client))
+		abort();
 }
 
 static void command(unsigned client, uint8_t op, struct fuzz_in *in)

@@ -163,6 +163,9 @@ static struct {
 		int pid;
 		uint64_t recv;
 	} vtp[MAX_CLIENTS];
+	/* entries of vtp in use lie below it: the look-up on every message walks the processes
+	 * there are, not all 4,096 entries */
+	size_t vtp_top;
 } d;
 
 static volatile sig_atomic_t stop_requested;
@@ -190,7 +193,7 @@ static void vt_count(int pid)
 		return; /* real time: no per-message look-up on the main loop's path */
 	d.vt_dirty = true;
 	d.vt_armed = false;
-	for (i = 0; i < MAX_CLIENTS; i++) {
+	for (i = 0; i < d.vtp_top; i++) {
 		if (d.vtp[i].pid == pid) {
 			d.vtp[i].recv++;
 			return;
@@ -198,6 +201,8 @@ static void vt_count(int pid)
 		if (!d.vtp[i].pid && free_slot == MAX_CLIENTS)
 			free_slot = i;
 	}
+	if (free_slot == MAX_CLIENTS && d.vtp_top < MAX_CLIENTS)
+		free_slot = d.vtp_top++;
 	if (free_slot < MAX_CLIENTS) {
 		d.vtp[free_slot].pid = pid;
 		d.vtp[free_slot].recv = 1;
@@ -206,7 +211,7 @@ static void vt_count(int pid)
 
 static uint64_t vt_received(int pid)
 {
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.vtp_top; i++)
 		if (d.vtp[i].pid == pid)
 			return d.vtp[i].recv;
 	return 0;
@@ -214,9 +219,11 @@ static uint64_t vt_received(int pid)
 
 static void vt_forget(int pid)
 {
-	for (size_t i = 0; i < MAX_CLIENTS; i++)
+	for (size_t i = 0; i < d.vtp_top; i++)
 		if (d.vtp[i].pid == pid)
 			d.vtp[i] = (typeof(d.vtp[i])){ 0, 0 };
+	while (d.vtp_top && !d.vtp[d.vtp_top - 1].pid)
+		d.vtp_top--;
 }
 
 static void client_set_state(struct client *c, enum client_state s)

@@ -50,6 +50,7 @@ static void add_ipoib_broadcast(struct emu_sa *sa)
 	memcpy(g->rec.mgid, mgid, 16);
 	g->rec.qkey = 0x0b1b;
 	g->rec.mlid = EMU_SA_MLID_MIN;
+	emu_sa_mlid_mark(sa, EMU_SA_MLID_MIN, true);
 	g->rec.mtu = 4;
 	g->rec.rate = 3;
 	g->rec.pkey = 0xffff;

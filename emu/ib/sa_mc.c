@@ -17,15 +17,17 @@ static struct emu_sa_mcgroup *group_by_mgid(struct emu_sa *sa, const uint8_t *mg
 	return NULL;
 }
 
+/* The lowest multicast LID no group holds, 0 when all are taken. */
 static uint16_t alloc_mlid(const struct emu_sa *sa)
 {
-	for (unsigned m = EMU_SA_MLID_MIN; m <= EMU_SA_MLID_MAX; m++) {
-		bool used = false;
+	for (unsigned w = 0; w < sizeof(sa->mlid_used) / sizeof(sa->mlid_used[0]); w++) {
+		uint64_t free_bits = ~sa->mlid_used[w];
+		unsigned m;
 
-		for (size_t i = 0; i < sa->ngroups && !used; i++)
-			used = sa->groups[i].rec.mlid == m;
-		if (!used)
-			return (uint16_t)m;
+		if (!free_bits)
+			continue;
+		m = w * 64 + (unsigned)__builtin_ctzll(free_bits);
+		return m < EMU_SA_NMLIDS ? (uint16_t)(EMU_SA_MLID_MIN + m) : 0;
 	}
 	return 0;
 }
@@ -171,6 +173,7 @@ static struct emu_sa_mcgroup *mc_group_add(struct emu_sa *sa, const struct emu_s
 	g = &sa->groups[sa->ngroups++];
 	memset(g, 0, sizeof(*g));
 	g->rec = *r;
+	emu_sa_mlid_mark(sa, r->mlid, true);
 	return g;
 }
 
@@ -257,8 +260,10 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 	}
 	/* A port whose MTU is below the group's cannot take part. */
 	if (port->active_mtu < g->rec.mtu) {
-		if (!g->nmembers && !g->well_known)
+		if (!g->nmembers && !g->well_known) {
+			emu_sa_mlid_mark(sa, g->rec.mlid, false);
 			sa->ngroups--; /* just created: undo */
+		}
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
 	}
 	m = mc_member(g, q->port_gid);
@@ -294,6 +299,7 @@ static int mc_leave(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t 
 		g->members[mi] = g->members[--g->nmembers];
 		if (!g->nmembers && !g->well_known) {
 			free(g->members);
+			emu_sa_mlid_mark(sa, g->rec.mlid, false);
 			*g = sa->groups[--sa->ngroups];
 		}
 	}

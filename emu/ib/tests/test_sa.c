@@ -394,6 +394,49 @@ static void mcmember_join_leave(void **state)
 	fx_close(&x);
 }
 
+/* Every multicast LID taken (0xC000..0xFFFE, 16,383 groups with the broadcast one): the next
+ * creation is refused with ERR_NO_RESOURCES; a group that goes frees its MLID, and the next
+ * group takes it (the lowest free one). */
+static void mcmember_mlids_run_out(void **state)
+{
+	struct fx x;
+	struct emu_sa_mcmember_rec q = { 0 }, p;
+	uint8_t *r, mgid[16] = { 0 };
+	size_t len;
+
+	(void)state;
+	fx_open(&x, "ib.fabric", NULL);
+	gid_of(q.port_gid, A_GUID);
+	q.join_state = EMU_MC_JOIN_FULL;
+	q.qkey = 0x1234;
+	q.pkey = 0xffff;
+	for (unsigned m = 0xc001; m <= 0xfffe; m++) {
+		assert_int_equal(ask(&x, EMU_MAD_METHOD_SET, &emu_sa_mcmember_rec_desc, mc_mask(),
+				     &q, &r, &len), 0);
+		emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, r + EMU_SA_HDR_LEN, &p);
+		assert_int_equal(p.mlid, m);
+		if (m == 0xd234)
+			memcpy(mgid, p.mgid, 16);
+		free(r);
+	}
+	assert_int_equal(emu_sa_mcgroup_count(x.sa), 16383);
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_SET, &emu_sa_mcmember_rec_desc, mc_mask(), &q, &r,
+			     &len), EMU_SA_STATUS(EMU_SA_ERR_NO_RESOURCES));
+	free(r);
+	memcpy(q.mgid, mgid, 16);
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_DELETE, &emu_sa_mcmember_rec_desc, mc_mask(), &q,
+			     &r, &len), 0);
+	free(r);
+	assert_int_equal(emu_sa_mcgroup_count(x.sa), 16382);
+	memset(q.mgid, 0, 16);
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_SET, &emu_sa_mcmember_rec_desc, mc_mask(), &q, &r,
+			     &len), 0);
+	emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, r + EMU_SA_HDR_LEN, &p);
+	assert_int_equal(p.mlid, 0xd234);
+	free(r);
+	fx_close(&x);
+}
+
 static void service_set_get_delete(void **state)
 {
 	struct fx x;
@@ -779,6 +822,7 @@ int main(void)
 		cmocka_unit_test(path_selectors),
 		cmocka_unit_test(path_numb_path_lmc),
 		cmocka_unit_test(mcmember_join_leave),
+		cmocka_unit_test(mcmember_mlids_run_out),
 		cmocka_unit_test(service_set_get_delete),
 		cmocka_unit_test(faults_deterministic),
 		cmocka_unit_test(bad_mads),
