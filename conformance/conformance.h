@@ -143,5 +143,8 @@ char *conf_fmt_sockaddr(char *buf, size_t size, const struct sockaddr *sa, sockl
 socklen_t conf_parse_sockaddr(const char *spec, struct sockaddr_storage *ss);
 /* Does a file or socket exist at path? */
 bool conf_path_exists(const char *path);
+/* Is this program the build tree's (its executable lies under the build directory)? Then the
+ * build's libraries and the source tree's fixtures are used, else the installed ones. */
+bool conf_in_build_tree(void);
 
 #endif

@@ -849,7 +849,8 @@ int main(int argc, char **argv)
 			const char *env = getenv("RDMAEMU_TOP_SRCDIR");
 
 			snprintf(probe, sizeof probe, "%s/fixtures", env ? env : RDMAEMU_SRCDIR);
-			fixtures = conf_path_exists(probe) ? probe : RDMAEMU_PKGDATADIR "/fixtures";
+			fixtures = (env || conf_in_build_tree()) && conf_path_exists(probe) ?
+				   probe : RDMAEMU_PKGDATADIR "/fixtures";
 		}
 		snprintf(exclude_buf, sizeof exclude_buf, "%s/conformance/%s.exclude", fixtures,
 			 conf_target_name());

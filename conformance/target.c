@@ -140,17 +140,15 @@ const char *conf_libibverbs_path(void)
 	return path;
 }
 
-/* The build tree's libraries once built, else pkglibdir's; RDMAEMU_RDMA_CORE (--rdma-core)
+/* The build tree's libraries for the build tree's program, else pkglibdir's; RDMAEMU_RDMA_CORE (--rdma-core)
  * puts that librdmacm personality's directory first (docs/rdma-core-generations.md). */
 static const char *default_libdirs(void)
 {
 	static char dirs[8192];
-	char probe[4096], first[4200] = "";
+	char first[4200] = "";
 	const char *rdma_core = getenv("RDMAEMU_RDMA_CORE");
-	bool build;
+	bool build = conf_in_build_tree();
 
-	snprintf(probe, sizeof probe, "%s/lib/.libs", RDMAEMU_BUILDDIR);
-	build = access(probe, F_OK) == 0;
 	if (rdma_core && *rdma_core)
 		snprintf(first, sizeof first, build ? "%s/lib/rdma-core-%s/.libs:" : "%s/rdma-core-%s:",
 			 build ? RDMAEMU_BUILDDIR : RDMAEMU_PKGLIBDIR, rdma_core);

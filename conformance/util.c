@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <infiniband/ib.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "conformance/conformance.h"
 #include "rdmaemu/compat.h"
@@ -164,4 +166,18 @@ bool conf_path_exists(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0;
+}
+
+/* The executable's own path decides, not whether the build directory still exists: an
+ * installed copy on the machine that built it must not pick up that build's libraries. */
+bool conf_in_build_tree(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t b = strlen(RDMAEMU_BUILDDIR);
+
+	if (n <= 0)
+		return false;
+	exe[n] = 0;
+	return !strncmp(exe, RDMAEMU_BUILDDIR, b) && exe[b] == '/';
 }

@@ -1672,7 +1672,8 @@ static void on_signal(int sig)
 static int listen_on(const char *path)
 {
 	struct sockaddr_un sa;
-	int fd = emu_link_connect(path);
+	int fd = emu_link_connect(path), bound;
+	mode_t old_mask;
 
 	if (fd >= 0) {
 		close(fd);
@@ -1689,8 +1690,12 @@ static int listen_on(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0600) ||
-	    listen(fd, 64)) {
+	/* The socket is created with mode 0600 at once: a client that found it between bind and
+	 * chmod would see the umask's mode (0755) and refuse it as not the user's alone. */
+	old_mask = umask(0177);
+	bound = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (bound || chmod(path, 0600) || listen(fd, 64)) {
 		int e = errno;
 
 		close(fd);

@@ -7,6 +7,10 @@
  * sockets; every other socket and call goes straight to libc, but for the guard of a program
  * run without a sandbox (emu/host/net_guard.h), which may refuse connect, sendto and sendmsg
  * towards the fabric's subnets. */
+/* This file defines libc functions of the same name; the inline wrappers _FORTIFY_SOURCE puts
+ * in front of them (a hardened build's flags, a distribution's defaults) cannot be compiled over
+ * such definitions. */
+#undef _FORTIFY_SOURCE
 #define _GNU_SOURCE
 #include "config.h"
 

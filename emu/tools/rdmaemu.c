@@ -119,9 +119,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		/* the librdmacm personality `rdmaemu run` uses without --rdma-core */
-		printf("rdmaemu %s (librdmacm personality: rdma-core %d)\n", PACKAGE_VERSION,
-		       RDMAEMU_RDMA_CORE_DEFAULT);
+		/* the librdmacm personality `rdmaemu run` uses without --rdma-core, and the one
+		 * generation the libibverbs.so.1 ABI has (emu/verbs/libibverbs.map) */
+		printf("rdmaemu %s (librdmacm personality: rdma-core %d, libibverbs: rdma-core %d)\n",
+		       PACKAGE_VERSION, RDMAEMU_RDMA_CORE_DEFAULT, RDMAEMU_VERBS_RDMA_CORE);
 		return 0;
 	}
 	if (!strcmp(argv[1], "run"))

@@ -1,6 +1,10 @@
 /* The data calls of libc, as librspreload.so exports them. A fork-support socket moves to
  * rsockets on its first data call (rsp_fork.c); sendfile to an rsocket maps the file and
  * writes the mapping. */
+/* This file defines libc functions of the same name; the inline wrappers _FORTIFY_SOURCE puts
+ * in front of them (a hardened build's flags, a distribution's defaults) cannot be compiled over
+ * such definitions. */
+#undef _FORTIFY_SOURCE
 #define _GNU_SOURCE
 #include <rdma/rsocket.h>
 #include <sys/mman.h>

@@ -3,6 +3,10 @@
  * (a socket that fell back to TCP is then polled through its /dev/null descriptor, always
  * ready, as with rdma-core). select always goes to rpoll. epoll is not interposed (rdma-core
  * v44's library exports no epoll call). */
+/* This file defines libc functions of the same name; the inline wrappers _FORTIFY_SOURCE puts
+ * in front of them (a hardened build's flags, a distribution's defaults) cannot be compiled over
+ * such definitions. */
+#undef _FORTIFY_SOURCE
 #define _GNU_SOURCE
 #include <errno.h>
 #include <rdma/rsocket.h>

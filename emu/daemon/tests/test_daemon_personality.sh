@@ -32,7 +32,7 @@ for v in 44 61; do
 		--case STR-19 >"$t/out" 2>"$t/err"
 	header $v "$lib/rdma-core-$v/.libs/librdmacm.so.1" "RDMAEMU_RDMA_CORE=$v run"
 done
-def=$("$rdmaemu" --version | sed -n 's/^rdmaemu .* (librdmacm personality: rdma-core \([0-9]*\))$/\1/p')
+def=$("$rdmaemu" --version | sed -n 's/^rdmaemu .* (librdmacm personality: rdma-core \([0-9]*\), libibverbs: .*)$/\1/p')
 timeout 60 "$rdmaemu" run --no-sandbox -- "$conf" --target emu --case STR-19 >"$t/out" 2>"$t/err"
 header "$def" "$lib/.libs/librdmacm.so.1" "run without --rdma-core: the default ($def)"
 

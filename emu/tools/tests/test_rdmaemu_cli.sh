@@ -18,7 +18,7 @@ check() { # expected-rc description command...
 }
 unset RDMAEMU_FABRIC
 check 0 "--version" "$bin" --version
-grep -Eqx 'rdmaemu [0-9][0-9.]* \(librdmacm personality: rdma-core (44|61)\)' "$tmp/out" ||
+grep -Eqx 'rdmaemu [0-9][0-9.]* \(librdmacm personality: rdma-core (44|61), libibverbs: rdma-core 44\)' "$tmp/out" ||
 	{ echo "FAIL: version text"; cat "$tmp/out"; fail=1; }
 check 0 "--help" "$bin" --help
 check 2 "no arguments" "$bin"
