@@ -43,32 +43,48 @@ static char proc_state(pid_t pid)
 	return p[2] == 'X' ? 0 : p[2];
 }
 
-/* Whether a thread of process pid (0: this one) is inside wait4() or waitid() (its syscall
- * file's first field): woken by a child's exit, it comes back at once. */
-static bool proc_in_wait(pid_t pid)
+/* The thread directory of process pid (0: this one). */
+static DIR *tasks_open(pid_t pid)
 {
-	char path[64], buf[64];
-	struct dirent *d;
-	bool in = false;
-	DIR *dir;
+	char path[64];
 
 	if (pid)
 		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	else
 		snprintf(path, sizeof(path), "/proc/self/task");
-	if (!(dir = opendir(path)))
+	return opendir(path);
+}
+
+/* File `file` of thread d (an entry of tasks_open(pid); false for "." and ".."). */
+static bool task_read(pid_t pid, const struct dirent *d, const char *file, char *buf,
+		      size_t len)
+{
+	char path[96];
+
+	if (d->d_name[0] < '0' || d->d_name[0] > '9')
+		return false;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/%s", (int)pid, d->d_name, file);
+	else
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/%s", d->d_name, file);
+	return read_small(path, buf, len);
+}
+
+/* Whether a thread of process pid (0: this one) is inside wait4() or waitid() (its syscall
+ * file's first field): woken by a child's exit, it comes back at once. */
+static bool proc_in_wait(pid_t pid)
+{
+	char buf[64];
+	struct dirent *d;
+	bool in = false;
+	DIR *dir = tasks_open(pid);
+
+	if (!dir)
 		return false;
 	while (!in && (d = readdir(dir))) {
 		long nr;
 
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", (int)pid,
-				 d->d_name);
-		else
-			snprintf(path, sizeof(path), "/proc/self/task/%.16s/syscall", d->d_name);
-		if (!read_small(path, buf, sizeof(buf)))
+		if (!task_read(pid, d, "syscall", buf, sizeof(buf)))
 			continue;
 		nr = strtol(buf, NULL, 10);
 		in = nr == SYS_wait4 || nr == SYS_waitid;
@@ -93,21 +109,16 @@ static uint64_t proc_cpu_ns(pid_t pid)
  * in its own right, whose waits the time authority counts itself. */
 static bool proc_is_ours(pid_t pid)
 {
-	char path[64], name[32];
+	char name[32];
 	struct dirent *d;
 	bool ours = false;
-	DIR *dir;
+	DIR *dir = tasks_open(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(dir = opendir(path)))
+	if (!dir)
 		return false;
-	while (!ours && (d = readdir(dir))) {
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, d->d_name);
-		ours = read_small(path, name, sizeof(name)) &&
+	while (!ours && (d = readdir(dir)))
+		ours = task_read(pid, d, "comm", name, sizeof(name)) &&
 		       !strncmp(name, EMU_TASKS_OURS, strlen(EMU_TASKS_OURS));
-	}
 	closedir(dir);
 	return ours;
 }
@@ -162,27 +173,16 @@ static void look_at(struct walk *w, pid_t parent, pid_t pid, int depth)
  * lists (/proc/PID/task/TID/children). */
 static void walk_children(struct walk *w, pid_t pid, int depth)
 {
-	char path[64], list[512];
+	char list[512];
 	struct dirent *d;
-	DIR *dir;
+	DIR *dir = tasks_open(pid);
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/task");
-	if (!(dir = opendir(path)))
+	if (!dir)
 		return;
 	while ((d = readdir(dir))) {
 		char *p, *end;
 
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		if (pid)
-			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", (int)pid,
-				 d->d_name);
-		else
-			snprintf(path, sizeof(path), "/proc/self/task/%.16s/children", d->d_name);
-		if (!read_small(path, list, sizeof(list)))
+		if (!task_read(pid, d, "children", list, sizeof(list)))
 			continue;
 		for (p = list;; p = end) {
 			long c = strtol(p, &end, 10);
