@@ -1,6 +1,7 @@
 #!/bin/sh
-# 40 pairs of Debian's rping (`rping -s`, `rping -c -V -C 3`), 80 processes, all on host rxe-ref
-# of fixtures/rxe-ref.fabric at once: past the 64 processes a host once held. Every pair must
+# 40 pairs of Debian's rping (`rping -s`, `rping -c -V -C 3`) and 30 persistent listeners, 110
+# processes on host rxe-ref of fixtures/rxe-ref.fabric, 70 of them at once at least: past the
+# 64 processes a host once held. Every pair must
 # validate, the daemon must have given slots past 63 (QPNs from 16 + 64 * 16384 = 1048592 on),
 # and the rings must pair only the first 64 slots (no process has more than 63 ring peers).
 set -u
@@ -12,6 +13,18 @@ port=7000 # rdma_cm ports of this test's own daemon
 fab="$s/fixtures/rxe-ref.fabric"
 n=40
 "$rdmaemu" daemon start --fabric "$fab" >"$t/d.out" 2>&1 || { cat "$t/d.out"; exit 1; }
+# 30 listeners that stay (rping -s -P, persistent) before the pairs: with the pairs' 40
+# servers, 70 processes hold slots together, whatever pace the pairs then go at (under the
+# sanitizers a pair can end before the next client has started)
+k=30
+idle=
+j=0
+while [ $j -lt $k ]; do
+	timeout 300 "$rdmaemu" run --fabric "$fab" -- rping -s -P -a 192.0.2.1 -p $((port + 100 + j)) \
+		>"$t/idle$j.out" 2>&1 &
+	idle="$idle $!"
+	j=$((j + 1))
+done
 pids=
 i=0
 while [ $i -lt $n ]; do
@@ -20,10 +33,10 @@ while [ $i -lt $n ]; do
 	pids="$pids $!"
 	i=$((i + 1))
 done
-lpids=$pids
+lpids="$pids $idle"
 i=0
 while [ $i -lt 600 ] &&
-      [ "$("$rdmaemu" daemon status | grep -c '^rdma_cm file .* listen [1-9]')" -lt $n ]; do
+      [ "$("$rdmaemu" daemon status | grep -c '^rdma_cm file .* listen [1-9]')" -lt $((n + k)) ]; do
 	sleep 0.1; i=$((i + 1))
 done
 i=0
@@ -45,6 +58,11 @@ done
 bad=0
 for p in $pids; do
 	wait "$p" || bad=$((bad + 1))
+done
+# the persistent listeners end here, by their signal
+kill $idle 2>/dev/null
+for p in $idle; do
+	wait "$p"
 done
 lpids=
 if [ $bad -ne 0 ]; then
