@@ -17,6 +17,7 @@
 
 #include "conformance/conformance.h"
 #include "rdmaemu/compat.h"
+#include "util/selfexe.h"
 
 #define N(x) { x, #x }
 static const struct {
@@ -168,16 +169,8 @@ bool conf_path_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* The executable's own path decides, not whether the build directory still exists: an
- * installed copy on the machine that built it must not pick up that build's libraries. */
+/* util/selfexe.h: the executable's own path decides. */
 bool conf_in_build_tree(void)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t b = strlen(RDMAEMU_BUILDDIR);
-
-	if (n <= 0)
-		return false;
-	exe[n] = 0;
-	return !strncmp(exe, RDMAEMU_BUILDDIR, b) && exe[b] == '/';
+	return emu_self_exe_below(RDMAEMU_BUILDDIR);
 }

@@ -91,28 +91,31 @@ static const struct {
 	{ "connect_request", ENODEV, "device list or open" },
 };
 
-static int translated_ok(const char *step, int err)
+/* What rdma-core turned the failure into err at step for, or NULL. */
+static const char *translated_why(const char *step, int err)
 {
 	for (size_t i = 0; i < sizeof(translated) / sizeof(*translated); i++)
 		if (err == translated[i].err &&
 		    !strncmp(step, translated[i].step, strlen(translated[i].step)))
-			return 1;
-	return 0;
+			return translated[i].why;
+	return NULL;
 }
 
 /* A step failed with err: accept it (once per run: the injection fails one call) when it is
  * the injected resource's error or rdma-core's translation of it, else the run fails. */
 static void accept_failure(const char *step, int err)
 {
-	if (fail_kind < 0 || !emu_fail_fired() ||
-	    (err != expected_errno() && !translated_ok(step, err)))
+	const char *why = err == expected_errno() ? NULL : translated_why(step, err);
+
+	if (fail_kind < 0 || !emu_fail_fired() || (err != expected_errno() && !why))
 		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
 			     strerrorname_np(err) : "?", err, fail_kind < 0 ? "nothing" :
 			     emu_fail_kind_name(fail_kind), emu_fail_fired() ? "" : " (not yet)");
 	if (++failures > 1)
 		verdict_fail(step, "a second failure (%s) after the injected one",
 			     strerrorname_np(err));
-	printf("sweep-injected: %s %s\n", step, strerrorname_np(err));
+	printf("sweep-injected: %s %s%s%s\n", step, strerrorname_np(err), why ? ": " : "",
+	       why ? why : "");
 }
 
 /* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */

@@ -783,7 +783,7 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
 		emu_cma_id_destroy(id);
-		return ret ? (ret < 0 ? ret : -EINVAL) : -ENOMEM;
+		return ret < 0 ? ret : ret ? -EINVAL : -ENOMEM;
 	}
 	c->cm = cm;
 	emu_cm_id_set_context(cm, c);

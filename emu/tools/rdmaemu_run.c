@@ -40,17 +40,11 @@
 #include "emu/sim/fabric.h"
 #include "emu/tools/rdmaemu_run.h"
 #include "emu/host/sandbox.h"
+#include "util/selfexe.h"
 
 static bool in_build_tree(void)
 {
-	static char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t b = strlen(RDMAEMU_BUILDDIR);
-
-	if (n <= 0)
-		return false;
-	exe[n] = 0;
-	return !strncmp(exe, RDMAEMU_BUILDDIR, b) && exe[b] == '/';
+	return emu_self_exe_below(RDMAEMU_BUILDDIR);
 }
 
 /* The librdmacm personality's directory comes first (each holds only librdmacm.so.1); the
