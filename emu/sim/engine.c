@@ -99,6 +99,9 @@ struct emu_engine {
 	 * progress thread has sent it */
 	uint64_t raise_mask;
 	unsigned holds;
+	/* atomic: threads waiting for the lock in emu_engine_lock, known or not: each is about
+	 * to act at the current instant (the progress thread may hold the lock while it looks) */
+	unsigned entering;
 	uint64_t raise_seq;  /* sends so far */
 	uint64_t raised;     /* the signals of the last send */
 	size_t nsleepers;  /* waiters inside pthread_cond_wait or sleep_interruptible */
@@ -325,7 +328,7 @@ static bool blocked_asleep(const struct emu_engine_thread *t)
  * thread is asleep in the kernel (read last: /proc). */
 static bool all_settled(const struct emu_engine *e)
 {
-	if (e->holds)
+	if (e->holds || __atomic_load_n(&e->entering, __ATOMIC_SEQ_CST))
 		return false;
 	for (const struct emu_engine_thread *t = e->threads; t; t = t->next)
 		if (t->state != EMU_THREAD_BLOCKED && !settled(e, t))
@@ -939,8 +942,12 @@ static void *progress_main(void *arg)
 		if (!waiters_settled(e))
 			continue;
 		/* A thread busy outside the library but kept off the CPU, or one just woken
-		 * from a wait of its own: not quiet. */
-		if (starved(e, q0) || blocked_waking(e))
+		 * from a wait of its own: not quiet. Nor while a hold keeps time still, a thread
+		 * waits for the lock this thread holds (it acts as soon as it has it), or a
+		 * thread not met yet is at work (a library's own thread between two waits, a
+		 * program's thread on its way to its first call). */
+		if (starved(e, q0) || blocked_waking(e) || e->holds ||
+		    __atomic_load_n(&e->entering, __ATOMIC_SEQ_CST) || unmet_busy(e))
 			continue;
 		advance_next(e, &err);
 		e->quiet_since_ns = mono_ns();
@@ -1185,16 +1192,16 @@ static void mutex_enter(struct emu_engine *e)
 {
 	struct emu_engine_thread *t;
 
-	if (!e->follower) {
-		pthread_mutex_lock(&e->lock);
+	if (!pthread_mutex_trylock(&e->lock))
 		return;
-	}
-	t = tls_epoch == e->epoch ? &tls_thread : NULL;
+	t = e->follower && tls_epoch == e->epoch ? &tls_thread : NULL;
+	__atomic_add_fetch(&e->entering, 1, __ATOMIC_SEQ_CST);
 	if (t)
 		__atomic_store_n(&t->entering, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&e->lock);
 	if (t)
 		__atomic_store_n(&t->entering, 0, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&e->entering, 1, __ATOMIC_SEQ_CST);
 }
 
 void emu_engine_lock(struct emu_engine *e)

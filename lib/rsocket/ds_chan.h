@@ -23,6 +23,8 @@
 
 #include "ds.h"
 
+struct ds_lframe;
+
 struct ds_chan_ops {
 	const char *name;
 	int (*open)(struct ds_chan *c);
@@ -44,13 +46,17 @@ struct ds_chan_ops {
 struct ds_chan {
 	const struct ds_chan_ops *ops;
 	int fd;				/* the UDP socket: the rsocket's number */
+	int rfd;			/* readable while a datagram waits: what the service
+					 * thread polls (the UDP socket, or the local queue's
+					 * eventfd) */
 	int domain;
 	/* local backend only */
 	struct ds_chan *next;		/* the process's table of bound channels */
 	union ds_addr name;		/* the bound fabric address */
-	union ds_addr lo;		/* where the UDP socket is bound on loopback */
 	union ds_addr peer;
 	int bound, connected;
+	struct ds_lframe *qhead, *qtail;	/* datagrams waiting, oldest first */
+	size_t qbytes;
 };
 
 extern const struct ds_chan_ops ds_chan_kernel_ops;

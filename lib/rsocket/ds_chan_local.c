@@ -1,30 +1,44 @@
 /* The local backend of the UDP side channel (ds_chan.h): without a sandbox, the datagram
- * rsockets of this process carry their UDP messages to each other over loopback.
+ * rsockets of this process carry their UDP messages to each other in memory.
  *
- * Each channel bound to a fabric address (address, port) is entered in a process-wide table,
- * and its UDP socket is bound to the loopback address of its family on that port (or, when
- * the machine has that port in use, on any free one). A message to (address, port) goes to
- * the loopback port of the table's entry, preceded by a frame header: the sender's fabric
- * address (a union ds_addr, 28 bytes), which the receiver strips and reports as the source.
- * Frames whose loopback sender is no channel of this process are dropped, so nothing from
- * outside the process is taken for a peer's. A destination no entry serves is refused with
- * ENETUNREACH and one line on stderr: without a sandbox it would be the machine's real
- * network. */
+ * Each channel bound to a fabric address (address, port) is entered in a process-wide table.
+ * A message to (address, port) is queued, with the sender's fabric address, on the table's
+ * entry for it, and the entry's eventfd turns readable: the service thread polls that fd
+ * (ds_chan's rfd) as rdma-core's polls the UDP socket. The hand-over is done when the send
+ * returns, so on the virtual clock a waiting service thread counts as woken at once (a
+ * datagram sent over loopback could sit in the kernel's backlog while every thread looks
+ * asleep, and the clock would jump past it). As UDP's, a queue holding the receiver's
+ * SO_RCVBUF drops what comes more. A destination no entry serves is refused with ENETUNREACH
+ * and one line on stderr: without a sandbox it would be the machine's real network. The UDP
+ * socket itself stays the rsocket's number and carries its socket options; nothing is sent
+ * on it. */
 #include "config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "ds_addr.h"
 #include "ds_chan.h"
+#include "util/failcall.h"
 
-#define FRAME_HDR ((socklen_t)sizeof(union ds_addr))
-#define MAX_IOV 10
+/* The largest UDP payload: 65,535 less the IP header (20 for IPv4; IPv6's is outside its
+ * payload length) and the UDP header. */
+#define UDP_MAX_V4 65507
+#define UDP_MAX_V6 65527
+
+struct ds_lframe {
+	struct ds_lframe *next;
+	union ds_addr from;
+	size_t len;
+	uint8_t data[];
+};
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ds_chan *table;
@@ -60,16 +74,6 @@ static struct ds_chan *lookup_locked(const union ds_addr *a)
 	return wild;
 }
 
-static int from_us_locked(const union ds_addr *lo)
-{
-	struct ds_chan *c;
-
-	for (c = table; c; c = c->next)
-		if (c->lo.sa.sa_family == lo->sa.sa_family && port_of(&c->lo) == port_of(lo))
-			return 1;
-	return 0;
-}
-
 /* The kernel's checks of a UDP socket's bind/connect address. */
 static int check_addr(const struct ds_chan *c, const struct sockaddr *addr, socklen_t len)
 {
@@ -86,25 +90,34 @@ static int check_addr(const struct ds_chan *c, const struct sockaddr *addr, sock
 	return 0;
 }
 
-static void loopback(int domain, uint16_t port, union ds_addr *lo)
+/* A free port of the family in the kernel's default ephemeral range (32768-60999), from a
+ * rotating start as the kernel's; 0 when every one is taken. */
+static uint16_t ephemeral_locked(sa_family_t family)
 {
-	memset(lo, 0, sizeof *lo);
-	lo->sa.sa_family = (sa_family_t)domain;
-	if (domain == AF_INET6) {
-		lo->sin6.sin6_addr = in6addr_loopback;
-		lo->sin6.sin6_port = port;
-	} else {
-		lo->sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		lo->sin.sin_port = port;
+	static unsigned next;
+	const unsigned lo = 32768, n = 60999 - 32768 + 1;
+	const struct ds_chan *o;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint16_t port = htons((uint16_t)(lo + (next + i) % n));
+
+		for (o = table; o; o = o->next)
+			if (o->name.sa.sa_family == family && port_of(&o->name) == port)
+				break;
+		if (!o) {
+			next = (next + i + 1) % n;
+			return port;
+		}
 	}
+	return 0;
 }
 
 /* Binds c to the fabric address a (its port 0: any free one). */
 static int bind_as(struct ds_chan *c, const union ds_addr *a)
 {
-	union ds_addr lo, name = *a;
-	socklen_t len = sizeof lo;
+	union ds_addr name = *a;
 	struct ds_chan *o;
+	uint16_t port;
 
 	pthread_mutex_lock(&table_lock);
 	for (o = table; port_of(a) && o; o = o->next)
@@ -114,21 +127,17 @@ static int bind_as(struct ds_chan *c, const union ds_addr *a)
 			errno = EADDRINUSE;
 			return -1;
 		}
-	loopback(c->domain, port_of(a), &lo);
-	if (bind(c->fd, &lo.sa, ds_addrlen(&lo.sa))) {
-		loopback(c->domain, 0, &lo);
-		if (bind(c->fd, &lo.sa, ds_addrlen(&lo.sa))) {
+	if (!port_of(&name)) {
+		port = ephemeral_locked(name.sa.sa_family);
+		if (!port) {
 			pthread_mutex_unlock(&table_lock);
+			errno = EADDRINUSE;
 			return -1;
 		}
-	}
-	getsockname(c->fd, &lo.sa, &len);
-	c->lo = lo;
-	if (!port_of(&name)) {
 		if (name.sa.sa_family == AF_INET6)
-			name.sin6.sin6_port = port_of(&lo);
+			name.sin6.sin6_port = port;
 		else
-			name.sin.sin_port = port_of(&lo);
+			name.sin.sin_port = port;
 	}
 	c->name = name;
 	c->bound = 1;
@@ -151,8 +160,8 @@ static int autobind(struct ds_chan *c)
 
 static int l_open(struct ds_chan *c)
 {
-	(void)c;
-	return 0;
+	c->rfd = emu_eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return c->rfd < 0 ? -1 : 0;
 }
 
 static int l_bind(struct ds_chan *c, const struct sockaddr *addr, socklen_t len)
@@ -228,20 +237,48 @@ static int refuse(const union ds_addr *a)
 	return -1;
 }
 
+/* The receiver's SO_RCVBUF, as the kernel holds it (twice what was set). */
+static size_t rcvbuf_of(const struct ds_chan *t)
+{
+	int v = 0;
+	socklen_t len = sizeof v;
+
+	if (getsockopt(t->fd, SOL_SOCKET, SO_RCVBUF, &v, &len) || v <= 0)
+		return 212992;
+	return (size_t)v;
+}
+
+/* Queues a datagram on t (table_lock held): false when t's queue has no room, a drop. */
+static bool enqueue_locked(struct ds_chan *t, struct ds_lframe *f)
+{
+	static const uint64_t one = 1;
+
+	if (t->qbytes && t->qbytes + f->len > rcvbuf_of(t))
+		return false;
+	f->next = NULL;
+	if (t->qtail)
+		t->qtail->next = f;
+	else
+		t->qhead = f;
+	t->qtail = f;
+	t->qbytes += f->len;
+	if (write(t->rfd, &one, sizeof one) < 0) {
+		/* the counter cannot overflow at one a datagram */
+	}
+	return true;
+}
+
 static ssize_t l_sendmsg(struct ds_chan *c, const struct iovec *iov, int iovcnt, int flags,
 			 const struct sockaddr *dst, socklen_t dstlen)
 {
-	struct iovec miov[MAX_IOV];
-	union ds_addr to, lo, src;
+	union ds_addr to, src;
+	struct ds_lframe *f;
 	struct ds_chan *t;
-	struct msghdr msg;
 	socklen_t srclen;
-	ssize_t n;
+	size_t len = 0;
+	uint8_t *p;
 
-	if (iovcnt + 1 > MAX_IOV) {
-		errno = EMSGSIZE;
-		return -1;
-	}
+	(void)flags;	/* nothing waits: a full queue drops, as UDP's */
 	if (!dst) {
 		if (!c->connected) {
 			errno = EDESTADDRREQ;
@@ -254,12 +291,16 @@ static ssize_t l_sendmsg(struct ds_chan *c, const struct iovec *iov, int iovcnt,
 		memset(&to, 0, sizeof to);
 		memcpy(&to, dst, ds_addrlen(dst));
 	}
+	for (int i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (len > (c->domain == AF_INET6 ? UDP_MAX_V6 : UDP_MAX_V4)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
 	if (autobind(c))
 		return -1;
 	pthread_mutex_lock(&table_lock);
 	t = lookup_locked(&to);
-	if (t)
-		lo = t->lo;
 	pthread_mutex_unlock(&table_lock);
 	if (!t)
 		return refuse(&to);
@@ -273,52 +314,70 @@ static ssize_t l_sendmsg(struct ds_chan *c, const struct iovec *iov, int iovcnt,
 		else
 			src.sin.sin_port = port_of(&c->name);
 	}
-	miov[0].iov_base = &src;
-	miov[0].iov_len = FRAME_HDR;
-	memcpy(&miov[1], iov, sizeof *iov * (size_t)iovcnt);
-	memset(&msg, 0, sizeof msg);
-	msg.msg_name = &lo;
-	msg.msg_namelen = ds_addrlen(&lo.sa);
-	msg.msg_iov = miov;
-	msg.msg_iovlen = (size_t)iovcnt + 1;
-	n = sendmsg(c->fd, &msg, flags);
-	return n < 0 ? n : n - FRAME_HDR;
+	f = emu_malloc(sizeof *f + len);
+	if (!f) {
+		errno = ENOBUFS;
+		return -1;
+	}
+	f->from = src;
+	f->len = len;
+	p = f->data;
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(p, iov[i].iov_base, iov[i].iov_len);
+		p += iov[i].iov_len;
+	}
+	/* t may have closed meanwhile: it is delivered only if still in the table */
+	pthread_mutex_lock(&table_lock);
+	if (lookup_locked(&to) != t || !enqueue_locked(t, f))
+		free(f);
+	pthread_mutex_unlock(&table_lock);
+	return (ssize_t)len;
+}
+
+/* The oldest datagram of c (table_lock held), the eventfd drained with the last one. */
+static struct ds_lframe *dequeue_locked(struct ds_chan *c)
+{
+	struct ds_lframe *f = c->qhead;
+	uint64_t n;
+
+	if (!f)
+		return NULL;
+	c->qhead = f->next;
+	if (!c->qhead) {
+		c->qtail = NULL;
+		if (read(c->rfd, &n, sizeof n) < 0) {
+			/* already drained */
+		}
+	}
+	c->qbytes -= f->len;
+	return f;
 }
 
 static ssize_t l_recvfrom(struct ds_chan *c, void *buf, size_t len, struct sockaddr *src,
 			  socklen_t *srclen)
 {
-	union ds_addr from, lo;
-	struct iovec iov[2];
-	struct msghdr msg;
-	ssize_t n;
-	int ours;
+	struct ds_lframe *f;
+	size_t n;
 
 	for (;;) {
-		iov[0].iov_base = &from;
-		iov[0].iov_len = FRAME_HDR;
-		iov[1].iov_base = buf;
-		iov[1].iov_len = len;
-		memset(&msg, 0, sizeof msg);
-		msg.msg_name = &lo;
-		msg.msg_namelen = sizeof lo;
-		msg.msg_iov = iov;
-		msg.msg_iovlen = 2;
-		n = recvmsg(c->fd, &msg, MSG_DONTWAIT);
-		if (n < 0)
-			return n;
 		pthread_mutex_lock(&table_lock);
-		ours = from_us_locked(&lo);
+		f = dequeue_locked(c);
 		pthread_mutex_unlock(&table_lock);
-		if (!ours || n < FRAME_HDR || (from.sa.sa_family != AF_INET &&
-					       from.sa.sa_family != AF_INET6))
+		if (!f) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (c->connected && (!same_ip(&f->from, &c->peer) ||
+				     port_of(&f->from) != port_of(&c->peer))) {
+			free(f);
 			continue;
-		if (c->connected && (!same_ip(&from, &c->peer) ||
-				     port_of(&from) != port_of(&c->peer)))
-			continue;
+		}
+		n = f->len < len ? f->len : len;
+		memcpy(buf, f->data, n);
 		if (src && srclen)
-			ds_copy_addr(&from, src, srclen);
-		return n - FRAME_HDR;
+			ds_copy_addr(&f->from, src, srclen);
+		free(f);
+		return (ssize_t)n;
 	}
 }
 
@@ -345,6 +404,7 @@ static int l_route_src(struct ds_chan *c, const struct sockaddr *dst, socklen_t 
 
 static void l_close(struct ds_chan *c)
 {
+	struct ds_lframe *f;
 	struct ds_chan **p;
 
 	pthread_mutex_lock(&table_lock);
@@ -353,7 +413,10 @@ static void l_close(struct ds_chan *c)
 			*p = c->next;
 			break;
 		}
+	while ((f = dequeue_locked(c)))
+		free(f);
 	pthread_mutex_unlock(&table_lock);
+	close(c->rfd);
 	close(c->fd);
 	free(c);
 }

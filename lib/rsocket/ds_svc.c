@@ -109,24 +109,20 @@ out:
 	rdma_destroy_id(id);
 }
 
-static void serve(struct ds_sock *ds)
+/* What a datagram from a peer asks (serve's work). */
+static void handle(struct ds_sock *ds, const uint8_t *buf, ssize_t n, const union ds_addr *from,
+		   socklen_t fromlen)
 {
-	static uint8_t buf[DS_SNDLOWAT];	/* only this thread reads into it */
-	struct ds_udp_header *h = (struct ds_udp_header *)buf;
+	const struct ds_udp_header *h = (const struct ds_udp_header *)buf;
 	struct ds_header fwd;
 	struct ds_dest *dest;
-	union ds_addr from;
-	socklen_t fromlen = sizeof from;
 	struct iovec iov;
 	uint32_t qpn;
-	ssize_t n;
 
-	memset(&from, 0, sizeof from);
-	n = ds->chan->ops->recvfrom(ds->chan, buf, sizeof buf, &from.sa, &fromlen);
-	if (n < DS_UDP_IPV4_HDR_LEN || !valid_udp_hdr(h, &from))
+	if (n < DS_UDP_IPV4_HDR_LEN || !valid_udp_hdr(h, from))
 		return;
 	qpn = ntohl(h->qpn) & 0xFFFFFF;
-	if (ds_get_dest(ds, &from.sa, fromlen, &dest))
+	if (ds_get_dest(ds, &from->sa, fromlen, &dest))
 		return;
 	if (h->op == DS_OP_DATA) {
 		pthread_mutex_lock(&ds->slock);
@@ -137,12 +133,26 @@ static void serve(struct ds_sock *ds)
 		create_ah(ds, dest, qpn);
 	if (h->op != DS_OP_DATA)
 		return;
-	ds_format_hdr(&fwd, &from);
-	iov.iov_base = buf + h->length;
+	ds_format_hdr(&fwd, from);
+	iov.iov_base = (void *)(buf + h->length);
 	iov.iov_len = (size_t)n - h->length;
 	pthread_mutex_lock(&ds->slock);
 	ds_send_slot(ds, &dest->qp->dest, &fwd, &iov, 1, 0);
 	pthread_mutex_unlock(&ds->slock);
+}
+
+static void serve(struct ds_sock *ds)
+{
+	static uint8_t buf[DS_SNDLOWAT];	/* only this thread reads into it */
+	union ds_addr from;
+	socklen_t fromlen = sizeof from;
+	ssize_t n;
+
+	memset(&from, 0, sizeof from);
+	n = ds->chan->ops->recvfrom(ds->chan, buf, sizeof buf, &from.sa, &fromlen);
+	if (n < 0)
+		return;
+	handle(ds, buf, n, &from, fromlen);
 }
 
 static int registered_locked(const struct ds_sock *ds)
@@ -180,7 +190,7 @@ static int round_trip(void)
 	pfd[0].events = POLLIN;
 	for (int i = 0; i < n; i++) {
 		list[i] = socks[i];
-		pfd[i + 1].fd = socks[i]->chan->fd;
+		pfd[i + 1].fd = socks[i]->chan->rfd;
 		pfd[i + 1].events = POLLIN;
 	}
 	pthread_mutex_unlock(&reg_lock);

@@ -38,6 +38,7 @@ int ds_udp_open(int domain, struct ds_chan **out)
 	c->ops = ds_udp_backend();
 	c->domain = domain;
 	c->fd = emu_socket(domain, SOCK_DGRAM, 0);
+	c->rfd = c->fd;
 	if (c->fd < 0 || c->ops->open(c)) {
 		int e = errno;
 

@@ -12,8 +12,10 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rdma_verbs.h>
@@ -197,6 +199,53 @@ static void test_two_threads(void **state)
 	assert_int_equal(poll(&p, 1, 10000), 1);
 	assert_int_equal(mono_ns() - t0, 100000000ull);
 	assert_int_equal(read(pipe_fds[0], &c, 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	close(pipe_fds[0]);
+	close(pipe_fds[1]);
+}
+
+/* A thread the engine has not met (it never calls the emulated libraries or the time layer)
+ * works for 50 ms of its own CPU time, then wakes the poller through a pipe: the poller's
+ * deadline does not come first, and the clock has not moved meanwhile (rule 2 waits for a
+ * thread not met yet that is at work, as rule 1 does). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *worker_main(void *arg)
+{
+	uint64_t c0 = thread_cpu_ns();
+	volatile uint64_t spins = 0;
+	ssize_t n;
+
+	(void)arg;
+	while (thread_cpu_ns() - c0 < 50ull * 1000000)
+		spins++;
+	n = write(pipe_fds[1], "w", 1);
+	(void)n;
+	return NULL;
+}
+
+static void test_unmet_thread_at_work(void **state)
+{
+	struct pollfd p;
+	pthread_t t;
+	uint64_t v0;
+	char c;
+
+	(void)state;
+	assert_int_equal(pipe(pipe_fds), 0);
+	p = (struct pollfd){ .fd = pipe_fds[0], .events = POLLIN };
+	v0 = vnow();
+	assert_int_equal(pthread_create(&t, NULL, worker_main, NULL), 0);
+	assert_int_equal(poll(&p, 1, 10000), 1);
+	assert_int_equal(vnow() - v0, 0);
+	assert_int_equal(read(pipe_fds[0], &c, 1), 1);
+	assert_int_equal(c, 'w');
 	assert_int_equal(pthread_join(t, NULL), 0);
 	close(pipe_fds[0]);
 	close(pipe_fds[1]);
@@ -408,6 +457,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sleeps),
 		cmocka_unit_test(test_select_epoll),
 		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_unmet_thread_at_work),
 		cmocka_unit_test(test_cond_timedwait),
 		cmocka_unit_test(test_sem_mutex_timed),
 		cmocka_unit_test(test_alarm),
