@@ -115,6 +115,10 @@ bool conf_expect(bool ok, const char *fmt, ...)
 	return false;
 }
 
+#ifdef RDMAEMU_COVERAGE
+void __gcov_dump(void); /* libgcov's, linked in by --coverage */
+#endif
+
 static _Noreturn void finish(enum conf_state state, const char *reason)
 {
 	char msg[8192];
@@ -127,13 +131,13 @@ static _Noreturn void finish(enum conf_state state, const char *reason)
 		snprintf(msg, sizeof msg, "%s%s%s", stim, stim[0] && note[0] ? " -> " : "", note);
 	send_rec('R', (uint8_t)state, msg);
 #ifdef RDMAEMU_COVERAGE
-	/* exit() so that the gcov destructors of the library under test write its counters; in
-	 * other builds _exit() keeps the parent's atexit handlers (and LeakSanitizer's verdict on
-	 * a real library's leaks) out of the child. */
-	exit(0);
-#else
-	_exit(0);
+	/* the counters of every instrumented object of the process (the library under test's
+	 * too) written as its gcov destructors would at exit() */
+	__gcov_dump();
 #endif
+	/* _exit() keeps the parent's atexit handlers (and LeakSanitizer's verdict on a real
+	 * library's leaks) out of the child */
+	_exit(0);
 }
 
 void conf_notrun(const char *fmt, ...)
