@@ -10,8 +10,13 @@
  *               switches) generated here, loaded (emu_fabric_load_text + fabric_ibnd.c), then
  *               the topology built (forwarding tables) and the SA created; load time, build time
  *               and memory (VmRSS growth), and PathRecord Get rate across that fabric.
- * Usage: sa_bench [FIXTURES-DIR] [seconds per figure, default 1] [engine|wire|fabric10k]
- * (default: all three parts). */
+ *   mcast       MCMemberRecord on ib.fabric with many groups: ib-a creates 16,000 groups (a
+ *               join without MGID: the SA picks MGID and MLID), ib-b joins each by its MGID, a
+ *               Get of ib-a's membership of each (MGID, PortGID, JoinState), 100 GetTables by
+ *               a Q_Key no group has (a scan of every group), then both leave every group; the
+ *               time of each step.
+ * Usage: sa_bench [FIXTURES-DIR] [seconds per figure, default 1] [engine|wire|fabric10k|mcast]
+ * (default: all four parts). */
 #include "config.h"
 
 #include <stdio.h>
@@ -320,6 +325,150 @@ static void bench_fabric10k(double secs)
 	rmdir(dir);
 }
 
+/* ---- multicast groups ---- */
+
+#define MC_GROUPS 16000
+#define MC_SCANS 100
+
+/* A MCMemberRecord request of port GUID guid on group mgid (NULL: a new group). */
+static void mc_req(uint8_t mad[EMU_MAD_LEN], uint8_t method, uint64_t guid, const uint8_t *mgid)
+{
+	struct emu_mad_hdr h = { EMU_MAD_BASE_VERSION, EMU_MGMT_CLASS_SUBN_ADM,
+				 EMU_SA_CLASS_VERSION, method, 0, 0, 1,
+				 EMU_SA_ATTR_MCMEMBER_RECORD, 0 };
+	struct emu_sa_hdr sh = { 0, emu_sa_mcmember_rec_desc.attr_offset,
+				 EMU_MCR_COMP_PORT_GID | EMU_MCR_COMP_JOIN_STATE };
+	struct emu_sa_mcmember_rec q = { 0 };
+
+	gid_of(q.port_gid, guid);
+	if (mgid) {
+		memcpy(q.mgid, mgid, 16);
+		sh.comp_mask |= EMU_MCR_COMP_MGID;
+	} else {
+		sh.comp_mask |= EMU_MCR_COMP_QKEY | EMU_MCR_COMP_TCLASS | EMU_MCR_COMP_PKEY |
+				EMU_MCR_COMP_FLOW_LABEL | EMU_MCR_COMP_SL;
+		q.qkey = 0x11111111;
+		q.pkey = 0xffff;
+	}
+	q.join_state = 1;
+	memset(mad, 0, EMU_MAD_LEN);
+	emu_mad_hdr_put(mad, &h);
+	emu_sa_hdr_put(mad + 36, &sh);
+	emu_mad_record_pack(&emu_sa_mcmember_rec_desc, &q, mad + EMU_SA_HDR_LEN);
+}
+
+/* One request; the answer must be a success with a record, whose MGID goes to mgid when
+ * given. */
+static void mc_do(struct emu_sa *sa, const uint8_t *mad, uint8_t *mgid)
+{
+	uint8_t *r;
+	size_t len;
+	int rc = emu_sa_handle(sa, mad, EMU_MAD_LEN, &r, &len);
+
+	if (rc || !r || r[4] || r[5] || len < EMU_SA_HDR_LEN + 52) {
+		fprintf(stderr, "sa_bench: unexpected MCMemberRecord answer: %d status 0x%02x%02x\n",
+			rc, r ? r[4] : 0, r ? r[5] : 0);
+		exit(1);
+	}
+	if (mgid)
+		memcpy(mgid, r + EMU_SA_HDR_LEN, 16);
+	free(r);
+}
+
+/* A GetTable by a Q_Key no group has: every group compared, no record. */
+static void mc_scan(struct emu_sa *sa)
+{
+	struct emu_mad_hdr h = { EMU_MAD_BASE_VERSION, EMU_MGMT_CLASS_SUBN_ADM,
+				 EMU_SA_CLASS_VERSION, EMU_MAD_METHOD_GET_TABLE, 0, 0, 1,
+				 EMU_SA_ATTR_MCMEMBER_RECORD, 0 };
+	struct emu_sa_hdr sh = { 0, emu_sa_mcmember_rec_desc.attr_offset, EMU_MCR_COMP_QKEY };
+	struct emu_sa_mcmember_rec q = { 0 };
+	uint8_t mad[EMU_MAD_LEN], *r;
+	size_t len;
+
+	q.qkey = 0x22222222;
+	memset(mad, 0, EMU_MAD_LEN);
+	emu_mad_hdr_put(mad, &h);
+	emu_sa_hdr_put(mad + 36, &sh);
+	emu_mad_record_pack(&emu_sa_mcmember_rec_desc, &q, mad + EMU_SA_HDR_LEN);
+	if (emu_sa_handle(sa, mad, EMU_MAD_LEN, &r, &len) || !r || r[4] || r[5] ||
+	    len != EMU_SA_HDR_LEN) {
+		fprintf(stderr, "sa_bench: unexpected answer to a scan (%zu bytes)\n", len);
+		exit(1);
+	}
+	free(r);
+}
+
+static void bench_mcast(const char *fixtures)
+{
+	static uint8_t mgids[MC_GROUPS][16];
+	static const uint64_t a = 0x0002c90300000a01ull, b = 0x0002c90300000b01ull;
+	static const char *const step[5] = { "create", "join", "get", "scan", "leave" };
+	static const unsigned ops[5] = { MC_GROUPS, MC_GROUPS, MC_GROUPS, MC_SCANS, MC_GROUPS };
+	char path[1200];
+	struct emu_error err;
+	struct emu_fabric *f;
+	struct emu_topology *t;
+	struct emu_clock clk;
+	struct emu_sa *sa;
+	uint8_t mad[EMU_MAD_LEN];
+	double secs[5];
+
+	snprintf(path, sizeof(path), "%s/ib.fabric", fixtures);
+	f = emu_fabric_load(path, &err);
+	emu_clock_init(&clk, 0);
+	t = f ? emu_topology_build(f, &clk, NULL, &err) : NULL;
+	sa = t ? emu_sa_new(f, t) : NULL;
+	if (!sa) {
+		fprintf(stderr, "sa_bench: no SA of %s\n", path);
+		exit(1);
+	}
+	for (int s = 0; s < 5; s++) {
+		double t0 = now_s();
+
+		for (unsigned g = 0; g < ops[s]; g++) {
+			switch (s) {
+			case 0:
+				mc_req(mad, EMU_MAD_METHOD_SET, a, NULL);
+				mc_do(sa, mad, mgids[g]);
+				break;
+			case 1:
+				mc_req(mad, EMU_MAD_METHOD_SET, b, mgids[g]);
+				mc_do(sa, mad, NULL);
+				break;
+			case 2:
+				mc_req(mad, EMU_MAD_METHOD_GET, a, mgids[g]);
+				mc_do(sa, mad, NULL);
+				break;
+			case 3:
+				mc_scan(sa);
+				break;
+			default:
+				mc_req(mad, EMU_MAD_METHOD_DELETE, a, mgids[g]);
+				mc_do(sa, mad, NULL);
+				mc_req(mad, EMU_MAD_METHOD_DELETE, b, mgids[g]);
+				mc_do(sa, mad, NULL);
+			}
+		}
+		secs[s] = now_s() - t0;
+		if (s == 0 && emu_sa_mcgroup_count(sa) != MC_GROUPS + 1) {
+			fprintf(stderr, "sa_bench: %zu groups\n", emu_sa_mcgroup_count(sa));
+			exit(1);
+		}
+	}
+	if (emu_sa_mcgroup_count(sa) != 1) {
+		fprintf(stderr, "sa_bench: %zu groups left\n", emu_sa_mcgroup_count(sa));
+		exit(1);
+	}
+	for (int s = 0; s < 5; s++)
+		printf("bench sa_mcast_%s groups=%u ops=%u secs=%.3f us_per_op=%.2f\n", step[s],
+		       MC_GROUPS, ops[s], secs[s], secs[s] * 1e6 / ops[s]);
+	emu_sa_free(sa);
+	emu_topology_free(t);
+	emu_clock_fini(&clk);
+	emu_fabric_free(f);
+}
+
 int main(int argc, char **argv)
 {
 	const char *fixtures = argc > 1 ? argv[1] : RDMAEMU_SRCDIR "/fixtures";
@@ -339,6 +488,8 @@ int main(int argc, char **argv)
 			bench_wire(fixtures, secs);
 		else if (!strcmp(only, "fabric10k"))
 			bench_fabric10k(secs);
+		else if (!strcmp(only, "mcast"))
+			bench_mcast(fixtures);
 		else
 			return 2;
 		return 0;
@@ -370,5 +521,6 @@ int main(int argc, char **argv)
 		return 0;
 	bench_wire(fixtures, secs);
 	bench_fabric10k(secs);
+	bench_mcast(fixtures);
 	return 0;
 }

@@ -424,6 +424,48 @@ bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *qu
 	return true;
 }
 
+void emu_mad_record_comp_bits(const struct emu_mad_record_desc *d, uint64_t mask, uint64_t skip,
+			      uint8_t *bits)
+{
+	memset(bits, 0, d->wire_len);
+	mask &= ~skip;
+	for (size_t i = 0; i < d->nfields; i++) {
+		const struct emu_mad_field *f = &d->fields[i];
+
+		if (f->comp_bit == EMU_MF_NO_COMP)
+			continue;
+		for (unsigned e = 0; e < f->count; e++) {
+			unsigned bit = (unsigned)f->comp_bit + e * f->comp_span;
+			uint64_t sel = ((1ull << f->comp_span) - 1) << bit;
+
+			if (!(mask & sel))
+				continue;
+			for (unsigned b = f->bit_off + e * f->bits; b < f->bit_off + (e + 1) * f->bits;
+			     b++)
+				bits[b / 8] |= (uint8_t)(0x80u >> (b % 8));
+		}
+	}
+}
+
+bool emu_mad_bits_agree(const uint8_t *a, const uint8_t *b, const uint8_t *bits, size_t len)
+{
+	size_t i = 0;
+	uint64_t diff = 0;
+
+	/* a word at a time, no early exit: this is a scan's inner loop */
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, y, m;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		memcpy(&m, bits + i, 8);
+		diff |= (x ^ y) & m;
+	}
+	for (; i < len; i++)
+		diff |= (uint64_t)((a[i] ^ b[i]) & bits[i]);
+	return !diff;
+}
+
 const struct emu_mad_field *emu_mad_field_find(const struct emu_mad_record_desc *d,
 					       const char *name)
 {

@@ -183,6 +183,13 @@ void emu_mad_record_unpack(const struct emu_mad_record_desc *d, const uint8_t *w
  * `skip` (fields the caller compares itself, e.g. selector-driven ones). Wire records. */
 bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *query,
 			  const uint8_t *rec, uint64_t mask, uint64_t skip);
+/* The bits a query under mask (less skip) compares, set in bits[d->wire_len]: a record matches
+ * the query (emu_mad_record_match) exactly when emu_mad_bits_agree(query, rec, bits) - for a
+ * scan of many records, the fields walked once. */
+void emu_mad_record_comp_bits(const struct emu_mad_record_desc *d, uint64_t mask, uint64_t skip,
+			      uint8_t *bits);
+/* Whether a and b agree on every bit set in bits (len bytes each). */
+bool emu_mad_bits_agree(const uint8_t *a, const uint8_t *b, const uint8_t *bits, size_t len);
 /* The table's field of that name, NULL if none. */
 const struct emu_mad_field *emu_mad_field_find(const struct emu_mad_record_desc *d,
 					       const char *name);

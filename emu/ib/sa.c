@@ -38,27 +38,29 @@ static int add_port(struct emu_sa *sa, struct emu_port *po)
 	return 0;
 }
 
-static void add_ipoib_broadcast(struct emu_sa *sa)
+static int add_ipoib_broadcast(struct emu_sa *sa)
 {
 	/* OpenSM creates the default partition's IPoIB broadcast group at start (partition
 	 * config "Default=0x7fff,ipoib"): Q_Key 0x0b1b, MTU 2048, 10 Gb/s, link-local scope. */
 	static const uint8_t mgid[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0,
 					  0,    0,    0,    0,    0xff, 0xff, 0xff, 0xff };
-	struct emu_sa_mcgroup *g = &sa->groups[0];
+	struct emu_sa_mcmember_rec r = { 0 };
+	struct emu_sa_mcgroup *g;
 
-	memset(g, 0, sizeof(*g));
-	memcpy(g->rec.mgid, mgid, 16);
-	g->rec.qkey = 0x0b1b;
-	g->rec.mlid = EMU_SA_MLID_MIN;
-	emu_sa_mlid_mark(sa, EMU_SA_MLID_MIN, true);
-	g->rec.mtu = 4;
-	g->rec.rate = 3;
-	g->rec.pkey = 0xffff;
-	g->rec.sl = sa->f->sm.sl;
-	g->rec.packet_life_time = sa->f->sm.packet_lifetime;
-	g->rec.scope = 2;
+	memcpy(r.mgid, mgid, 16);
+	r.qkey = 0x0b1b;
+	r.mlid = EMU_SA_MLID_MIN;
+	r.mtu = 4;
+	r.rate = 3;
+	r.pkey = 0xffff;
+	r.sl = sa->f->sm.sl;
+	r.packet_life_time = sa->f->sm.packet_lifetime;
+	r.scope = 2;
+	g = emu_sa_group_add(&sa->mc, &r);
+	if (!g)
+		return -ENOMEM;
 	g->well_known = true;
-	sa->ngroups = 1;
+	return 0;
 }
 
 struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology *t)
@@ -96,15 +98,7 @@ struct emu_sa *emu_sa_new(const struct emu_fabric *f, const struct emu_topology 
 					return NULL;
 				}
 		}
-	sa->groups = emu_calloc(1, sizeof(*sa->groups));
-	if (!sa->groups) {
-		emu_sa_free(sa);
-		errno = ENOMEM;
-		return NULL;
-	}
-	sa->cap_groups = 1;
-	add_ipoib_broadcast(sa);
-	if (emu_sa_index_ports(sa)) {
+	if (add_ipoib_broadcast(sa) || emu_sa_index_ports(sa)) {
 		emu_sa_free(sa);
 		errno = ENOMEM;
 		return NULL;
@@ -116,9 +110,7 @@ void emu_sa_free(struct emu_sa *sa)
 {
 	if (!sa)
 		return;
-	for (size_t i = 0; i < sa->ngroups; i++)
-		free(sa->groups[i].members);
-	free(sa->groups);
+	emu_sa_groups_free(&sa->mc);
 	free(sa->ports);
 	free(sa->services);
 	free(sa->replay);
@@ -159,25 +151,22 @@ int emu_sa_set_unreachable(struct emu_sa *sa, const uint8_t dgid[16], bool unrea
 
 size_t emu_sa_mcgroup_count(const struct emu_sa *sa)
 {
-	return sa->ngroups;
+	return sa->mc.ngroups;
 }
 
 int emu_sa_mcgroup_member(const struct emu_sa *sa, const uint8_t mgid[16],
 			  const uint8_t port_gid[16], uint16_t *mlid)
 {
-	for (size_t i = 0; i < sa->ngroups; i++) {
-		const struct emu_sa_mcgroup *g = &sa->groups[i];
+	const struct emu_sa_mcgroup *g = emu_sa_group_by_mgid(&sa->mc, mgid);
 
-		if (memcmp(g->rec.mgid, mgid, 16))
-			continue;
-		if (mlid)
-			*mlid = g->rec.mlid;
-		for (size_t m = 0; m < g->nmembers; m++)
-			if (!memcmp(g->members[m].port_gid, port_gid, 16))
-				return g->members[m].join_state;
-		return 0;
-	}
-	return -ENOENT;
+	if (!g)
+		return -ENOENT;
+	if (mlid)
+		*mlid = g->rec.mlid;
+	for (size_t m = 0; m < g->nmembers; m++)
+		if (!memcmp(g->members[m].port_gid, port_gid, 16))
+			return g->members[m].join_state;
+	return 0;
 }
 
 size_t emu_sa_service_count(const struct emu_sa *sa)

@@ -9,29 +9,6 @@
 
 static const uint8_t zero_gid[16];
 
-static struct emu_sa_mcgroup *group_by_mgid(struct emu_sa *sa, const uint8_t *mgid)
-{
-	for (size_t i = 0; i < sa->ngroups; i++)
-		if (!memcmp(sa->groups[i].rec.mgid, mgid, 16))
-			return &sa->groups[i];
-	return NULL;
-}
-
-/* The lowest multicast LID no group holds, 0 when all are taken. */
-static uint16_t alloc_mlid(const struct emu_sa *sa)
-{
-	for (unsigned w = 0; w < sizeof(sa->mlid_used) / sizeof(sa->mlid_used[0]); w++) {
-		uint64_t free_bits = ~sa->mlid_used[w];
-		unsigned m;
-
-		if (!free_bits)
-			continue;
-		m = w * 64 + (unsigned)__builtin_ctzll(free_bits);
-		return m < EMU_SA_NMLIDS ? (uint16_t)(EMU_SA_MLID_MIN + m) : 0;
-	}
-	return 0;
-}
-
 /* OpenSM's build_new_mgid: ff1<scope>:a01b, the subnet prefix in bytes 4-11, then a counter
  * (host order, as OpenSM memcpy's it) over bytes 10-13. */
 static bool alloc_mgid(struct emu_sa *sa, uint8_t scope, uint8_t mgid[16])
@@ -52,7 +29,7 @@ static bool alloc_mgid(struct emu_sa *sa, uint8_t scope, uint8_t mgid[16])
 		mgid[11] = (uint8_t)(c >> 8);
 		mgid[12] = (uint8_t)(c >> 16);
 		mgid[13] = (uint8_t)(c >> 24);
-		if (!group_by_mgid(sa, mgid))
+		if (!emu_sa_group_by_mgid(&sa->mc, mgid))
 			return true;
 	}
 	return false;
@@ -87,18 +64,6 @@ static void fabric_min(const struct emu_sa *sa, uint8_t *mtu, uint8_t *rate)
 	*rate = mbps == UINT32_MAX ? 3 : emu_sa_rate_from_mbps(mbps);
 }
 
-static void member_record(const struct emu_sa_mcgroup *g, const uint8_t *port_gid,
-			  uint8_t join_state, uint8_t proxy, uint8_t *wire)
-{
-	struct emu_sa_mcmember_rec r = g->rec;
-
-	memcpy(r.port_gid, port_gid, 16);
-	r.join_state = join_state;
-	r.proxy_join = proxy;
-	r.mtu_selector = r.rate_selector = r.packet_life_time_selector = EMU_SA_SEL_EQ;
-	emu_mad_record_pack(&emu_sa_mcmember_rec_desc, &r, wire);
-}
-
 static int mc_err(const uint8_t *mad, size_t len, unsigned code, uint8_t **resp, size_t *rl)
 {
 	return emu_sa_respond(mad, len, EMU_SA_STATUS(code), &emu_sa_mcmember_rec_desc, NULL, 0,
@@ -127,7 +92,7 @@ static unsigned mc_new_rec(struct emu_sa *sa, uint64_t mask, const struct emu_sa
 	} else if (!alloc_mgid(sa, scope, r->mgid)) {
 		return EMU_SA_ERR_NO_RESOURCES;
 	}
-	r->mlid = alloc_mlid(sa);
+	r->mlid = emu_sa_group_free_mlid(&sa->mc);
 	if (!r->mlid)
 		return EMU_SA_ERR_NO_RESOURCES;
 	fabric_min(sa, &r->mtu, &r->rate);
@@ -154,27 +119,6 @@ static unsigned mc_new_rec(struct emu_sa *sa, uint64_t mask, const struct emu_sa
 	r->hop_limit = (mask & EMU_MCR_COMP_HOP_LIMIT) ? q->hop_limit : 0;
 	r->scope = scope;
 	return 0;
-}
-
-/* A new group of record r, no members yet; NULL without memory. */
-static struct emu_sa_mcgroup *mc_group_add(struct emu_sa *sa, const struct emu_sa_mcmember_rec *r)
-{
-	struct emu_sa_mcgroup *g;
-
-	if (sa->ngroups == sa->cap_groups) {
-		size_t cap = 2 * sa->cap_groups;
-		struct emu_sa_mcgroup *n = emu_realloc(sa->groups, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		sa->groups = n;
-		sa->cap_groups = cap;
-	}
-	g = &sa->groups[sa->ngroups++];
-	memset(g, 0, sizeof(*g));
-	g->rec = *r;
-	emu_sa_mlid_mark(sa, r->mlid, true);
-	return g;
 }
 
 /* Joining an existing group: what the request gives must agree with it. */
@@ -244,7 +188,7 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 	if ((mask & EMU_MCR_COMP_MGID) && memcmp(q->mgid, zero_gid, 16)) {
 		if (q->mgid[0] != 0xff)
 			return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-		g = group_by_mgid(sa, q->mgid);
+		g = emu_sa_group_by_mgid(&sa->mc, q->mgid);
 	}
 	if (!g) {
 		struct emu_sa_mcmember_rec r;
@@ -252,7 +196,7 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 
 		if (err)
 			return mc_err(mad, len, err, resp, rl);
-		g = mc_group_add(sa, &r);
+		g = emu_sa_group_add(&sa->mc, &r);
 		if (!g)
 			return -ENOMEM;
 	} else if (!mc_agrees(g, mask, q)) {
@@ -260,10 +204,8 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 	}
 	/* A port whose MTU is below the group's cannot take part. */
 	if (port->active_mtu < g->rec.mtu) {
-		if (!g->nmembers && !g->well_known) {
-			emu_sa_mlid_mark(sa, g->rec.mlid, false);
-			sa->ngroups--; /* just created: undo */
-		}
+		if (!g->nmembers && !g->well_known)
+			emu_sa_group_remove(&sa->mc, g); /* just created: undo */
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
 	}
 	m = mc_member(g, q->port_gid);
@@ -271,7 +213,7 @@ static int mc_join(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t m
 		return -ENOMEM;
 	m->join_state |= q->join_state;
 	m->proxy_join = (mask & EMU_MCR_COMP_PROXY_JOIN) ? q->proxy_join : 0;
-	member_record(g, m->port_gid, m->join_state, m->proxy_join, w);
+	emu_sa_member_record(g, m->port_gid, m->join_state, m->proxy_join, w);
 	return emu_sa_respond(mad, len, 0, &emu_sa_mcmember_rec_desc, w, 1, resp, rl);
 }
 
@@ -285,7 +227,7 @@ static int mc_leave(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t 
 	if ((mask & (EMU_MCR_COMP_MGID | EMU_MCR_COMP_PORT_GID | EMU_MCR_COMP_JOIN_STATE)) !=
 	    (EMU_MCR_COMP_MGID | EMU_MCR_COMP_PORT_GID | EMU_MCR_COMP_JOIN_STATE))
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INSUFFICIENT_COMPONENTS, resp, rl);
-	g = group_by_mgid(sa, q->mgid);
+	g = emu_sa_group_by_mgid(&sa->mc, q->mgid);
 	if (!g)
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
 	for (mi = 0; mi < g->nmembers; mi++)
@@ -293,17 +235,42 @@ static int mc_leave(struct emu_sa *sa, const uint8_t *mad, size_t len, uint64_t 
 			break;
 	if (mi == g->nmembers || !(g->members[mi].join_state & q->join_state))
 		return mc_err(mad, len, EMU_SA_ERR_REQ_INVALID, resp, rl);
-	member_record(g, q->port_gid, q->join_state, g->members[mi].proxy_join, w);
+	emu_sa_member_record(g, q->port_gid, q->join_state, g->members[mi].proxy_join, w);
 	g->members[mi].join_state &= (uint8_t)~q->join_state;
 	if (!g->members[mi].join_state) {
 		g->members[mi] = g->members[--g->nmembers];
-		if (!g->nmembers && !g->well_known) {
-			free(g->members);
-			emu_sa_mlid_mark(sa, g->rec.mlid, false);
-			*g = sa->groups[--sa->ngroups];
-		}
+		if (!g->nmembers && !g->well_known)
+			emu_sa_group_remove(&sa->mc, g);
 	}
 	return emu_sa_respond(mad, len, 0, &emu_sa_mcmember_rec_desc, w, 1, resp, rl);
+}
+
+/* The components that differ from one member of a group to the next. */
+#define MC_MEMBER_COMPS (EMU_MCR_COMP_PORT_GID | EMU_MCR_COMP_JOIN_STATE | EMU_MCR_COMP_PROXY_JOIN)
+
+/* Adds to l the records of g's members that match query; a group without members still
+ * answers a query by MGID (OpenSM lists groups). grp_bits and mbr_bits are the bits the query
+ * compares in the group's fields and in a member's (emu_mad_record_comp_bits): a group whose
+ * fields differ is passed over without a member's record built. 0 or -ENOMEM. */
+static int mc_group_records(const struct emu_sa_mcgroup *g, const uint8_t *query,
+			    const uint8_t *grp_bits, const uint8_t *mbr_bits,
+			    struct emu_sa_reclist *l)
+{
+	uint8_t w[52];
+
+	if (!emu_mad_bits_agree(query, g->wire, grp_bits, 52))
+		return 0;
+	if (!g->nmembers)
+		return emu_mad_bits_agree(query, g->wire, mbr_bits, 52)
+			       ? emu_sa_reclist_add(l, g->wire, 52)
+			       : 0;
+	for (size_t m = 0; m < g->nmembers; m++) {
+		emu_sa_member_record(g, g->members[m].port_gid, g->members[m].join_state,
+				     g->members[m].proxy_join, w);
+		if (emu_mad_bits_agree(query, w, mbr_bits, 52) && emu_sa_reclist_add(l, w, 52))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int emu_sa_mcmember(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t **resp,
@@ -312,34 +279,30 @@ int emu_sa_mcmember(struct emu_sa *sa, const uint8_t *mad, size_t len, uint8_t *
 	struct emu_sa_hdr sh;
 	struct emu_sa_mcmember_rec q;
 	struct emu_sa_reclist l = { 0 };
+	const uint8_t *query = mad + EMU_SA_HDR_LEN;
+	uint8_t grp_bits[52], mbr_bits[52];
 	int ret;
 
 	emu_sa_hdr_get(mad + 36, &sh);
-	emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, mad + EMU_SA_HDR_LEN, &q);
+	emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, query, &q);
 	if (mad[3] == EMU_MAD_METHOD_SET)
 		return mc_join(sa, mad, len, sh.comp_mask, &q, resp, resp_len);
 	if (mad[3] == EMU_MAD_METHOD_DELETE)
 		return mc_leave(sa, mad, len, sh.comp_mask, &q, resp, resp_len);
-	for (size_t i = 0; i < sa->ngroups; i++) {
-		const struct emu_sa_mcgroup *g = &sa->groups[i];
-		uint8_t w[52];
+	emu_mad_record_comp_bits(&emu_sa_mcmember_rec_desc, sh.comp_mask, MC_MEMBER_COMPS,
+				 grp_bits);
+	emu_mad_record_comp_bits(&emu_sa_mcmember_rec_desc, sh.comp_mask & MC_MEMBER_COMPS, 0,
+				 mbr_bits);
+	if (sh.comp_mask & EMU_MCR_COMP_MGID) {
+		/* an MGID names one group at most */
+		const struct emu_sa_mcgroup *g = emu_sa_group_by_mgid(&sa->mc, q.mgid);
 
-		/* A group without members still answers a query by MGID (OpenSM lists groups). */
-		if (!g->nmembers) {
-			member_record(g, zero_gid, 0, 0, w);
-			if (emu_mad_record_match(&emu_sa_mcmember_rec_desc, mad + EMU_SA_HDR_LEN,
-						 w, sh.comp_mask, 0) &&
-			    emu_sa_reclist_add(&l, w, 52))
+		if (g && mc_group_records(g, query, grp_bits, mbr_bits, &l))
+			goto nomem;
+	} else {
+		for (size_t i = 0; i < sa->mc.ngroups; i++)
+			if (mc_group_records(&sa->mc.groups[i], query, grp_bits, mbr_bits, &l))
 				goto nomem;
-		}
-		for (size_t m = 0; m < g->nmembers; m++) {
-			member_record(g, g->members[m].port_gid, g->members[m].join_state,
-				      g->members[m].proxy_join, w);
-			if (emu_mad_record_match(&emu_sa_mcmember_rec_desc, mad + EMU_SA_HDR_LEN,
-						 w, sh.comp_mask, 0) &&
-			    emu_sa_reclist_add(&l, w, 52))
-				goto nomem;
-		}
 	}
 	ret = emu_sa_respond_records(mad, len, &emu_sa_mcmember_rec_desc, l.buf, l.n, resp,
 				     resp_len);

@@ -61,21 +61,6 @@ bool emu_sa_select(uint8_t sel, uint8_t req, uint8_t *val, unsigned (*key)(uint8
 
 /* ---- ports and routes ---- */
 
-static size_t gid_hash(const uint8_t gid[16])
-{
-	uint64_t a, b;
-
-	memcpy(&a, gid, 8);
-	memcpy(&b, gid + 8, 8);
-	/* every byte matters (GUIDs differ anywhere): a murmur-style finaliser over both halves */
-	b ^= a * 0x9e3779b97f4a7c15ull;
-	b ^= b >> 33;
-	b *= 0xff51afd7ed558ccdull;
-	b ^= b >> 33;
-	b *= 0xc4ceb9fe1a85ec53ull;
-	return (size_t)(b ^ (b >> 33));
-}
-
 int emu_sa_index_ports(struct emu_sa *sa)
 {
 	size_t ngids = 0, cap = 16;
@@ -99,7 +84,7 @@ int emu_sa_index_ports(struct emu_sa *sa)
 			if (l < EMU_SA_MLID_MIN && !sa->by_lid[l])
 				sa->by_lid[l] = po;
 		for (size_t g = 0; g < po->ngids; g++) {
-			size_t h = gid_hash(po->gids[g].raw) & (cap - 1);
+			size_t h = emu_sa_gid_hash(po->gids[g].raw) & (cap - 1);
 
 			while (sa->by_gid[h].port && memcmp(sa->by_gid[h].gid, po->gids[g].raw, 16))
 				h = (h + 1) & (cap - 1);
@@ -116,7 +101,7 @@ struct emu_port *emu_sa_port_by_gid(const struct emu_sa *sa, const uint8_t gid[1
 {
 	size_t m = sa->by_gid_cap - 1;
 
-	for (size_t h = gid_hash(gid) & m; sa->by_gid[h].port; h = (h + 1) & m)
+	for (size_t h = emu_sa_gid_hash(gid) & m; sa->by_gid[h].port; h = (h + 1) & m)
 		if (!memcmp(sa->by_gid[h].gid, gid, 16))
 			return sa->by_gid[h].port;
 	return NULL;

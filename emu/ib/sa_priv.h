@@ -4,10 +4,7 @@
 
 #include "emu/sim/prng.h"
 #include "emu/ib/sa.h"
-
-#define EMU_SA_MLID_MIN 0xc000
-#define EMU_SA_MLID_MAX 0xfffe
-#define EMU_SA_NMLIDS (EMU_SA_MLID_MAX - EMU_SA_MLID_MIN + 1)
+#include "emu/ib/sa_groups.h"
 
 struct emu_sa_port {
 	struct emu_port *port;
@@ -15,18 +12,6 @@ struct emu_sa_port {
 
 struct emu_sa_gid {
 	uint8_t raw[16];
-};
-
-struct emu_sa_member {
-	uint8_t port_gid[16];
-	uint8_t join_state, proxy_join;
-};
-
-struct emu_sa_mcgroup {
-	struct emu_sa_mcmember_rec rec; /* group parameters; port_gid/join_state unused */
-	struct emu_sa_member *members;
-	size_t nmembers;
-	bool well_known; /* never removed when empty */
 };
 
 struct emu_sa_service {
@@ -42,12 +27,7 @@ struct emu_sa {
 	uint64_t now_ns;
 	struct emu_sa_port *ports;
 	size_t nports, cap_ports;
-	struct emu_sa_mcgroup *groups;
-	size_t ngroups, cap_groups;
-	/* the multicast LIDs the groups hold, bit m - EMU_SA_MLID_MIN: a new group takes the
-	 * lowest free one without comparing every candidate with every group (that was
-	 * quadratic: a host creating groups made each join slower, seconds at 16k groups) */
-	uint64_t mlid_used[(EMU_SA_NMLIDS + 63) / 64];
+	struct emu_sa_groups mc; /* the multicast groups */
 	uint32_t mgid_counter; /* OpenSM's uniq_count */
 	struct emu_sa_service *services;
 	size_t nservices;
@@ -66,17 +46,6 @@ struct emu_sa_gid_slot {
 	uint8_t gid[16];
 	struct emu_port *port; /* NULL: empty */
 };
-/* Multicast LID mlid (EMU_SA_MLID_MIN..EMU_SA_MLID_MAX) taken by a group or freed. */
-static inline void emu_sa_mlid_mark(struct emu_sa *sa, uint16_t mlid, bool used)
-{
-	unsigned b = (unsigned)mlid - EMU_SA_MLID_MIN;
-
-	if (used)
-		sa->mlid_used[b / 64] |= 1ull << (b % 64);
-	else
-		sa->mlid_used[b / 64] &= ~(1ull << (b % 64));
-}
-
 /* Builds sa->by_lid and sa->by_gid from sa->ports. 0 or -ENOMEM. */
 int emu_sa_index_ports(struct emu_sa *sa);
 

@@ -437,6 +437,119 @@ static void mcmember_mlids_run_out(void **state)
 	fx_close(&x);
 }
 
+/* Groups found by MGID after leaves all over the table: a left group moves the last one into
+ * its place and its MGID's neighbours in the SA's index back; every other group keeps its MLID
+ * and answers by MGID, a left one is gone. */
+static void mcmember_index_after_leaves(void **state)
+{
+	enum { N = 3000 };
+	static uint8_t mgids[N][16];
+	struct fx x;
+	struct emu_sa_mcmember_rec q = { 0 }, p;
+	uint8_t *r, a_gid[16];
+	size_t len;
+	uint16_t mlid;
+
+	(void)state;
+	fx_open(&x, "ib.fabric", NULL);
+	gid_of(a_gid, A_GUID);
+	memcpy(q.port_gid, a_gid, 16);
+	q.join_state = EMU_MC_JOIN_FULL;
+	q.qkey = 0x1234;
+	q.pkey = 0xffff;
+	for (unsigned i = 0; i < N; i++) {
+		assert_int_equal(ask(&x, EMU_MAD_METHOD_SET, &emu_sa_mcmember_rec_desc, mc_mask(),
+				     &q, &r, &len), 0);
+		emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, r + EMU_SA_HDR_LEN, &p);
+		assert_int_equal(p.mlid, 0xc001 + i);
+		memcpy(mgids[i], p.mgid, 16);
+		free(r);
+	}
+	for (unsigned i = 0; i < N; i += 3) {
+		memcpy(q.mgid, mgids[i], 16);
+		assert_int_equal(ask(&x, EMU_MAD_METHOD_DELETE, &emu_sa_mcmember_rec_desc,
+				     mc_mask(), &q, &r, &len), 0);
+		free(r);
+	}
+	assert_int_equal(emu_sa_mcgroup_count(x.sa), 1 + N - N / 3);
+	for (unsigned i = 0; i < N; i++) {
+		mlid = 0;
+		memcpy(q.mgid, mgids[i], 16);
+		if (i % 3 == 0) {
+			assert_int_equal(emu_sa_mcgroup_member(x.sa, mgids[i], a_gid, &mlid),
+					 -ENOENT);
+			assert_int_equal(ask(&x, EMU_MAD_METHOD_GET, &emu_sa_mcmember_rec_desc,
+					     EMU_MCR_COMP_MGID, &q, &r, &len),
+					 EMU_SA_STATUS(EMU_SA_ERR_NO_RECORDS));
+			free(r);
+			continue;
+		}
+		assert_int_equal(emu_sa_mcgroup_member(x.sa, mgids[i], a_gid, &mlid),
+				 EMU_MC_JOIN_FULL);
+		assert_int_equal(mlid, 0xc001 + i);
+		assert_int_equal(ask(&x, EMU_MAD_METHOD_GET, &emu_sa_mcmember_rec_desc,
+				     EMU_MCR_COMP_MGID, &q, &r, &len), 0);
+		emu_mad_record_unpack(&emu_sa_mcmember_rec_desc, r + EMU_SA_HDR_LEN, &p);
+		assert_memory_equal(p.mgid, mgids[i], 16);
+		assert_int_equal(p.mlid, 0xc001 + i);
+		free(r);
+	}
+	/* without an MGID, a query still lists every group's member */
+	assert_int_equal(ask(&x, EMU_MAD_METHOD_GET_TABLE, &emu_sa_mcmember_rec_desc,
+			     EMU_MCR_COMP_QKEY, &q, &r, &len), 0);
+	assert_int_equal(nrecs(r, len, &emu_sa_mcmember_rec_desc), N - N / 3);
+	free(r);
+	fx_close(&x);
+}
+
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* emu_mad_record_comp_bits and emu_mad_bits_agree decide as emu_mad_record_match does, for
+ * every record kind, on records that differ from the query in a few random bits, under random
+ * component masks and skips (sub-byte fields, arrays, bits past the last field). */
+static void record_comp_bits_as_match(void **state)
+{
+	const struct emu_mad_record_desc *descs[] = {
+		&emu_sa_path_rec_desc, &emu_sa_mcmember_rec_desc, &emu_sa_service_rec_desc,
+		&emu_sa_node_rec_desc, &emu_sa_portinfo_rec_desc, &emu_sa_sminfo_rec_desc,
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	unsigned agree = 0, differ = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 60000; i++) {
+		const struct emu_mad_record_desc *d = descs[i % 6];
+		uint8_t q[256], r[256], bits[256];
+		uint64_t mask, skip;
+
+		for (unsigned b = 0; b < d->wire_len; b++)
+			q[b] = r[b] = (uint8_t)xorshift(&x);
+		for (unsigned f = xorshift(&x) % 3; f; f--) {
+			unsigned b = (unsigned)(xorshift(&x) % (d->wire_len * 8u));
+
+			r[b / 8] ^= (uint8_t)(0x80u >> (b % 8));
+		}
+		mask = xorshift(&x); /* a quarter of the bits */
+		mask &= xorshift(&x);
+		skip = xorshift(&x);
+		skip &= xorshift(&x) & xorshift(&x);
+		emu_mad_record_comp_bits(d, mask, skip, bits);
+		assert_int_equal(emu_mad_record_match(d, q, r, mask, skip),
+				 emu_mad_bits_agree(q, r, bits, d->wire_len));
+		if (emu_mad_record_match(d, q, r, mask, skip))
+			agree++;
+		else
+			differ++;
+	}
+	assert_true(agree > 10000 && differ > 10000);
+}
+
 static void service_set_get_delete(void **state)
 {
 	struct fx x;
@@ -823,6 +936,8 @@ int main(void)
 		cmocka_unit_test(path_numb_path_lmc),
 		cmocka_unit_test(mcmember_join_leave),
 		cmocka_unit_test(mcmember_mlids_run_out),
+		cmocka_unit_test(mcmember_index_after_leaves),
+		cmocka_unit_test(record_comp_bits_as_match),
 		cmocka_unit_test(service_set_get_delete),
 		cmocka_unit_test(faults_deterministic),
 		cmocka_unit_test(bad_mads),
