@@ -104,6 +104,9 @@ _Noreturn void conf_fatal(const char *fmt, ...) __attribute__((format(printf, 1,
 /* --- target facts (target.c); valid in the parent and in children ---------------------- */
 enum conf_target conf_target(void);
 const char *conf_target_name(void);
+/* Whether the program runs on an emulated host under `rdmaemu run` (the emulator's libraries
+ * loaded, RDMAEMU_DAEMON set): --target system then tests that host. */
+bool conf_on_emulated_host(void);
 /* --fake-device: on the system target, DEVICE rows run against a fake device (fakedev.c). */
 bool conf_fake_device(void);
 void conf_set_fake_device(bool on);

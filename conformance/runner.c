@@ -886,6 +886,13 @@ int main(int argc, char **argv)
 		const char *(*ver)(void) = (const char *(*)(void))conf_ctl_sym("rdmaemu_ctl_version");
 		hdr_printf(&hdr, "emulator: %s\n", ver ? ver() : "?");
 	}
+	if (target == TARGET_SYSTEM && conf_on_emulated_host()) {
+		const char *(*ver)(void) = (const char *(*)(void))conf_ctl_sym("rdmaemu_ctl_version");
+		const char *node = getenv("RDMAEMU_NODE");
+
+		hdr_printf(&hdr, "system: emulated host %s of rdmaemud (rdmaemu run), emulator %s\n",
+			   node && *node ? node : "(the fabric's first)", ver ? ver() : "?");
+	}
 	if (conf_fake_device() && target == TARGET_SYSTEM)
 		hdr_printf(&hdr, "device: a fake rxe0 per case (--fake-device; no kernel CM)\n");
 	if (target == TARGET_EMU)
