@@ -1910,8 +1910,20 @@ static void wake_drain(void)
 		;
 }
 
+/* A client that ended its connection: the records still in its command ring run first, as
+ * its socket's last messages do (a process that exits right after a posted command, the RTU
+ * of the rdma_accept behind an ESTABLISHED it has read, has that command run before its
+ * files close, as the kernel ran the syscall before the exit), then it is closed. */
+static void client_hangup(struct client *c, uint8_t *buf)
+{
+	if (c->state == CLIENT_UCMA && c->ucma_sh && !c->ring_broken)
+		(void)ring_run(c, buf, ~0u);
+	if (c->state != CLIENT_FREE)
+		client_close(c);
+}
+
 /* A readable client's messages, up to a burst; it drains what is queued before noticing a
- * hang-up: a client's last frames still go out. */
+ * hang-up: a client's last frames still go out, and so do its ring's records. */
 static void client_burst(struct client *c, short revents, uint8_t *buf)
 {
 	for (int burst = 0; burst < 64 && c->state != CLIENT_FREE; burst++) {
@@ -1919,7 +1931,7 @@ static void client_burst(struct client *c, short revents, uint8_t *buf)
 		bool got;
 
 		if (!client_read(c, buf, &got)) {
-			client_close(c);
+			client_hangup(c, buf);
 			break;
 		}
 		if (!got)
