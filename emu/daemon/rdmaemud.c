@@ -131,6 +131,9 @@ static struct {
 	 * daemon serving a few processes does not look at 4,096 entries a frame */
 	size_t top;
 	struct port_ctx *ports;
+	/* per host: the offset in a slot's slice of the last QP number a connection of the host
+	 * named (rdma_connect, rdma_accept); its next process's QP pool goes on from there */
+	uint32_t *qpn_cursor;
 	uint64_t seq;
 	uint64_t loopback_frames; /* LOOPBACK messages forwarded (the shared rings bypass them) */
 	bool trace;
@@ -570,9 +573,22 @@ static int ucma_ring_consumed(void *ctx, uint32_t *seq, uint32_t *count)
 	return 1;
 }
 
+/* emu_ucma_srv_ops.qpn_used: rxe's QP numbers are the host's, allocated cyclically, so its
+ * next program's first QP gets the number after the last one's; here the daemon keeps where
+ * the host's connections got to and starts the next process's pool there (the hidden QP1
+ * takes that index, the first user QP the one after). Without it every process of a host
+ * reused the same numbers, and a kernel peer still holding the previous connection (not yet
+ * in timewait) rejected the next REQ from the same QPN as stale (REJ 10). */
+static void ucma_qpn_used(size_t host, uint32_t qpn)
+{
+	if (d.qpn_cursor && host < d.f->nhosts && qpn >= 16)
+		d.qpn_cursor[host] = (qpn - 16) % EMU_DPROTO_QPN_SLICE;
+}
+
 static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send,
 						  .sem = ucma_sem,
-						  .ring_consumed = ucma_ring_consumed };
+						  .ring_consumed = ucma_ring_consumed,
+						  .qpn_used = ucma_qpn_used };
 
 static void outq_add(struct client *c, int ep, const uint8_t *frame, size_t len)
 {
@@ -628,7 +644,8 @@ static int install_ports(void)
 	size_t n = emu_topology_nendpoints(t);
 
 	d.ports = calloc(n ? n : 1, sizeof(*d.ports));
-	if (!d.ports)
+	d.qpn_cursor = calloc(d.f->nhosts ? d.f->nhosts : 1, sizeof(*d.qpn_cursor));
+	if (!d.ports || !d.qpn_cursor)
 		return -1;
 	for (size_t ep = 0; ep < n; ep++) {
 		struct emu_endpoint info;
@@ -799,6 +816,7 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		w.host = (uint32_t)c->host;
 		w.qpn_min = c->qpn_min;
 		w.qpn_max = c->qpn_max;
+		w.qpn_first = c->qpn_min + d.qpn_cursor[c->host];
 		w.devrm_gen = d.devrm_gen;
 		memcpy(w.removed, d.removed, sizeof(w.removed));
 		w.link_gen = d.link_gen;
@@ -2080,6 +2098,7 @@ static void teardown(int lfd, uint8_t *buf)
 	emu_process_reset(); /* flushes and closes the captures */
 	emu_dudp_close();
 	free(d.ports);
+	free(d.qpn_cursor);
 }
 
 /* RDMAEMU_DAEMON_OUTQ_MAX=BYTES (at least 64 KiB): a smaller queue per client, which makes a

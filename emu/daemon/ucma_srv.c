@@ -440,6 +440,28 @@ void emu_ucma_srv_revoke(size_t host)
 		}
 }
 
+/* The QP number an rdma_connect or rdma_accept names goes to ops->qpn_used (cb: the
+ * command's body of in bytes). Engine lock held. */
+static void note_qpn(int dfd, uint32_t cmd, const uint8_t *cb, uint32_t in)
+{
+	size_t off;
+	uint32_t qpn;
+
+	if (!ops->qpn_used || (size_t)dfd >= nowner)
+		return;
+	if (cmd == RDMA_USER_CM_CMD_CONNECT)
+		off = offsetof(struct rdma_ucm_connect, conn_param.qp_num);
+	else if (cmd == RDMA_USER_CM_CMD_ACCEPT)
+		off = offsetof(struct rdma_ucm_accept, conn_param.qp_num);
+	else
+		return;
+	if (off + sizeof(qpn) > in)
+		return;
+	memcpy(&qpn, cb + off, sizeof(qpn));
+	if (qpn)
+		ops->qpn_used(owners[dfd].host, qpn);
+}
+
 int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t len)
 {
 	union {
@@ -536,6 +558,7 @@ int emu_ucma_srv_write(int sock, int dfd, int pid, const uint8_t *body, size_t l
 		if (ptrs.id >= 0)
 			memcpy(&id, cb + ptrs.id, sizeof(id));
 		fresh = resolve_size(hdr.cmd) && emu_ucma_id_pristine(dfd, id, &ps, &qp_type);
+		note_qpn(dfd, hdr.cmd, cb, hdr.in);
 		ret = emu_ucma_write_locked(dfd, cmd.b, in);
 		/* the verdict goes before the answer: the client has it when the call returns */
 		if (fresh && ret >= 0)
@@ -620,6 +643,7 @@ int emu_ucma_srv_post(int dfd, const uint8_t *body, size_t len)
 	if (resolve_size(hdr.cmd) && !fresh)
 		fprintf(stderr, "rdmaemud: rdma_cm file %d: posted %s of id %u: the id was used "
 			"before\n", dfd, emu_ucma_cmd_name(hdr.cmd), id);
+	note_qpn(dfd, hdr.cmd, cmd.b + sizeof(hdr), need);
 	ret = emu_ucma_post_locked(dfd, cmd.b, sizeof(hdr) + need,
 				   hdr.cmd == RDMA_USER_CM_CMD_CREATE_ID ? p.val : UINT32_MAX);
 	ret = ret < 0 ? ret : 0;

@@ -25,6 +25,10 @@ struct emu_ucma_srv_ops {
 	 * 11): 1 (its seq and count), 0 when the head is anything else or nothing, -1 when the
 	 * connection has no ring (its socket carries them). No lock needed. */
 	int (*ring_consumed)(void *ctx, uint32_t *seq, uint32_t *count);
+	/* A file of host (the fabric's index) named QP number qpn in an rdma_connect or
+	 * rdma_accept (conn_param.qp_num), before the command runs. Engine lock held. NULL: not
+	 * told. */
+	void (*qpn_used)(size_t host, uint32_t qpn);
 };
 
 /* Before serving. */

@@ -34,12 +34,18 @@ static const struct pool_info {
 
 /* QP numbers this process may hand out (emu_hca_set_qp_range): the whole rxe range unless a
  * daemon shares the host between processes and gave this one a slice of it. */
-static uint32_t qp_range_min = 16, qp_range_max = RXE_MAX_VALUE;
+static uint32_t qp_range_min = 16, qp_range_max = RXE_MAX_VALUE, qp_range_first = 16;
 
 void emu_hca_set_qp_range(uint32_t min, uint32_t max)
 {
 	qp_range_min = min;
 	qp_range_max = max;
+	qp_range_first = min;
+}
+
+void emu_hca_set_qp_first(uint32_t first)
+{
+	qp_range_first = first;
 }
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -74,6 +80,8 @@ static void pool_init(struct hca_pool *p, const struct emu_device_caps *caps, en
 		p->max_index = qp_range_max;
 	}
 	p->next = p->min_index;
+	if (t == EMU_OBJ_QP && qp_range_first > p->min_index && qp_range_first <= p->max_index)
+		p->next = qp_range_first;
 	p->full_errno = pool_info[t].full_errno;
 }
 

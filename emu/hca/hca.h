@@ -101,6 +101,10 @@ enum emu_mr_status {
  * comes from it too). A daemon sharing one host between processes gives each a disjoint slice
  * (docs/daemon.md) so their QPNs never collide; by default the range is rxe's, 16..2^20. */
 void emu_hca_set_qp_range(uint32_t min, uint32_t max);
+/* Where the QP pool of every HCA created afterwards starts its cyclic search (QP1's reserved
+ * index takes it, the first user QP the next one); ignored outside the range. The daemon
+ * continues a host's QP numbers across its processes so (rxe's allocator is the host's). */
+void emu_hca_set_qp_first(uint32_t first);
 
 struct emu_hca *emu_hca_get(const struct emu_device *dev);
 void emu_hca_put(struct emu_hca *hca);

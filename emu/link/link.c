@@ -427,6 +427,8 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 	emu_engine_set_wire_remote(true);
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
+	if (ans.w.qpn_first)
+		emu_hca_set_qp_first(ans.w.qpn_first);
 	/* the rings to the other processes of this host; without them the daemon carries it all.
 	 * Not in virtual time: every frame goes through the daemon, which sees what is in flight */
 	err = lk.vt ? 0 : emu_link_shm_start(fd);

@@ -271,7 +271,7 @@ struct emu_dmsg_welcome {
 	uint32_t link_pad;
 	uint64_t netdevs_down;      /* bit i: netdev i of this host is down now (i < 64) */
 	uint32_t flags;             /* the daemon's mode (EMU_DPROTO_VIRTUAL_TIME), refusals too */
-	uint32_t pad;
+	uint32_t qpn_first;         /* where the QP pool starts (the host's QPNs go on; 0: qpn_min) */
 	uint64_t now;               /* virtual time: the daemon's clock */
 };
 
