@@ -31,6 +31,7 @@ while [ $i -lt $n ]; do
 	timeout 120 "$rdmaemu" run --fabric "$fab" -- rping -s -a 192.0.2.1 -p $((port + i)) \
 		-C 3 >"$t/s$i.out" 2>&1 &
 	pids="$pids $!"
+	echo "$! s$i" >>"$t/pidfiles"
 	i=$((i + 1))
 done
 lpids="$pids $idle"
@@ -44,6 +45,7 @@ while [ $i -lt $n ]; do
 	timeout 120 "$rdmaemu" run --fabric "$fab" -- rping -c -a 192.0.2.1 -p $((port + i)) \
 		-V -C 3 >"$t/c$i.out" 2>&1 &
 	pids="$pids $!"
+	echo "$! c$i" >>"$t/pidfiles"
 	i=$((i + 1))
 done
 lpids=$pids
@@ -55,9 +57,19 @@ while [ $i -lt 600 ]; do
 	     END { exit !f }' "$t/status.out" && break
 	sleep 0.1; i=$((i + 1))
 done
-bad=0
+bad=0 races=0
 for p in $pids; do
-	wait "$p" || bad=$((bad + 1))
+	wait "$p" && continue
+	f=$t/$(awk -v p="$p" '$1 == p { print $2 }' "$t/pidfiles").out
+	# rping's own teardown race, as on any stack (bench/soak): its server never joins its CM
+	# thread, which, done with the DISCONNECTED, may read the channel main has just destroyed
+	# (rping.c cm_thread: perror, exit) after the connection was served
+	if grep -q "DISCONNECT EVENT" "$f" &&
+	   tail -n 1 "$f" | grep -qx "rdma_get_cm_event: Bad file descriptor"; then
+		races=$((races + 1))
+		continue
+	fi
+	bad=$((bad + 1))
 done
 # the persistent listeners end here, by their signal
 kill $idle 2>/dev/null
@@ -70,7 +82,7 @@ if [ $bad -ne 0 ]; then
 	cat "$t"/[sc]*.out | sort | uniq -c | sort -rn | head -10
 	fail=1
 else
-	echo "ok $n rping pairs on one host validated"
+	echo "ok $n rping pairs on one host validated ($races ended by rping's own teardown race)"
 fi
 high=$(awk '$1 == "process" && $5 == "qpn" { split($6, r, "-"); if (r[1] >= 1048592) c++ }
 	    END { print c + 0 }' "$t/status.out")
