@@ -22,7 +22,8 @@ unset RDMAEMU_FAIL_NTH SWEEP_FAIL
 
 # name and command of each case
 cases='cm-rc faults/sweep_cm rc
-cm-ud faults/sweep_cm ud'
+cm-ud faults/sweep_cm ud
+rs faults/sweep_rs'
 [ $# -gt 0 ] && want=" $* " || want=''
 
 tmp=$(mktemp -d) || exit 2

@@ -1,0 +1,418 @@
+/* sweep_rs: one stream rsocket connection's life through librdmacm's rsocket calls, in one
+ * process on the emulator (node A of rxe-ref2 connecting to itself), as the failure sweep's
+ * scenario (docs/failure-sweep.md).
+ *
+ * Phases: listen (rsocket, RDMA_IOMAPSIZE, rbind, rlisten), connect (the client's rsocket,
+ * RDMA_IOMAPSIZE and blocking rconnect; raccept once rpoll shows the listener readable),
+ * data (64 KiB from the client to the server, then 64 KiB back, 16 KiB at a time, every byte
+ * checked), iomap (riomap of 4 KiB on the server, riowrite of 4 KiB from the client, every
+ * byte checked, riounmap) and close (rshutdown of the client, the server reads the end,
+ * rshutdown of the server, rclose of both ends and of the listener).
+ *
+ * SWEEP_FAIL=kind:N (failnth.h kinds) makes the N-th call of that kind after the fabric is
+ * attached fail, in the first of two connections made one after the other; the second, with
+ * nothing failing, must succeed whole. The oracle, per r* call: its result, or -1 with the
+ * injected kind's errno (ENOMEM for memory and mappings, EMFILE for eventfds and sockets,
+ * EAGAIN for threads), or the errno rdma-core v44's rsocket.c gives for that failure
+ * underneath (translated[] names the function). After an accepted failure the phase's
+ * sockets are rclosed and the phase is run again, and it must succeed; a failure of data or
+ * iomap makes the connection again. Exit 0 and "sweep-result: ok" when every phase succeeded
+ * and every byte arrived; 1 with "sweep-result: FAIL step: why" otherwise. The line before
+ * it, "sweep-count: alloc=A mmap=M eventfd=E socket=S thread=T", counts the calls of each
+ * kind the first connection made. Every wait is an rpoll of at most 120 s of the emulator's
+ * clock; a blocking rconnect ends by the CM's own timeouts. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <rdma/rsocket.h>
+#include <sys/socket.h>
+
+#include "emu/verbs/tests/verbs_test.h"
+#include "util/failnth.h"
+
+#define PORT 7472
+#define ADDR "192.0.2.65"
+#define LEN (64 * 1024)
+#define CHUNK (16 * 1024)
+#define MAPLEN 4096
+#define WAIT_MS 120000
+#define TRIES 3
+
+static int fail_kind = -1;
+static int failures; /* failures seen and accepted */
+
+/* The real stack's error for the injected kind. */
+static int expected_errno(void)
+{
+	switch (fail_kind) {
+	case EMU_FAIL_ALLOC:
+	case EMU_FAIL_MMAP:
+		return ENOMEM;
+	case EMU_FAIL_EVENTFD:
+	case EMU_FAIL_SOCKET:
+		return EMFILE;
+	case EMU_FAIL_THREAD:
+		return EAGAIN;
+	}
+	return 0;
+}
+
+static void verdict_fail(const char *step, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("sweep-result: FAIL %s: ", step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	_exit(1);
+}
+
+/* Errors of rdma-core v44 that stand for a resource failure underneath: where rsocket.c
+ * turns the failure of a call it makes into an errno of its own, or where the failure of
+ * one side reaches its peer. */
+static const struct {
+	const char *step; /* a prefix of the step's name */
+	int err;
+	const char *why;
+} translated[] = {
+	/* rbind() passes rdma_bind_addr()'s errno on: ENODEV when cma.c's
+	 * sync_devices_list() or ucma_init_device() fails */
+	{ "rbind", ENODEV, "rbind: rdma_bind_addr's device list or open" },
+	/* rs_do_connect() passes rdma_resolve_addr()'s errno on (the same ENODEV) */
+	{ "rconnect", ENODEV, "rs_do_connect: rdma_resolve_addr's device list or open" },
+	/* rs_accept(): a request the listener could not take is rdma_reject()ed; the client's
+	 * ucma_complete() in rs_do_connect() gives ECONNREFUSED for the REJECTED event */
+	{ "rconnect", ECONNREFUSED, "rs_accept: rdma_reject of a request not taken" },
+};
+
+/* What rdma-core turned the failure into err at step for, or NULL. */
+static const char *translated_why(const char *step, int err)
+{
+	for (size_t i = 0; i < sizeof(translated) / sizeof(*translated); i++)
+		if (err == translated[i].err &&
+		    !strncmp(step, translated[i].step, strlen(translated[i].step)))
+			return translated[i].why;
+	return NULL;
+}
+
+/* A step failed with err: accept it (once per run: the injection fails one call) when it is
+ * the injected resource's error or rdma-core's translation of it, else the run fails. */
+static void accept_failure(const char *step, int err)
+{
+	const char *why = err == expected_errno() ? NULL : translated_why(step, err);
+
+	if (fail_kind < 0 || !emu_fail_fired() || (err != expected_errno() && !why))
+		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
+			     strerrorname_np(err) : "?", err, fail_kind < 0 ? "nothing" :
+			     emu_fail_kind_name(fail_kind), emu_fail_fired() ? "" : " (not yet)");
+	if (++failures > 1)
+		verdict_fail(step, "a second failure (%s) after the injected one",
+			     strerrorname_np(err));
+	printf("sweep-injected: %s %s%s%s\n", step, strerrorname_np(err), why ? ": " : "",
+	       why ? why : "");
+}
+
+/* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */
+#define TRY(step, expr)                                                                        \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		if ((expr) != 0) {                                                             \
+			accept_failure(step, errno);                                           \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0)
+
+/* The same for a call that returns a socket, -1 with errno. */
+#define TRYS(step, lhs, expr)                                                                  \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		if (((lhs) = (expr)) < 0) {                                                    \
+			accept_failure(step, errno);                                           \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0)
+
+static int lsock = -1, csock = -1, asock = -1;
+static uint8_t cbuf[LEN], sbuf[LEN];
+static uint8_t target[MAPLEN] __attribute__((aligned(4096)));
+
+/* Waits until rpoll shows events (or an error or hang-up) on s. 0 when it did; -1 after an
+ * accepted failure of rpoll itself. */
+static int wait_sock(const char *step, int s, short events)
+{
+	struct pollfd p = { .fd = s, .events = events };
+	int n;
+
+	errno = 0;
+	n = rpoll(&p, 1, WAIT_MS);
+	if (n < 0) {
+		accept_failure(step, errno);
+		return -1;
+	}
+	if (n == 0)
+		verdict_fail(step, "hang: no event 0x%x within %d ms", events, WAIT_MS);
+	return 0;
+}
+
+static int phase_listen(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) };
+	int one = 1;
+
+	inet_pton(AF_INET, ADDR, &sin.sin_addr);
+	TRYS("rsocket-listen", lsock, rsocket(AF_INET, SOCK_STREAM, 0));
+	TRY("rsetsockopt-listen", rsetsockopt(lsock, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
+	TRY("rbind", rbind(lsock, (struct sockaddr *)&sin, sizeof sin));
+	TRY("rlisten", rlisten(lsock, 4));
+	return 0;
+}
+
+static void close_sock(const char *step, int *s)
+{
+	int ret;
+
+	if (*s < 0)
+		return;
+	ret = rclose(*s);
+	if (ret)
+		verdict_fail(step, "rclose %d", ret);
+	*s = -1;
+}
+
+static void undo_listen(void)
+{
+	close_sock("rclose-listen", &lsock);
+}
+
+static int phase_connect(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) }, peer;
+	socklen_t len = sizeof peer;
+	int one = 1;
+
+	inet_pton(AF_INET, ADDR, &sin.sin_addr);
+	TRYS("rsocket", csock, rsocket(AF_INET, SOCK_STREAM, 0));
+	TRY("rsetsockopt", rsetsockopt(csock, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
+	TRY("rconnect", rconnect(csock, (struct sockaddr *)&sin, sizeof sin));
+	if (wait_sock("raccept-wait", lsock, POLLIN))
+		return -1;
+	TRYS("raccept", asock, raccept(lsock, (struct sockaddr *)&peer, &len));
+	if (len != sizeof peer || peer.sin_family != AF_INET ||
+	    peer.sin_addr.s_addr != sin.sin_addr.s_addr)
+		verdict_fail("raccept", "peer address length %u family %d", len, peer.sin_family);
+	return 0;
+}
+
+static void undo_connect(void)
+{
+	close_sock("rclose-client", &csock);
+	close_sock("rclose-server", &asock);
+}
+
+/* len bytes of buf through s: rpoll for POLLOUT, then rsend, until all went. */
+static int send_all(const char *step, int s, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n;
+
+		if (wait_sock(step, s, POLLOUT))
+			return -1;
+		errno = 0;
+		n = rsend(s, buf, len, 0);
+		if (n <= 0) {
+			accept_failure(step, n ? errno : 0);
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* len bytes into buf from s: rpoll for POLLIN, then rrecv, until all came. An end of the
+ * stream before them fails the run. */
+static int recv_all(const char *step, int s, uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n;
+
+		if (wait_sock(step, s, POLLIN))
+			return -1;
+		errno = 0;
+		n = rrecv(s, buf, len, 0);
+		if (n < 0) {
+			accept_failure(step, errno);
+			return -1;
+		}
+		if (n == 0)
+			verdict_fail(step, "end of stream with %zu bytes to come", len);
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void fill(uint8_t *p, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + seed + (i >> 8));
+}
+
+/* 64 KiB each way, CHUNK at a time; the receiver takes each chunk before the next is sent,
+ * so a blocking rsend always finds credits. */
+static int transfer(const char *sstep, int from, const char *rstep, int to, unsigned seed)
+{
+	fill(cbuf, LEN, seed);
+	memset(sbuf, 0, LEN);
+	for (size_t off = 0; off < LEN; off += CHUNK) {
+		if (send_all(sstep, from, cbuf + off, CHUNK) ||
+		    recv_all(rstep, to, sbuf + off, CHUNK))
+			return -1;
+	}
+	if (memcmp(cbuf, sbuf, LEN))
+		verdict_fail(rstep, "the received bytes differ from the sent ones");
+	return 0;
+}
+
+static int phase_data(void)
+{
+	if (transfer("rsend-client", csock, "rrecv-server", asock, 3))
+		return -1;
+	return transfer("rsend-server", asock, "rrecv-client", csock, 11);
+}
+
+/* riomap of the server's target (RDMA_IOMAPSIZE 1 on both ends), announced ahead of the
+ * server's next send; riowrite of MAPLEN bytes into it; the client's next send tells the
+ * server they are there. */
+static int phase_iomap(void)
+{
+	uint8_t b[2];
+	off_t off;
+	size_t n;
+
+	memset(target, 0, MAPLEN);
+	errno = 0;
+	off = riomap(asock, target, MAPLEN, PROT_WRITE, 0, 0);
+	if (off == -1) {
+		accept_failure("riomap", errno);
+		return -1;
+	}
+	if (off != 0)
+		verdict_fail("riomap", "offset %lld, expected 0", (long long)off);
+	if (send_all("rsend-iomap", asock, (const uint8_t *)"go", 2) ||
+	    recv_all("rrecv-iomap", csock, b, 2))
+		return -1;
+	fill(cbuf, MAPLEN, 5);
+	errno = 0;
+	n = riowrite(csock, cbuf, MAPLEN, 0, 0);
+	if (n != MAPLEN) {
+		if (n == (size_t)-1) {
+			accept_failure("riowrite", errno);
+			return -1;
+		}
+		verdict_fail("riowrite", "wrote %zu of %d bytes", n, MAPLEN);
+	}
+	if (send_all("rsend-iowrite", csock, (const uint8_t *)"ok", 2) ||
+	    recv_all("rrecv-iowrite", asock, b, 2))
+		return -1;
+	if (memcmp(target, cbuf, MAPLEN))
+		verdict_fail("riowrite", "the mapped bytes differ from the written ones");
+	TRY("riounmap", riounmap(asock, target, MAPLEN));
+	return 0;
+}
+
+/* rshutdown of the client; the server reads the end of the stream; its rshutdown. */
+static int phase_close(void)
+{
+	uint8_t b;
+	ssize_t n;
+
+	TRY("rshutdown-client", rshutdown(csock, SHUT_RDWR));
+	if (wait_sock("rrecv-end", asock, POLLIN))
+		return -1;
+	errno = 0;
+	n = rrecv(asock, &b, 1, 0);
+	if (n < 0) {
+		accept_failure("rrecv-end", errno);
+		return -1;
+	}
+	if (n != 0)
+		verdict_fail("rrecv-end", "read %zd bytes after the peer's shutdown", n);
+	TRY("rshutdown-server", rshutdown(asock, SHUT_RDWR));
+	return 0;
+}
+
+/* The connection made, carrying its data and its mapping; after an accepted failure both
+ * ends are rclosed and it is made again, up to TRIES times. */
+static void session(void)
+{
+	for (int t = 0; t < TRIES; t++) {
+		if (!phase_connect() && !phase_data() && !phase_iomap())
+			return;
+		undo_connect();
+	}
+	verdict_fail("connect", "failed %d times", TRIES);
+}
+
+static void arm_from_env(void)
+{
+	const char *s = getenv("SWEEP_FAIL");
+	const char *colon = s ? strchr(s, ':') : NULL;
+
+	if (!colon)
+		return;
+	for (int k = 0; k < EMU_FAIL_KINDS; k++)
+		if (strlen(emu_fail_kind_name(k)) == (size_t)(colon - s) &&
+		    !strncmp(emu_fail_kind_name(k), s, (size_t)(colon - s)))
+			fail_kind = k;
+	if (fail_kind < 0 || strtoul(colon + 1, NULL, 10) == 0) {
+		fprintf(stderr, "sweep_rs: SWEEP_FAIL=%s: expected kind:N, N >= 1\n", s);
+		exit(2);
+	}
+	emu_fail_arm(fail_kind, strtoul(colon + 1, NULL, 10));
+}
+
+/* One connection's life, every socket closed at its end. */
+static void connection(void)
+{
+	for (int t = 0; t < TRIES; t++) {
+		if (!phase_listen())
+			break;
+		undo_listen();
+		if (t == TRIES - 1)
+			verdict_fail("listen", "failed %d times", TRIES);
+	}
+	session();
+	(void)phase_close(); /* after a failure there, the ends are closed as they are */
+	undo_connect();
+	undo_listen();
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long base[EMU_FAIL_KINDS];
+
+	(void)argc;
+	setenv("RDMAEMU_QUIESCE_US", "0", 1);
+	setenv("RDMAEMU_RSOCKET_CONF", "/nonexistent", 1); /* rdma-core's defaults */
+	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
+	for (int k = 0; k < EMU_FAIL_KINDS; k++)
+		base[k] = emu_fail_count(k);
+	arm_from_env();
+	connection();
+	emu_fail_arm(EMU_FAIL_ALLOC, 0);
+	printf("sweep-count: alloc=%lu mmap=%lu eventfd=%lu socket=%lu thread=%lu\n",
+	       emu_fail_count(EMU_FAIL_ALLOC) - base[0], emu_fail_count(EMU_FAIL_MMAP) - base[1],
+	       emu_fail_count(EMU_FAIL_EVENTFD) - base[2],
+	       emu_fail_count(EMU_FAIL_SOCKET) - base[3],
+	       emu_fail_count(EMU_FAIL_THREAD) - base[4]);
+	/* the process goes on: a second connection, with nothing failing, must work whole */
+	fail_kind = -1;
+	connection();
+	printf("sweep-result: ok\n");
+	return 0;
+}
