@@ -87,6 +87,14 @@ static const struct {
 	/* rs_accept(): a request the listener could not take is rdma_reject()ed; the client's
 	 * ucma_complete() in rs_do_connect() gives ECONNREFUSED for the REJECTED event */
 	{ "rconnect", ECONNREFUSED, "rs_accept: rdma_reject of a request not taken" },
+	/* rs_do_connect() waits in ucma_complete(), which gives an event's status -1 (cma.c's
+	 * own processing of ADDR_RESOLVED, ROUTE_RESOLVED or the connect response failed:
+	 * ucma_process_addr_resolved(), ucma_process_route_resolved(),
+	 * ucma_process_conn_resp()) as ERR(-status), EPERM */
+	{ "rconnect", EPERM, "rs_do_connect: ucma_complete of status -1" },
+	/* rsocket() passes rdma_create_id()'s errno on: ENOMEM whatever failed in cma.c's
+	 * ucma_alloc_id(), the sync id's rdma_create_event_channel() among it */
+	{ "rsocket", ENOMEM, "rsocket: rdma_create_id's ucma_alloc_id" },
 };
 
 /* What rdma-core turned the failure into err at step for, or NULL. */
@@ -103,7 +111,16 @@ static const char *translated_why(const char *step, int err)
  * the injected resource's error or rdma-core's translation of it, else the run fails. */
 static void accept_failure(const char *step, int err)
 {
-	const char *why = err == expected_errno() ? NULL : translated_why(step, err);
+	const char *why;
+
+	/* a blocking call waiting for what an injected failure lost as the real stack loses it
+	 * (emu_fail_lost) waits forever there; the emulator's clock tells it with EDEADLK */
+	if (err == EDEADLK && emu_fail_lost_what() && !failures) {
+		printf("sweep-lost: %s: %s: EDEADLK\n", step, emu_fail_lost_what());
+		failures++;
+		return;
+	}
+	why = err == expected_errno() ? NULL : translated_why(step, err);
 
 	if (fail_kind < 0 || !emu_fail_fired() || (err != expected_errno() && !why))
 		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
@@ -153,9 +170,23 @@ static int wait_sock(const char *step, int s, short events)
 		accept_failure(step, errno);
 		return -1;
 	}
-	if (n == 0)
-		verdict_fail(step, "hang: no event 0x%x within %d ms", events, WAIT_MS);
-	return 0;
+	if (n > 0)
+		return 0;
+	if (emu_fail_fired() && !failures && emu_fail_lost_what()) {
+		printf("sweep-lost: %s: %s\n", step, emu_fail_lost_what());
+		failures++;
+		return -1;
+	}
+	/* rs_accept(): when rdma_accept() fails, the listen service thread rdma_reject()s and
+	 * frees the new rsocket, and raccept() has nothing to return (its client may have
+	 * connected: the failure came after the server's REP) */
+	if (emu_fail_fired() && !failures && !strcmp(step, "raccept-wait")) {
+		printf("sweep-lost: %s: rs_accept dropped the connection\n", step);
+		failures++;
+		return -1;
+	}
+	verdict_fail(step, "hang: no event 0x%x within %d ms", events, WAIT_MS);
+	return -1;
 }
 
 static int phase_listen(void)
@@ -190,21 +221,32 @@ static void undo_listen(void)
 
 static int phase_connect(void)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) }, peer;
-	socklen_t len = sizeof peer;
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(PORT) }, peer, self;
+	socklen_t len, slen = sizeof self;
 	int one = 1;
 
 	inet_pton(AF_INET, ADDR, &sin.sin_addr);
 	TRYS("rsocket", csock, rsocket(AF_INET, SOCK_STREAM, 0));
 	TRY("rsetsockopt", rsetsockopt(csock, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
 	TRY("rconnect", rconnect(csock, (struct sockaddr *)&sin, sizeof sin));
-	if (wait_sock("raccept-wait", lsock, POLLIN))
-		return -1;
-	TRYS("raccept", asock, raccept(lsock, (struct sockaddr *)&peer, &len));
-	if (len != sizeof peer || peer.sin_family != AF_INET ||
-	    peer.sin_addr.s_addr != sin.sin_addr.s_addr)
-		verdict_fail("raccept", "peer address length %u family %d", len, peer.sin_family);
-	return 0;
+	if (rgetsockname(csock, (struct sockaddr *)&self, &slen))
+		verdict_fail("rgetsockname", "%s", strerror(errno));
+	for (;;) {
+		if (wait_sock("raccept-wait", lsock, POLLIN))
+			return -1;
+		len = sizeof peer;
+		TRYS("raccept", asock, raccept(lsock, (struct sockaddr *)&peer, &len));
+		if (len != sizeof peer || peer.sin_family != AF_INET ||
+		    peer.sin_addr.s_addr != sin.sin_addr.s_addr)
+			verdict_fail("raccept", "peer address length %u family %d", len,
+				     peer.sin_family);
+		/* the connection of a client given up before (whose accept finished late,
+		 * when that client's rclose ended the server's wait) is closed: the one
+		 * wanted comes from this client's port */
+		if (peer.sin_port == self.sin_port)
+			return 0;
+		close_sock("rclose-stale", &asock);
+	}
 }
 
 static void undo_connect(void)
