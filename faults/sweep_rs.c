@@ -95,6 +95,12 @@ static const struct {
 	/* rsocket() passes rdma_create_id()'s errno on: ENOMEM whatever failed in cma.c's
 	 * ucma_alloc_id(), the sync id's rdma_create_event_channel() among it */
 	{ "rsocket", ENOMEM, "rsocket: rdma_create_id's ucma_alloc_id" },
+	/* rs_poll_cq(): a completion in error (a send's LOC_QP_OP_ERR, its packet's memory
+	 * failed) puts the rsocket in rs_error with err EIO, which SO_ERROR gives; rs_poll_rs()
+	 * shows it as POLLERR, and the data the sender had taken never arrives */
+	{ "rrecv", EIO, "rs_poll_cq: the sender's completion in error" },
+	/* rsend() on an rsocket in rs_error: ECONNRESET (rs_send(), rs_send_iomaps()) */
+	{ "rsend", ECONNRESET, "rs_send: rs_error after a completion in error" },
 };
 
 /* What rdma-core turned the failure into err at step for, or NULL. */
@@ -157,21 +163,43 @@ static int lsock = -1, csock = -1, asock = -1;
 static uint8_t cbuf[LEN], sbuf[LEN];
 static uint8_t target[MAPLEN] __attribute__((aligned(4096)));
 
-/* Waits until rpoll shows events (or an error or hang-up) on s. 0 when it did; -1 after an
- * accepted failure of rpoll itself. */
-static int wait_sock(const char *step, int s, short events)
+/* The peer of a transfer in the error state: rs_poll_rs() shows POLLERR once a completion of
+ * the peer's failed (its QP went to the error state: a packet whose memory failed completes
+ * its send with LOC_QP_OP_ERR, as rxe_requester() does), and SO_ERROR gives rs_poll_cq()'s
+ * EIO. The data it had taken will never arrive: the failure is the peer's. 0 when it is not
+ * in error. */
+static int peer_error(const char *step, int peer)
 {
-	struct pollfd p = { .fd = s, .events = events };
+	struct pollfd p = { .fd = peer, .events = 0 };
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (peer < 0 || rpoll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
+		return 0;
+	if (rgetsockopt(peer, SOL_SOCKET, SO_ERROR, &err, &len))
+		verdict_fail(step, "SO_ERROR of the peer: %s", strerror(errno));
+	accept_failure(step, err);
+	return -1;
+}
+
+/* Waits until rpoll shows events (or an error or hang-up) on s, watching the peer of the
+ * transfer (-1: none) for its error. 0 when s showed them; -1 after an accepted failure of
+ * rpoll itself or of the peer. */
+static int wait_sock(const char *step, int s, short events, int peer)
+{
+	struct pollfd p[2] = { { .fd = s, .events = events }, { .fd = peer, .events = 0 } };
 	int n;
 
 	errno = 0;
-	n = rpoll(&p, 1, WAIT_MS);
+	n = rpoll(p, peer < 0 ? 1 : 2, WAIT_MS);
 	if (n < 0) {
 		accept_failure(step, errno);
 		return -1;
 	}
-	if (n > 0)
+	if (n > 0 && p[0].revents)
 		return 0;
+	if (n > 0)
+		return peer_error(step, peer) ? -1 : 0;
 	if (emu_fail_fired() && !failures && emu_fail_lost_what()) {
 		printf("sweep-lost: %s: %s\n", step, emu_fail_lost_what());
 		failures++;
@@ -232,7 +260,7 @@ static int phase_connect(void)
 	if (rgetsockname(csock, (struct sockaddr *)&self, &slen))
 		verdict_fail("rgetsockname", "%s", strerror(errno));
 	for (;;) {
-		if (wait_sock("raccept-wait", lsock, POLLIN))
+		if (wait_sock("raccept-wait", lsock, POLLIN, -1))
 			return -1;
 		len = sizeof peer;
 		TRYS("raccept", asock, raccept(lsock, (struct sockaddr *)&peer, &len));
@@ -261,7 +289,7 @@ static int send_all(const char *step, int s, const uint8_t *buf, size_t len)
 	while (len) {
 		ssize_t n;
 
-		if (wait_sock(step, s, POLLOUT))
+		if (wait_sock(step, s, POLLOUT, -1))
 			return -1;
 		errno = 0;
 		n = rsend(s, buf, len, 0);
@@ -275,14 +303,14 @@ static int send_all(const char *step, int s, const uint8_t *buf, size_t len)
 	return 0;
 }
 
-/* len bytes into buf from s: rpoll for POLLIN, then rrecv, until all came. An end of the
- * stream before them fails the run. */
-static int recv_all(const char *step, int s, uint8_t *buf, size_t len)
+/* len bytes into buf from s: rpoll for POLLIN, then rrecv, until all came, or the sender,
+ * peer, failed. An end of the stream before them fails the run. */
+static int recv_all(const char *step, int s, uint8_t *buf, size_t len, int peer)
 {
 	while (len) {
 		ssize_t n;
 
-		if (wait_sock(step, s, POLLIN))
+		if (wait_sock(step, s, POLLIN, peer))
 			return -1;
 		errno = 0;
 		n = rrecv(s, buf, len, 0);
@@ -290,6 +318,8 @@ static int recv_all(const char *step, int s, uint8_t *buf, size_t len)
 			accept_failure(step, errno);
 			return -1;
 		}
+		if (n == 0 && peer_error(step, peer))
+			return -1;
 		if (n == 0)
 			verdict_fail(step, "end of stream with %zu bytes to come", len);
 		buf += n;
@@ -312,7 +342,7 @@ static int transfer(const char *sstep, int from, const char *rstep, int to, unsi
 	memset(sbuf, 0, LEN);
 	for (size_t off = 0; off < LEN; off += CHUNK) {
 		if (send_all(sstep, from, cbuf + off, CHUNK) ||
-		    recv_all(rstep, to, sbuf + off, CHUNK))
+		    recv_all(rstep, to, sbuf + off, CHUNK, from))
 			return -1;
 	}
 	if (memcmp(cbuf, sbuf, LEN))
@@ -346,7 +376,7 @@ static int phase_iomap(void)
 	if (off != 0)
 		verdict_fail("riomap", "offset %lld, expected 0", (long long)off);
 	if (send_all("rsend-iomap", asock, (const uint8_t *)"go", 2) ||
-	    recv_all("rrecv-iomap", csock, b, 2))
+	    recv_all("rrecv-iomap", csock, b, 2, asock))
 		return -1;
 	fill(cbuf, MAPLEN, 5);
 	errno = 0;
@@ -359,7 +389,7 @@ static int phase_iomap(void)
 		verdict_fail("riowrite", "wrote %zu of %d bytes", n, MAPLEN);
 	}
 	if (send_all("rsend-iowrite", csock, (const uint8_t *)"ok", 2) ||
-	    recv_all("rrecv-iowrite", asock, b, 2))
+	    recv_all("rrecv-iowrite", asock, b, 2, csock))
 		return -1;
 	if (memcmp(target, cbuf, MAPLEN))
 		verdict_fail("riowrite", "the mapped bytes differ from the written ones");
@@ -374,7 +404,7 @@ static int phase_close(void)
 	ssize_t n;
 
 	TRY("rshutdown-client", rshutdown(csock, SHUT_RDWR));
-	if (wait_sock("rrecv-end", asock, POLLIN))
+	if (wait_sock("rrecv-end", asock, POLLIN, -1))
 		return -1;
 	errno = 0;
 	n = rrecv(asock, &b, 1, 0);
@@ -439,7 +469,9 @@ int main(int argc, char **argv)
 	unsigned long base[EMU_FAIL_KINDS];
 
 	(void)argc;
-	setenv("RDMAEMU_QUIESCE_US", "0", 1);
+	/* the quiescence rule stays on: rsockets wait for completions in ibv_get_cq_event, in
+	 * the kernel on the completion channel, where only that rule moves the clock to the
+	 * next timer (a send's retry timer after the peer's QP is gone) */
 	setenv("RDMAEMU_RSOCKET_CONF", "/nonexistent", 1); /* rdma-core's defaults */
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
 	for (int k = 0; k < EMU_FAIL_KINDS; k++)
