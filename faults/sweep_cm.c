@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "emu/verbs/tests/verbs_test.h"
-#include "util/failnth.h"
+#include "faults/sweep_common.h"
 
 #define PORT "7471"
 #define ADDR "192.0.2.65"
@@ -41,49 +41,14 @@
 #define WAIT_MS 120000 /* past a DREQ's 15 retries of 4.3 s */
 #define TRIES 3
 
-static int fail_kind = -1;
 static int ud; /* argv[1] "ud": RDMA_PS_UDP, a UD QP, SIDR, a datagram, no disconnect */
 #define UD_LEN 512 /* a datagram's payload, within the path MTU */
 #define GRH 40
 static struct rdma_ud_param est_ud; /* the client's ESTABLISHED: the server's QP */
-static int failures; /* failures seen and accepted */
-
-/* The real stack's error for the injected kind. */
-static int expected_errno(void)
-{
-	switch (fail_kind) {
-	case EMU_FAIL_ALLOC:
-	case EMU_FAIL_MMAP:
-		return ENOMEM;
-	case EMU_FAIL_EVENTFD:
-	case EMU_FAIL_SOCKET:
-		return EMFILE;
-	case EMU_FAIL_THREAD:
-		return EAGAIN;
-	}
-	return 0;
-}
-
-static void verdict_fail(const char *step, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("sweep-result: FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	_exit(1);
-}
 
 /* Errors of rdma-core that stand for a resource failure underneath: where librdmacm
  * turns the failure of a call it makes into an errno of its own. */
-static const struct {
-	const char *step; /* a prefix of the step's name */
-	int err;
-	const char *why;
-} translated[] = {
+static const struct sweep_translation translated[] = {
 	/* sync_devices_list(): ibv_get_device_list() NULL is ENODEV; ucma_init_device():
 	 * ibv_open_device() or ibv_alloc_pd() NULL is ENODEV (librdmacm/cma.c) */
 	{ "bind_addr", ENODEV, "device list or open" },
@@ -91,31 +56,11 @@ static const struct {
 	{ "connect_request", ENODEV, "device list or open" },
 };
 
-/* What rdma-core turned the failure into err at step for, or NULL. */
-static const char *translated_why(const char *step, int err)
-{
-	for (size_t i = 0; i < sizeof(translated) / sizeof(*translated); i++)
-		if (err == translated[i].err &&
-		    !strncmp(step, translated[i].step, strlen(translated[i].step)))
-			return translated[i].why;
-	return NULL;
-}
-
 /* A step failed with err: accept it (once per run: the injection fails one call) when it is
  * the injected resource's error or rdma-core's translation of it, else the run fails. */
 static void accept_failure(const char *step, int err)
 {
-	const char *why = err == expected_errno() ? NULL : translated_why(step, err);
-
-	if (fail_kind < 0 || !emu_fail_fired() || (err != expected_errno() && !why))
-		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
-			     strerrorname_np(err) : "?", err, fail_kind < 0 ? "nothing" :
-			     emu_fail_kind_name(fail_kind), emu_fail_fired() ? "" : " (not yet)");
-	if (++failures > 1)
-		verdict_fail(step, "a second failure (%s) after the injected one",
-			     strerrorname_np(err));
-	printf("sweep-injected: %s %s%s%s\n", step, strerrorname_np(err), why ? ": " : "",
-	       why ? why : "");
+	sweep_accept(step, err, translated, sizeof(translated) / sizeof(*translated));
 }
 
 /* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */
@@ -171,12 +116,12 @@ static int wait_event2(const char *step, struct rdma_event_channel *ch,
 		struct rdma_event_channel *from;
 
 		if (left <= 0) {
-			if (emu_fail_lost_what() && !failures) {
+			if (emu_fail_lost_what() && !sweep_failures) {
 				printf("sweep-lost: %s: %s\n", step, emu_fail_lost_what());
-				failures++;
+				sweep_failures++;
 				return -1;
 			}
-			verdict_fail(step, "hang: no %s within %d ms", rdma_event_str(want), WAIT_MS);
+			sweep_verdict_fail(step, "hang: no %s within %d ms", rdma_event_str(want), WAIT_MS);
 		}
 		if (poll(p, 2, (int)left) <= 0)
 			continue;
@@ -198,22 +143,22 @@ static int wait_event2(const char *step, struct rdma_event_channel *ch,
 		if (from == ch && type == want && status == 0)
 			return 0;
 		if (type == RDMA_CM_EVENT_REJECTED && status == 28) {
-			accept_failure(step, expected_errno());
+			accept_failure(step, sweep_expected_errno());
 			return -1;
 		}
 		/* a lost CM MAD: the protocol's own timeout ends the wait with its error */
-		if (emu_fail_lost_what() && !failures && status == -ETIMEDOUT &&
+		if (emu_fail_lost_what() && !sweep_failures && status == -ETIMEDOUT &&
 		    (type == want || type == RDMA_CM_EVENT_UNREACHABLE)) {
 			printf("sweep-lost: %s: %s: %s ETIMEDOUT\n", step, emu_fail_lost_what(),
 			       rdma_event_str(type));
-			failures++;
+			sweep_failures++;
 			return -1;
 		}
 		/* UD: the server's CM answers a request its consumer failed with SIDR_REP status
 		 * 2 (IB_SIDR_REJECT, cm_destroy_id), which the client's rdma_cm reports as
 		 * UNREACHABLE with that status */
 		if (ud && type == RDMA_CM_EVENT_UNREACHABLE && status == 2) {
-			accept_failure(step, expected_errno());
+			accept_failure(step, sweep_expected_errno());
 			return -1;
 		}
 		if (status < 0 && (type == RDMA_CM_EVENT_ADDR_ERROR ||
@@ -227,7 +172,7 @@ static int wait_event2(const char *step, struct rdma_event_channel *ch,
 		 * after a lost DISCONNECTED) come alone */
 		if (emu_fail_lost_what() && status == 0)
 			continue;
-		verdict_fail(step, "%s status %d, expected %s", rdma_event_str(type), status,
+		sweep_verdict_fail(step, "%s status %d, expected %s", rdma_event_str(type), status,
 			     rdma_event_str(want));
 	}
 }
@@ -264,12 +209,12 @@ static int gai(const char *step, const char *node, int flags, struct rdma_addrin
 	if (ret == 0)
 		return 0;
 	/* the resolver's own failure for memory is EAI_MEMORY, which rdma-core passes on */
-	if (ret == EAI_MEMORY && fail_kind == EMU_FAIL_ALLOC)
+	if (ret == EAI_MEMORY && sweep_fail_kind == EMU_FAIL_ALLOC)
 		accept_failure(step, ENOMEM);
 	else if (ret == -1)
 		accept_failure(step, errno);
 	else
-		verdict_fail(step, "rdma_getaddrinfo %d (%s)", ret, gai_strerror(ret));
+		sweep_verdict_fail(step, "rdma_getaddrinfo %d (%s)", ret, gai_strerror(ret));
 	return -1;
 }
 
@@ -293,7 +238,7 @@ static int phase_listen(void)
 {
 	TRYP("create_event_channel-server", sch, rdma_create_event_channel());
 	if (nonblock(sch))
-		verdict_fail("fcntl", "%s", strerror(errno));
+		sweep_verdict_fail("fcntl", "%s", strerror(errno));
 	TRY("create_id-listen", rdma_create_id(sch, &lid, NULL, ud ? RDMA_PS_UDP : RDMA_PS_TCP));
 	TRY("bind_addr", rdma_bind_addr(lid, srv_rai->ai_src_addr));
 	TRY("listen", rdma_listen(lid, 4));
@@ -343,7 +288,7 @@ static int phase_client(void)
 {
 	TRYP("create_event_channel-client", cch, rdma_create_event_channel());
 	if (nonblock(cch))
-		verdict_fail("fcntl", "%s", strerror(errno));
+		sweep_verdict_fail("fcntl", "%s", strerror(errno));
 	TRY("create_id", rdma_create_id(cch, &cid, NULL, ud ? RDMA_PS_UDP : RDMA_PS_TCP));
 	TRY("resolve_addr", rdma_resolve_addr(cid, NULL, cli_rai->ai_dst_addr, 2000));
 	if (wait_event("resolve_addr-event", cch, RDMA_CM_EVENT_ADDR_RESOLVED, NULL))
@@ -408,7 +353,7 @@ static int phase_connect(void)
 				.lkey = smr->lkey };
 	errno = 0;
 	if (ibv_post_recv(sid->qp, &rwr, &bad))
-		verdict_fail("post_recv", "failed with %d", errno);
+		sweep_verdict_fail("post_recv", "failed with %d", errno);
 	if (ud)
 		cp.qp_num = sid->qp->qp_num;
 	TRY("accept", rdma_accept(sid, &cp));
@@ -433,20 +378,20 @@ static int poll_one(const char *step, struct ibv_cq *cq, enum ibv_wc_opcode op)
 
 	while ((n = ibv_poll_cq(cq, 1, &wc)) == 0) {
 		if (now_ms() > end)
-			verdict_fail(step, "hang: no completion within %d ms", WAIT_MS);
+			sweep_verdict_fail(step, "hang: no completion within %d ms", WAIT_MS);
 		usleep(100);
 	}
 	if (n == 1 && wc.status == IBV_WC_LOC_QP_OP_ERR && op == IBV_WC_SEND &&
-	    fail_kind == EMU_FAIL_ALLOC && emu_fail_fired() && !failures) {
-		failures++;
+	    sweep_fail_kind == EMU_FAIL_ALLOC && emu_fail_fired() && !sweep_failures) {
+		sweep_failures++;
 		printf("sweep-injected: %s LOC_QP_OP_ERR\n", step);
 		return -1;
 	}
 	if (n < 0 || wc.status != IBV_WC_SUCCESS || wc.opcode != op)
-		verdict_fail(step, "completion n %d status %s opcode %d", n,
+		sweep_verdict_fail(step, "completion n %d status %s opcode %d", n,
 			     n < 0 ? "-" : ibv_wc_status_str(wc.status), n < 0 ? -1 : (int)wc.opcode);
 	if (op == IBV_WC_RECV && wc.byte_len != (ud ? GRH + UD_LEN : LEN))
-		verdict_fail(step, "received %u bytes, sent %d", wc.byte_len, ud ? UD_LEN : LEN);
+		sweep_verdict_fail(step, "received %u bytes, sent %d", wc.byte_len, ud ? UD_LEN : LEN);
 	return 0;
 }
 
@@ -467,12 +412,12 @@ static int phase_data(void)
 		wr.wr.ud.remote_qkey = est_ud.qkey;
 	}
 	if (ibv_post_send(cid->qp, &wr, &bad))
-		verdict_fail("post_send", "failed with %d", errno);
+		sweep_verdict_fail("post_send", "failed with %d", errno);
 	if (poll_one("send-completion", cid->send_cq, IBV_WC_SEND))
 		return -1;
 	poll_one("recv-completion", sid->recv_cq, IBV_WC_RECV);
 	if (ud ? memcmp(cbuf, sbuf + GRH, UD_LEN) : memcmp(cbuf, sbuf, LEN))
-		verdict_fail("data", "the received bytes differ from the sent ones");
+		sweep_verdict_fail("data", "the received bytes differ from the sent ones");
 	return 0;
 }
 
@@ -498,31 +443,13 @@ static void run(const char *name, int (*phase)(void), void (*undo)(void))
 		if (undo)
 			undo();
 	}
-	verdict_fail(name, "failed %d times", TRIES);
+	sweep_verdict_fail(name, "failed %d times", TRIES);
 }
 
 /* A failure while connecting leaves both sides to be made again. */
 static int phase_client_connect(void)
 {
 	return phase_client() ? -1 : phase_connect();
-}
-
-static void arm_from_env(void)
-{
-	const char *s = getenv("SWEEP_FAIL");
-	const char *colon = s ? strchr(s, ':') : NULL;
-
-	if (!colon)
-		return;
-	for (int k = 0; k < EMU_FAIL_KINDS; k++)
-		if (strlen(emu_fail_kind_name(k)) == (size_t)(colon - s) &&
-		    !strncmp(emu_fail_kind_name(k), s, (size_t)(colon - s)))
-			fail_kind = k;
-	if (fail_kind < 0 || strtoul(colon + 1, NULL, 10) == 0) {
-		fprintf(stderr, "sweep_cm: SWEEP_FAIL=%s: expected kind:N, N >= 1\n", s);
-		exit(2);
-	}
-	emu_fail_arm(fail_kind, strtoul(colon + 1, NULL, 10));
 }
 
 /* One connection's life, every object gone at its end. */
@@ -535,7 +462,7 @@ static void connection(void)
 		undo_client();
 		run("client-connect", phase_client_connect, undo_client);
 		if (phase_data())
-			verdict_fail("data", "failed again");
+			sweep_verdict_fail("data", "failed again");
 	}
 	if (!ud)
 		(void)phase_close();
@@ -546,23 +473,15 @@ static void connection(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long base[EMU_FAIL_KINDS];
-
 	ud = argc > 1 && !strcmp(argv[1], "ud");
 	setenv("RDMAEMU_QUIESCE_US", "0", 1);
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
-	for (int k = 0; k < EMU_FAIL_KINDS; k++)
-		base[k] = emu_fail_count(k);
-	arm_from_env();
+	sweep_count_begin();
+	sweep_arm_from_env("sweep_cm");
 	connection();
-	emu_fail_arm(EMU_FAIL_ALLOC, 0);
-	printf("sweep-count: alloc=%lu mmap=%lu eventfd=%lu socket=%lu thread=%lu\n",
-	       emu_fail_count(EMU_FAIL_ALLOC) - base[0], emu_fail_count(EMU_FAIL_MMAP) - base[1],
-	       emu_fail_count(EMU_FAIL_EVENTFD) - base[2],
-	       emu_fail_count(EMU_FAIL_SOCKET) - base[3],
-	       emu_fail_count(EMU_FAIL_THREAD) - base[4]);
+	sweep_count_print();
 	/* the process goes on: a second connection, with nothing failing, must work whole */
-	fail_kind = -1;
+	sweep_fail_kind = -1;
 	connection();
 	printf("sweep-result: ok\n");
 	return 0;

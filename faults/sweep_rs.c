@@ -29,7 +29,7 @@
 #include <sys/socket.h>
 
 #include "emu/verbs/tests/verbs_test.h"
-#include "util/failnth.h"
+#include "faults/sweep_common.h"
 
 #define PORT 7472
 #define ADDR "192.0.2.65"
@@ -39,46 +39,11 @@
 #define WAIT_MS 120000
 #define TRIES 3
 
-static int fail_kind = -1;
-static int failures; /* failures seen and accepted */
-
-/* The real stack's error for the injected kind. */
-static int expected_errno(void)
-{
-	switch (fail_kind) {
-	case EMU_FAIL_ALLOC:
-	case EMU_FAIL_MMAP:
-		return ENOMEM;
-	case EMU_FAIL_EVENTFD:
-	case EMU_FAIL_SOCKET:
-		return EMFILE;
-	case EMU_FAIL_THREAD:
-		return EAGAIN;
-	}
-	return 0;
-}
-
-static void verdict_fail(const char *step, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("sweep-result: FAIL %s: ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	_exit(1);
-}
 
 /* Errors of rdma-core v44 that stand for a resource failure underneath: where rsocket.c
  * turns the failure of a call it makes into an errno of its own, or where the failure of
  * one side reaches its peer. */
-static const struct {
-	const char *step; /* a prefix of the step's name */
-	int err;
-	const char *why;
-} translated[] = {
+static const struct sweep_translation translated[] = {
 	/* rbind() passes rdma_bind_addr()'s errno on: ENODEV when cma.c's
 	 * sync_devices_list() or ucma_init_device() fails */
 	{ "rbind", ENODEV, "rbind: rdma_bind_addr's device list or open" },
@@ -103,40 +68,18 @@ static const struct {
 	{ "rsend", ECONNRESET, "rs_send: rs_error after a completion in error" },
 };
 
-/* What rdma-core turned the failure into err at step for, or NULL. */
-static const char *translated_why(const char *step, int err)
-{
-	for (size_t i = 0; i < sizeof(translated) / sizeof(*translated); i++)
-		if (err == translated[i].err &&
-		    !strncmp(step, translated[i].step, strlen(translated[i].step)))
-			return translated[i].why;
-	return NULL;
-}
-
 /* A step failed with err: accept it (once per run: the injection fails one call) when it is
  * the injected resource's error or rdma-core's translation of it, else the run fails. */
 static void accept_failure(const char *step, int err)
 {
-	const char *why;
-
 	/* a blocking call waiting for what an injected failure lost as the real stack loses it
 	 * (emu_fail_lost) waits forever there; the emulator's clock tells it with EDEADLK */
-	if (err == EDEADLK && emu_fail_lost_what() && !failures) {
+	if (err == EDEADLK && emu_fail_lost_what() && !sweep_failures) {
 		printf("sweep-lost: %s: %s: EDEADLK\n", step, emu_fail_lost_what());
-		failures++;
+		sweep_failures++;
 		return;
 	}
-	why = err == expected_errno() ? NULL : translated_why(step, err);
-
-	if (fail_kind < 0 || !emu_fail_fired() || (err != expected_errno() && !why))
-		verdict_fail(step, "failed with %s (%d), injected %s%s", strerrorname_np(err) ?
-			     strerrorname_np(err) : "?", err, fail_kind < 0 ? "nothing" :
-			     emu_fail_kind_name(fail_kind), emu_fail_fired() ? "" : " (not yet)");
-	if (++failures > 1)
-		verdict_fail(step, "a second failure (%s) after the injected one",
-			     strerrorname_np(err));
-	printf("sweep-injected: %s %s%s%s\n", step, strerrorname_np(err), why ? ": " : "",
-	       why ? why : "");
+	sweep_accept(step, err, translated, sizeof(translated) / sizeof(*translated));
 }
 
 /* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */
@@ -177,7 +120,7 @@ static int peer_error(const char *step, int peer)
 	if (peer < 0 || rpoll(&p, 1, 0) != 1 || !(p.revents & POLLERR))
 		return 0;
 	if (rgetsockopt(peer, SOL_SOCKET, SO_ERROR, &err, &len))
-		verdict_fail(step, "SO_ERROR of the peer: %s", strerror(errno));
+		sweep_verdict_fail(step, "SO_ERROR of the peer: %s", strerror(errno));
 	accept_failure(step, err);
 	return -1;
 }
@@ -200,20 +143,20 @@ static int wait_sock(const char *step, int s, short events, int peer)
 		return 0;
 	if (n > 0)
 		return peer_error(step, peer) ? -1 : 0;
-	if (emu_fail_fired() && !failures && emu_fail_lost_what()) {
+	if (emu_fail_fired() && !sweep_failures && emu_fail_lost_what()) {
 		printf("sweep-lost: %s: %s\n", step, emu_fail_lost_what());
-		failures++;
+		sweep_failures++;
 		return -1;
 	}
 	/* rs_accept(): when rdma_accept() fails, the listen service thread rdma_reject()s and
 	 * frees the new rsocket, and raccept() has nothing to return (its client may have
 	 * connected: the failure came after the server's REP) */
-	if (emu_fail_fired() && !failures && !strcmp(step, "raccept-wait")) {
+	if (emu_fail_fired() && !sweep_failures && !strcmp(step, "raccept-wait")) {
 		printf("sweep-lost: %s: rs_accept dropped the connection\n", step);
-		failures++;
+		sweep_failures++;
 		return -1;
 	}
-	verdict_fail(step, "hang: no event 0x%x within %d ms", events, WAIT_MS);
+	sweep_verdict_fail(step, "hang: no event 0x%x within %d ms", events, WAIT_MS);
 	return -1;
 }
 
@@ -238,7 +181,7 @@ static void close_sock(const char *step, int *s)
 		return;
 	ret = rclose(*s);
 	if (ret)
-		verdict_fail(step, "rclose %d", ret);
+		sweep_verdict_fail(step, "rclose %d", ret);
 	*s = -1;
 }
 
@@ -258,7 +201,7 @@ static int phase_connect(void)
 	TRY("rsetsockopt", rsetsockopt(csock, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof one));
 	TRY("rconnect", rconnect(csock, (struct sockaddr *)&sin, sizeof sin));
 	if (rgetsockname(csock, (struct sockaddr *)&self, &slen))
-		verdict_fail("rgetsockname", "%s", strerror(errno));
+		sweep_verdict_fail("rgetsockname", "%s", strerror(errno));
 	for (;;) {
 		if (wait_sock("raccept-wait", lsock, POLLIN, -1))
 			return -1;
@@ -266,7 +209,7 @@ static int phase_connect(void)
 		TRYS("raccept", asock, raccept(lsock, (struct sockaddr *)&peer, &len));
 		if (len != sizeof peer || peer.sin_family != AF_INET ||
 		    peer.sin_addr.s_addr != sin.sin_addr.s_addr)
-			verdict_fail("raccept", "peer address length %u family %d", len,
+			sweep_verdict_fail("raccept", "peer address length %u family %d", len,
 				     peer.sin_family);
 		/* the connection of a client given up before (whose accept finished late,
 		 * when that client's rclose ended the server's wait) is closed: the one
@@ -321,7 +264,7 @@ static int recv_all(const char *step, int s, uint8_t *buf, size_t len, int peer)
 		if (n == 0 && peer_error(step, peer))
 			return -1;
 		if (n == 0)
-			verdict_fail(step, "end of stream with %zu bytes to come", len);
+			sweep_verdict_fail(step, "end of stream with %zu bytes to come", len);
 		buf += n;
 		len -= (size_t)n;
 	}
@@ -346,7 +289,7 @@ static int transfer(const char *sstep, int from, const char *rstep, int to, unsi
 			return -1;
 	}
 	if (memcmp(cbuf, sbuf, LEN))
-		verdict_fail(rstep, "the received bytes differ from the sent ones");
+		sweep_verdict_fail(rstep, "the received bytes differ from the sent ones");
 	return 0;
 }
 
@@ -374,7 +317,7 @@ static int phase_iomap(void)
 		return -1;
 	}
 	if (off != 0)
-		verdict_fail("riomap", "offset %lld, expected 0", (long long)off);
+		sweep_verdict_fail("riomap", "offset %lld, expected 0", (long long)off);
 	if (send_all("rsend-iomap", asock, (const uint8_t *)"go", 2) ||
 	    recv_all("rrecv-iomap", csock, b, 2, asock))
 		return -1;
@@ -386,13 +329,13 @@ static int phase_iomap(void)
 			accept_failure("riowrite", errno);
 			return -1;
 		}
-		verdict_fail("riowrite", "wrote %zu of %d bytes", n, MAPLEN);
+		sweep_verdict_fail("riowrite", "wrote %zu of %d bytes", n, MAPLEN);
 	}
 	if (send_all("rsend-iowrite", csock, (const uint8_t *)"ok", 2) ||
 	    recv_all("rrecv-iowrite", asock, b, 2, csock))
 		return -1;
 	if (memcmp(target, cbuf, MAPLEN))
-		verdict_fail("riowrite", "the mapped bytes differ from the written ones");
+		sweep_verdict_fail("riowrite", "the mapped bytes differ from the written ones");
 	TRY("riounmap", riounmap(asock, target, MAPLEN));
 	return 0;
 }
@@ -413,7 +356,7 @@ static int phase_close(void)
 		return -1;
 	}
 	if (n != 0)
-		verdict_fail("rrecv-end", "read %zd bytes after the peer's shutdown", n);
+		sweep_verdict_fail("rrecv-end", "read %zd bytes after the peer's shutdown", n);
 	TRY("rshutdown-server", rshutdown(asock, SHUT_RDWR));
 	return 0;
 }
@@ -427,25 +370,7 @@ static void session(void)
 			return;
 		undo_connect();
 	}
-	verdict_fail("connect", "failed %d times", TRIES);
-}
-
-static void arm_from_env(void)
-{
-	const char *s = getenv("SWEEP_FAIL");
-	const char *colon = s ? strchr(s, ':') : NULL;
-
-	if (!colon)
-		return;
-	for (int k = 0; k < EMU_FAIL_KINDS; k++)
-		if (strlen(emu_fail_kind_name(k)) == (size_t)(colon - s) &&
-		    !strncmp(emu_fail_kind_name(k), s, (size_t)(colon - s)))
-			fail_kind = k;
-	if (fail_kind < 0 || strtoul(colon + 1, NULL, 10) == 0) {
-		fprintf(stderr, "sweep_rs: SWEEP_FAIL=%s: expected kind:N, N >= 1\n", s);
-		exit(2);
-	}
-	emu_fail_arm(fail_kind, strtoul(colon + 1, NULL, 10));
+	sweep_verdict_fail("connect", "failed %d times", TRIES);
 }
 
 /* One connection's life, every socket closed at its end. */
@@ -456,7 +381,7 @@ static void connection(void)
 			break;
 		undo_listen();
 		if (t == TRIES - 1)
-			verdict_fail("listen", "failed %d times", TRIES);
+			sweep_verdict_fail("listen", "failed %d times", TRIES);
 	}
 	session();
 	(void)phase_close(); /* after a failure there, the ends are closed as they are */
@@ -466,26 +391,18 @@ static void connection(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long base[EMU_FAIL_KINDS];
-
 	(void)argc;
 	/* the quiescence rule stays on: rsockets wait for completions in ibv_get_cq_event, in
 	 * the kernel on the completion channel, where only that rule moves the clock to the
 	 * next timer (a send's retry timer after the peer's QP is gone) */
 	setenv("RDMAEMU_RSOCKET_CONF", "/nonexistent", 1); /* rdma-core's defaults */
 	verbs_test_init(argv, "rxe-ref2.fabric", NULL, "A");
-	for (int k = 0; k < EMU_FAIL_KINDS; k++)
-		base[k] = emu_fail_count(k);
-	arm_from_env();
+	sweep_count_begin();
+	sweep_arm_from_env("sweep_rs");
 	connection();
-	emu_fail_arm(EMU_FAIL_ALLOC, 0);
-	printf("sweep-count: alloc=%lu mmap=%lu eventfd=%lu socket=%lu thread=%lu\n",
-	       emu_fail_count(EMU_FAIL_ALLOC) - base[0], emu_fail_count(EMU_FAIL_MMAP) - base[1],
-	       emu_fail_count(EMU_FAIL_EVENTFD) - base[2],
-	       emu_fail_count(EMU_FAIL_SOCKET) - base[3],
-	       emu_fail_count(EMU_FAIL_THREAD) - base[4]);
+	sweep_count_print();
 	/* the process goes on: a second connection, with nothing failing, must work whole */
-	fail_kind = -1;
+	sweep_fail_kind = -1;
 	connection();
 	printf("sweep-result: ok\n");
 	return 0;
