@@ -63,16 +63,6 @@ static void accept_failure(const char *step, int err)
 	sweep_accept(step, err, translated, sizeof(translated) / sizeof(*translated));
 }
 
-/* -1 (accepted failure), 0 (ok) for a call that returns 0 or -1 with errno. */
-#define TRY(step, expr)                                                                        \
-	do {                                                                                   \
-		errno = 0;                                                                     \
-		if ((expr) != 0) {                                                             \
-			accept_failure(step, errno);                                           \
-			return -1;                                                             \
-		}                                                                              \
-	} while (0)
-
 /* The same for a call that returns a pointer, NULL with errno. */
 #define TRYP(step, lhs, expr)                                                                  \
 	do {                                                                                   \

@@ -31,6 +31,17 @@ _Noreturn void sweep_verdict_fail(const char *step, const char *fmt, ...)
  * run fails. */
 void sweep_accept(const char *step, int err, const struct sweep_translation *t, size_t n);
 
+/* In a step function returning int: -1 after an accepted failure of a call that returns 0, or
+ * -1 with errno (the case's own accept_failure(step, err) judges it). */
+#define TRY(step, expr)                                                                        \
+	do {                                                                                   \
+		errno = 0;                                                                     \
+		if ((expr) != 0) {                                                             \
+			accept_failure(step, errno);                                           \
+			return -1;                                                             \
+		}                                                                              \
+	} while (0)
+
 /* SWEEP_FAIL=kind:N arms the N-th call of that kind to fail; prog names the program in the
  * message for a malformed setting (exit 2). */
 void sweep_arm_from_env(const char *prog);
