@@ -403,10 +403,11 @@ static bool bits_equal(const uint8_t *a, const uint8_t *b, unsigned off, unsigne
 	return emu_bits_get(a, off, bits) == emu_bits_get(b, off, bits);
 }
 
-bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *query,
-			  const uint8_t *rec, uint64_t mask, uint64_t skip)
+/* Calls fn for each element of each field whose component bit is in mask, in field order,
+ * while fn returns true; false when fn stopped it. */
+static bool each_compared(const struct emu_mad_record_desc *d, uint64_t mask,
+			  bool (*fn)(const struct emu_mad_field *f, unsigned e, void *arg), void *arg)
 {
-	mask &= ~skip;
 	for (size_t i = 0; i < d->nfields; i++) {
 		const struct emu_mad_field *f = &d->fields[i];
 
@@ -416,11 +417,38 @@ bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *qu
 			unsigned bit = (unsigned)f->comp_bit + e * f->comp_span;
 			uint64_t sel = ((1ull << f->comp_span) - 1) << bit;
 
-			if ((mask & sel) &&
-			    !bits_equal(query, rec, f->bit_off + e * f->bits, f->bits))
+			if ((mask & sel) && !fn(f, e, arg))
 				return false;
 		}
 	}
+	return true;
+}
+
+struct match_arg {
+	const uint8_t *query, *rec;
+};
+
+static bool element_equal(const struct emu_mad_field *f, unsigned e, void *arg)
+{
+	const struct match_arg *m = arg;
+
+	return bits_equal(m->query, m->rec, f->bit_off + e * f->bits, f->bits);
+}
+
+bool emu_mad_record_match(const struct emu_mad_record_desc *d, const uint8_t *query,
+			  const uint8_t *rec, uint64_t mask, uint64_t skip)
+{
+	struct match_arg m = { query, rec };
+
+	return each_compared(d, mask & ~skip, element_equal, &m);
+}
+
+static bool element_bits(const struct emu_mad_field *f, unsigned e, void *arg)
+{
+	uint8_t *bits = arg;
+
+	for (unsigned b = f->bit_off + e * f->bits; b < f->bit_off + (e + 1) * f->bits; b++)
+		bits[b / 8] |= (uint8_t)(0x80u >> (b % 8));
 	return true;
 }
 
@@ -428,23 +456,7 @@ void emu_mad_record_comp_bits(const struct emu_mad_record_desc *d, uint64_t mask
 			      uint8_t *bits)
 {
 	memset(bits, 0, d->wire_len);
-	mask &= ~skip;
-	for (size_t i = 0; i < d->nfields; i++) {
-		const struct emu_mad_field *f = &d->fields[i];
-
-		if (f->comp_bit == EMU_MF_NO_COMP)
-			continue;
-		for (unsigned e = 0; e < f->count; e++) {
-			unsigned bit = (unsigned)f->comp_bit + e * f->comp_span;
-			uint64_t sel = ((1ull << f->comp_span) - 1) << bit;
-
-			if (!(mask & sel))
-				continue;
-			for (unsigned b = f->bit_off + e * f->bits; b < f->bit_off + (e + 1) * f->bits;
-			     b++)
-				bits[b / 8] |= (uint8_t)(0x80u >> (b % 8));
-		}
-	}
+	(void)each_compared(d, mask & ~skip, element_bits, bits);
 }
 
 bool emu_mad_bits_agree(const uint8_t *a, const uint8_t *b, const uint8_t *bits, size_t len)
