@@ -257,5 +257,7 @@ void fzd_reset(bool full)
 	emu_engine_reset();
 	emu_process_reset();
 	free(d.ports);
+	free(d.qpn_cursor);
+	d.qpn_cursor = NULL;
 	setup();
 }
