@@ -326,9 +326,10 @@ static ssize_t l_sendmsg(struct ds_chan *c, const struct iovec *iov, int iovcnt,
 		memcpy(p, iov[i].iov_base, iov[i].iov_len);
 		p += iov[i].iov_len;
 	}
-	/* t may have closed meanwhile: it is delivered only if still in the table */
+	/* to whatever serves the address now: gone meanwhile, the datagram is lost, as UDP's */
 	pthread_mutex_lock(&table_lock);
-	if (lookup_locked(&to) != t || !enqueue_locked(t, f))
+	t = lookup_locked(&to);
+	if (!t || !enqueue_locked(t, f))
 		free(f);
 	pthread_mutex_unlock(&table_lock);
 	return (ssize_t)len;
