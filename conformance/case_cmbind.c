@@ -185,7 +185,8 @@ static void plain_ipv4(struct sockaddr_in *sin)
 			(int (*)(const char *, const char *))conf_ctl_sym("rdmaemu_ctl_attach_text");
 
 		if (!attach || attach(EMU_FABRIC_PLAIN, EMU_FABRIC_PLAIN_NODE))
-			conf_fatal("attaching the plain-netdev fabric failed");
+			conf_fatal("attaching the plain-netdev fabric failed: errno %s",
+				   conf_errno_name(errno));
 		cm_ipv4(EMU_FABRIC_PLAIN_ADDR, TEST_PORT, sin);
 		return;
 	}

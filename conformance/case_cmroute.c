@@ -351,7 +351,8 @@ static void attach_ib(void)
 		(int (*)(const char *, const char *))conf_ctl_sym("rdmaemu_ctl_attach_text");
 
 	if (!attach || attach(ib_fabric, "ib-a"))
-		conf_fatal("rdmaemu_ctl_attach_text(IB fabric) failed");
+		conf_fatal("rdmaemu_ctl_attach_text(IB fabric) failed: errno %s",
+			   conf_errno_name(errno));
 }
 
 /* SA timeout => ROUTE_ERROR -ETIMEDOUT at exactly the caller's timeout; then the SA answers

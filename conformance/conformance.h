@@ -8,6 +8,7 @@
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -89,13 +90,22 @@ bool conf_expect(bool ok, const char *fmt, ...) __attribute__((format(printf, 2,
 _Noreturn void conf_notrun(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void conf_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* A -1 where something else was wanted also shows the errno the call left (read right after
+ * got is evaluated, once). */
 #define EXPECT_INT(what, got, want)                                                           \
-	conf_expect((long long)(got) == (long long)(want), "%s: got %lld, want %lld", (what),    \
-		    (long long)(got), (long long)(want))
+	({                                                                                     \
+		long long got_ = (long long)(got);                                             \
+		int errno_ = errno;                                                            \
+		conf_expect_int((what), got_, (long long)(want), errno_);                      \
+	})
+bool conf_expect_int(const char *what, long long got, long long want, int err);
 #define EXPECT_HEX(what, got, want)                                                           \
-	conf_expect((unsigned long long)(got) == (unsigned long long)(want),                      \
-		    "%s: got 0x%llx, want 0x%llx", (what), (unsigned long long)(got),              \
-		    (unsigned long long)(want))
+	({                                                                                     \
+		unsigned long long hgot_ = (unsigned long long)(got);                          \
+		int herrno_ = errno;                                                           \
+		conf_expect_hex((what), hgot_, (unsigned long long)(want), herrno_);           \
+	})
+bool conf_expect_hex(const char *what, unsigned long long got, unsigned long long want, int err);
 #define EXPECT_ERRNO(what, got, want)                                                         \
 	conf_expect((got) == (want), "%s: errno %s, want %s", (what), conf_errno_name(got),      \
 		    conf_errno_name(want))

@@ -172,6 +172,13 @@ void fakeacm_start(enum fakeacm_transport t, fakeacm_reply_fn *fn, void *arg)
 {
 	const char *name = t == FAKEACM_TCP ? "ibacm.port" : "ibacm.sock";
 
+	/* a fresh server (a failure sweep runs a case body again in the same process) */
+	fakeacm_stop();
+	fa.stop = false;
+	pthread_mutex_lock(&fa.lock);
+	fa.connected = 0;
+	fa.nreqs = 0;
+	pthread_mutex_unlock(&fa.lock);
 	fa.fn = fn;
 	fa.arg = arg;
 	if (conf_target() == TARGET_EMU) {

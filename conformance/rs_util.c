@@ -89,10 +89,19 @@ int rs_listener(const struct sockaddr_in *sin)
 	const struct rs_calls *r = rs_api();
 	int fd = rs_stream();
 
+	const char *step = NULL;
+	int e;
+
 	if (r->bind(fd, (const struct sockaddr *)sin, sizeof *sin))
-		conf_fatal("rbind: %s", conf_errno_name(errno));
-	if (r->listen(fd, 8))
-		conf_fatal("rlisten: %s", conf_errno_name(errno));
+		step = "rbind";
+	else if (r->listen(fd, 8))
+		step = "rlisten";
+	if (step) {
+		/* closed, so that the process can go on (a failure sweep runs the case again) */
+		e = errno;
+		r->close(fd);
+		conf_fatal("%s: %s", step, conf_errno_name(e));
+	}
 	return fd;
 }
 

@@ -17,6 +17,8 @@
 #include <getopt.h>
 #include <infiniband/verbs.h>
 #include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -115,15 +117,53 @@ bool conf_expect(bool ok, const char *fmt, ...)
 	return false;
 }
 
+bool conf_expect_int(const char *what, long long got, long long want, int err)
+{
+	if (got == want)
+		return true;
+	if (got == -1)
+		return conf_expect(false, "%s: got -1 (errno %s), want %lld", what,
+				   conf_errno_name(err), want);
+	return conf_expect(false, "%s: got %lld, want %lld", what, got, want);
+}
+
+bool conf_expect_hex(const char *what, unsigned long long got, unsigned long long want, int err)
+{
+	if (got == want)
+		return true;
+	/* -1 of an int or a long: a failed call */
+	if (got == ~0ULL || got == 0xffffffffULL)
+		return conf_expect(false, "%s: got -1 (errno %s), want 0x%llx", what,
+				   conf_errno_name(err), want);
+	return conf_expect(false, "%s: got 0x%llx, want 0x%llx", what, got, want);
+}
+
 #ifdef RDMAEMU_COVERAGE
 void __gcov_dump(void); /* libgcov's, linked in by --coverage */
 #endif
+
+/* A failure sweep's child (sweep.c) runs the case body more than once: finish() called by the
+ * body on the main thread then ends that run only, back in body_run(). */
+static sigjmp_buf body_jmp;
+static bool body_active;
+static pthread_t body_thread;
+static enum conf_state body_state;
+static const char *final_text; /* conf_finish()'s whole result text */
 
 static _Noreturn void finish(enum conf_state state, const char *reason)
 {
 	char msg[8192];
 
-	if (state == CONF_NOTRUN)
+	if (body_active && pthread_equal(pthread_self(), body_thread)) {
+		body_state = state;
+		if (state == CONF_NOTRUN)
+			snprintf(fails, sizeof fails, "%s", reason);
+		body_active = false;
+		siglongjmp(body_jmp, 1);
+	}
+	if (final_text)
+		snprintf(msg, sizeof msg, "%s", final_text);
+	else if (state == CONF_NOTRUN)
 		snprintf(msg, sizeof msg, "%s", reason);
 	else if (state == CONF_FAIL)
 		snprintf(msg, sizeof msg, "%s%s%s", stim, stim[0] ? ": " : "", fails);
@@ -264,6 +304,33 @@ static void check_preconditions(const struct conf_case *c, const struct conf_var
 		conf_notrun("%s", c->notrun);
 }
 
+enum conf_state conf_body_run(const struct conf_case *c, char *text, size_t size)
+{
+	stim[0] = note[0] = fails[0] = '\0';
+	body_thread = pthread_self();
+	body_state = CONF_PASS;
+	if (sigsetjmp(body_jmp, 1) == 0) {
+		body_active = true;
+		c->fn(c);
+		body_active = false;
+		body_state = fails[0] ? CONF_FAIL : CONF_PASS;
+	}
+	snprintf(text, size, "%s%s%s", stim, stim[0] && (fails[0] || note[0]) ? ": " : "",
+		 body_state == CONF_PASS ? note : fails);
+	return body_state;
+}
+
+void conf_send_record(char type, enum conf_state state, const char *text)
+{
+	send_rec((uint8_t)type, (uint8_t)state, text);
+}
+
+_Noreturn void conf_finish(enum conf_state state, const char *text)
+{
+	final_text = text;
+	finish(state, text);
+}
+
 static _Noreturn void child_main(const struct conf_case *c, const struct conf_variant *v, int fd)
 {
 	result_fd = fd;
@@ -271,6 +338,8 @@ static _Noreturn void child_main(const struct conf_case *c, const struct conf_va
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_IGN);
 	check_preconditions(c, v);
+	if (conf_sweep_arm.active)
+		conf_sweep_child(c);
 	c->fn(c);
 	finish(fails[0] ? CONF_FAIL : CONF_PASS, NULL);
 }
@@ -310,8 +379,8 @@ static const char *signame(int sig)
 	return buf;
 }
 
-static void run_case(const struct conf_case *c, const struct conf_variant *v, int timeout,
-		     struct conf_result *r)
+void conf_run_case(const struct conf_case *c, const struct conf_variant *v, int timeout,
+		   struct conf_result *r)
 {
 	int fds[2], st = 0;
 	char buf[16384];
@@ -382,6 +451,9 @@ static void run_case(const struct conf_case *c, const struct conf_variant *v, in
 			if (h.type == 'S') {
 				free(stimulus);
 				stimulus = text;
+			} else if (h.type == 'W') {
+				free(r->sweep);
+				r->sweep = text;
 			} else {
 				free(r->msg);
 				r->msg = text;
@@ -439,7 +511,8 @@ static void usage(FILE *f)
 		"         [--list] [--verbose] [--timeout S] [--tap FILE] [--junit FILE]\n"
 		"         [--exclude-file FILE] [--fixtures DIR] [--libdir DIRS] [--fake-device]\n"
 		"         [--fabric FILE] [--local ADDR] [--peer ADDR] [--report FILE] [--seeds]\n"
-		"         [--passive] [--rdma-core 44|61]\n"
+		"         [--passive] [--rdma-core 44|61] [--sweep [--sweep-max K]]\n"
+		"         [--sweep-inject KIND:N]\n"
 		"See rdmaemu-conformance(1).\n");
 }
 
@@ -713,6 +786,9 @@ int main(int argc, char **argv)
 		{ "seeds", no_argument, NULL, 'S' },
 		{ "passive", no_argument, NULL, 'p' },
 		{ "rdma-core", required_argument, NULL, 'C' },
+		{ "sweep", no_argument, NULL, 'W' },
+		{ "sweep-max", required_argument, NULL, 'M' },
+		{ "sweep-inject", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -720,7 +796,9 @@ int main(int argc, char **argv)
 	struct strlist cases = { 0 }, areasel = { 0 };
 	const char *tap = NULL, *junit = NULL, *exclude = NULL, *fixtures = NULL, *libdir = NULL;
 	const char *report = NULL;
-	bool list = false, verbose = false, seeds = false, rdma_core = false;
+	bool list = false, verbose = false, seeds = false, rdma_core = false, sweep = false;
+	unsigned long sweep_max = 0;
+	const char *inject = NULL;
 	int timeout = DEFAULT_TIMEOUT, opt;
 
 	while ((opt = getopt_long(argc, argv, "t:c:a:lvT:hx:", opts, NULL)) != -1) {
@@ -782,6 +860,20 @@ int main(int argc, char **argv)
 			setenv("RDMAEMU_RDMA_CORE", optarg, 1);
 			rdma_core = true;
 			break;
+		case 'W': sweep = true; break;
+		case 'I': inject = optarg; break;
+		case 'M': {
+			char *end;
+
+			errno = 0;
+			sweep_max = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || !sweep_max) {
+				fprintf(stderr, "rdmaemu-conformance: bad --sweep-max '%s' (a count > 0)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -910,6 +1002,46 @@ int main(int argc, char **argv)
 	putchar('\n');
 
 
+	if (sweep || inject) {
+		int src;
+
+		if (target != TARGET_EMU) {
+			fprintf(stderr, "rdmaemu-conformance: --sweep and --sweep-inject need --target emu (the "
+					"emulator's failure injection)\n");
+			return 2;
+		}
+		/* the cases the sweep leaves out, with their reasons: sweep.exclude beside the
+		 * target's manifest */
+		struct conf_manifest *sweep_ex = NULL;
+		char sweep_path[8192];
+		const char *slash = exclude ? strrchr(exclude, '/') : NULL;
+
+		if (slash) {
+			snprintf(sweep_path, sizeof sweep_path, "%.*s/sweep.exclude",
+				 (int)(slash - exclude), exclude);
+			if (conf_path_exists(sweep_path) &&
+			    !(sweep_ex = conf_manifest_load(sweep_path, stderr))) {
+				fprintf(stderr, "rdmaemu-conformance: cannot read %s: %s\n",
+					sweep_path, strerror(errno));
+				return 2;
+			}
+		}
+		src = inject ? conf_sweep_one(sel, selv, nsel, timeout, inject) :
+			       conf_sweep_run(sel, selv, nsel, manifest, sweep_ex, timeout,
+					      sweep_max, verbose);
+		conf_manifest_free(sweep_ex);
+		free(hdr.buf);
+		free(sel);
+		free(case_hit);
+		free_variants(var, nvar);
+		free(varv);
+		free(selv);
+		free(cases.v);
+		free(areasel.v);
+		conf_manifest_free(manifest);
+		return src;
+	}
+
 	struct conf_result *res = calloc(nsel ? nsel : 1, sizeof *res);
 	if (!res)
 		return 2;
@@ -921,7 +1053,7 @@ int main(int argc, char **argv)
 			res[i].state = CONF_EXCLUDED;
 			res[i].msg = strdup(reason);
 		} else {
-			run_case(sel[i], selv[i], timeout, &res[i]);
+			conf_run_case(sel[i], selv[i], timeout, &res[i]);
 		}
 		conf_report_line(stdout, &res[i], verbose);
 	}
@@ -948,6 +1080,7 @@ int main(int argc, char **argv)
 		failed += res[i].state == CONF_FAIL;
 		skipped += res[i].state == CONF_NOTRUN || res[i].state == CONF_EXCLUDED;
 		free(res[i].msg);
+		free(res[i].sweep);
 	}
 	printf("conformance: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
 	free(res);

@@ -11,7 +11,44 @@ struct conf_result {
 	enum conf_state state;
 	char *msg;      /* detail (pass), failures (fail), reason (notrun/excluded); malloc'ed */
 	double seconds;
+	char *sweep;    /* a failure sweep's 'W' record (sweep.c); malloc'ed */
 };
+
+/* runner.c: one case in a forked child, its result in r. */
+void conf_run_case(const struct conf_case *c, const struct conf_variant *v, int timeout,
+		   struct conf_result *r);
+/* runner.c, child side: runs the case body once, returning its state and writing its result
+ * text (the stimulus, then the note or the failures) to text; a conf_fatal or conf_notrun of
+ * the body ends that run only. */
+enum conf_state conf_body_run(const struct conf_case *c, char *text, size_t size);
+/* runner.c, child side: a record of the given type on the result pipe; the end of the child
+ * with state and text as its result. */
+void conf_send_record(char type, enum conf_state state, const char *text);
+_Noreturn void conf_finish(enum conf_state state, const char *text);
+
+/* sweep.c: the failure sweep over the cases (docs/failure-sweep.md). */
+#define SWEEP_KINDS 5 /* util/failnth.h: alloc, mmap, eventfd, socket, thread */
+struct conf_sweep_arm {
+	bool active; /* the child runs conf_sweep_child */
+	int kind;    /* the kind to fail, -1: count only */
+	unsigned long n;
+	bool quiet;  /* the child's stderr (the libraries' messages on failures) to /dev/null */
+};
+extern struct conf_sweep_arm conf_sweep_arm;
+_Noreturn void conf_sweep_child(const struct conf_case *c);
+/* sweep_probe.c: "ok" when the process still connects to itself and moves bytes, else the
+ * step that failed and its errno. */
+void conf_sweep_probe(char *out, size_t size);
+/* Sweeps the selected cases but those m or sweep_ex (may be NULL) list (max: injections a kind at most, spread evenly; 0: every call);
+ * prints a line per failed injection and the closing "sweep: ..." line. 1 when any failed. */
+struct conf_manifest;
+int conf_sweep_run(const struct conf_case *const *sel, const struct conf_variant *const *selv,
+		   size_t n, struct conf_manifest *m, struct conf_manifest *sweep_ex, int timeout,
+		   unsigned long max, bool verbose);
+/* Runs the selected cases once each with one injection (spec "KIND:N") and prints what each
+ * run saw: how a sweep's failure is looked at. */
+int conf_sweep_one(const struct conf_case *const *sel, const struct conf_variant *const *selv,
+		   size_t n, int timeout, const char *spec);
 
 /* target.c: select the target; for emu may re-exec the program (does not return then).
  * Returns 0, or -1 after printing why the target cannot be used. */

@@ -33,6 +33,7 @@
 #include "lib/cma.h"
 #include "lib/gai.h"
 #include "util/failcall.h"
+#include "util/failnth.h"
 
 static pthread_mutex_t acm_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool acm_inited, acm_configured;
@@ -52,13 +53,19 @@ static uint16_t port_from_file(const char *path)
 	return (uint16_t)port;
 }
 
+/* A socket that cannot be had leaves the process without ibacm for good, as rdma-core's
+ * ucma_ib_init() sets init with sock -1; its lookups go on without it. */
+#define LOST_ACM "ibacm (the process resolves without it from now on)"
+
 static int connect_tcp(uint16_t port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	int fd = emu_socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 
-	if (fd < 0)
+	if (fd < 0) {
+		emu_fail_lost(LOST_ACM);
 		return -1;
+	}
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = htons(port);
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
@@ -76,8 +83,10 @@ static int connect_unix(const char *path)
 	if (!path || !*path || strlen(path) >= sizeof(sun.sun_path))
 		return -1;
 	fd = emu_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		emu_fail_lost(LOST_ACM);
 		return -1;
+	}
 	strcpy(sun.sun_path, path);
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
 		close(fd);

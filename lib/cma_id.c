@@ -9,12 +9,15 @@
 #include <infiniband/sa.h>
 
 #include "lib/cma.h"
+#include "util/failnth.h"
 
 /* AF_IB needs an AF_IB-capable kernel CM. ucma_set_af_ib_support finds out once per process,
  * at the first init with devices: a sync RDMA_PS_IB id binds the AF_IB wildcard with the TCP
  * service-ID prefix; success (Linux 6.1 and the emulated kernel) turns AF_IB addresses on
  * (48-byte sockaddr_ib), failure leaves them refused with EINVAL. The probe runs with the flag
- * set, as rdma-core's does, so that rdma_bind_addr lets the address through. */
+ * set, as rdma-core's does, so that rdma_bind_addr lets the address through. An id or a bind
+ * that fails for lack of a resource leaves AF_IB off for the process's life, as in rdma-core;
+ * a failure sweep is told (emu_fail_lost). */
 static bool af_ib_support;
 
 static pthread_mutex_t af_ib_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -44,6 +47,8 @@ static bool set_af_ib_support(void)
 		af_ib_support = !rdma_bind_addr(id, (struct sockaddr *)&sib);
 		rdma_destroy_id(id);
 	}
+	if (!af_ib_support)
+		emu_fail_lost("AF_IB addresses (the probe of the kernel's AF_IB support failed)");
 	__atomic_store_n(&af_ib_probed, 2, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&af_ib_lock);
 	errno = e; /* a failed probe is not an error of the caller's call */

@@ -173,7 +173,10 @@ static int fd_wait_once(struct emu_engine *e, const char *what, struct pollfd *f
 		r = emu_apptime_real.ppoll(fds, n, fallback_ts(e, deadline, &ts), mask);
 		goto out;
 	}
-	r = emu_apptime_real.ppoll(all, n + 1, NULL, mask);
+	/* without a progress thread nothing else moves time: wake every 10 ms, so that the next
+	 * wait's begin tries to start it again */
+	r = emu_apptime_real.ppoll(all, n + 1, emu_engine_progress_missing(e) ?
+				   &(struct timespec){ 0, 10000000 } : NULL, mask);
 	saved = errno;
 	expired = end(e);
 	wakefd_drain(fd);

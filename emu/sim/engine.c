@@ -115,6 +115,7 @@ struct emu_engine {
 	pthread_t progress;
 	pid_t progress_tid; /* 0 until it runs */
 	bool progress_started, progress_failed, progress_sleeping, stop;
+	uint64_t progress_retry_at; /* CLOCK_MONOTONIC ns: after a failed start, the next try */
 	struct emu_tasks tasks; /* the threads not met yet, as last seen */
 	/* the program's child processes (follower mode: engine_children.c) */
 	struct emu_tasks children;
@@ -977,17 +978,33 @@ static void __attribute__((noinline)) kick_progress_slow(struct emu_engine *e)
 			pthread_cond_signal(&e->pcond);
 		return;
 	}
-	if (e->progress_failed)
-		return;
+	/* a thread that could not be had (EAGAIN: the process's or the system's limit) is tried
+	 * again 10 ms later, as long as something needs it; until then virtual time moves only
+	 * while library calls wait */
+	if (e->progress_failed) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < e->progress_retry_at)
+			return;
+	}
 	/* Signals stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (emu_tasks_create_ours(&e->progress, "prog", progress_main, e) == 0) {
 		e->progress_started = true;
+		__atomic_store_n(&e->progress_failed, false, __ATOMIC_RELAXED);
 	} else {
-		e->progress_failed = true;
-		fprintf(stderr, "rdmaemu: engine: cannot start the progress thread: virtual time "
-				"moves only while library calls wait\n");
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		e->progress_retry_at = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec +
+				       10000000u;
+		if (!e->progress_failed)
+			fprintf(stderr, "rdmaemu: engine: cannot start the progress thread (tried "
+					"again every 10 ms): virtual time moves only while library "
+					"calls wait\n");
+		__atomic_store_n(&e->progress_failed, true, __ATOMIC_RELAXED);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -1292,6 +1309,11 @@ bool emu_engine_is_realtime(const struct emu_engine *e)
 	return e->realtime;
 }
 
+bool emu_engine_progress_missing(const struct emu_engine *e)
+{
+	return __atomic_load_n(&e->progress_failed, __ATOMIC_RELAXED);
+}
+
 void emu_engine_queue_frame(struct emu_engine *e, int ep, void *buf, size_t len)
 {
 	inbox_add(e, ep, buf, len, 0);
@@ -1592,6 +1614,15 @@ static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
 	struct timespec ts;
 	int err = 0;
 
+	/* without a progress thread nothing else moves time: try to start it again, and wake
+	 * within 10 ms to try once more */
+	if (e->progress_failed) {
+		uint64_t soon = mono_ns() + 10000000u;
+
+		kick_progress_slow(e);
+		if (e->progress_failed && (!abs_ns || abs_ns > soon))
+			abs_ns = soon;
+	}
 	e->nsleepers++;
 	if (intr && !abs_ns) {
 		err = sleep_interruptible(e);

@@ -258,6 +258,9 @@ typedef int emu_engine_tx_fn(void *ctx, int ep, size_t host, size_t dev, unsigne
 /* Lock held. Switches the engine to real time for good; tx as above. */
 void emu_engine_set_realtime(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx);
 bool emu_engine_is_realtime(const struct emu_engine *e);
+/* Without the lock: the progress thread could not be started (and is tried again): a wait
+ * must then wake now and then to let the next try happen. */
+bool emu_engine_progress_missing(const struct emu_engine *e);
 /* From any thread, WITHOUT the lock: hands a frame that arrived from outside the process at
  * topology endpoint `ep` (a host port) to that port's receivers, as if the wire had delivered
  * it. Takes ownership of buf (malloc'd). The frame goes to an inbox that every lock and unlock

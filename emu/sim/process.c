@@ -3,7 +3,9 @@
  * A process is one node of one fabric, fixed at first use: the real stack's libraries likewise
  * discover "this machine" once (ucma_init caches the device list). Attaching is guarded by a
  * mutex rather than pthread_once so that tests can reset it and a failed attach can report
- * the same error to every caller. */
+ * the same error to every caller. A fabric that cannot be used (malformed, no such node)
+ * stays failed; a resource that ran out (memory, descriptors) does not: the next call tries
+ * again, as libibverbs' ibv_get_device_list() runs its initialisation again until it succeeds. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,6 +21,12 @@ static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_fabric *attached_fabric;
 static struct emu_host *attached_host;
 static int attach_errno; /* non-zero: attaching failed with this errno (sticky) */
+
+/* A resource that ran out, which a later attempt may have. */
+static bool attach_transient(int e)
+{
+	return e == ENOMEM || e == EMFILE || e == ENFILE || e == EAGAIN;
+}
 static const struct emu_host *extra_hosts[EMU_PROCESS_MAX_EXTRA_HOSTS];
 static size_t nextra_hosts;
 static bool hosts_frozen; /* the verbs device list exists: its device set is fixed */
@@ -62,7 +70,8 @@ static int attach_locked(const char *path, const char *text, const char *node)
 		int e = errno ? errno : EINVAL;
 
 		fprintf(stderr, "rdmaemu: cannot load fabric: %s:%u: %s\n",
-			err.file[0] ? err.file : (path ? path : "(text)"), err.line, err.msg);
+			err.file[0] ? err.file : (path ? path : "(text)"), err.line,
+			err.msg[0] ? err.msg : strerror(e));
 		return e;
 	}
 	if (node && *node) {
@@ -107,6 +116,8 @@ const struct emu_host *emu_process_host(void)
 		attach_errno = attach_locked(getenv("RDMAEMU_FABRIC"), NULL, getenv("RDMAEMU_NODE"));
 	h = attached_host;
 	e = attach_errno;
+	if (attach_transient(e))
+		attach_errno = 0;
 	pthread_mutex_unlock(&attach_lock);
 	if (!h)
 		errno = e;

@@ -51,8 +51,13 @@ static int devices_init_locked(void)
 	if (devices_ready)
 		return 0;
 	h = emu_process_host();
-	if (!h)
-		return ENOSYS; /* like a machine without uverbs: no ABI to talk to */
+	if (!h) {
+		int e = errno;
+
+		/* memory or descriptors that ran out: the next call tries again; a host that
+		 * cannot be had is like a machine without uverbs: no ABI to talk to */
+		return e == ENOMEM || e == EMFILE || e == ENFILE || e == EAGAIN ? e : ENOSYS;
+	}
 	emu_process_hosts_freeze();
 	n = h->ndevices;
 	for (size_t k = 0; (x = emu_process_extra_host(k)); k++)
