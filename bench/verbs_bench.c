@@ -13,8 +13,9 @@
  *   bench verbs_fastpath wqes=N   (emulator only: send WQEs its loopback fast path ran)
  * GB are 10^9 bytes; gbps is 10^9 bits/s. Wall time (CLOCK_MONOTONIC) is read here only.
  *
- * Usage: verbs_bench [--quick] [--sizes LIST] [--device NAME] [--gid-index N]
- *   LIST: comma-separated sizes, each with an optional K or M suffix (binary). */
+ * Usage: verbs_bench [--quick] [--bw] [--sizes LIST] [--device NAME] [--gid-index N]
+ *   LIST: comma-separated sizes, each with an optional K or M suffix (binary).
+ *   --bw: the bandwidth lines only (no message rates, no latency): for profiling them. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -50,6 +51,7 @@ struct opts {
 	int nsizes;
 	const char *device;
 	int gid_index;
+	bool bw_only;
 };
 
 struct side {
@@ -394,8 +396,8 @@ static void latency_line(const struct opts *o)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: verbs_bench [--quick] [--sizes N[K|M][,...]] [--device NAME] "
-			"[--gid-index N]\n");
+	fprintf(stderr, "usage: verbs_bench [--quick] [--bw] [--sizes N[K|M][,...]] "
+			"[--device NAME] [--gid-index N]\n");
 	exit(2);
 }
 
@@ -438,6 +440,8 @@ int main(int argc, char **argv)
 			o.min_s = 0.03;
 			o.byte_budget = 256ull << 20;
 			o.msg_budget = 200000;
+		} else if (!strcmp(argv[i], "--bw")) {
+			o.bw_only = true;
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			parse_sizes(&o, argv[++i]);
 		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
@@ -462,6 +466,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < o.nsizes; i++)
 		bw_line(&o, "rc_send", IBV_WR_SEND, o.sizes[i]);
+	if (o.bw_only)
+		goto done;
 	{
 		static const struct {
 			const char *name;
@@ -487,6 +493,7 @@ int main(int argc, char **argv)
 	else
 		printf("bench verbs: 1MiB write not measured (goal 70%%), ");
 	printf("small msgs = %.2f M/s (8 B %s, goal 5 M/s)\n", best / 1e6, best_name);
+done:
 	if (fast_count) /* the emulator's loopback fast path (RDMAEMU_FASTPATH=0 turns it off) */
 		printf("bench verbs_fastpath wqes=%" PRIu64 "\n", fast_count());
 	teardown();
