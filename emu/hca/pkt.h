@@ -447,6 +447,11 @@ uint32_t emu_crc32(uint32_t crc, const void *p, size_t n);
 /* The same by tables alone (slice-by-8): what emu_crc32 uses on CPUs without PCLMULQDQ and
  * for buffers under 64 bytes; the tests compare the two. */
 uint32_t emu_crc32_slice8(uint32_t crc, const void *p, size_t n);
+/* Which implementation emu_crc32 (and the ICRC) uses: the fastest the CPU has, at most
+ * `level` (0 the tables, 1 PCLMULQDQ on 128-bit registers, 2 VPCLMULQDQ on 512-bit ones);
+ * returns the level now in effect. For the tests, which compare them; the default is the
+ * CPU's best. */
+int emu_crc32_select(int level);
 /* The VCRC: CRC-16 with polynomial 0x100B (x^16+x^12+x^3+x+1), reflected, register preset to
  * all ones, result complemented (7.8.2). Over the LRH through the ICRC. */
 uint16_t emu_vcrc16(const void *p, size_t n);
