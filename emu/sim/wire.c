@@ -564,7 +564,9 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 		d->held = p;
 		emu_timer_arm_at(w->clk, &p->timer, add_sat(due, w->reorder_hold));
 	} else {
-		emu_timer_arm_at(w->clk, &p->timer, due);
+		/* the same deadline as arm_at's, due >= now; a link's frames with one delay then
+		 * wait in a lane of the clock, in the order they fire, instead of the heap */
+		emu_timer_arm_in(w->clk, &p->timer, due - now);
 	}
 	return 0;
 }

@@ -114,6 +114,22 @@ static void test_open_errors(void **state)
 	assert_int_equal(errno, ENOENT);
 	assert_null(emu_pcap_open_dlt(path, EMU_LL_INFINIBAND, 0x10000));
 	assert_int_equal(errno, EINVAL);
+	/* a DLT libpcap has no LINKTYPE for: refused, and the file is left as it was */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("kept", f) >= 0, 1);
+	fclose(f);
+	assert_null(emu_pcap_open_dlt(path, EMU_LL_INFINIBAND, 0x1234));
+	assert_int_equal(errno, EINVAL);
+	{
+		char kept[8] = { 0 };
+
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		assert_int_equal(fread(kept, 1, sizeof(kept), f), 4);
+		fclose(f);
+		assert_string_equal(kept, "kept");
+	}
 	f = fopen(path, "w");
 	assert_non_null(f);
 	assert_null(emu_pcap_open_stream(f, 0)); /* closes f */
