@@ -1464,6 +1464,33 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
 	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
 }
 
+void *emu_engine_port_send_buf(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			       size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep < 0 || e->tx)
+		return NULL;
+	return emu_wire_send_buf(emu_topology_wire(e->topo), ep, len);
+}
+
+int emu_engine_port_send_commit(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				void *buf, size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep < 0) {
+		emu_wire_send_abort(emu_topology_wire(e->topo), buf);
+		return ep;
+	}
+	return emu_wire_send_commit(emu_topology_wire(e->topo), ep, buf, len);
+}
+
+void emu_engine_port_send_abort(struct emu_engine *e, void *buf)
+{
+	emu_wire_send_abort(emu_topology_wire(e->topo), buf);
+}
+
 int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			      const struct emu_wire_lazy *ops, const void *obj, size_t objlen,
 			      size_t len)

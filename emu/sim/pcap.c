@@ -1,14 +1,17 @@
 /* pcap tap on libpcap's "dead" handles: pcap_open_dead gives a handle with a link type and
  * precision but no capture device, which is all pcap_dump needs.
  *
- * A file the tap opens is written through a stdio buffer of PCAP_BUF bytes: with the stream's
- * default (st_blksize, 4 KiB) a link carrying 1 KiB frames made a write() every three or four
- * frames. */
+ * Records (the 16-byte header pcap_dump writes, then the bytes) are gathered in a buffer of
+ * PCAP_BUF bytes of the tap's own and handed to the stream a buffer at a time, which for a
+ * file opened here is unbuffered: pcap_dump made two locked fwrite calls a frame into the
+ * stream's 4 KiB (st_blksize) buffer, a write() every three or four 1 KiB frames. The bytes
+ * are pcap_dump's. */
 #include "emu/sim/pcap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <pcap/pcap.h>
 
@@ -16,13 +19,15 @@
 #include "util/failcall.h"
 
 #define PCAP_BUF (256u << 10)
+_Static_assert(PCAP_BUF >= 16 + EMU_PCAP_SNAPLEN, "a record of the longest capture fits");
 
 struct emu_pcap {
 	pcap_t *dead;
 	pcap_dumper_t *dumper;
 	int link_layer;
 	uint64_t frames;
-	char *buf; /* the stream's buffer, for a file opened here; freed after the stream */
+	uint8_t *rec; /* PCAP_BUF bytes of records not yet handed to the stream */
+	size_t nrec;
 };
 
 static int link_layer_dlt(int link_layer)
@@ -54,10 +59,16 @@ static struct emu_pcap *pcap_new(int link_layer, int dlt)
 	p = emu_calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	p->rec = emu_malloc(PCAP_BUF);
+	if (!p->rec) {
+		free(p);
+		return NULL;
+	}
 	p->link_layer = link_layer;
 	p->dead = pcap_open_dead_with_tstamp_precision(dlt, EMU_PCAP_SNAPLEN,
 						       PCAP_TSTAMP_PRECISION_NANO);
 	if (!p->dead) {
+		free(p->rec);
 		free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -68,7 +79,7 @@ static struct emu_pcap *pcap_new(int link_layer, int dlt)
 static void pcap_free(struct emu_pcap *p)
 {
 	pcap_close(p->dead);
-	free(p->buf);
+	free(p->rec);
 	free(p);
 }
 
@@ -105,15 +116,14 @@ struct emu_pcap *emu_pcap_open_dlt(const char *path, int link_layer, int dlt)
 		pcap_dump_close(p->dumper);
 		p->dumper = NULL;
 	}
-	p->buf = emu_malloc(PCAP_BUF);
-	f = p->buf ? fopen(path, "wb") : NULL;
+	f = fopen(path, "wb");
 	if (!f) {
-		err = errno ? errno : ENOMEM;
+		err = errno;
 		pcap_free(p);
 		errno = err;
 		return NULL;
 	}
-	setvbuf(f, p->buf, _IOFBF, PCAP_BUF);
+	setvbuf(f, NULL, _IONBF, 0); /* the records come in PCAP_BUF pieces */
 	errno = 0;
 	p->dumper = pcap_dump_fopen(p->dead, f);
 	if (!p->dumper) {
@@ -155,20 +165,36 @@ struct emu_pcap *emu_pcap_open_stream(FILE *f, int link_layer)
 	return p;
 }
 
+/* The buffered records to the stream (a write error shows in its error flag). */
+static void rec_out(struct emu_pcap *p)
+{
+	if (p->nrec)
+		fwrite(p->rec, 1, p->nrec, pcap_dump_file(p->dumper));
+	p->nrec = 0;
+}
+
 int emu_pcap_write(struct emu_pcap *p, uint64_t now_ns, const void *frame, size_t len)
 {
-	struct pcap_pkthdr h;
+	uint32_t h[4];
+	size_t caplen;
 
 	if (!p || (!frame && len) || len > UINT32_MAX)
 		return -EINVAL;
-	/* With a nanosecond-precision handle pcap_dump writes tv_usec verbatim as the
-	 * nanosecond field. The seconds field is 32 bits in the file: virtual time wraps after
-	 * 136 years, which no run reaches. */
-	h.ts.tv_sec = (time_t)(now_ns / EMU_NSEC_PER_SEC);
-	h.ts.tv_usec = (suseconds_t)(now_ns % EMU_NSEC_PER_SEC);
-	h.len = (bpf_u_int32)len;
-	h.caplen = len > EMU_PCAP_SNAPLEN ? EMU_PCAP_SNAPLEN : (bpf_u_int32)len;
-	pcap_dump((u_char *)p->dumper, &h, frame);
+	/* pcap_dump's record header (struct pcap_sf_pkthdr, host order): seconds, then with a
+	 * nanosecond-precision handle the nanoseconds, captured and original length. The seconds
+	 * field is 32 bits in the file: virtual time wraps after 136 years, which no run
+	 * reaches. */
+	caplen = len > EMU_PCAP_SNAPLEN ? EMU_PCAP_SNAPLEN : len;
+	h[0] = (uint32_t)(now_ns / EMU_NSEC_PER_SEC);
+	h[1] = (uint32_t)(now_ns % EMU_NSEC_PER_SEC);
+	h[2] = (uint32_t)caplen;
+	h[3] = (uint32_t)len;
+	if (p->nrec + sizeof(h) + caplen > PCAP_BUF)
+		rec_out(p);
+	memcpy(p->rec + p->nrec, h, sizeof(h));
+	if (caplen)
+		memcpy(p->rec + p->nrec + sizeof(h), frame, caplen);
+	p->nrec += sizeof(h) + caplen;
 	p->frames++;
 	return 0;
 }
@@ -177,6 +203,7 @@ int emu_pcap_flush(struct emu_pcap *p)
 {
 	if (!p)
 		return -EINVAL;
+	rec_out(p);
 	errno = 0;
 	if (pcap_dump_flush(p->dumper) != 0 || ferror(pcap_dump_file(p->dumper)))
 		return errno ? -errno : -EIO;

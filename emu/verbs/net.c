@@ -213,8 +213,9 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	struct emu_pkt_info in;
 	struct emu_dp_frame *f;
 	struct emu_link_shm_resv rv;
+	struct emu_engine *e = emu_dp_engine();
 	uint8_t *buf;
-	void *ring = NULL;
+	void *ring = NULL, *wire = NULL;
 	ssize_t n;
 	bool local;
 	int err;
@@ -232,16 +233,21 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		return xmit_fail(q, src, paylen, gst, (int)n);
 	/* a loopback frame for a QP of another process of this host: built straight into the
 	 * shared-memory ring to that process when it has room (emu/link/link_shm.h), no copy */
-	if (local && emu_link_qpn_elsewhere(bth->dqpn)) {
-		struct emu_engine *e = emu_dp_engine();
-
+	if (local && emu_link_qpn_elsewhere(bth->dqpn))
 		ring = emu_link_loopback_reserve(e, port_host(e, p), port_dev(p), av->port_num,
 						 bth->dqpn, (size_t)n, &rv);
-	}
+	/* a frame for the wire: built straight into a packet of the wire's (no copy), unless a
+	 * RoCE multicast one, of which this host gets a copy too (frame_deliver) */
+	else if (!local && !(bth->dqpn == EMU_DP_MCAST_QPN && a.link_layer == EMU_LL_ETHERNET))
+		wire = emu_engine_port_send_buf(e, port_host(e, p), port_dev(p), av->port_num,
+						(size_t)n);
 	if (ring) {
 		f = NULL;
 		a.no_crc = true; /* the ring's reader trusts it and nothing captures it */
 		buf = ring;
+	} else if (wire) {
+		f = NULL;
+		buf = wire;
 	} else {
 		f = emu_dp_frame_get((size_t)n);
 		if (!f)
@@ -251,6 +257,8 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	/* nothing is published before finish: a failed gather forgets the ring's reservation */
 	*gst = src_copy(q, src, buf + in.hdr_off[EMU_PKT_H_PAYLOAD], paylen);
 	if (*gst != EMU_MR_OK) {
+		if (wire)
+			emu_engine_port_send_abort(e, wire);
 		emu_dp_frame_put(f);
 		return 0;
 	}
@@ -258,8 +266,8 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	/* a looped-back frame leaves the port's counters as sent here, as rxe_xmit_packet counts
 	 * its loopback packets; arriving, as received (frame_fire, or the process it is for) */
 	if (local)
-		emu_engine_port_count(emu_dp_engine(), port_host(emu_dp_engine(), p), port_dev(p),
-				      av->port_num, false, buf, (size_t)n);
+		emu_engine_port_count(e, port_host(e, p), port_dev(p), av->port_num, false, buf,
+				      (size_t)n);
 	if (f) {
 		f->len = (size_t)n;
 		f->link_layer = a.link_layer;
@@ -272,10 +280,17 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
 		     local ? " (loopback)" : " (wire)");
-	if (ring)
+	if (ring) {
 		emu_link_loopback_commit(&rv, (size_t)n);
-	else
+	} else if (wire) {
+		err = emu_engine_port_send_commit(e, port_host(e, p), port_dev(p), av->port_num,
+						  wire, (size_t)n);
+		if (err)
+			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
+				     err);
+	} else {
 		frame_deliver(q, p, av->port_num, bth->dqpn, f, local);
+	}
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pcap/pcap.h>
 
 #include "emu/sim/pcap.h"
 #include "emu/sim/wire.h"
@@ -83,6 +84,73 @@ static void test_file_layout(void **state)
 	assert_int_equal(le32(m.data + 43 + 8), EMU_PCAP_SNAPLEN); /* truncated... */
 	assert_int_equal(le32(m.data + 43 + 12), sizeof(big));    /* ...original length kept */
 	free(m.data);
+}
+
+/* Byte for byte what libpcap's pcap_dump writes, through a memory stream and through a file,
+ * for more records than the tap buffers at once (600 frames of 0..65545 bytes, truncated at
+ * the snap length) and a flush in the middle. */
+static void test_same_bytes_as_pcap_dump(void **state)
+{
+	static uint8_t frame[EMU_PCAP_SNAPLEN + 10];
+	char path[] = "/tmp/test_pcap.XXXXXX";
+	struct membuf m, ref;
+	struct emu_pcap *p = mem_open(&m, EMU_LL_ETHERNET), *pf;
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, EMU_PCAP_SNAPLEN,
+							    PCAP_TSTAMP_PRECISION_NANO);
+	pcap_dumper_t *d;
+	int fd = mkstemp(path);
+	char *file;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	pf = emu_pcap_open(path, EMU_LL_ETHERNET);
+	assert_non_null(pf);
+	ref.data = NULL;
+	ref.f = open_memstream(&ref.data, &ref.len);
+	assert_non_null(dead);
+	d = pcap_dump_fopen(dead, ref.f);
+	assert_non_null(d);
+	for (size_t i = 0; i < sizeof(frame); i++)
+		frame[i] = (uint8_t)(i * 31 + 7);
+	for (unsigned i = 0; i < 600; i++) {
+		size_t len = i == 17 ? sizeof(frame) : (size_t)(i * 997) % 1500;
+		uint64_t now = 1000000000ull * i + 12345u * i;
+		struct pcap_pkthdr h = { .ts = { .tv_sec = (time_t)(now / 1000000000u),
+						 .tv_usec = (suseconds_t)(now % 1000000000u) },
+					 .caplen = (bpf_u_int32)(len > EMU_PCAP_SNAPLEN ?
+								 EMU_PCAP_SNAPLEN : len),
+					 .len = (bpf_u_int32)len };
+
+		assert_int_equal(emu_pcap_write(p, now, frame + i % 7, len - (len ? i % 7 : 0)), 0);
+		assert_int_equal(emu_pcap_write(pf, now, frame + i % 7, len - (len ? i % 7 : 0)), 0);
+		h.len -= len ? i % 7 : 0;
+		if (h.caplen > h.len)
+			h.caplen = h.len;
+		pcap_dump((u_char *)d, &h, frame + i % 7);
+		if (i == 300)
+			assert_int_equal(emu_pcap_flush(pf), 0);
+	}
+	assert_int_equal(emu_pcap_frames(p), 600);
+	assert_int_equal(emu_pcap_close(p), 0);
+	assert_int_equal(emu_pcap_close(pf), 0);
+	pcap_dump_close(d);
+	pcap_close(dead);
+	assert_true(m.len > 256 * 1024);
+	assert_int_equal(m.len, ref.len);
+	assert_memory_equal(m.data, ref.data, ref.len);
+	file = malloc(ref.len + 1);
+	assert_non_null(file);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(file, 1, ref.len + 1, f), ref.len);
+	fclose(f);
+	assert_memory_equal(file, ref.data, ref.len);
+	free(file);
+	free(m.data);
+	free(ref.data);
+	unlink(path);
 }
 
 static void test_ib_linktype(void **state)
@@ -282,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_layout),
 		cmocka_unit_test(test_ib_linktype),
+		cmocka_unit_test(test_same_bytes_as_pcap_dump),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_frame_builder),
 		cmocka_unit_test(test_same_seed_same_bytes),
