@@ -4,7 +4,8 @@
  * at the build tree's emulated library and the process at fixtures/rxe-ref.fabric.
  *
  * Two RC QPs of one device (rxe0) are connected to each other through one of the port's own
- * GIDs (loopback, as emu/verbs/tests/test_verbs_datapath.c does). Printed, one line a figure:
+ * GIDs (loopback, as emu/verbs/tests/test_verbs_datapath.c does), or with --wire, B's on the
+ * device of another host over the fabric's link. Printed, one line a figure:
  *   bench rc_write size=N gbps=.. gbytes_per_s=.. memcpy_gbytes_per_s=.. ratio=..
  *   bench rc_send  size=N gbps=.. gbytes_per_s=.. memcpy_gbytes_per_s=.. ratio=..
  *   bench rc_{send,write}_rate size=8 inline=0|1 msgs_per_s=.. ns_per_msg=..

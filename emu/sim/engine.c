@@ -481,7 +481,9 @@ static int run_through(struct emu_engine *e, uint64_t t, uint64_t *fired_total)
 		}
 	}
 	/* Nothing due until after t: move the clock to t (never backwards). */
-	return emu_clock_run_until(&e->clock, t, EMU_ENGINE_STEP_LIMIT, &fired) < 0 ? -ELOOP : 0;
+	rc = emu_clock_run_until(&e->clock, t, EMU_ENGINE_STEP_LIMIT, &fired) < 0 ? -ELOOP : 0;
+	emu_topology_idle(e->topo); /* a pause: captures catch up */
+	return rc;
 }
 
 long emu_engine_run_now(struct emu_engine *e)

@@ -5,7 +5,9 @@
  * PCAP_BUF bytes of the tap's own and handed to the stream a buffer at a time, which for a
  * file opened here is unbuffered: pcap_dump made two locked fwrite calls a frame into the
  * stream's 4 KiB (st_blksize) buffer, a write() every three or four 1 KiB frames. The bytes
- * are pcap_dump's. */
+ * are pcap_dump's. A pause in the traffic (emu_pcap_idle, when the engine has run what was
+ * due) writes them out once 4 KiB are waiting, so a file lags behind a quiet wire no more
+ * than it did with the stream's buffer. */
 #include "emu/sim/pcap.h"
 
 #include <errno.h>
@@ -197,6 +199,12 @@ int emu_pcap_write(struct emu_pcap *p, uint64_t now_ns, const void *frame, size_
 	p->nrec += sizeof(h) + caplen;
 	p->frames++;
 	return 0;
+}
+
+void emu_pcap_idle(struct emu_pcap *p)
+{
+	if (p && p->nrec >= EMU_PCAP_IDLE_BYTES)
+		rec_out(p);
 }
 
 int emu_pcap_flush(struct emu_pcap *p)

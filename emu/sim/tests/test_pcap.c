@@ -153,6 +153,47 @@ static void test_same_bytes_as_pcap_dump(void **state)
 	unlink(path);
 }
 
+/* A pause (emu_pcap_idle) writes the buffered frames out once 4 KiB are waiting, not before;
+ * what a file holds is visible to a reader while the tap stays open. */
+static long file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	fclose(f);
+	return n;
+}
+
+static void test_idle_writes_4k(void **state)
+{
+	static const uint8_t frame[1000];
+	char path[] = "/tmp/test_pcap.XXXXXX";
+	int fd = mkstemp(path);
+	struct emu_pcap *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	p = emu_pcap_open(path, EMU_LL_ETHERNET);
+	assert_non_null(p);
+	assert_int_equal(file_size(path), 24);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(emu_pcap_write(p, 1, frame, sizeof(frame)), 0);
+	emu_pcap_idle(p);
+	assert_int_equal(file_size(path), 24); /* 4064 bytes waiting */
+	assert_int_equal(emu_pcap_write(p, 2, frame, sizeof(frame)), 0);
+	emu_pcap_idle(p);
+	assert_int_equal(file_size(path), 24 + 5 * 1016);
+	emu_pcap_idle(NULL);
+	assert_int_equal(emu_pcap_write(p, 3, frame, 10), 0);
+	assert_int_equal(emu_pcap_close(p), 0);
+	assert_int_equal(file_size(path), 24 + 5 * 1016 + 26);
+	unlink(path);
+}
+
 static void test_ib_linktype(void **state)
 {
 	struct membuf m;
@@ -351,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_file_layout),
 		cmocka_unit_test(test_ib_linktype),
 		cmocka_unit_test(test_same_bytes_as_pcap_dump),
+		cmocka_unit_test(test_idle_writes_4k),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_frame_builder),
 		cmocka_unit_test(test_same_seed_same_bytes),
