@@ -1477,7 +1477,7 @@ void *emu_engine_port_send_buf(struct emu_engine *e, size_t host, size_t dev, un
 }
 
 int emu_engine_port_send_commit(struct emu_engine *e, size_t host, size_t dev, unsigned port,
-				void *buf, size_t len)
+				void *buf, size_t len, bool built)
 {
 	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
 
@@ -1485,7 +1485,7 @@ int emu_engine_port_send_commit(struct emu_engine *e, size_t host, size_t dev, u
 		emu_wire_send_abort(emu_topology_wire(e->topo), buf);
 		return ep;
 	}
-	return emu_wire_send_commit(emu_topology_wire(e->topo), ep, buf, len);
+	return emu_wire_send_commit(emu_topology_wire(e->topo), ep, buf, len, built);
 }
 
 void emu_engine_port_send_abort(struct emu_engine *e, void *buf)

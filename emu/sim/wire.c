@@ -22,6 +22,7 @@ struct wire_pkt {
 	uint8_t dir;
 	uint8_t copies;
 	uint8_t cls;
+	bool built;			 /* the sender's own CRCs over these bytes (emu_wire_rx_built) */
 	uint32_t len;			 /* the frame's length */
 	const struct emu_wire_lazy *lazy; /* data holds the frame's description, not its bytes */
 	uint8_t data[];
@@ -423,6 +424,13 @@ static void deliver_lazy(struct emu_wire *w, const struct wire_ep *e, const stru
 	pkt_free(w, b);
 }
 
+static __thread bool rx_built;
+
+bool emu_wire_rx_built(void)
+{
+	return rx_built;
+}
+
 static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	struct wire_pkt *p = arg;
@@ -451,8 +459,11 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 			      p->lazy ? NULL : p->data, p->len);
 			if (p->lazy)
 				deliver_lazy(w, e, p, emu_clock_now(clk));
-			else if (e->rx)
+			else if (e->rx) {
+				rx_built = p->built;
 				e->rx(e->ctx, p->data, p->len, emu_clock_now(clk));
+				rx_built = false;
+			}
 		}
 	}
 	pkt_free(w, p);
@@ -487,7 +498,7 @@ static bool match_drop(const struct wire_link *l, struct wire_dir *d, unsigned s
  * bytes; no capture is recording its link). pre: a packet emu_wire_send_buf gave, whose data
  * is the frame already (consumed, sent or not). */
 static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datalen, size_t len,
-		     const struct emu_wire_lazy *lazy, struct wire_pkt *pre)
+		     const struct emu_wire_lazy *lazy, struct wire_pkt *pre, bool built)
 {
 	struct wire_link *l;
 	struct wire_dir *d;
@@ -547,6 +558,7 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	p->lazy = lazy;
 	if (p->data != data)
 		memcpy(p->data, data, datalen);
+	p->built = built && flip == UINT64_MAX;
 	if (flip != UINT64_MAX) {
 		p->data[flip / 8] ^= (uint8_t)(0x80u >> (flip % 8));
 		d->ctr.corrupted++;
@@ -589,7 +601,7 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 {
 	int rc = frame ? send_check(w, ep, len) : -EINVAL;
 
-	return rc ? rc : wire_send(w, ep, frame, len, len, NULL, NULL);
+	return rc ? rc : wire_send(w, ep, frame, len, len, NULL, NULL, false);
 }
 
 /* The bytes of packet class cls a frame may take. */
@@ -620,7 +632,7 @@ static struct wire_pkt *buf_pkt(void *buf)
 	return (struct wire_pkt *)((uint8_t *)buf - offsetof(struct wire_pkt, data));
 }
 
-int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len)
+int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len, bool built)
 {
 	struct wire_pkt *p = buf_pkt(buf);
 	int rc = send_check(w, ep, len);
@@ -631,7 +643,7 @@ int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len)
 		pkt_free(w, p);
 		return rc;
 	}
-	return wire_send(w, ep, buf, len, len, NULL, p);
+	return wire_send(w, ep, buf, len, len, NULL, p, built);
 }
 
 void emu_wire_send_abort(struct emu_wire *w, void *buf)
@@ -652,14 +664,14 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 	l = &w->links[w->eps[ep].link];
 	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch &&
 	    !(l->faults.corrupt > 0))
-		return wire_send(w, ep, obj, objlen, len, ops, NULL);
+		return wire_send(w, ep, obj, objlen, len, ops, NULL, false);
 	/* a capture records the bytes at send time; drop-match rules look at them, the corrupt
 	 * fault flips one */
 	frame = emu_malloc(len);
 	if (!frame)
 		return -ENOMEM;
 	ops->build(obj, frame, len);
-	rc = wire_send(w, ep, frame, len, len, NULL, NULL);
+	rc = wire_send(w, ep, frame, len, len, NULL, NULL, false);
 	free(frame);
 	return rc;
 }

@@ -151,9 +151,14 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len);
  * ENOMEM, what emu_wire_send would return), the caller writes the frame there, then
  * emu_wire_send_commit sends its len bytes (at most the len asked for) exactly as
  * emu_wire_send would, or emu_wire_send_abort gives the buffer back unsent. Either takes the
- * buffer; nothing on the wire changes before the commit. */
+ * buffer; nothing on the wire changes before the commit. built: the sender's packet builder
+ * wrote these bytes, CRCs included (emu_wire_rx_built). */
 void *emu_wire_send_buf(struct emu_wire *w, int ep, size_t len);
-int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len);
+int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len, bool built);
+/* Inside a receiver's callback: true when the frame it is given was committed as built and
+ * reaches it byte for byte (no corrupt fault flipped a bit of it), so its CRCs are the
+ * builder's own over these bytes and a parse need not compute them again. */
+bool emu_wire_rx_built(void);
 void emu_wire_send_abort(struct emu_wire *w, void *buf);
 
 /* An endpoint's port counters: 0, or -EINVAL (bad endpoint, NULL out). set replaces them

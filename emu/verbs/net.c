@@ -284,7 +284,7 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		emu_link_loopback_commit(&rv, (size_t)n);
 	} else if (wire) {
 		err = emu_engine_port_send_commit(e, port_host(e, p), port_dev(p), av->port_num,
-						  wire, (size_t)n);
+						  wire, (size_t)n, true);
 		if (err)
 			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
 				     err);
