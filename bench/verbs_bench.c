@@ -4,7 +4,8 @@
  * at the build tree's emulated library and the process at fixtures/rxe-ref.fabric.
  *
  * Two RC QPs of one device (rxe0) are connected to each other through one of the port's own
- * GIDs (loopback, as emu/verbs/tests/test_verbs_datapath.c does). Printed, one line a figure:
+ * GIDs (loopback, as emu/verbs/tests/test_verbs_datapath.c does), or with --wire, B's on the
+ * device of another host over the fabric's link. Printed, one line a figure:
  *   bench rc_write size=N gbps=.. gbytes_per_s=.. memcpy_gbytes_per_s=.. ratio=..
  *   bench rc_send  size=N gbps=.. gbytes_per_s=.. memcpy_gbytes_per_s=.. ratio=..
  *   bench rc_{send,write}_rate size=8 inline=0|1 msgs_per_s=.. ns_per_msg=..
@@ -13,8 +14,13 @@
  *   bench verbs_fastpath wqes=N   (emulator only: send WQEs its loopback fast path ran)
  * GB are 10^9 bytes; gbps is 10^9 bits/s. Wall time (CLOCK_MONOTONIC) is read here only.
  *
- * Usage: verbs_bench [--quick] [--sizes LIST] [--device NAME] [--gid-index N]
- *   LIST: comma-separated sizes, each with an optional K or M suffix (binary). */
+ * Usage: verbs_bench [--quick] [--bw] [--wire HOST] [--sizes LIST] [--device NAME]
+ *                    [--gid-index N]
+ *   LIST: comma-separated sizes, each with an optional K or M suffix (binary).
+ *   --bw: the bandwidth lines only (no message rates, no latency): for profiling them.
+ *   --wire HOST: B's QP on the device of that name of fabric host HOST, opened in this process
+ *   too (rdmaemu_ctl_open_host_devices), so the frames cross the fabric's link (and its
+ *   capture, with RDMAEMU_PCAP) instead of looping back inside one device. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -50,21 +56,23 @@ struct opts {
 	int nsizes;
 	const char *device;
 	int gid_index;
+	bool bw_only;
+	const char *wire; /* B on this host's device, the frames on the fabric's link */
 };
 
 struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	union ibv_gid gid;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	uint8_t *buf;
 	struct ibv_mr *mr;
 };
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
 static struct side A, B;
 static size_t buf_len;
 static enum ibv_mtu path_mtu;
-static union ibv_gid gid;
 static uint64_t (*fast_count)(void); /* the emulator's count of fast-path WQEs, if any */
 
 static void die(const char *fmt, ...)
@@ -94,21 +102,21 @@ static void side_init(struct side *s)
 			 .max_recv_sge = 1, .max_inline_data = MAX_INLINE },
 	};
 
-	s->scq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
-	s->rcq = ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->scq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
+	s->rcq = ibv_create_cq(s->ctx, CQ_DEPTH, NULL, NULL, 0);
 	if (!s->scq || !s->rcq)
 		die("ibv_create_cq: %s", strerror(errno));
 	s->buf = aligned_alloc(4096, buf_len);
 	if (!s->buf)
 		die("out of memory for %zu bytes", buf_len);
 	memset(s->buf, 0x5a, buf_len); /* touch every page before measuring */
-	s->mr = ibv_reg_mr(pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	s->mr = ibv_reg_mr(s->pd, s->buf, buf_len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 						  IBV_ACCESS_REMOTE_READ);
 	if (!s->mr)
 		die("ibv_reg_mr(%zu): %s", buf_len, strerror(errno));
 	a.send_cq = s->scq;
 	a.recv_cq = s->rcq;
-	s->qp = ibv_create_qp(pd, &a);
+	s->qp = ibv_create_qp(s->pd, &a);
 	if (!s->qp)
 		die("ibv_create_qp: %s", strerror(errno));
 }
@@ -121,7 +129,8 @@ static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, const cha
 		die("ibv_modify_qp(%s): %s", what, strerror(e));
 }
 
-static void rc_connect(struct ibv_qp *qp, uint32_t dqpn, int gid_index)
+static void rc_connect(struct ibv_qp *qp, uint32_t dqpn, const union ibv_gid *dgid,
+		       int gid_index)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -137,7 +146,7 @@ static void rc_connect(struct ibv_qp *qp, uint32_t dqpn, int gid_index)
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.dgid = *dgid;
 	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
@@ -156,35 +165,69 @@ static void rc_connect(struct ibv_qp *qp, uint32_t dqpn, int gid_index)
 	       "RTS");
 }
 
-static void setup(const struct opts *o)
+/* Opens the side's device, its PD and GID; the path MTU becomes the smaller port's. */
+static void side_open(struct side *s, struct ibv_device *d, const struct opts *o)
 {
-	struct ibv_device **l = ibv_get_device_list(NULL);
 	struct ibv_port_attr pa;
 
+	s->ctx = ibv_open_device(d);
+	if (!s->ctx)
+		die("ibv_open_device(%s): %s", ibv_get_device_name(d), strerror(errno));
+	if (ibv_query_port(s->ctx, 1, &pa))
+		die("ibv_query_port: %s", strerror(errno));
+	if (s == &A || pa.active_mtu < path_mtu)
+		path_mtu = pa.active_mtu;
+	if (ibv_query_gid(s->ctx, 1, o->gid_index, &s->gid))
+		die("ibv_query_gid(%d): %s", o->gid_index, strerror(errno));
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd)
+		die("ibv_alloc_pd: %s", strerror(errno));
+}
+
+/* A and B on the device named o->device, or with --wire, B on that of host o->wire (listed
+ * after the attached host's devices). */
+static void setup(const struct opts *o)
+{
+	struct ibv_device **l, *da = NULL, *db = NULL;
+
+	if (o->wire) {
+		int (*open_host)(const char *) = (int (*)(const char *))dlsym(
+			RTLD_DEFAULT, "rdmaemu_ctl_open_host_devices");
+
+		if (!open_host)
+			die("--wire needs the emulator (run through bench/run-verbs-bench)");
+		if (open_host(o->wire))
+			die("rdmaemu_ctl_open_host_devices(%s): %s", o->wire, strerror(errno));
+	}
+	l = ibv_get_device_list(NULL);
 	if (!l)
 		die("ibv_get_device_list: %s (run through bench/run-verbs-bench)", strerror(errno));
-	for (int i = 0; l[i] && !ctx; i++)
-		if (!strcmp(ibv_get_device_name(l[i]), o->device))
-			ctx = ibv_open_device(l[i]);
+	for (int i = 0; l[i]; i++)
+		if (!strcmp(ibv_get_device_name(l[i]), o->device)) {
+			if (!da)
+				da = l[i];
+			db = l[i];
+		}
+	if (!da || (o->wire && db == da))
+		die("no device %s%s%s (run through bench/run-verbs-bench)", o->device,
+		    o->wire ? " on host " : "", o->wire ? o->wire : "");
+	side_open(&A, da, o);
+	if (o->wire) {
+		side_open(&B, db, o);
+	} else {
+		B.ctx = A.ctx;
+		B.pd = A.pd;
+		B.gid = A.gid;
+	}
 	ibv_free_device_list(l);
-	if (!ctx)
-		die("no device %s (run through bench/run-verbs-bench)", o->device);
-	if (ibv_query_port(ctx, 1, &pa))
-		die("ibv_query_port: %s", strerror(errno));
-	path_mtu = pa.active_mtu;
-	if (ibv_query_gid(ctx, 1, o->gid_index, &gid))
-		die("ibv_query_gid(%d): %s", o->gid_index, strerror(errno));
-	pd = ibv_alloc_pd(ctx);
-	if (!pd)
-		die("ibv_alloc_pd: %s", strerror(errno));
 	buf_len = 4096;
 	for (int i = 0; i < o->nsizes; i++)
 		if (o->sizes[i] > buf_len)
 			buf_len = (o->sizes[i] + 4095) & ~(size_t)4095;
 	side_init(&A);
 	side_init(&B);
-	rc_connect(A.qp, B.qp->qp_num, o->gid_index);
-	rc_connect(B.qp, A.qp->qp_num, o->gid_index);
+	rc_connect(A.qp, B.qp->qp_num, &B.gid, o->gid_index);
+	rc_connect(B.qp, A.qp->qp_num, &A.gid, o->gid_index);
 }
 
 static void side_fini(struct side *s)
@@ -203,7 +246,10 @@ static void teardown(void)
 
 	side_fini(&A);
 	side_fini(&B);
-	if ((e = ibv_dealloc_pd(pd)) || (e = ibv_close_device(ctx)))
+	if (B.ctx != A.ctx &&
+	    ((e = ibv_dealloc_pd(B.pd)) || (e = ibv_close_device(B.ctx))))
+		die("teardown: %s", strerror(e));
+	if ((e = ibv_dealloc_pd(A.pd)) || (e = ibv_close_device(A.ctx)))
 		die("teardown: %s", strerror(e));
 }
 
@@ -394,8 +440,8 @@ static void latency_line(const struct opts *o)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: verbs_bench [--quick] [--sizes N[K|M][,...]] [--device NAME] "
-			"[--gid-index N]\n");
+	fprintf(stderr, "usage: verbs_bench [--quick] [--bw] [--wire HOST] [--sizes N[K|M][,...]] "
+			"[--device NAME] [--gid-index N]\n");
 	exit(2);
 }
 
@@ -438,6 +484,10 @@ int main(int argc, char **argv)
 			o.min_s = 0.03;
 			o.byte_budget = 256ull << 20;
 			o.msg_budget = 200000;
+		} else if (!strcmp(argv[i], "--wire") && i + 1 < argc) {
+			o.wire = argv[++i];
+		} else if (!strcmp(argv[i], "--bw")) {
+			o.bw_only = true;
 		} else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
 			parse_sizes(&o, argv[++i]);
 		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
@@ -452,8 +502,9 @@ int main(int argc, char **argv)
 	fast_count = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "rdmaemu_verbs_fast_count");
 	setup(&o);
 	printf("bench verbs_setup device=%s emulated=%d path_mtu=%d window=%d signal_every=%d "
-	       "min_secs=%.2f\n",
-	       o.device, emulated, 128 << path_mtu, WINDOW, SIG_EVERY, o.min_s);
+	       "min_secs=%.2f wire=%s\n",
+	       o.device, emulated, 128 << path_mtu, WINDOW, SIG_EVERY, o.min_s,
+	       o.wire ? o.wire : "-");
 	for (int i = 0; i < o.nsizes; i++) {
 		double r = bw_line(&o, "rc_write", IBV_WR_RDMA_WRITE, o.sizes[i]);
 
@@ -462,6 +513,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < o.nsizes; i++)
 		bw_line(&o, "rc_send", IBV_WR_SEND, o.sizes[i]);
+	if (o.bw_only)
+		goto done;
 	{
 		static const struct {
 			const char *name;
@@ -487,6 +540,7 @@ int main(int argc, char **argv)
 	else
 		printf("bench verbs: 1MiB write not measured (goal 70%%), ");
 	printf("small msgs = %.2f M/s (8 B %s, goal 5 M/s)\n", best / 1e6, best_name);
+done:
 	if (fast_count) /* the emulator's loopback fast path (RDMAEMU_FASTPATH=0 turns it off) */
 		printf("bench verbs_fastpath wqes=%" PRIu64 "\n", fast_count());
 	teardown();

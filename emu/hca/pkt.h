@@ -447,6 +447,11 @@ uint32_t emu_crc32(uint32_t crc, const void *p, size_t n);
 /* The same by tables alone (slice-by-8): what emu_crc32 uses on CPUs without PCLMULQDQ and
  * for buffers under 64 bytes; the tests compare the two. */
 uint32_t emu_crc32_slice8(uint32_t crc, const void *p, size_t n);
+/* Which implementation emu_crc32 (and the ICRC) uses: the fastest the CPU has, at most
+ * `level` (0 the tables, 1 PCLMULQDQ on 128-bit registers, 2 VPCLMULQDQ on 512-bit ones);
+ * returns the level now in effect. For the tests, which compare them; the default is the
+ * CPU's best. */
+int emu_crc32_select(int level);
 /* The VCRC: CRC-16 with polynomial 0x100B (x^16+x^12+x^3+x+1), reflected, register preset to
  * all ones, result complemented (7.8.2). Over the LRH through the ICRC. */
 uint16_t emu_vcrc16(const void *p, size_t n);
@@ -508,6 +513,12 @@ struct emu_pkt_info {
  * checksums, PadCnt, ICRC and (IB) VCRC. 0 or a negative EMU_PKT_E* code; info is filled as far
  * as parsing got. */
 int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_pkt_info *info);
+/* The same for a frame this program's builder made that nothing can have changed since (one
+ * the HCA looped back to itself, emu/verbs/net.c): every header and length is parsed and
+ * checked, but the IPv4 header checksum, ICRC and VCRC are not computed again, as for a frame
+ * emu_pkt_known knows: they are the builder's own over these very bytes. */
+int emu_pkt_parse_built(const uint8_t *frame, size_t len, int link_layer,
+			struct emu_pkt_info *info);
 
 /* Where a packet goes: the addressing and the per-path fields of the headers below the BTH. */
 struct emu_pkt_addr {

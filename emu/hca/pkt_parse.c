@@ -218,7 +218,8 @@ static int parse_transport(const uint8_t *f, struct emu_pkt_info *in, uint32_t e
 	return 0;
 }
 
-int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_pkt_info *info)
+static int parse(const uint8_t *frame, size_t len, int link_layer, struct emu_pkt_info *info,
+		 bool built)
 {
 	struct emu_pkt_info local;
 	uint32_t end;
@@ -232,7 +233,7 @@ int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_p
 		return -EINVAL;
 	if (len > UINT16_MAX + (size_t)EMU_ETH_LEN + EMU_IPV6_LEN)
 		return -EMU_PKT_ELEN; /* longer than any length field can describe */
-	known = frame && emu_pkt_known(frame, len);
+	known = frame && (built || emu_pkt_known(frame, len));
 	switch (link_layer) {
 	case EMU_LL_ETHERNET:
 		ret = parse_eth(frame, len, info, known);
@@ -248,4 +249,15 @@ int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_p
 	if (ret)
 		return ret;
 	return parse_transport(frame, info, end, known);
+}
+
+int emu_pkt_parse(const uint8_t *frame, size_t len, int link_layer, struct emu_pkt_info *info)
+{
+	return parse(frame, len, link_layer, info, false);
+}
+
+int emu_pkt_parse_built(const uint8_t *frame, size_t len, int link_layer,
+			struct emu_pkt_info *info)
+{
+	return parse(frame, len, link_layer, info, true);
 }

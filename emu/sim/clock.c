@@ -201,9 +201,11 @@ void emu_timer_arm_in(struct emu_clock *clk, struct emu_timer *t, uint64_t delay
 
 	if (deadline < clk->now)
 		deadline = UINT64_MAX;
-	/* "after this call": the heap's new minimum, a meld at the root and out again at once;
-	 * a lane would add its proxy's moves to that */
-	if (delay_ns == 0) {
+	/* "after this call": the heap's new minimum, a meld at the root and out again at once
+	 * (a lane would add its proxy's moves to that), unless other timers are due now too: a
+	 * burst of them (a message's looped-back packets, a link without delay) made the root's
+	 * child list as long as the burst, a merge over all of it at each firing */
+	if (delay_ns == 0 && !(clk->root && clk->root->deadline == deadline)) {
 		emu_timer_arm_at(clk, t, deadline);
 		return;
 	}

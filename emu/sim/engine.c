@@ -482,7 +482,9 @@ static int run_through(struct emu_engine *e, uint64_t t, uint64_t *fired_total)
 		}
 	}
 	/* Nothing due until after t: move the clock to t (never backwards). */
-	return emu_clock_run_until(&e->clock, t, EMU_ENGINE_STEP_LIMIT, &fired) < 0 ? -ELOOP : 0;
+	rc = emu_clock_run_until(&e->clock, t, EMU_ENGINE_STEP_LIMIT, &fired) < 0 ? -ELOOP : 0;
+	emu_topology_idle(e->topo); /* a pause: captures catch up */
+	return rc;
 }
 
 long emu_engine_run_now(struct emu_engine *e)
@@ -1484,6 +1486,33 @@ int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned
 		return rc;
 	}
 	return ep < 0 ? ep : emu_wire_send(emu_topology_wire(e->topo), ep, frame, len);
+}
+
+void *emu_engine_port_send_buf(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			       size_t len)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep < 0 || e->tx)
+		return NULL;
+	return emu_wire_send_buf(emu_topology_wire(e->topo), ep, len);
+}
+
+int emu_engine_port_send_commit(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				void *buf, size_t len, bool built)
+{
+	int ep = emu_topology_port_endpoint(e->topo, host, dev, port);
+
+	if (ep < 0) {
+		emu_wire_send_abort(emu_topology_wire(e->topo), buf);
+		return ep;
+	}
+	return emu_wire_send_commit(emu_topology_wire(e->topo), ep, buf, len, built);
+}
+
+void emu_engine_port_send_abort(struct emu_engine *e, void *buf)
+{
+	emu_wire_send_abort(emu_topology_wire(e->topo), buf);
 }
 
 int emu_engine_port_send_lazy(struct emu_engine *e, size_t host, size_t dev, unsigned port,

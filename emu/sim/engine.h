@@ -136,6 +136,17 @@ void emu_engine_deliver(struct emu_engine *e, int ep, const uint8_t *frame, size
  * emu_wire_send (-ENOTCONN, -EMSGSIZE, -EINVAL, -ENOMEM). */
 int emu_engine_port_send(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 			 const void *frame, size_t len);
+/* The same with the frame written in place (emu_wire_send_buf): room for len bytes in a
+ * packet of the wire's, NULL when that port's frames do not go through this process's wire
+ * (rdmaemud carries them, no such port, not connected, no memory: then build the frame
+ * elsewhere and use emu_engine_port_send); commit sends the len bytes written there as
+ * emu_engine_port_send does (built: emu_wire_send_commit's), abort gives the room back
+ * unsent. Lock held throughout. */
+void *emu_engine_port_send_buf(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			       size_t len);
+int emu_engine_port_send_commit(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+				void *buf, size_t len, bool built);
+void emu_engine_port_send_abort(struct emu_engine *e, void *buf);
 /* The port counters (emu_wire_port_counters) of a frame that port sent (rx false) or received
  * (rx true) without crossing the engine's wire or its link to rdmaemud: the HCA's loopback.
  * Lock held. Frames through emu_engine_port_send, emu_engine_deliver and the wire are counted

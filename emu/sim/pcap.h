@@ -44,6 +44,12 @@ struct emu_pcap *emu_pcap_open_stream(FILE *f, int link_layer);
 int emu_pcap_write(struct emu_pcap *p, uint64_t now_ns, const void *frame, size_t len);
 /* Writes buffered frames to the file: 0, or -errno of the write error. */
 int emu_pcap_flush(struct emu_pcap *p);
+/* A pause in the traffic (the engine ran what was due): the buffered frames go to the file
+ * when at least EMU_PCAP_IDLE_BYTES of them are waiting, so a quiet capture lags behind by
+ * less than that, as with the 4 KiB stream buffer a capture file used to have; under load the
+ * tap writes 256 KiB at a time. NULL is a no-op. */
+#define EMU_PCAP_IDLE_BYTES 4096
+void emu_pcap_idle(struct emu_pcap *p);
 /* Flushes, closes and frees; 0 or -errno if any write failed. NULL is a no-op. */
 int emu_pcap_close(struct emu_pcap *p);
 

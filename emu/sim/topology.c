@@ -785,6 +785,13 @@ fail: {
 }
 }
 
+void emu_topology_idle(struct emu_topology *t)
+{
+	for (int i = 0; t && i < 2; i++)
+		if (t->tap[i])
+			emu_pcap_idle(t->tap[i]);
+}
+
 int emu_topology_flush(struct emu_topology *t)
 {
 	int ret = 0;

@@ -94,6 +94,9 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 int emu_topology_free(struct emu_topology *t);
 /* Writes buffered capture frames to the files: 0 or -errno. */
 int emu_topology_flush(struct emu_topology *t);
+/* The engine ran what was due: the captures' buffered frames go to the files once a capture
+ * has EMU_PCAP_IDLE_BYTES waiting (emu_pcap_idle). NULL is a no-op. */
+void emu_topology_idle(struct emu_topology *t);
 
 struct emu_wire *emu_topology_wire(const struct emu_topology *t);
 const struct emu_fabric *emu_topology_fabric(const struct emu_topology *t);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ struct wire_pkt {
 	uint8_t dir;
 	uint8_t copies;
 	uint8_t cls;
+	bool built;			 /* the sender's own CRCs over these bytes (emu_wire_rx_built) */
 	uint32_t len;			 /* the frame's length */
 	const struct emu_wire_lazy *lazy; /* data holds the frame's description, not its bytes */
 	uint8_t data[];
@@ -422,6 +424,13 @@ static void deliver_lazy(struct emu_wire *w, const struct wire_ep *e, const stru
 	pkt_free(w, b);
 }
 
+static __thread bool rx_built;
+
+bool emu_wire_rx_built(void)
+{
+	return rx_built;
+}
+
 static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
 	struct wire_pkt *p = arg;
@@ -450,8 +459,11 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 			      p->lazy ? NULL : p->data, p->len);
 			if (p->lazy)
 				deliver_lazy(w, e, p, emu_clock_now(clk));
-			else if (e->rx)
+			else if (e->rx) {
+				rx_built = p->built;
 				e->rx(e->ctx, p->data, p->len, emu_clock_now(clk));
+				rx_built = false;
+			}
 		}
 	}
 	pkt_free(w, p);
@@ -483,9 +495,10 @@ static bool match_drop(const struct wire_link *l, struct wire_dir *d, unsigned s
 }
 
 /* emu_wire_send, of a frame (lazy NULL: data is its len bytes) or of a description (datalen
- * bytes; no capture is recording its link). */
+ * bytes; no capture is recording its link). pre: a packet emu_wire_send_buf gave, whose data
+ * is the frame already (consumed, sent or not). */
 static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datalen, size_t len,
-		     const struct emu_wire_lazy *lazy)
+		     const struct emu_wire_lazy *lazy, struct wire_pkt *pre, bool built)
 {
 	struct wire_link *l;
 	struct wire_dir *d;
@@ -500,7 +513,7 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 
 	/* Allocate before any state changes, so that -ENOMEM leaves the wire (and its random
 	 * streams) exactly as it was. */
-	p = pkt_alloc(w, datalen);
+	p = pre ? pre : pkt_alloc(w, datalen);
 	if (!p)
 		return -ENOMEM;
 
@@ -543,7 +556,9 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 	p->copies = dup ? 2 : 1;
 	p->len = (uint32_t)len;
 	p->lazy = lazy;
-	memcpy(p->data, data, datalen);
+	if (p->data != data)
+		memcpy(p->data, data, datalen);
+	p->built = built && flip == UINT64_MAX;
 	if (flip != UINT64_MAX) {
 		p->data[flip / 8] ^= (uint8_t)(0x80u >> (flip % 8));
 		d->ctr.corrupted++;
@@ -564,7 +579,9 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 		d->held = p;
 		emu_timer_arm_at(w->clk, &p->timer, add_sat(due, w->reorder_hold));
 	} else {
-		emu_timer_arm_at(w->clk, &p->timer, due);
+		/* the same deadline as arm_at's, due >= now; a link's frames with one delay then
+		 * wait in a lane of the clock, in the order they fire, instead of the heap */
+		emu_timer_arm_in(w->clk, &p->timer, due - now);
 	}
 	return 0;
 }
@@ -584,7 +601,55 @@ int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len)
 {
 	int rc = frame ? send_check(w, ep, len) : -EINVAL;
 
-	return rc ? rc : wire_send(w, ep, frame, len, len, NULL);
+	return rc ? rc : wire_send(w, ep, frame, len, len, NULL, NULL, false);
+}
+
+/* The bytes of packet class cls a frame may take. */
+static size_t pkt_room(unsigned cls)
+{
+	return ((size_t)1 << (PKT_CLASS_MIN_SHIFT + cls)) - sizeof(struct wire_pkt);
+}
+
+void *emu_wire_send_buf(struct emu_wire *w, int ep, size_t len)
+{
+	int rc = send_check(w, ep, len);
+	struct wire_pkt *p;
+
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	p = pkt_alloc(w, len);
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p->data;
+}
+
+static struct wire_pkt *buf_pkt(void *buf)
+{
+	return (struct wire_pkt *)((uint8_t *)buf - offsetof(struct wire_pkt, data));
+}
+
+int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len, bool built)
+{
+	struct wire_pkt *p = buf_pkt(buf);
+	int rc = send_check(w, ep, len);
+
+	if (!rc && len > pkt_room(p->cls))
+		rc = -EMSGSIZE;
+	if (rc) {
+		pkt_free(w, p);
+		return rc;
+	}
+	return wire_send(w, ep, buf, len, len, NULL, p, built);
+}
+
+void emu_wire_send_abort(struct emu_wire *w, void *buf)
+{
+	if (buf)
+		pkt_free(w, buf_pkt(buf));
 }
 
 int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *ops,
@@ -599,14 +664,14 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 	l = &w->links[w->eps[ep].link];
 	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch &&
 	    !(l->faults.corrupt > 0))
-		return wire_send(w, ep, obj, objlen, len, ops);
+		return wire_send(w, ep, obj, objlen, len, ops, NULL, false);
 	/* a capture records the bytes at send time; drop-match rules look at them, the corrupt
 	 * fault flips one */
 	frame = emu_malloc(len);
 	if (!frame)
 		return -ENOMEM;
 	ops->build(obj, frame, len);
-	rc = wire_send(w, ep, frame, len, len, NULL);
+	rc = wire_send(w, ep, frame, len, len, NULL, NULL, false);
 	free(frame);
 	return rc;
 }

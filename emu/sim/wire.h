@@ -146,6 +146,20 @@ void emu_wire_set_reorder_hold(struct emu_wire *w, uint64_t hold_ns);
  * wire (even if a fault then drops it), -EINVAL (bad endpoint, NULL frame, empty frame),
  * -EMSGSIZE (len > EMU_WIRE_MAX_FRAME), -ENOTCONN (endpoint not connected), -ENOMEM. */
 int emu_wire_send(struct emu_wire *w, int ep, const void *frame, size_t len);
+/* The same with the frame written in place, no copy: emu_wire_send_buf gives room for len
+ * bytes (a packet buffer of the wire's own; NULL with errno EINVAL, EMSGSIZE, ENOTCONN or
+ * ENOMEM, what emu_wire_send would return), the caller writes the frame there, then
+ * emu_wire_send_commit sends its len bytes (at most the len asked for) exactly as
+ * emu_wire_send would, or emu_wire_send_abort gives the buffer back unsent. Either takes the
+ * buffer; nothing on the wire changes before the commit. built: the sender's packet builder
+ * wrote these bytes, CRCs included (emu_wire_rx_built). */
+void *emu_wire_send_buf(struct emu_wire *w, int ep, size_t len);
+int emu_wire_send_commit(struct emu_wire *w, int ep, void *buf, size_t len, bool built);
+/* Inside a receiver's callback: true when the frame it is given was committed as built and
+ * reaches it byte for byte (no corrupt fault flipped a bit of it), so its CRCs are the
+ * builder's own over these bytes and a parse need not compute them again. */
+bool emu_wire_rx_built(void);
+void emu_wire_send_abort(struct emu_wire *w, void *buf);
 
 /* An endpoint's port counters: 0, or -EINVAL (bad endpoint, NULL out). set replaces them
  * (a PMA clearing the counters its Set selects). */

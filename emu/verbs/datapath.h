@@ -130,6 +130,23 @@ extern uint64_t emu_dp_fast_epoch;
 enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge, int n,
 				   uint64_t off, void *buf, uint64_t len, bool to_sge);
 
+/* frame.c: a frame of the packet path and what it is for, from free lists by size (no malloc
+ * a packet). len bytes of data fit; emu_dp_frame_put gives it back (NULL: nothing). NULL when
+ * there is no memory. */
+struct emu_dp_frame {
+	struct emu_timer t; /* its delivery, for a looped-back frame */
+	struct emu_dp_frame *next; /* on a free list */
+	struct emu_hca *hca;
+	size_t host, dev; /* the port it loops back into, for its counters */
+	unsigned port;
+	int link_layer;
+	size_t len;
+	size_t cap; /* bytes of data it has room for; 0: not from the lists */
+	uint8_t data[];
+};
+struct emu_dp_frame *emu_dp_frame_get(size_t len);
+void emu_dp_frame_put(struct emu_dp_frame *f);
+
 /* net.c: frames out */
 uint32_t emu_dp_mtu(const struct emu_vqp *q);
 /* Builds a frame for q's primary path (or `av` for UD) and delivers it. */

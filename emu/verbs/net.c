@@ -5,12 +5,10 @@
  * (emu/verbs/datapath.h). */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
-#include "util/failcall.h"
 
 uint32_t emu_dp_mtu(const struct emu_vqp *q)
 {
@@ -23,16 +21,6 @@ uint32_t emu_dp_mtu(const struct emu_vqp *q)
 	return m > 0 ? (uint32_t)m : 256; /* an invalid path_mtu: rxe falls back to 256 */
 }
 
-struct dp_frame {
-	struct emu_timer t;
-	struct emu_hca *hca;
-	size_t host, dev; /* the port it loops back into, for its counters */
-	unsigned port;
-	int link_layer;
-	size_t len;
-	uint8_t data[];
-};
-
 /* The receiving half of the HCA (emu/verbs/recv.c), which registers itself when the library
  * loads: where looped-back frames arrive. */
 static emu_dp_rx_fn *loopback_rx;
@@ -44,12 +32,12 @@ void emu_dp_loopback_set_rx(emu_dp_rx_fn *rx)
 
 static void frame_fire(struct emu_clock *clk, struct emu_timer *t, void *arg)
 {
-	struct dp_frame *f = arg;
+	struct emu_dp_frame *f = arg;
 
 	(void)clk, (void)t;
 	emu_engine_port_count(emu_dp_engine(), f->host, f->dev, f->port, true, f->data, f->len);
 	loopback_rx(f->hca, f->link_layer, f->data, f->len, true);
-	free(f);
+	emu_dp_frame_put(f);
 }
 
 /* IB addressing (IBTA 7.7, 8.2): the source LID is the port's base LID with the path bits
@@ -173,7 +161,7 @@ static size_t port_dev(const struct emu_port *p)
  * process of this host that owns its DestQP; or back into this HCA. Frees f but for the
  * last. */
 static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned port_num,
-			  uint32_t dqpn, struct dp_frame *f, bool local)
+			  uint32_t dqpn, struct emu_dp_frame *f, bool local)
 {
 	int err;
 
@@ -186,7 +174,7 @@ static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned 
 			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
 				     err);
 		if (dqpn != EMU_DP_MCAST_QPN || f->link_layer != EMU_LL_ETHERNET) {
-			free(f);
+			emu_dp_frame_put(f);
 			return;
 		}
 		/* RoCE multicast: rxe_send hands the packet to ip_local_out, whose multicast
@@ -206,7 +194,7 @@ static void frame_deliver(struct emu_vqp *q, const struct emu_port *p, unsigned 
 		if (err)
 			emu_dp_trace("qp %u xmit: the daemon refused the frame: %d", q->qp.qp_num,
 				     err);
-		free(f);
+		emu_dp_frame_put(f);
 		return;
 	}
 	f->host = port_host(emu_dp_engine(), p);
@@ -223,10 +211,11 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	const struct emu_port *p = emu_verbs_port(q->qp.context, av->port_num);
 	struct emu_pkt_addr a;
 	struct emu_pkt_info in;
-	struct dp_frame *f;
+	struct emu_dp_frame *f;
 	struct emu_link_shm_resv rv;
+	struct emu_engine *e = emu_dp_engine();
 	uint8_t *buf;
-	void *ring = NULL;
+	void *ring = NULL, *wire = NULL;
 	ssize_t n;
 	bool local;
 	int err;
@@ -244,18 +233,23 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		return xmit_fail(q, src, paylen, gst, (int)n);
 	/* a loopback frame for a QP of another process of this host: built straight into the
 	 * shared-memory ring to that process when it has room (emu/link/link_shm.h), no copy */
-	if (local && emu_link_qpn_elsewhere(bth->dqpn)) {
-		struct emu_engine *e = emu_dp_engine();
-
+	if (local && emu_link_qpn_elsewhere(bth->dqpn))
 		ring = emu_link_loopback_reserve(e, port_host(e, p), port_dev(p), av->port_num,
 						 bth->dqpn, (size_t)n, &rv);
-	}
+	/* a frame for the wire: built straight into a packet of the wire's (no copy), unless a
+	 * RoCE multicast one, of which this host gets a copy too (frame_deliver) */
+	else if (!local && !(bth->dqpn == EMU_DP_MCAST_QPN && a.link_layer == EMU_LL_ETHERNET))
+		wire = emu_engine_port_send_buf(e, port_host(e, p), port_dev(p), av->port_num,
+						(size_t)n);
 	if (ring) {
 		f = NULL;
 		a.no_crc = true; /* the ring's reader trusts it and nothing captures it */
 		buf = ring;
+	} else if (wire) {
+		f = NULL;
+		buf = wire;
 	} else {
-		f = emu_malloc(sizeof(*f) + (size_t)n);
+		f = emu_dp_frame_get((size_t)n);
 		if (!f)
 			return xmit_fail(q, src, paylen, gst, -ENOMEM);
 		buf = f->data;
@@ -263,15 +257,17 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 	/* nothing is published before finish: a failed gather forgets the ring's reservation */
 	*gst = src_copy(q, src, buf + in.hdr_off[EMU_PKT_H_PAYLOAD], paylen);
 	if (*gst != EMU_MR_OK) {
-		free(f);
+		if (wire)
+			emu_engine_port_send_abort(e, wire);
+		emu_dp_frame_put(f);
 		return 0;
 	}
 	n = emu_pkt_finish(buf, (size_t)n, &a, bth, ext, &in, NULL);
 	/* a looped-back frame leaves the port's counters as sent here, as rxe_xmit_packet counts
 	 * its loopback packets; arriving, as received (frame_fire, or the process it is for) */
 	if (local)
-		emu_engine_port_count(emu_dp_engine(), port_host(emu_dp_engine(), p), port_dev(p),
-				      av->port_num, false, buf, (size_t)n);
+		emu_engine_port_count(e, port_host(e, p), port_dev(p), av->port_num, false, buf,
+				      (size_t)n);
 	if (f) {
 		f->len = (size_t)n;
 		f->link_layer = a.link_layer;
@@ -284,10 +280,17 @@ static int xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_NAK ? " NAK" :
 		     (ext->aeth.syndrome & EMU_AETH_KIND_MASK) == EMU_AETH_RNR_NAK ? " RNR-NAK" : " ACK",
 		     local ? " (loopback)" : " (wire)");
-	if (ring)
+	if (ring) {
 		emu_link_loopback_commit(&rv, (size_t)n);
-	else
+	} else if (wire) {
+		err = emu_engine_port_send_commit(e, port_host(e, p), port_dev(p), av->port_num,
+						  wire, (size_t)n, true);
+		if (err)
+			emu_dp_trace("qp %u xmit: the wire refused the frame: %d", q->qp.qp_num,
+				     err);
+	} else {
 		frame_deliver(q, p, av->port_num, bth->dqpn, f, local);
+	}
 	return 0;
 }
 

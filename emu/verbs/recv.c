@@ -10,12 +10,12 @@
 #include "emu/verbs/datapath.h"
 
 static int dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
-		 bool loopback);
+		 bool loopback, bool built);
 
 static void loopback_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
 			bool loopback)
 {
-	dp_rx(hca, link_layer, frame, len, loopback);
+	dp_rx(hca, link_layer, frame, len, loopback, true);
 }
 
 /* Looped-back frames come here: registered with the sending half when the library loads. */
@@ -38,7 +38,9 @@ static void port_rx(void *ctx, int link_layer, const uint8_t *frame, size_t len)
 		return;
 	/* a frame the HCA cannot take in (a bad ICRC or VCRC, a malformed header) is a receive
 	 * error of the port (IBA PortRcvErrors) */
-	if (emu_dp_rx_ll(hca, link_layer, frame, len))
+	/* a frame of this process's builder that crossed the wire unaltered: its CRCs are the
+	 * builder's own, not computed again */
+	if (dp_rx(hca, link_layer, frame, len, false, emu_wire_rx_built()))
 		emu_engine_port_count_rcv_error(e, (size_t)(dev->host - emu_engine_fabric(e)->hosts),
 						(size_t)(dev - dev->host->devices), pt->num);
 	emu_hca_put(hca);
@@ -93,7 +95,7 @@ static void ib_rx_info(struct emu_vqp *q, const uint8_t *frame, const struct emu
 
 int emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len)
 {
-	return dp_rx(hca, link_layer, frame, len, false);
+	return dp_rx(hca, link_layer, frame, len, false, false);
 }
 
 /* Whether the UD QP is attached to multicast group gid (ibv_attach_mcast, ah.c). */
@@ -158,14 +160,17 @@ static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct 
 }
 
 /* loopback: the frame never left the HCA (rxe_loopback()), see emu_qp_dp.rx_loopback.
- * Returns the parser's error for a malformed frame, else 0 (whatever became of it). */
+ * built: this program's builder made these very bytes (emu_pkt_parse_built). Returns the
+ * parser's error for a malformed frame, else 0 (whatever became of it). */
 static int dp_rx(struct emu_hca *hca, int link_layer, const uint8_t *frame, size_t len,
-		 bool loopback)
+		 bool loopback, bool built)
 {
 	struct emu_pkt_info pi;
 	struct emu_obj *obj;
 	struct emu_vqp *q;
-	int err = emu_pkt_parse(frame, len, link_layer, &pi);
+	/* a looped-back frame is the builder's, byte for byte: its CRCs are not computed again */
+	int err = built ? emu_pkt_parse_built(frame, len, link_layer, &pi) :
+			  emu_pkt_parse(frame, len, link_layer, &pi);
 	unsigned tr;
 
 	if (err) {

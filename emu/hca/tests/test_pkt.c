@@ -318,7 +318,7 @@ static uint32_t crc32_ref(uint32_t crc, const uint8_t *p, size_t n)
 static void test_crc_check_values(void **state)
 {
 	static const char check[] = "123456789";
-	uint8_t buf[1200];
+	static uint8_t buf[4400];
 
 	(void)state;
 	assert_int_equal(~emu_crc32(~0u, check, 9), 0xcbf43926u); /* CRC-32/ISO-HDLC */
@@ -331,17 +331,27 @@ static void test_crc_check_values(void **state)
 	/* every length 0..150 (the folding path starts at 64, 16 bytes a step) and longer ones
 	 * up to more than a 1024-byte payload, at every alignment mod 16, chained in two parts;
 	 * both implementations */
-	for (size_t off = 0; off < 16; off++)
-		for (size_t n = 0; off + n <= sizeof(buf); n += n < 150 ? 1 : 53) {
-			size_t h = n / 3;
-			uint32_t want = crc32_ref(~0u, buf + off, n);
+	/* ... at every level the CPU has (tables, 128-bit and 512-bit carry-less folds: the
+	 * latter from 256 bytes, four registers, to a path MTU 4096 packet and beyond) */
+	for (int level = 2; level >= 0; level--) {
+		int got = emu_crc32_select(level);
 
-			assert_int_equal(emu_crc32(~0u, buf + off, n), want);
-			assert_int_equal(emu_crc32_slice8(~0u, buf + off, n), want);
-			assert_int_equal(emu_crc32(emu_crc32(0x12345678u, buf + off, h), buf + off + h,
-						   n - h),
-					 crc32_ref(0x12345678u, buf + off, n));
-		}
+		assert_true(got <= level);
+		if (got < level)
+			continue;
+		for (size_t off = 0; off < 16; off++)
+			for (size_t n = 0; off + n <= sizeof(buf); n += n < 150 ? 1 : n < 600 ? 7 : 53) {
+				size_t h = n / 3;
+				uint32_t want = crc32_ref(~0u, buf + off, n);
+
+				assert_int_equal(emu_crc32(~0u, buf + off, n), want);
+				assert_int_equal(emu_crc32_slice8(~0u, buf + off, n), want);
+				assert_int_equal(emu_crc32(emu_crc32(0x12345678u, buf + off, h),
+							   buf + off + h, n - h),
+						 crc32_ref(0x12345678u, buf + off, n));
+			}
+	}
+	emu_crc32_select(2);
 	/* the masked-LRH seed rxe starts from */
 	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	assert_int_equal(emu_crc32(~0u, ones, 8), 0xdebb20e3u);
@@ -958,6 +968,81 @@ static void test_icrc_coverage(void **state)
 	assert_int_equal(variant_bits[EMU_PKT_NET_IPV6], 60);
 }
 
+/* The ICRC as one folding pass (masked headers topped up from the payload) against the
+ * bitwise CRC of the masked frame, built independently here from IBTA 7.8.1 / A17.4.1, on
+ * every network layer, at lengths around the 64-byte start of the fold and up to a path MTU
+ * 4096 packet, at every CRC level the CPU has. */
+static void test_icrc_reference(void **state)
+{
+	static const uint8_t ones[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const size_t lens[] = { 0, 1, 3, 4, 8, 12, 13, 16, 17, 20, 28, 32, 40, 44, 48,
+				       60, 64, 100, 255, 1024, 1500, 4096 };
+	static const uint8_t ops[] = { 0x04, 0x06, 0x07, 0x0b, 0x11, 0x64 };
+	static uint8_t data[4096], buf[4400], m[4400];
+	struct emu_pkt_info in;
+	int checked = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 13 + 5);
+	for (int level = 2; level >= 0; level--) {
+		if (emu_crc32_select(level) < level)
+			continue;
+		for (int net = EMU_PKT_NET_IB_LOCAL; net <= EMU_PKT_NET_IPV6; net++)
+			for (size_t o = 0; o < sizeof(ops); o++)
+				for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+					struct emu_pkt_addr a;
+					struct emu_pkt_ext x;
+					struct emu_bth bth = { .opcode = ops[o], .pkey = 0xffff,
+							       .dqpn = 0x42, .psn = 9 };
+					size_t plen = emu_pkt_opcode[ops[o]].mask & EMU_PKT_PAYLOAD ?
+							      lens[l] : 0;
+					uint32_t ip, udp, from, want;
+
+					addr_for(&a, (enum emu_pkt_net)net);
+					ext_for(&x, ops[o]);
+					assert_true(emu_pkt_build(buf, sizeof(buf), &a, &bth, &x, data,
+								  plen, &in) > 0);
+					memcpy(m, buf, in.icrc_off);
+					ip = in.ip_off;
+					udp = in.udp_off;
+					m[in.bth_off + 4] = 0xff; /* resv8a */
+					switch (net) {
+					case EMU_PKT_NET_IB_LOCAL:
+						m[0] |= 0xf0;
+						break;
+					case EMU_PKT_NET_IB_GLOBAL:
+						memset(m, 0xff, 8);
+						m[8] |= 0x0f;
+						memset(m + 9, 0xff, 3);
+						m[15] = 0xff;
+						break;
+					case EMU_PKT_NET_IPV4:
+						m[ip + 1] = m[ip + 8] = m[ip + 10] = m[ip + 11] = 0xff;
+						m[udp + 6] = m[udp + 7] = 0xff;
+						break;
+					case EMU_PKT_NET_IPV6:
+						m[ip] |= 0x0f;
+						memset(m + ip + 1, 0xff, 3);
+						m[ip + 7] = m[udp + 6] = m[udp + 7] = 0xff;
+						break;
+					}
+					from = ip != EMU_PKT_NO_HDR ? ip : 0;
+					want = ip != EMU_PKT_NO_HDR ? crc32_ref(~0u, ones, 8) : ~0u;
+					want = ~crc32_ref(want, m + from, in.icrc_off - from);
+					assert_int_equal(emu_pkt_icrc(buf, &in), want);
+					/* and what the builder wrote, least significant byte first */
+					assert_int_equal(buf[in.icrc_off] | buf[in.icrc_off + 1] << 8 |
+								 buf[in.icrc_off + 2] << 16 |
+								 (uint32_t)buf[in.icrc_off + 3] << 24,
+							 want);
+					checked++;
+				}
+	}
+	emu_crc32_select(2);
+	assert_true(checked >= 4 * 6 * 22);
+}
+
 /* Bits the ICRC leaves out are still caught on their way: a flipped FECN goes through (a switch
  * may set it), a payload bit is a bad ICRC over IPv4 and a bad UDP checksum over IPv6. */
 static void test_flips_roce(void **state)
@@ -1271,6 +1356,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_bit_flips_ib),
 		cmocka_unit_test(test_icrc_coverage),
+		cmocka_unit_test(test_icrc_reference),
 		cmocka_unit_test(test_flips_roce),
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_build_errors),

@@ -462,6 +462,40 @@ static void test_lanes(void **state)
 	emu_clock_fini(&clk);
 }
 
+/* Zero-delay bursts: the first "after this call" timer goes to the heap, the ones armed while
+ * it (or an absolute deadline at this instant) is due join a lane; mixed with absolute
+ * deadlines at the same instant, a cancel in the burst, a re-arm of the first, and 50 more
+ * than the lanes' count, they fire in (deadline, arming) order. */
+static void test_zero_delay_burst(void **state)
+{
+	enum { N = 80 };
+	struct emu_clock clk;
+	struct log log = { .n = 0 };
+	static struct tmr m[N];
+	uint64_t dl[N], sq[N], seq = 0;
+	bool armed[N] = { false };
+
+	(void)state;
+	emu_clock_init(&clk, 7000);
+	for (int i = 0; i < N; i++) {
+		tmr_init(&m[i], i, &log);
+		if (i % 9 == 4)
+			emu_timer_arm_at(&clk, &m[i].t, 7000);
+		else
+			emu_timer_arm_in(&clk, &m[i].t, 0);
+		dl[i] = 7000, sq[i] = seq++, armed[i] = true;
+	}
+	assert_true(emu_timer_cancel(&clk, &m[10].t));
+	armed[10] = false;
+	assert_true(emu_timer_cancel(&clk, &m[1].t));
+	armed[1] = false;
+	emu_timer_arm_in(&clk, &m[0].t, 0); /* the first again: now behind the others */
+	sq[0] = seq++;
+	run_idle_against_model(&clk, &log, armed, dl, sq, N);
+	assert_int_equal(emu_clock_now(&clk), 7000);
+	emu_clock_fini(&clk);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +508,7 @@ int main(void)
 		cmocka_unit_test(test_random_against_model),
 		cmocka_unit_test(test_order_with_time_moving),
 		cmocka_unit_test(test_lanes),
+		cmocka_unit_test(test_zero_delay_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

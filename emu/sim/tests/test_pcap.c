@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pcap/pcap.h>
 
 #include "emu/sim/pcap.h"
 #include "emu/sim/wire.h"
@@ -85,6 +86,114 @@ static void test_file_layout(void **state)
 	free(m.data);
 }
 
+/* Byte for byte what libpcap's pcap_dump writes, through a memory stream and through a file,
+ * for more records than the tap buffers at once (600 frames of 0..65545 bytes, truncated at
+ * the snap length) and a flush in the middle. */
+static void test_same_bytes_as_pcap_dump(void **state)
+{
+	static uint8_t frame[EMU_PCAP_SNAPLEN + 10];
+	char path[] = "/tmp/test_pcap.XXXXXX";
+	struct membuf m, ref;
+	struct emu_pcap *p = mem_open(&m, EMU_LL_ETHERNET), *pf;
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, EMU_PCAP_SNAPLEN,
+							    PCAP_TSTAMP_PRECISION_NANO);
+	pcap_dumper_t *d;
+	int fd = mkstemp(path);
+	char *file;
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	pf = emu_pcap_open(path, EMU_LL_ETHERNET);
+	assert_non_null(pf);
+	ref.data = NULL;
+	ref.f = open_memstream(&ref.data, &ref.len);
+	assert_non_null(dead);
+	d = pcap_dump_fopen(dead, ref.f);
+	assert_non_null(d);
+	for (size_t i = 0; i < sizeof(frame); i++)
+		frame[i] = (uint8_t)(i * 31 + 7);
+	for (unsigned i = 0; i < 600; i++) {
+		size_t len = i == 17 ? sizeof(frame) : (size_t)(i * 997) % 1500;
+		uint64_t now = 1000000000ull * i + 12345u * i;
+		struct pcap_pkthdr h = { .ts = { .tv_sec = (time_t)(now / 1000000000u),
+						 .tv_usec = (suseconds_t)(now % 1000000000u) },
+					 .caplen = (bpf_u_int32)(len > EMU_PCAP_SNAPLEN ?
+								 EMU_PCAP_SNAPLEN : len),
+					 .len = (bpf_u_int32)len };
+
+		assert_int_equal(emu_pcap_write(p, now, frame + i % 7, len - (len ? i % 7 : 0)), 0);
+		assert_int_equal(emu_pcap_write(pf, now, frame + i % 7, len - (len ? i % 7 : 0)), 0);
+		h.len -= len ? i % 7 : 0;
+		if (h.caplen > h.len)
+			h.caplen = h.len;
+		pcap_dump((u_char *)d, &h, frame + i % 7);
+		if (i == 300)
+			assert_int_equal(emu_pcap_flush(pf), 0);
+	}
+	assert_int_equal(emu_pcap_frames(p), 600);
+	assert_int_equal(emu_pcap_close(p), 0);
+	assert_int_equal(emu_pcap_close(pf), 0);
+	pcap_dump_close(d);
+	pcap_close(dead);
+	assert_true(m.len > 256 * 1024);
+	assert_int_equal(m.len, ref.len);
+	assert_memory_equal(m.data, ref.data, ref.len);
+	file = malloc(ref.len + 1);
+	assert_non_null(file);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(file, 1, ref.len + 1, f), ref.len);
+	fclose(f);
+	assert_memory_equal(file, ref.data, ref.len);
+	free(file);
+	free(m.data);
+	free(ref.data);
+	unlink(path);
+}
+
+/* A pause (emu_pcap_idle) writes the buffered frames out once 4 KiB are waiting, not before;
+ * what a file holds is visible to a reader while the tap stays open. */
+static long file_size(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	fclose(f);
+	return n;
+}
+
+static void test_idle_writes_4k(void **state)
+{
+	static const uint8_t frame[1000];
+	char path[] = "/tmp/test_pcap.XXXXXX";
+	int fd = mkstemp(path);
+	struct emu_pcap *p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	p = emu_pcap_open(path, EMU_LL_ETHERNET);
+	assert_non_null(p);
+	assert_int_equal(file_size(path), 24);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(emu_pcap_write(p, 1, frame, sizeof(frame)), 0);
+	emu_pcap_idle(p);
+	assert_int_equal(file_size(path), 24); /* 4064 bytes waiting */
+	assert_int_equal(emu_pcap_write(p, 2, frame, sizeof(frame)), 0);
+	emu_pcap_idle(p);
+	assert_int_equal(file_size(path), 24 + 5 * 1016);
+	emu_pcap_idle(NULL);
+	assert_int_equal(emu_pcap_write(p, 3, frame, 10), 0);
+	assert_int_equal(emu_pcap_close(p), 0);
+	assert_int_equal(file_size(path), 24 + 5 * 1016 + 26);
+	unlink(path);
+}
+
 static void test_ib_linktype(void **state)
 {
 	struct membuf m;
@@ -114,6 +223,22 @@ static void test_open_errors(void **state)
 	assert_int_equal(errno, ENOENT);
 	assert_null(emu_pcap_open_dlt(path, EMU_LL_INFINIBAND, 0x10000));
 	assert_int_equal(errno, EINVAL);
+	/* a DLT libpcap has no LINKTYPE for: refused, and the file is left as it was */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs("kept", f) >= 0, 1);
+	fclose(f);
+	assert_null(emu_pcap_open_dlt(path, EMU_LL_INFINIBAND, 0x1234));
+	assert_int_equal(errno, EINVAL);
+	{
+		char kept[8] = { 0 };
+
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		assert_int_equal(fread(kept, 1, sizeof(kept), f), 4);
+		fclose(f);
+		assert_string_equal(kept, "kept");
+	}
 	f = fopen(path, "w");
 	assert_non_null(f);
 	assert_null(emu_pcap_open_stream(f, 0)); /* closes f */
@@ -266,6 +391,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_layout),
 		cmocka_unit_test(test_ib_linktype),
+		cmocka_unit_test(test_same_bytes_as_pcap_dump),
+		cmocka_unit_test(test_idle_writes_4k),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_frame_builder),
 		cmocka_unit_test(test_same_seed_same_bytes),
