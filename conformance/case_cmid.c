@@ -380,7 +380,7 @@ static void wev_101(const struct conf_case *c)
 	if (rdma_get_cm_event(ch, &ev))
 		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
 	memcpy(&arg, &ev->param, sizeof arg);
-	EXPECT_INT("event", ev->event, RDMAEMU_CM_EVENT_USER);
+	CM_EXPECT_EVENT("event", ev->event, RDMAEMU_CM_EVENT_USER);
 	conf_expect(ev->id == id, "event->id differs");
 	EXPECT_INT("status", ev->status, 5);
 	EXPECT_HEX("param.arg", arg, 0x1122334455667788ull);
@@ -514,7 +514,7 @@ static void rai_dns(const struct conf_case *c)
 	}
 	if (rdma_get_cm_event(ch, &ev))
 		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
-	EXPECT_INT("event", ev->event, RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMAEMU_CM_EVENT_ADDRINFO_RESOLVED);
 	EXPECT_INT("status", ev->status, 0);
 	conf_expect(ev->id == id, "event->id differs");
 	rdma_ack_cm_event(ev);

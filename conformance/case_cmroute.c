@@ -159,7 +159,7 @@ static void raddr_row(const struct conf_case *c)
 			conf_note("-1 errno %s", conf_errno_name(e));
 		} else {
 			ev = next_event(ch);
-			EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+			CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
 			conf_expect(ev->status < 0, "status %d, want < 0", ev->status);
 			conf_note("ADDR_ERROR status %d", ev->status);
 			rdma_ack_cm_event(ev);
@@ -177,13 +177,13 @@ static void raddr_row(const struct conf_case *c)
 	if (!r->sync) {
 		ev = next_event(ch);
 		if (r->want == W_ERROR_EVENT) {
-			EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+			CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
 			EXPECT_INT("status", ev->status, r->status_or_errno);
 			conf_note("%s status %d", rdma_event_str(ev->event), ev->status);
 			rdma_ack_cm_event(ev);
 			return;
 		}
-		EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+		CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 		EXPECT_INT("status", ev->status, 0);
 		rdma_ack_cm_event(ev);
 	} else {
@@ -260,7 +260,7 @@ static void mc_row(const struct conf_case *c)
 	if (ret)
 		return;
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
 	EXPECT_INT("status", ev->status, 0);
 	conf_expect(ev->param.ud.private_data == &ctx, "ud.private_data is not the context");
 	EXPECT_INT("ud.private_data_len", ev->param.ud.private_data_len, 0);
@@ -311,7 +311,7 @@ static void fault_arp(const struct conf_case *c)
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 1234);
 	EXPECT_INT("rdma_resolve_addr", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_ERROR);
 	EXPECT_INT("status", ev->status, -ETIMEDOUT);
 	dt = vnow() - t0;
 	EXPECT_INT("virtual ns", dt, 1234000000ll);
@@ -378,7 +378,7 @@ static void fault_sa(const struct conf_case *c)
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000);
 	EXPECT_INT("rdma_resolve_addr", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	rdma_ack_cm_event(ev);
 	if (!pol || pol(NULL, &p))
 		conf_fatal("rdmaemu_ctl_sa_policy");
@@ -388,7 +388,7 @@ static void fault_sa(const struct conf_case *c)
 	ret = rdma_resolve_route(id, 777);
 	EXPECT_INT("rdma_resolve_route", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ROUTE_ERROR);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ROUTE_ERROR);
 	EXPECT_INT("status", ev->status, -ETIMEDOUT);
 	dt = vnow() - t0;
 	EXPECT_INT("virtual ns", dt, 777000000ll);
@@ -396,7 +396,7 @@ static void fault_sa(const struct conf_case *c)
 	ret = rdma_resolve_route(id, 777);
 	EXPECT_INT("rdma_resolve_route again", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
 	rdma_ack_cm_event(ev);
 	EXPECT_INT("num_paths", id->route.num_paths, 1);
 	if (id->route.num_paths == 1) {
@@ -429,7 +429,7 @@ static void fault_addr_change(const struct conf_case *c)
 	ret = rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000);
 	EXPECT_INT("rdma_resolve_addr", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	rdma_ack_cm_event(ev);
 	if (!del || !adv || del(NULL, "ib0", "192.0.2.129/26") || adv(100000000))
 		conf_fatal("rdmaemu_ctl_addr_del / advance_ns");
@@ -464,7 +464,7 @@ static void fault_mc_ib(const struct conf_case *c)
 	ret = rdma_join_multicast(id, (struct sockaddr *)&grp, &ctx);
 	EXPECT_INT("rdma_join_multicast", ret, 0);
 	ev = next_event(ch);
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_MULTICAST_JOIN);
 	conf_expect(!memcmp(ev->param.ud.ah_attr.grh.dgid.raw, mgid, 16),
 		    "MGID is not ff12:4001:ffff::f01:101");
 	conf_expect(ev->param.ud.ah_attr.dlid >= 0xc000, "dlid 0x%x is not a multicast LID",

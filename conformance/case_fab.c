@@ -215,7 +215,7 @@ static void fab_resolve(const struct conf_case *c)
 		return;
 	if (rdma_get_cm_event(ch, &ev))
 		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	EXPECT_INT("status", ev->status, 0);
 	rdma_ack_cm_event(ev);
 	/* the source: ::1 for the loopback, else the port's GID with the destination's P_Key */
@@ -327,7 +327,7 @@ static void fab_devrm(const struct conf_case *c)
 	EXPECT_INT("rdma_get_cm_event", ret, 0);
 	if (ret)
 		return;
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_DEVICE_REMOVAL);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_DEVICE_REMOVAL);
 	EXPECT_INT("status", ev->status, 0);
 	conf_expect(ev->id == id, "the event is the bound id's");
 	rdma_ack_cm_event(ev);

@@ -154,7 +154,7 @@ static void seed_raddr_src(const struct conf_case *c)
 		return;
 	if (rdma_get_cm_event(ch, &ev))
 		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	rdma_ack_cm_event(ev);
 	got = (struct sockaddr_in *)rdma_get_local_addr(id);
 	EXPECT_INT("local family", got->sin_family, AF_INET);
@@ -184,7 +184,7 @@ static void seed_dst_port(const struct conf_case *c)
 		conf_fatal("rdma_resolve_addr: %s", conf_errno_name(errno));
 	if (rdma_get_cm_event(ch, &ev))
 		conf_fatal("rdma_get_cm_event: %s", conf_errno_name(errno));
-	EXPECT_INT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CM_EXPECT_EVENT("event", ev->event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	rdma_ack_cm_event(ev);
 	p1 = rdma_get_dst_port(id);
 	EXPECT_INT("dst port of a new id", p0, 0);

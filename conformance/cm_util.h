@@ -52,6 +52,11 @@ int cm_readable(struct rdma_event_channel *ch);
 typedef int (*cm_write_event_fn)(struct rdma_cm_id *, enum rdma_cm_event_type, int, uint64_t);
 cm_write_event_fn cm_write_event(void);
 
+/* An rdma_cm event type, shown by name when it is not the one wanted. */
+#define CM_EXPECT_EVENT(what, got, want)                                                  \
+	conf_expect((got) == (want), "%s: %s, want %s", (what), rdma_event_str(got),      \
+		    rdma_event_str(want))
+
 /* errno of a -1 result, or a conf_expect failure if the call returned something else. */
 #define CM_EXPECT_FAIL(what, ret, e, want)                                                \
 	do {                                                                              \

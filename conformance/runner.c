@@ -149,6 +149,7 @@ static bool body_active;
 static pthread_t body_thread;
 static enum conf_state body_state;
 static const char *final_text; /* conf_finish()'s whole result text */
+bool conf_body_gave_up;
 
 static _Noreturn void finish(enum conf_state state, const char *reason)
 {
@@ -309,11 +310,14 @@ enum conf_state conf_body_run(const struct conf_case *c, char *text, size_t size
 	stim[0] = note[0] = fails[0] = '\0';
 	body_thread = pthread_self();
 	body_state = CONF_PASS;
+	conf_body_gave_up = false;
 	if (sigsetjmp(body_jmp, 1) == 0) {
 		body_active = true;
 		c->fn(c);
 		body_active = false;
 		body_state = fails[0] ? CONF_FAIL : CONF_PASS;
+	} else {
+		conf_body_gave_up = true;
 	}
 	snprintf(text, size, "%s%s%s", stim, stim[0] && (fails[0] || note[0]) ? ": " : "",
 		 body_state == CONF_PASS ? note : fails);

@@ -21,6 +21,9 @@ void conf_run_case(const struct conf_case *c, const struct conf_variant *v, int 
  * text (the stimulus, then the note or the failures) to text; a conf_fatal or conf_notrun of
  * the body ends that run only. */
 enum conf_state conf_body_run(const struct conf_case *c, char *text, size_t size);
+/* The last conf_body_run ended by conf_fatal or conf_notrun, not at the body's end (what the
+ * body held was not released). */
+extern bool conf_body_gave_up;
 /* runner.c, child side: a record of the given type on the result pipe; the end of the child
  * with state and text as its result. */
 void conf_send_record(char type, enum conf_state state, const char *text);

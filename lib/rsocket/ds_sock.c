@@ -57,6 +57,11 @@ static void set_qp_size(struct ds_sock *ds)
 
 int ds_init_ep(struct ds_sock *ds)
 {
+	/* a call after one that failed (its service thread could not be had) sizes and
+	 * allocates again: what the failed one allocated is freed first, not lost (rdma-core's
+	 * ds_init_ep overwrites it) */
+	free(ds->sbuf);
+	free(ds->dmsg);
 	set_qp_size(ds);
 	ds->sbuf = emu_calloc(ds->sq_size ? ds->sq_size : 1, DS_SNDLOWAT);
 	ds->dmsg = emu_calloc((size_t)ds->rq_size + 1, sizeof *ds->dmsg);
