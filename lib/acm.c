@@ -22,6 +22,7 @@
 #include "lib/gai.h"
 #include "emu/net/ibacm_api.h"
 #include "util/failcall.h"
+#include "util/failnth.h"
 
 _Static_assert(sizeof(struct ibv_path_data) == EMU_IBACM_EP_LEN,
 	       "a PATH entry is an ibv_path_data");
@@ -90,7 +91,11 @@ static void build_request(struct emu_ibacm_msg *m, const struct rdma_addrinfo *r
 	}
 }
 
-/* ibacm failures are silent in the real library: out of memory just means no source. */
+/* ibacm failures are silent in the real library: out of memory just means no source, or no
+ * route (a failure sweep is told: emu_fail_lost). */
+#define LOST_SOURCE "the source address ibacm answered (rdma-core's ucma_ib_save_resp drops it)"
+#define LOST_ROUTE "the route ibacm answered (rdma-core's ucma_ib_save_resp drops it)"
+
 static void save_source(struct rdma_addrinfo *rai, const struct emu_ibacm_ep *ep)
 {
 	struct sockaddr_in *sin;
@@ -99,15 +104,19 @@ static void save_source(struct rdma_addrinfo *rai, const struct emu_ibacm_ep *ep
 	if (!(ep->flags & EMU_IBACM_EP_FLAG_SOURCE) || rai->ai_src_len)
 		return;
 	if (ep->type == EMU_IBACM_EP_INFO_ADDRESS_IP) {
-		if (!(sin = emu_calloc(1, sizeof(*sin))))
+		if (!(sin = emu_calloc(1, sizeof(*sin)))) {
+			emu_fail_lost(LOST_SOURCE);
 			return;
+		}
 		sin->sin_family = AF_INET;
 		memcpy(&sin->sin_addr, ep->info.addr, 4);
 		rai->ai_src_addr = (struct sockaddr *)sin;
 		rai->ai_src_len = sizeof(*sin);
 	} else {
-		if (!(sin6 = emu_calloc(1, sizeof(*sin6))))
+		if (!(sin6 = emu_calloc(1, sizeof(*sin6)))) {
+			emu_fail_lost(LOST_SOURCE);
 			return;
+		}
 		sin6->sin6_family = AF_INET6;
 		memcpy(&sin6->sin6_addr, ep->info.addr, 16);
 		rai->ai_src_addr = (struct sockaddr *)sin6;
@@ -151,6 +160,8 @@ static void save_reply(struct rdma_addrinfo *rai, struct emu_ibacm_msg *m, bool 
 		if (paths)
 			memcpy(rai->ai_route, first, paths * sizeof(struct ibv_path_data));
 		rai->ai_route_len = paths * sizeof(struct ibv_path_data);
+	} else {
+		emu_fail_lost(LOST_ROUTE);
 	}
 }
 

@@ -15,6 +15,7 @@
 #include "lib/cma.h"
 #include "lib/gai.h"
 #include "util/failcall.h"
+#include "util/failnth.h"
 
 /* ucma_get_port: the port of an IP or AF_IB address, host order; 0 for none. */
 static uint16_t addr_port(const struct sockaddr *sa)
@@ -96,8 +97,11 @@ void cma_resolve_af_ib(struct rdma_addrinfo **rai)
 	struct rdma_addrinfo *ip = *rai, *ib = emu_calloc(1, sizeof(*ib));
 	const struct ibv_path_record *path;
 
-	if (!ib)
+	if (!ib) {
+		emu_fail_lost("the AF_IB entry in front of the result (rdma-core's "
+			      "ucma_resolve_af_ib drops it)");
 		return;
+	}
 	ib->ai_flags = ip->ai_flags;
 	ib->ai_family = AF_IB;
 	ib->ai_qp_type = ip->ai_qp_type;
@@ -125,5 +129,8 @@ void cma_resolve_af_ib(struct rdma_addrinfo **rai)
 	*rai = ib;
 	return;
 err:
+	/* as rdma-core's ucma_resolve_af_ib: the IP entry alone, without a word */
+	emu_fail_lost("the AF_IB entry in front of the result (rdma-core's ucma_resolve_af_ib "
+		      "drops it)");
 	rdma_freeaddrinfo(ib);
 }
