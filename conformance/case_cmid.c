@@ -155,9 +155,9 @@ static void id_108(const struct conf_case *c)
 	conf_stimulus("rdma_create_id with ps UDP / IPOIB / IB");
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
 		struct rdma_cm_id *id;
+		int ret = rdma_create_id(ch, &id, NULL, t[i].ps), e = errno;
 
-		if (!conf_expect(rdma_create_id(ch, &id, NULL, t[i].ps) == 0, "ps 0x%x: errno %s",
-				 t[i].ps, conf_errno_name(errno)))
+		if (!conf_expect(ret == 0, "ps 0x%x: errno %s", t[i].ps, conf_errno_name(e)))
 			continue;
 		conf_expect(id->qp_type == (enum ibv_qp_type)t[i].qpt, "ps 0x%x: qp_type %d, want %d",
 			    t[i].ps, id->qp_type, t[i].qpt);

@@ -110,7 +110,7 @@ static void check_route(struct rdma_cm_id *id, struct rdma_event_channel *ch, in
 		return;
 	if (ch) {
 		ev = next_event(ch);
-		EXPECT_INT("route event", ev->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
+		CM_EXPECT_EVENT("route event", ev->event, RDMA_CM_EVENT_ROUTE_RESOLVED);
 		EXPECT_INT("route status", ev->status, 0);
 		rdma_ack_cm_event(ev);
 	}

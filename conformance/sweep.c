@@ -132,7 +132,8 @@ static bool parse_obs(const char *w, struct sweep_obs *o)
  * which depend on the call site (a failed eventfd of rdma_create_id's own channel is ENOMEM:
  * cma.c returns ERR(ENOMEM) when ucma_alloc_id fails; a device list or a device that cannot be
  * had is ENODEV: sync_devices_list(), ucma_init_device()); an event's processing that failed
- * is status -1, a peer whose request failed rejects it (cm_destroy_id(): REJ reason 28, SIDR
+ * is status -1 (a synchronous id's call then fails with EPERM: rdma-core's ucma_complete
+ * returns ERR(-status)), a peer whose request failed rejects it (cm_destroy_id(): REJ reason 28, SIDR
  * status IB_SIDR_REJECT; rsockets' ECONNREFUSED), or leaves it unanswered (rdma-core's
  * rdma_get_request leaves a request whose QP it could not create: the peer's connect ends
  * ETIMEDOUT), a send whose packet could not be had completes LOC_QP_OP_ERR and flushes the
@@ -143,7 +144,8 @@ static bool names_real_error(const char *text, const char *lost)
 		"ENOMEM", "EMFILE", "ENFILE", "EAGAIN", "ENOBUFS", "ENODEV", "status -12",
 		"status -24", "status -11", "status -1", "REJECTED", "UNREACHABLE",
 		"CONNECT_ERROR", "ADDR_ERROR", "ROUTE_ERROR", "LOC_QP_OP_ERR", "WR_FLUSH_ERR",
-		"ECONNREFUSED", "ETIMEDOUT",
+		"ECONNREFUSED", "ETIMEDOUT", "EPERM", "status: got -12", "status: got -24",
+		"status: got -11", "status: got -1,", "status: got -1;",
 		"Cannot allocate memory", "Too many open files",
 	};
 

@@ -720,6 +720,18 @@ static void cm_format_path(struct emu_cm_path *w, const struct emu_cm_path_rec *
 	w->local_ack_timeout = (uint8_t)emu_cm_ack_timeout(ack_delay, p->packet_life_time);
 }
 
+/* cm_alloc_msg / cm_alloc_priv_msg: a send's MAD buffer is allocated before the id's state
+ * moves, so that -ENOMEM leaves the id as it was (as ib_send_cm_* return it to rdma_cm, which
+ * then rejects or reports the error); only a MAD the CM sends by itself (a handler's answer,
+ * a retry) is lost when memory runs out. A send that waits for an answer keeps its MAD in the
+ * id for resending (cm_id_priv->msg); the others free it once it is out. */
+static int cm_out_reserve(struct emu_cm_id *id)
+{
+	if (!id->out.mad && !(id->out.mad = emu_kmem_alloc(EMU_MAD_LEN)))
+		return -ENOMEM;
+	return 0;
+}
+
 int emu_cm_send_req(struct emu_cm_id *id, const struct emu_cm_req_param *p)
 {
 	struct emu_cm_msg m;
@@ -743,6 +755,8 @@ int emu_cm_send_req(struct emu_cm_id *id, const struct emu_cm_req_param *p)
 	API_ENTER(id);
 	if (id->state != EMU_CM_IDLE)
 		API_RETURN(-EINVAL);
+	if (cm_out_reserve(id))
+		API_RETURN(-ENOMEM);
 	id->av = p->dst;
 	id->av_timeout = p->primary_path->packet_life_time + 1; /* cm_init_av_by_path */
 	id->service_id = p->service_id;
@@ -812,6 +826,8 @@ int emu_cm_send_rep(struct emu_cm_id *id, const struct emu_cm_rep_param *p)
 	API_ENTER(id);
 	if (id->state != EMU_CM_REQ_RCVD && id->state != EMU_CM_MRA_REQ_SENT)
 		API_RETURN((emu_cm_step(id, EMU_CM_EV_SEND_REP, &t), -EINVAL));
+	if (cm_out_reserve(id))
+		API_RETURN(-ENOMEM);
 	/* cm_format_rep */
 	memset(&m, 0, sizeof(m));
 	m.tid = id->tid;
@@ -848,18 +864,26 @@ int emu_cm_send_rep(struct emu_cm_id *id, const struct emu_cm_rep_param *p)
 int emu_cm_send_rtu(struct emu_cm_id *id, const void *pd, uint8_t len)
 {
 	struct emu_cm_trans t;
-	uint8_t mad[EMU_MAD_LEN];
+	uint8_t *mad;
 	int err;
 
 	if (!id || (pd && len > EMU_CM_RTU_PRIVATE_DATA_SIZE))
 		return -EINVAL;
 	API_ENTER(id);
+	/* ib_send_cm_rtu: the state is checked first (EINVAL), then the message allocated */
+	if (emu_cm_lookup(id->state, EMU_CM_EV_SEND_RTU, &t) || t.disp == EMU_CM_ERR)
+		API_RETURN(emu_cm_step(id, EMU_CM_EV_SEND_RTU, &t));
+	if (!(mad = emu_kmem_alloc(EMU_MAD_LEN)))
+		API_RETURN(-ENOMEM);
 	err = emu_cm_step(id, EMU_CM_EV_SEND_RTU, &t);
-	if (err)
+	if (err) {
+		emu_kmem_free(mad);
 		API_RETURN(err);
+	}
 	cm_store_pdata(id, pd, len);
 	emu_cm_format_rtu(id, mad);
 	emu_cm_output(id->agent, &id->av, mad, false);
+	emu_kmem_free(mad);
 	API_RETURN(0);
 }
 
@@ -923,6 +947,9 @@ int emu_cm_dreq_locked(struct emu_cm_id *id, const void *pd, uint8_t len)
 
 	if (pd && len > EMU_CM_DREQ_PRIVATE_DATA_SIZE)
 		return -EINVAL;
+	if ((emu_cm_lookup(id->state, EMU_CM_EV_SEND_DREQ, &t) == 0 && t.disp != EMU_CM_ERR) &&
+	    cm_out_reserve(id))
+		return -ENOMEM;
 	err = emu_cm_step(id, EMU_CM_EV_SEND_DREQ, &t);
 	if (err)
 		return err;
@@ -950,17 +977,24 @@ int emu_cm_send_dreq(struct emu_cm_id *id, const void *pd, uint8_t len)
 static int cm_drep_locked(struct emu_cm_id *id, const void *pd, uint8_t len)
 {
 	struct emu_cm_trans t;
-	uint8_t mad[EMU_MAD_LEN];
+	uint8_t *mad;
 	int err;
 
 	if (pd && len > EMU_CM_DREP_PRIVATE_DATA_SIZE)
 		return -EINVAL;
+	if (emu_cm_lookup(id->state, EMU_CM_EV_SEND_DREP, &t) || t.disp == EMU_CM_ERR)
+		return emu_cm_step(id, EMU_CM_EV_SEND_DREP, &t);
+	if (!(mad = emu_kmem_alloc(EMU_MAD_LEN)))
+		return -ENOMEM;
 	err = emu_cm_step(id, EMU_CM_EV_SEND_DREP, &t);
-	if (err)
+	if (err) {
+		emu_kmem_free(mad);
 		return err;
+	}
 	cm_store_pdata(id, pd, len);
 	emu_cm_format_drep(id, mad);
 	emu_cm_output(id->agent, &id->av, mad, false);
+	emu_kmem_free(mad);
 	return 0;
 }
 
