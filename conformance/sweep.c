@@ -143,7 +143,8 @@ static bool names_real_error(const char *text, const char *lost)
 	static const char *const words[] = {
 		"ENOMEM", "EMFILE", "ENFILE", "EAGAIN", "ENOBUFS", "ENODEV", "status -12",
 		"status -24", "status -11", "status -1", "REJECTED", "UNREACHABLE",
-		"CONNECT_ERROR", "ADDR_ERROR", "ROUTE_ERROR", "LOC_QP_OP_ERR", "WR_FLUSH_ERR",
+		"CONNECT_ERROR", "ADDR_ERROR", "ROUTE_ERROR", "MULTICAST_ERROR", "LOC_QP_OP_ERR",
+		"WR_FLUSH_ERR",
 		"ECONNREFUSED", "ETIMEDOUT", "EPERM", "status: got -12", "status: got -24",
 		"status: got -11", "status: got -1,", "status: got -1;",
 		"Cannot allocate memory", "Too many open files",

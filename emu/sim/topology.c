@@ -476,14 +476,22 @@ static int mgroup_compute(struct emu_topology *t, struct topo_mgroup *g)
 	if (!order || !parent || !root || !up || !down || !sub || !seen)
 		goto out;
 	if (!g->out) {
-		g->out = emu_calloc(n ? n : 1, sizeof(*g->out));
-		if (!g->out)
+		/* the group takes the table only whole: a row that could not be had frees the
+		 * rest, and the next computation tries again */
+		uint8_t **out = emu_calloc(n ? n : 1, sizeof(*out));
+
+		if (!out)
 			goto out;
 		for (size_t s = 0; s < n; s++) {
-			g->out[s] = emu_calloc(f->switches[s].nports + 1u, 1);
-			if (!g->out[s])
+			out[s] = emu_calloc(f->switches[s].nports + 1u, 1);
+			if (!out[s]) {
+				while (s--)
+					free(out[s]);
+				free(out);
 				goto out;
+			}
 		}
+		g->out = out;
 	}
 	for (size_t r = 0; r < n; r++) {
 		if (seen[r])
