@@ -22,13 +22,16 @@
 /* The first device's context and its port 1, or Notrun. */
 static struct ibv_context *first_dev(struct ibv_port_attr *pa)
 {
-	struct ibv_context **list = rdma_get_devices(NULL);
+	struct ibv_context **list = rdma_get_devices(NULL), *ctx = list ? list[0] : NULL;
 
-	if (!list || !list[0])
+	/* the array only: the contexts stay librdmacm's */
+	if (list)
+		rdma_free_devices(list);
+	if (!ctx)
 		conf_notrun("needs an RDMA device");
-	if (ibv_query_port(list[0], 1, pa))
+	if (ibv_query_port(ctx, 1, pa))
 		conf_fatal("ibv_query_port: %s", conf_errno_name(errno));
-	return list[0];
+	return ctx;
 }
 
 /* GID idx of port 1 of the first device, on a RoCE port (Notrun on InfiniBand: the rows

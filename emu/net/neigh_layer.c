@@ -85,8 +85,19 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 	struct emu_prng root;
 	int ret;
 
-	if (n)
+	if (n) {
+		/* a GID manager that could not be attached is attached at the next use: the
+		 * kernel's roce_gid_mgmt always follows the netdevs */
+		if (!n->gid_attached) {
+			ret = emu_roce_gid_attach(e, n);
+			if (ret) {
+				errno = -ret;
+				return NULL;
+			}
+			n->gid_attached = true;
+		}
 		return n;
+	}
 	n = emu_calloc(1, sizeof(*n));
 	if (!n)
 		goto nomem;
@@ -131,6 +142,7 @@ struct emu_neigh *emu_neigh_get(struct emu_engine *e)
 		errno = -ret;
 		return NULL;
 	}
+	n->gid_attached = true;
 	return n;
 
 nomem_free:

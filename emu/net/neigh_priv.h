@@ -119,6 +119,7 @@ struct neigh_listener {
 };
 
 struct emu_neigh {
+	bool gid_attached; /* emu_roce_gid_attach succeeded (tried again by emu_neigh_get) */
 	struct emu_engine *e;
 	const struct emu_fabric *f;
 	struct emu_clock *clk;
