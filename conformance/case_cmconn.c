@@ -939,24 +939,39 @@ struct rej_pass {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen;
 	int ret, started;
+	const char *step; /* the thread's step that failed, with its errno */
+	int err;
 };
 
 static void *rej_passive(void *arg)
 {
 	struct rej_pass *p = arg;
+	struct pollfd pfd = { .fd = p->ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 
 	if (rdma_listen(p->listen, 8)) {
-		p->ret = -4;
+		p->step = "rdma_listen";
+		p->err = errno;
 		__atomic_store_n(&p->started, 1, __ATOMIC_SEQ_CST);
 		return NULL;
 	}
 	__atomic_store_n(&p->started, 1, __ATOMIC_SEQ_CST);
+	/* a request the library could not take never comes: 5 s at most */
+	if (poll(&pfd, 1, 5000) != 1) {
+		p->step = "no CONNECT_REQUEST within 5 s";
+		p->err = ETIMEDOUT;
+		return NULL;
+	}
 	if (rdma_get_cm_event(p->ch, &ev)) {
-		p->ret = -2;
+		p->step = "rdma_get_cm_event";
+		p->err = errno;
 		return NULL;
 	}
 	p->ret = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? rdma_reject(ev->id, NULL, 0) : -3;
+	if (p->ret == -1) {
+		p->step = "rdma_reject";
+		p->err = errno;
+	}
 	rdma_ack_cm_event(ev);
 	return NULL;
 }
@@ -986,6 +1001,8 @@ static void conn_163(const struct conf_case *c)
 	p.listen = l.listen;
 	p.ret = -1;
 	p.started = 0;
+	p.step = NULL;
+	p.err = 0;
 	if (pthread_create(&th, NULL, rej_passive, &p))
 		conf_fatal("pthread_create");
 	wait_started(&p.started);
@@ -994,7 +1011,10 @@ static void conn_163(const struct conf_case *c)
 	ret = rdma_connect(act, NULL);
 	e = errno;
 	pthread_join(th, NULL);
-	EXPECT_INT("rdma_reject (thread)", p.ret, 0);
+	if (p.step)
+		conf_expect(false, "listener thread: %s: errno %s", p.step, conf_errno_name(p.err));
+	else
+		EXPECT_INT("rdma_reject (thread)", p.ret, 0);
 	CM_EXPECT_FAIL("sync rdma_connect", ret, e, ECONNREFUSED);
 	if (conf_expect(act->event != NULL, "id->event NULL")) {
 		CM_EXPECT_EVENT("id->event->event", act->event->event, RDMA_CM_EVENT_REJECTED);
