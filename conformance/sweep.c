@@ -137,7 +137,10 @@ static bool parse_obs(const char *w, struct sweep_obs *o)
  * status IB_SIDR_REJECT; rsockets' ECONNREFUSED), or leaves it unanswered (rdma-core's
  * rdma_get_request leaves a request whose QP it could not create: the peer's connect ends
  * ETIMEDOUT), a send whose packet could not be had completes LOC_QP_OP_ERR and flushes the
- * rest. faults/sweep_cm.c and sweep_rs.c check the exact error at each step. */
+ * rest. EDEADLK is the emulator's answer to a wait the real stack would never end (nothing
+ * can come: rdma-core's rdma_get_cm_event drops a CONNECT_REQUEST whose id it cannot
+ * allocate and waits for the next event; a DREQ that could not be sent leaves both sides
+ * waiting for DISCONNECTED), where a real program hangs. faults/sweep_cm.c and sweep_rs.c check the exact error at each step. */
 static bool names_real_error(const char *text, const char *lost)
 {
 	static const char *const words[] = {
@@ -145,7 +148,7 @@ static bool names_real_error(const char *text, const char *lost)
 		"status -24", "status -11", "status -1", "REJECTED", "UNREACHABLE",
 		"CONNECT_ERROR", "ADDR_ERROR", "ROUTE_ERROR", "MULTICAST_ERROR", "LOC_QP_OP_ERR",
 		"WR_FLUSH_ERR",
-		"ECONNREFUSED", "ETIMEDOUT", "EPERM", "status: got -12", "status: got -24",
+		"ECONNREFUSED", "ETIMEDOUT", "EPERM", "EDEADLK", "status: got -12", "status: got -24",
 		"status: got -11", "status: got -1,", "status: got -1;",
 		"Cannot allocate memory", "Too many open files",
 	};
