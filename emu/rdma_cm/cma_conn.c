@@ -33,6 +33,10 @@
 #include "emu/ib/mad.h"
 #include "emu/rdma_cm/ucma_event.h"
 #include "util/failcall.h"
+#include "util/failnth.h"
+
+/* cm_destroy_id in REQ_RCVD with -ENOMEM: "Do not reject to allow future retries" */
+#define LOST_REQ "a connection request (the CM drops it without a REJ; the sender's retry comes)"
 
 /* ib_verbs.h enum ib_qp_attr_mask */
 enum {
@@ -762,8 +766,10 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		hdr_addr(&src, &hdr, hdr.src, hdr.port);
 	}
 	id = emu_cma_conn_id_new(listen);
-	if (!id)
+	if (!id) {
+		emu_fail_lost(LOST_REQ);
 		return -ENOMEM;
+	}
 	emu_cma_addr_copy(&id->src, (const struct sockaddr *)&dst);
 	emu_cma_addr_copy(&id->dst, (const struct sockaddr *)&src);
 	if (afib_listen && sidr && !afib_req)
@@ -783,6 +789,8 @@ static int req_handler(struct emu_cm_id *cm, const struct emu_cm_event *ev)
 		/* never reported: its backlog slot goes back */
 		listen->backlog++;
 		emu_cma_id_destroy(id);
+		if (ret == 0 || ret == -ENOMEM)
+			emu_fail_lost(LOST_REQ);
 		return ret < 0 ? ret : ret ? -EINVAL : -ENOMEM;
 	}
 	c->cm = cm;
