@@ -858,7 +858,8 @@ static void ep_sync(const struct conf_case *c)
 	struct rdma_addrinfo hints, *prai = NULL, *arai = NULL;
 	struct ibv_qp_init_attr a;
 	struct rdma_cm_id *act = NULL;
-	struct ep_pass p;
+	/* on the heap: a thread the case gives up on (conf_fatal) may still write to it */
+	struct ep_pass *pp;
 	struct sockaddr_in sin;
 	char host[32], port[16];
 	pthread_t th;
@@ -875,16 +876,18 @@ static void ep_sync(const struct conf_case *c)
 	hints.ai_flags = RAI_NUMERICHOST;
 	if (rdma_getaddrinfo(host, port, &hints, &arai))
 		conf_fatal("rdma_getaddrinfo(active): %s", conf_errno_name(errno));
-	memset(&p, 0, sizeof p);
-	p.req_event = p.disc_event = -1;
+	pp = calloc(1, sizeof *pp);
+	if (!pp)
+		conf_fatal("calloc: %s", conf_errno_name(errno));
+	pp->req_event = pp->disc_event = -1;
 	ep_qp_attr(&a);
 	conf_stimulus("rdma_create_ep passive %s:%s + listen + rdma_get_request + sync accept (thread); "
 		      "rdma_create_ep active + sync connect + sync disconnect", host, port);
-	if (rdma_create_ep(&p.listen, prai, NULL, &a))
+	if (rdma_create_ep(&pp->listen, prai, NULL, &a))
 		conf_fatal("rdma_create_ep(passive): %s", conf_errno_name(errno));
 	/* row 252: bound to the service port, no QP */
-	EXPECT_INT("passive ep src port", ntohs(rdma_get_src_port(p.listen)), CONN_PORT + c->row);
-	conf_expect(p.listen->qp == NULL, "passive ep has a QP");
+	EXPECT_INT("passive ep src port", ntohs(rdma_get_src_port(pp->listen)), CONN_PORT + c->row);
+	conf_expect(pp->listen->qp == NULL, "passive ep has a QP");
 	ep_qp_attr(&a);
 	ret = rdma_create_ep(&act, arai, NULL, &a);
 	if (ret)
@@ -893,10 +896,10 @@ static void ep_sync(const struct conf_case *c)
 	conf_expect(act->verbs != NULL, "active ep without verbs");
 	conf_expect(act->qp && act->qp->qp_type == IBV_QPT_RC, "active ep QP is not RC");
 	conf_expect(act->route.num_paths >= 1, "active ep num_paths %d", act->route.num_paths);
-	if (pthread_create(&th, NULL, ep_passive, &p))
+	if (pthread_create(&th, NULL, ep_passive, pp))
 		conf_fatal("pthread_create");
-	wait_started(&p.started);
-	if (p.listen_ret)
+	wait_started(&pp->started);
+	if (pp->listen_ret)
 		conf_fatal("rdma_listen (thread): %s", conf_errno_name(errno));
 	/* row 251 */
 	errno = 0;
@@ -917,19 +920,20 @@ static void ep_sync(const struct conf_case *c)
 	conf_expect(act->event && act->event->event == RDMA_CM_EVENT_DISCONNECTED,
 		    "active id->event after disconnect is not DISCONNECTED");
 	pthread_join(th, NULL);
-	EXPECT_INT("rdma_get_request", p.ret_get, 0);
-	EXPECT_INT("request id->event", p.req_event, RDMA_CM_EVENT_CONNECT_REQUEST);
-	conf_expect(p.has_qp, "request id has no QP");
-	conf_expect(p.own_channel, "request id shares the listener's channel");
-	EXPECT_INT("sync rdma_accept", p.ret_acc, 0);
-	EXPECT_INT("passive event after the active's disconnect", p.disc_event,
+	EXPECT_INT("rdma_get_request", pp->ret_get, 0);
+	EXPECT_INT("request id->event", pp->req_event, RDMA_CM_EVENT_CONNECT_REQUEST);
+	conf_expect(pp->has_qp, "request id has no QP");
+	conf_expect(pp->own_channel, "request id shares the listener's channel");
+	EXPECT_INT("sync rdma_accept", pp->ret_acc, 0);
+	EXPECT_INT("passive event after the active's disconnect", pp->disc_event,
 		   RDMA_CM_EVENT_DISCONNECTED);
-	if (p.ret_disc)
+	if (pp->ret_disc)
 		conf_expect(false, "passive sync rdma_disconnect: -1 errno %s",
-			    conf_errno_name(p.err));
+			    conf_errno_name(pp->err));
 	conf_note("get_request, accept, connect, disconnect: all 0");
 	rdma_destroy_ep(act);
-	rdma_destroy_ep(p.listen);
+	rdma_destroy_ep(pp->listen);
+	free(pp);
 	rdma_freeaddrinfo(prai);
 	rdma_freeaddrinfo(arai);
 }
@@ -956,9 +960,11 @@ static void *rej_passive(void *arg)
 		return NULL;
 	}
 	__atomic_store_n(&p->started, 1, __ATOMIC_SEQ_CST);
-	/* a request the library could not take never comes: 5 s at most */
-	if (poll(&pfd, 1, 5000) != 1) {
-		p->step = "no CONNECT_REQUEST within 5 s";
+	/* a request the CM dropped (-ENOMEM, no REJ) comes again with the sender's retry, 4.3 s
+	 * later (CMA_CM_RESPONSE_TIMEOUT 20); one the library could not take never comes: 12 s
+	 * at most */
+	if (poll(&pfd, 1, 12000) != 1) {
+		p->step = "no CONNECT_REQUEST within 12 s";
 		p->err = ETIMEDOUT;
 		return NULL;
 	}
@@ -972,7 +978,13 @@ static void *rej_passive(void *arg)
 		p->step = "rdma_reject";
 		p->err = errno;
 	}
-	rdma_ack_cm_event(ev);
+	{
+		struct rdma_cm_id *req = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ? ev->id : NULL;
+
+		rdma_ack_cm_event(ev);
+		if (req) /* the request's id is the application's to destroy */
+			rdma_destroy_id(req);
+	}
 	return NULL;
 }
 
