@@ -179,7 +179,7 @@ static int copy_addr(struct sockaddr **dst, const struct sockaddr *src, socklen_
 {
 	if (!src)
 		return cma_err(EINVAL);
-	*dst = malloc(len);
+	*dst = emu_malloc(len);
 	if (!*dst)
 		return cma_err(ENOMEM);
 	memcpy(*dst, src, len);
