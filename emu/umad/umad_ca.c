@@ -246,13 +246,13 @@ int umad_resolve(const char *ca_in, int *port, char **name)
 
 	*name = NULL;
 	if (ca_in && (!port || *port)) {
-		*name = strdup(ca_in);
+		*name = emu_strdup(ca_in);
 		return *name ? 0 : -1;
 	}
 	if (ca_in) {
 		if (resolve_port(ca_in, port) < 0)
 			return -1;
-		*name = strdup(ca_in);
+		*name = emu_strdup(ca_in);
 		return *name ? 0 : -1;
 	}
 	if (!h)
@@ -281,7 +281,7 @@ int umad_resolve(const char *ca_in, int *port, char **name)
 		return -1;
 	if (port)
 		*port = found_port;
-	*name = strdup(found);
+	*name = emu_strdup(found);
 	return *name ? 0 : -1;
 }
 

@@ -19,6 +19,7 @@
 #include "emu/sim/process.h"
 #include "emu/sim/topology.h"
 #include "emu/umad/umad_priv.h"
+#include "util/failcall.h"
 
 static struct emu_clock clk;
 static struct emu_topology *topo;
@@ -82,7 +83,7 @@ static int pma_answer(const struct emu_fabric *f, const struct umad_file *uf,
 	if (be32toh(req->addr.qpn) != 1 || len < EMU_MAD_LEN || src->state != 4 ||
 	    emu_sma_find_lid(f, dlid, &n))
 		return -ETIMEDOUT;
-	*resp = malloc(EMU_MAD_LEN);
+	*resp = emu_malloc(EMU_MAD_LEN);
 	if (!*resp)
 		return -ETIMEDOUT;
 	memcpy(*resp, req->data, EMU_MAD_LEN);
@@ -120,7 +121,7 @@ int umad_fabric_answer(const struct umad_file *uf, const ib_user_mad_t *req, siz
 	if (cls == EMU_MGMT_CLASS_SUBN_LID || cls == EMU_MGMT_CLASS_SUBN_DR) {
 		if (be32toh(req->addr.qpn) != 0 || len < EMU_MAD_LEN)
 			return -ETIMEDOUT;
-		*resp = malloc(EMU_MAD_LEN);
+		*resp = emu_malloc(EMU_MAD_LEN);
 		if (!*resp)
 			return -ETIMEDOUT;
 		memcpy(*resp, req->data, EMU_MAD_LEN);
