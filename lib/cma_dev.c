@@ -15,6 +15,7 @@
 
 #include "lib/cma.h"
 #include "util/failcall.h"
+#include "util/failnth.h"
 
 static pthread_mutex_t dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cma_device **cma_devs; /* by ibdev index; entries stay put while referenced */
@@ -237,6 +238,8 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 			continue;
 		if (init_device(cma_devs[k])) { /* ucma_init_all: "mark it dead and continue" */
 			cma_devs[k]->dead = true;
+			emu_fail_lost("an RDMA device (rdma_get_devices marks one that does not open "
+				      "dead for the process's life)");
 			continue;
 		}
 		cma_devs[k]->refcnt++;
