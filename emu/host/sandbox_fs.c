@@ -11,7 +11,11 @@
  *                symbolic links), except infiniband/, whose nodes are /dev/null bound onto
  *                files of the names kernel rxe's nodes have: programs that only look for them
  *                (UCX stat()s uverbsN) find character devices, and the emulated libraries
- *                never open them.
+ *                never open them; and shm/, a tmpfs of the host's own (mode 1777): POSIX
+ *                shared memory and named semaphores (rsockets' /rsocket_fork) are the
+ *                emulated host's, as a real host's are, and what a process of another host
+ *                or of the machine left there (a semaphore held by a killed process) is not
+ *                seen.
  *
  * Nothing here touches the machine's own trees: every mount is made in the sandbox's mount
  * namespace, whose root was made private first, and goes away with it. */
@@ -121,7 +125,18 @@ static int cover(const char *dir, bool (*skip)(const char *), char *err, size_t 
 
 static bool dev_skip(const char *name)
 {
-	return !strcmp(name, "infiniband");
+	return !strcmp(name, "infiniband") || !strcmp(name, "shm");
+}
+
+/* The host's own /dev/shm, in the /dev tmpfs. */
+static int dev_shm(char *err, size_t errlen)
+{
+	if ((mkdir("/dev/shm", 01777) < 0 && errno != EEXIST) || chmod("/dev/shm", 01777) < 0 ||
+	    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0) {
+		snprintf(err, errlen, "/dev/shm: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* /dev/null bound onto each /dev/infiniband node the tree writer made: character devices. */
@@ -155,7 +170,8 @@ int emu_sandbox_fs_setup(const struct emu_host *h, char *err, size_t errlen)
 		snprintf(err, errlen, "sysfs: %s", strerror(errno));
 		return -1;
 	}
-	if (cover("/sys/class", rdma_class, err, errlen) || cover("/dev", dev_skip, err, errlen))
+	if (cover("/sys/class", rdma_class, err, errlen) || cover("/dev", dev_skip, err, errlen) ||
+	    dev_shm(err, errlen))
 		return -1;
 	return emu_sandbox_fs_update(h, err, errlen);
 }

@@ -150,15 +150,8 @@ static int svc_index(const struct rs_svc *svc, const struct rs_stream *rs)
 	return -1;
 }
 
-static int svc_index(const struct rs_svc *svc, const struct rs_stream *rs);
-
-/* An rsocket is in a service's set once: a second rconnect of a non-blocking rsocket still
- * connecting asks for it again (as rdma-core's rconnect does), and a second entry would outlive
- * the one rclose removes (rdma-core then reads the freed rsocket when its closed fd polls). */
 static int svc_add(struct rs_svc *svc, struct rs_stream *rs)
 {
-	if (svc_index(svc, rs) > 0)
-		return 0;
 	if (svc->cnt + 1 >= svc->size && svc_grow(svc))
 		return ENOMEM;
 	svc->rss[++svc->cnt] = rs;
@@ -206,6 +199,14 @@ static void svc_command(struct rs_svc *svc)
 		return;
 	switch (msg.cmd) {
 	case RS_SVC_ADD_CM:
+		/* an rsocket is in the set once: a second rconnect of a non-blocking rsocket still
+		 * connecting asks for it again (as rdma-core's rconnect does), and a second entry
+		 * would outlive the one rclose removes (rdma-core then reads the freed rsocket when
+		 * its closed fd polls) */
+		if (svc_index(svc, msg.rs) > 0) {
+			msg.status = 0;
+			break;
+		}
 		msg.status = (uint32_t)svc_add(svc, msg.rs);
 		if (!msg.status) {
 			msg.rs->opts |= RS_OPT_CM_SVC;

@@ -5,7 +5,7 @@
 #   - the host's netdevs as the kernel shows them (names, MACs, MTU, flags, addresses, routes),
 #     and no route to anything else: not to this machine's network (its gateway is 192.0.2.1),
 #     not to the internet;
-#   - /sys/class/infiniband and /dev/infiniband of the host's devices;
+#   - /sys/class/infiniband and /dev/infiniband of the host's devices, and a /dev/shm of its own;
 #   - TCP from B to A's address, carried by the daemon's wire: in its capture, both ways;
 #   - a second program of the host joins the same sandbox; the sandbox goes when its last
 #     process has gone (also one killed with SIGKILL), and leaves nothing mounted here.
@@ -48,6 +48,17 @@ check "A's RDMA files" "rxe0
 char uverbs0
 char rdma_cm" "$(inA sh -c 'ls /sys/class/infiniband; for f in uverbs0 rdma_cm; do
 	[ -c /dev/infiniband/$f ] && echo "char $f"; done')"
+
+# the host's own /dev/shm: POSIX shared memory and named semaphores of the machine (one a
+# killed process left held) are not the host's, and the host's stay in it
+marker=/dev/shm/rdmaemu-sandbox-test.$$
+: >"$marker"
+check "A's /dev/shm" "1777
+tmpfs
+own" "$(inA sh -c 'stat -c %a /dev/shm; stat -f -c %T /dev/shm; ls -A /dev/shm; : >/dev/shm/own && ls /dev/shm')"
+check "the machine's /dev/shm untouched" "yes no" \
+	"$([ -e "$marker" ] && echo yes || echo no) $([ -e /dev/shm/own ] && echo yes || echo no)"
+rm -f "$marker"
 
 # RDMA netlink (librdmaemu-host.so, preloaded in a sandbox)
 check "A's rdma link" "link rxe0/1 state ACTIVE physical_state LINK_UP netdev eth0 " \
