@@ -36,6 +36,7 @@ struct conf_sweep_arm {
 	int kind;    /* the kind to fail, -1: count only */
 	unsigned long n;
 	bool quiet;  /* the child's stderr (the libraries' messages on failures) to /dev/null */
+	unsigned timeout; /* the case's timeout, s: the first run's watchdog (0: none) */
 };
 extern struct conf_sweep_arm conf_sweep_arm;
 _Noreturn void conf_sweep_child(const struct conf_case *c);

@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,41 @@ static const char *const kind_name[SWEEP_KINDS] = { "alloc", "mmap", "eventfd", 
 
 /* A sanitizer build's leak check (weak: absent otherwise). Returns nonzero on leaks. */
 int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
+/* The watchdog of the first run: a loss the real stack has too can leave a wait that never
+ * ends where the emulator cannot see every thread waiting (a thread blocked in raccept's read
+ * of its accept queue, as in rdma-core), and the real program hangs there as well. Two seconds
+ * before the case's timeout, with the first run still under way, it sends the record with
+ * "HUNG" as the first run's state and ends the child: the parent then judges the hang on what
+ * the injection lost. */
+static struct {
+	int (*fired)(void);
+	const char *(*lost)(void);
+	unsigned seconds;
+	int done; /* the first run ended (atomic) */
+} dog;
+
+static void *watchdog(void *unused)
+{
+	static char rec[512];
+	const char *what;
+
+	(void)unused;
+	for (unsigned i = 0; i < dog.seconds * 10; i++) {
+		if (__atomic_load_n(&dog.done, __ATOMIC_ACQUIRE))
+			return NULL;
+		usleep(100000);
+	}
+	if (__atomic_load_n(&dog.done, __ATOMIC_ACQUIRE))
+		return NULL;
+	what = dog.lost();
+	snprintf(rec, sizeof rec,
+		 "alloc=0 mmap=0 eventfd=0 socket=0 thread=0 fired=%d leaks=-1 probe=- lost=%s\n"
+		 "HUNG the first run did not end within %u s", dog.fired(), what ? what : "-",
+		 dog.seconds);
+	conf_send_record('W', CONF_FAIL, rec);
+	_exit(0);
+}
 
 _Noreturn void conf_sweep_child(const struct conf_case *c)
 {
@@ -65,9 +101,18 @@ _Noreturn void conf_sweep_child(const struct conf_case *c)
 				       "(emu_fail_arm in librdmaemu.so.0)");
 	for (int k = 0; k < SWEEP_KINDS; k++)
 		before[k] = count(k);
-	if (conf_sweep_arm.kind >= 0)
+	dog.fired = fired;
+	dog.lost = lost;
+	dog.seconds = conf_sweep_arm.timeout > 4 ? conf_sweep_arm.timeout - 2 : 2;
+	if (conf_sweep_arm.kind >= 0) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, watchdog, NULL) == 0)
+			pthread_detach(t);
 		arm(conf_sweep_arm.kind, conf_sweep_arm.n);
+	}
 	st1 = conf_body_run(c, first, sizeof first);
+	__atomic_store_n(&dog.done, 1, __ATOMIC_RELEASE);
 	gave_up = conf_body_gave_up;
 	for (int k = 0; k < SWEEP_KINDS; k++)
 		counts[k] = count(k) - before[k];
@@ -99,6 +144,7 @@ struct sweep_obs {
 	bool valid;
 	unsigned long counts[SWEEP_KINDS];
 	int fired, leaks;
+	bool hung; /* the first run did not end (the watchdog's record) */
 	char probe[256], lost[256];
 	enum conf_state first;
 	const char *first_text; /* into the record */
@@ -121,6 +167,7 @@ static bool parse_obs(const char *w, struct sweep_obs *o)
 	snprintf(o->lost, sizeof o->lost, "%.*s", (int)(nl - (w + used)), w + used);
 	if (sscanf(nl + 1, "%15s", st) != 1)
 		return false;
+	o->hung = !strcmp(st, "HUNG");
 	o->first = !strcmp(st, "PASS") ? CONF_PASS : !strcmp(st, "NOTRUN") ? CONF_NOTRUN : CONF_FAIL;
 	o->first_text = nl + 1 + strlen(st) + (nl[1 + strlen(st)] == ' ');
 	o->valid = true;
@@ -174,6 +221,14 @@ static enum verdict judge(const struct conf_result *r, const struct sweep_obs *b
 			return V_UNREACHED;
 		snprintf(why, size, "%s", r->msg ? r->msg : "no result");
 		return V_FAILED;
+	}
+	/* a wait that never ends after a loss the real stack has too hangs there as well */
+	if (o.hung) {
+		if (!strcmp(o.lost, "-")) {
+			snprintf(why, size, "%s, nothing lost", o.first_text);
+			return V_FAILED;
+		}
+		return V_REPORTED;
 	}
 	if (o.leaks > 0 && base->leaks == 0) {
 		snprintf(why, size, "LeakSanitizer found leaks (first run: %s %s)",
@@ -229,7 +284,8 @@ int conf_sweep_one(const struct conf_case *const *sel, const struct conf_variant
 		struct conf_result r = { 0 };
 		struct sweep_obs o;
 
-		conf_sweep_arm = (struct conf_sweep_arm){ true, k, nth, false };
+		conf_sweep_arm = (struct conf_sweep_arm){ true, k, nth, false,
+							    sel[i]->timeout ? sel[i]->timeout : timeout };
 		conf_run_case(sel[i], selv[i], timeout, &r);
 		if (!parse_obs(r.sweep, &o)) {
 			printf("%s %s: no sweep record; %s %s\n", sel[i]->id, spec,
@@ -267,7 +323,7 @@ int conf_sweep_run(const struct conf_case *const *sel, const struct conf_variant
 			skipped++;
 			continue;
 		}
-		conf_sweep_arm = (struct conf_sweep_arm){ true, -1, 0, !verbose };
+		conf_sweep_arm = (struct conf_sweep_arm){ true, -1, 0, !verbose, 0 };
 		conf_run_case(c, selv[i], timeout, &r);
 		if (r.state == CONF_NOTRUN) {
 			skipped++;
@@ -298,7 +354,8 @@ int conf_sweep_run(const struct conf_case *const *sel, const struct conf_variant
 				struct conf_result ri = { 0 };
 				enum verdict vd;
 
-				conf_sweep_arm = (struct conf_sweep_arm){ true, k, nth, !verbose };
+				conf_sweep_arm = (struct conf_sweep_arm){ true, k, nth, !verbose,
+									    c->timeout ? c->timeout : timeout };
 				conf_run_case(c, selv[i], timeout, &ri);
 				vd = judge(&ri, &base, r.state, why, sizeof why);
 				v[vd]++;
