@@ -198,7 +198,8 @@ cell_removal() {
 	want "$name" || return 0
 	echo "=== $name"
 	on B start "$name-srv" server "" 7471 rc 2000 3000 500 \
-		"(rdma link delete rxe0; echo \"rc \$?\") >$d/delete.log 2>&1 &" 0 true
+		"(s=\$(cut -d' ' -f1 /proc/uptime); rdma link delete rxe0; echo \"rc \$?, from \$s to \$(cut -d' ' -f1 /proc/uptime)\") >$d/delete.log 2>&1 &" \
+		0 true
 	on B waitline "$name-srv" '^listening$' 60 || echo "  the server did not listen"
 	start "$name-cli" client "" "$ip_b" 7471 rc 2000 3000
 	waitend "$name-cli" 150
@@ -206,7 +207,7 @@ cell_removal() {
 	keep B "$name-srv" "$name.srv"
 	keep A "$name-cli" "$name.cli"
 	sleep 2
-	echo "  B: rdma link delete: $(on B sh_c "cat $d/delete.log; rdma link show | tr '\n' ' '")"
+	echo "  B: rdma link delete: $(on B sh_c "cat $d/delete.log; echo the server ended at \$(cat $d/$name-srv.end); rdma link show | tr '\n' ' '")"
 	# the client's host keeps working: a transfer within A
 	again "$name" A "$ip_a"
 	# the device back on B (rdma link add): a transfer from A to B
