@@ -20,15 +20,15 @@ if ! "$vm" check-usable; then
 	echo "check-faults-rxe: no VM can run here (scripts/rxe-vm status): skipped"
 	exit 77
 fi
-accel=$("$vm" status 2>/dev/null | sed -n 's/^accelerator: \([a-z]*\).*/\1/p' | tr a-z A-Z)
+accel=$("$vm" status 2>/dev/null | sed -n 's/^accelerator: \([a-z]*\).*/\1/p' | tr '[:lower:]' '[:upper:]')
 mark="[kernel rxe (${accel:-?})]"
 t=$(mktemp -d) || exit 99
 trap 'rm -rf "$t"' EXIT
 out=${FAULTS_RXE_OUT:-$t/out}
-rm -rf "$out"
 mkdir -p "$out"
 
 t0=$(date +%s)
+# shellcheck disable=SC2016 # $1 expands in the guest
 nice -n 5 "$vm" run --two --copy "$xfer" --copy "$s/faults/rxe-cells.sh" --out "$out" \
 	--timeout 1500 --b-cmd 'dmesg -n 7; exec nc -ll -p 9000 -e /bin/sh' -- \
 	/bin/sh -c 'dmesg -n 7; exec /bin/sh /opt/rdmaemu/rxe-cells.sh drive "$1"' sh \

@@ -28,7 +28,7 @@ start() {
 	shift 3
 	rm -f "$d/$n" "$d/$n.pid" "$d/$n.rc" "$d/$n.end"
 	(
-		# shellcheck disable=SC2016 # expands in the inner shell
+		# shellcheck disable=SC2016,SC2094 # expands in the inner shell; NAME.pid is not NAME
 		FAULT_XFER_STOP=$stop sh -c 'echo $$ >"$0.pid"; exec "$@"' "$d/$n" "$xfer" "$side" "$@" \
 			>"$d/$n" 2>&1 </dev/null
 		echo $? >"$d/$n.rc.new"
