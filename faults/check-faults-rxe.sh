@@ -25,6 +25,8 @@ mark="[kernel rxe (${accel:-?})]"
 t=$(mktemp -d) || exit 99
 trap 'rm -rf "$t"' EXIT
 out=${FAULTS_RXE_OUT:-$t/out}
+# the guests' files of an earlier run would mix with this one's
+rm -rf "$out/A" "$out/B"
 mkdir -p "$out"
 
 t0=$(date +%s)
