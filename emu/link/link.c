@@ -494,6 +494,14 @@ void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len)
 	emu_link_shm_commit(rv, len);
 }
 
+int emu_link_loopback_desc(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   uint32_t dqpn, const void *desc, size_t len)
+{
+	int ep = emu_topology_port_endpoint(emu_engine_topology(e), host, dev, port);
+
+	return ep < 0 ? -ENOENT : emu_link_shm_send_desc(ep, dqpn, desc, len);
+}
+
 void emu_link_loopback_burst(bool begin)
 {
 	if (begin)

@@ -46,6 +46,11 @@ int emu_link_send_loopback(struct emu_engine *e, size_t host, size_t dev, unsign
 void *emu_link_loopback_reserve(struct emu_engine *e, size_t host, size_t dev, unsigned port,
 				uint32_t dqpn, size_t len, struct emu_link_shm_resv *rv);
 void emu_link_loopback_commit(const struct emu_link_shm_resv *rv, size_t len);
+/* A descriptor of the data path's (emu_link_shm_send_desc) to the process owning dqpn, through
+ * the ring of the port's endpoint: 0, or -ENOENT when no ring joins us to that process (nothing
+ * is sent; descriptors never go to the daemon). Engine lock held. */
+int emu_link_loopback_desc(struct emu_engine *e, size_t host, size_t dev, unsigned port,
+			   uint32_t dqpn, const void *desc, size_t len);
 /* Brackets a burst of loopback reserve/commit pairs (emu_link_shm_burst_begin/end). */
 void emu_link_loopback_burst(bool begin);
 /* `rdma link delete dev` on host `node`, through the daemon at sock (NULL: $RDMAEMU_DAEMON) on

@@ -39,6 +39,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -55,6 +56,8 @@
 #define BACKLOG_MAX 4096
 #define REC_HDR 8u
 #define REC_WRAP UINT32_MAX
+/* in a record's len: a descriptor of the data path's own (emu_link_shm_send_desc), not a frame */
+#define REC_DESC 0x40000000u
 /* Empty passes before a ring thread sleeps. Spinning longer (64 passes, each taking and
  * releasing the engine lock) measured no better on this 2-core machine: the spinning thread
  * takes the CPU the writer needs. */
@@ -79,6 +82,7 @@ struct rec_hdr {
 struct backlog {
 	struct backlog *next;
 	int ep;
+	uint32_t flag; /* REC_DESC or 0 */
 	size_t len;
 	uint8_t frame[];
 };
@@ -240,16 +244,16 @@ static long ring_room(struct peer *p, size_t len, uint64_t *headp)
 }
 
 /* Publishes the record at stream position head holding a frame of len bytes. */
-static void ring_publish(struct peer *p, uint64_t head, int ep, size_t len)
+static void ring_publish(struct peer *p, uint64_t head, int ep, size_t len, uint32_t flag)
 {
-	struct rec_hdr rh = { (uint32_t)len, ep };
+	struct rec_hdr rh = { (uint32_t)len | flag, ep };
 
 	memcpy(p->txd + head % EMU_SHM_RING_DATA, &rh, sizeof(rh));
 	__atomic_store_n(&p->tx->head, head + rec_size(len), __ATOMIC_RELEASE);
 }
 
 /* Copies one frame into p's tx ring: false when it does not fit now. */
-static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
+static bool ring_put(struct peer *p, int ep, const void *frame, size_t len, uint32_t flag)
 {
 	uint64_t head;
 	long pos = ring_room(p, len, &head);
@@ -257,7 +261,7 @@ static bool ring_put(struct peer *p, int ep, const void *frame, size_t len)
 	if (pos < 0)
 		return false;
 	memcpy(p->txd + pos + REC_HDR, frame, len);
-	ring_publish(p, head, ep, len);
+	ring_publish(p, head, ep, len, flag);
 	return true;
 }
 
@@ -277,7 +281,7 @@ static bool backlog_flush(struct peer *p)
 {
 	bool moved = false;
 
-	while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len)) {
+	while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len, p->bl->flag)) {
 		struct backlog *b = p->bl;
 
 		p->bl = b->next;
@@ -292,7 +296,7 @@ static bool backlog_flush(struct peer *p)
 		/* ask the reader to wake us when it has made room, then look once more: it may
 		 * have made room between our attempt and the flag */
 		__atomic_store_n(&p->tx->writer_waiting, 1, __ATOMIC_SEQ_CST);
-		while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len)) {
+		while (p->bl && ring_put(p, p->bl->ep, p->bl->frame, p->bl->len, p->bl->flag)) {
 			struct backlog *b = p->bl;
 
 			p->bl = b->next;
@@ -348,7 +352,7 @@ void emu_link_shm_commit(const struct emu_link_shm_resv *rv, size_t len)
 {
 	struct peer *p = rv->peer;
 
-	ring_publish(p, rv->head, rv->ep, len);
+	ring_publish(p, rv->head, rv->ep, len, 0);
 	sh.st.tx++;
 	if (sh.burst && ++p->unrung < EMU_LINK_SHM_BELL_EVERY) {
 		sh.owed = true;
@@ -379,7 +383,7 @@ void emu_link_shm_burst_end(void)
 	}
 }
 
-int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
+static int shm_send(int ep, uint32_t dqpn, const void *frame, size_t len, uint32_t flag)
 {
 	struct peer *p = peer_of_qpn(dqpn);
 	struct backlog *b;
@@ -389,19 +393,26 @@ int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
 	if (len > EMU_WIRE_MAX_FRAME)
 		return -EMSGSIZE;
 	/* behind a backlog, in order */
-	if (!p->bl && ring_put(p, ep, frame, len)) {
+	if (!p->bl && ring_put(p, ep, frame, len, flag)) {
 		sh.st.tx++;
+		/* a descriptor in a burst, as emu_link_shm_commit: the end rings */
+		if (flag && sh.burst && ++p->unrung < EMU_LINK_SHM_BELL_EVERY) {
+			sh.owed = true;
+			return 0;
+		}
+		p->unrung = 0;
 		ring_doorbell(p);
 		return 0;
 	}
 	if (p->nbl >= BACKLOG_MAX || !(b = emu_malloc(sizeof(*b) + len))) {
 		sh.st.drops++;
-		shm_trace("ring to slot %u full and %zu frames behind it: frame for qp %u dropped",
-			  p->slot, p->nbl, dqpn);
+		shm_trace("ring to slot %u full and %zu frames behind it: %s for qp %u dropped",
+			  p->slot, p->nbl, flag ? "descriptor" : "frame", dqpn);
 		return 0;
 	}
 	b->next = NULL;
 	b->ep = ep;
+	b->flag = flag;
 	b->len = len;
 	memcpy(b->frame, frame, len);
 	*p->bl_tail = b;
@@ -415,11 +426,36 @@ int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
 	return 0;
 }
 
+int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
+{
+	return shm_send(ep, dqpn, frame, len, 0);
+}
+
+int emu_link_shm_send_desc(int ep, uint32_t dqpn, const void *desc, size_t len)
+{
+	return shm_send(ep, dqpn, desc, len, REC_DESC);
+}
+
+int emu_link_shm_peer_pid(uint32_t dqpn)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+
+	return p ? p->pid : 0;
+}
+
 /* ---------- reader side: the ring thread ---------- */
 
 static bool ring_empty(const struct peer *p)
 {
 	return __atomic_load_n(&p->rx->head, __ATOMIC_ACQUIRE) == p->rx->tail;
+}
+
+/* the data path's taker of descriptors (emu_link_shm_set_desc_hook) */
+static emu_link_shm_desc_fn *desc_hook;
+
+void emu_link_shm_set_desc_hook(emu_link_shm_desc_fn *fn)
+{
+	desc_hook = fn;
 }
 
 /* Delivers what p's rx ring holds (engine lock held). The number of frames. */
@@ -435,11 +471,15 @@ static size_t ring_drain(struct peer *p)
 		size_t pos = (size_t)(tail % EMU_SHM_RING_DATA);
 		struct rec_hdr rh;
 
+		uint32_t flag;
+
 		memcpy(&rh, p->rxd + pos, sizeof(rh));
 		if (rh.len == REC_WRAP) {
 			tail += EMU_SHM_RING_DATA - pos;
 			continue;
 		}
+		flag = rh.len & REC_DESC;
+		rh.len &= ~REC_DESC;
 		if (rh.len > EMU_WIRE_MAX_FRAME || pos + rec_size(rh.len) > EMU_SHM_RING_DATA ||
 		    head - tail < rec_size(rh.len)) {
 			/* only a broken peer writes this: stop reading it */
@@ -448,11 +488,17 @@ static size_t ring_drain(struct peer *p)
 			tail = head;
 			break;
 		}
-		/* a loopback frame the peer's builder made: its ICRC cannot be wrong */
-		emu_pkt_trust(true);
-		emu_engine_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
-				   emu_engine_now(sh.e));
-		emu_pkt_trust(false);
+		if (flag) {
+			/* the data path's descriptor: to its hook, with the writer's pid */
+			if (desc_hook)
+				desc_hook(rh.ep, p->pid, p->rxd + pos + REC_HDR, rh.len);
+		} else {
+			/* a loopback frame the peer's builder made: its ICRC cannot be wrong */
+			emu_pkt_trust(true);
+			emu_engine_deliver(sh.e, rh.ep, p->rxd + pos + REC_HDR, rh.len,
+					   emu_engine_now(sh.e));
+			emu_pkt_trust(false);
+		}
 		tail += rec_size(rh.len);
 		/* free the space at once: a writer on the other core refills behind us */
 		__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE);
@@ -700,6 +746,31 @@ static void thread_start(struct emu_engine *e)
 			}
 }
 
+/* The peer may read and write this process's memory (process_vm_readv / writev, the data
+ * path's one-copy transfers, docs/daemon.md): where Yama restricts ptrace to descendants
+ * (ptrace_scope 1), name it as our ptracer. One process only can be named: the latest peer.
+ * Without Yama, or with scope 0, same-uid processes need nothing; with 2 or 3 nothing helps
+ * and the transfers fall back to frames. */
+static void grant_peer(int pid)
+{
+	static int scope = -2;
+
+	if (scope == -2) {
+		FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+
+		scope = -1;
+		if (f) {
+			if (fscanf(f, "%d", &scope) != 1)
+				scope = -1;
+			fclose(f);
+		}
+	}
+	if (scope != 1 || pid <= 0)
+		return;
+	if (prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0))
+		shm_trace("PR_SET_PTRACER %d: %s", pid, strerror(errno));
+}
+
 /* SHM_PEER: maps the pair's rings. e is NULL while attaching (no engine yet, one thread);
  * otherwise the engine lock is taken. Answers SHM_MAPPED either way. */
 static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_shm_peer *b,
@@ -741,6 +812,7 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 	p->nbl = 0;
 	peer_set_state(p, PEER_MAPPED);
 	peers_add(1);
+	grant_peer(p->pid);
 	if (e) {
 		thread_start(e);
 		emu_engine_unlock(e);

@@ -38,6 +38,16 @@ void emu_link_shm_msg(struct emu_engine *e, const struct emu_dmsg *h, const void
  * behind it in this process when the ring is full), -ENOENT when no peer known here owns
  * dqpn (the caller uses the daemon). */
 int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len);
+/* The same for a descriptor of the data path's own (the one-copy transfers between processes,
+ * emu/verbs/xfast.c): opaque bytes, in order with the frames of the same ring, never to the
+ * daemon (-ENOENT when no peer owns dqpn). Inside a burst the doorbell waits for its end.
+ * The reader's ring pass hands each to the hook with the writer's pid (engine lock held,
+ * emu_link_shm_delivering true); without a hook it is dropped. */
+int emu_link_shm_send_desc(int ep, uint32_t dqpn, const void *desc, size_t len);
+typedef void emu_link_shm_desc_fn(int ep, int pid, const void *desc, size_t len);
+void emu_link_shm_set_desc_hook(emu_link_shm_desc_fn *fn);
+/* The pid of the process of this host owning dqpn, joined by rings; 0 when none. */
+int emu_link_shm_peer_pid(uint32_t dqpn);
 /* A place in a ring for a frame of at most len bytes, to build it in (no copy of the frame):
  * emu_link_shm_reserve gives its address, or NULL when the frame must take
  * emu_link_shm_send (no peer owns dqpn, the ring is full, or frames wait behind it);

@@ -73,6 +73,8 @@ static void go_back(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, const c
 		pkts += x->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(x->wr.opcode) ?
 				1 : ((x->last_psn - x->first_psn) & EMU_PSN_MASK) + 1;
 		x->state = EMU_WQE_POSTED;
+		x->xfast = false;
+		x->xfast_no = true; /* sent again as packets */
 		x->resume_pkts = x == w ? skip : 0;
 		x->read_off = 0;
 		emu_dp_rd_atomic_put(q, x); /* taken again when resent */
@@ -154,6 +156,8 @@ static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
 
 		if (x->state == EMU_WQE_PENDING) {
 			x->state = EMU_WQE_POSTED;
+			x->xfast = false;
+			x->xfast_no = true;
 			x->read_off = 0;
 			emu_dp_rd_atomic_put(q, x); /* taken again when resent */
 		}
@@ -378,5 +382,83 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	 * a packet that made the completer go back N has the requester resend */
 	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
 	    q->dp.retransmits != resent)
+		emu_dp_req_run(q);
+}
+
+/* The tail of an answer's handling (emu_dp_comp_rx's). */
+static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
+{
+	if (progress && q->attr.qp_state == IBV_QPS_RTS)
+		emu_dp_retry_restart(q);
+	emu_dp_comp_run(q);
+	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
+	    q->dp.retransmits != resent)
+		emu_dp_req_run(q);
+}
+
+/* The READ's data is in place: what its last response packet would do. */
+void emu_dp_comp_xfast_read(struct emu_vqp *q, uint32_t psn)
+{
+	struct emu_pkt_info pi = { .opcode = EMU_OP_RC | EMU_OP_READ_RESP_LAST };
+	uint64_t resent = q->dp.retransmits;
+	bool progress = false;
+	struct emu_swqe *w = NULL;
+
+	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD)
+		return;
+	/* the WQE that went with first PSN psn, if it still waits as it went */
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state == EMU_WQE_PENDING && x->xfast && x->first_psn == psn &&
+		    x->wr.opcode == IBV_WR_RDMA_READ) {
+			w = x;
+			break;
+		}
+	}
+	if (!w)
+		return;
+	pi.psn = w->last_psn;
+	if (comp_find(q, &pi, &progress) == w) {
+		w->read_off = w->length;
+		set_state(q, w, EMU_WQE_DONE, 0);
+		progress = true;
+	}
+	comp_after(q, progress, resent);
+}
+
+/* The responder took nothing of the message: it and every WQE sent after it go again, as
+ * packets, from its first PSN; no retry is used (nothing was lost). */
+void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn)
+{
+	struct emu_swqe *w = NULL;
+
+	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD)
+		return;
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state == EMU_WQE_PENDING && x->xfast && x->first_psn == psn) {
+			w = x;
+			break;
+		}
+	}
+	if (!w)
+		return; /* gone back already, or answered */
+	q->dp.req_psn = w->first_psn;
+	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
+		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
+
+		if (x->state != EMU_WQE_PENDING)
+			continue;
+		x->state = EMU_WQE_POSTED;
+		x->xfast = false;
+		x->xfast_no = true;
+		x->resume_pkts = 0;
+		x->read_off = 0;
+		emu_dp_rd_atomic_put(q, x); /* taken again when resent */
+	}
+	emu_dp_trace("qp %u comp: descriptor psn %#x declined: its packets go", q->qp.qp_num, psn);
+	if (q->attr.qp_state == IBV_QPS_RTS)
 		emu_dp_req_run(q);
 }

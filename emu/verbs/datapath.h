@@ -58,6 +58,9 @@ struct emu_swqe {
 	bool has_rd_atomic;    /* READ / atomic: holds one of the max_rd_atomic slots */
 	uint8_t *inl;	       /* inline data (after sge[]) */
 	bool pooled;	       /* from the QP's pool (emu_dp_swqe_alloc) */
+	/* RC to another process of this host: sent as one descriptor (xfast.c), and not to be
+	 * sent so again (declined, or gone back N: its packets take the packet path) */
+	bool xfast, xfast_no;
 	uint32_t mw_rkey, mr_lkey; /* BIND_MW: the window's key and the MR's lkey at post
 				    * time (rdma-core's convert_send_wr reads them then) */
 	struct ibv_sge sge[];
@@ -159,6 +162,10 @@ int emu_dp_xmit(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth
 int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct emu_bth *bth,
 		       const struct emu_pkt_ext *ext, const struct ibv_sge *sge, int nsge,
 		       uint64_t off, size_t paylen, enum emu_mr_status *gst);
+/* A descriptor of the one-copy path (xfast.c) to q's destination, when that is a QP of
+ * another process of this host joined by rings and q's path loops back (a port GID, RoCE):
+ * 0, or -ENOENT (nothing sent). */
+int emu_dp_xmit_desc(struct emu_vqp *q, const void *desc, size_t len);
 /* A responder packet to q's destination: ACK / NAK (syndrome), READ response (data), atomic
  * ACK (orig), with the AETH's MSN. */
 void emu_dp_xmit_resp(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
@@ -259,6 +266,22 @@ void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
  * included); false, having changed nothing, when the packet path must run. Engine lock held. */
 bool emu_dp_fast_on(void);
 bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
+
+/* fast.c, for xfast.c: the responder's receive CQE of a message that succeeded, the receive
+ * WQE taken off b's queue and recycled (b has no SRQ). */
+void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
+			 const struct emu_swqe *w);
+
+/* xfast.c: one copy a byte between two processes of a host (docs/daemon.md, "One copy
+ * between processes"). The requester's attempt for one WQE (req.c): true when it went as a
+ * descriptor, its PSNs taken as its packets would have (the WQE then waits for its answer as
+ * any sent WQE); false, nothing changed, when its packets must go. */
+bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts);
+/* comp.c, for xfast.c: a READ sent as a descriptor whose data the responder wrote into our
+ * memory (first PSN psn), and a descriptor the responder declined (the WQE from psn on go back
+ * to the packet path). Engine lock held. */
+void emu_dp_comp_xfast_read(struct emu_vqp *q, uint32_t psn);
+void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn);
 
 /* qp_dp.c: a QP's life as the engines see it, for qp.c */
 /* Creation: empty queues, and the timers' expiry registered (the requester's RNR wait, the

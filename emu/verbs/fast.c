@@ -369,7 +369,7 @@ static void fast_done(struct emu_vqp *q, struct emu_swqe *w)
 }
 
 /* The responder's receive CQE (resp.c's recv_wc for a success) and the WQE freed. */
-static void fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
+void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
 			 const struct emu_swqe *w)
 {
 	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
@@ -417,7 +417,7 @@ static void fast_exec(struct emu_vqp *q, struct emu_vqp *b, struct fast_op *op)
 	case IBV_WR_SEND_WITH_IMM:
 		seg_copy(op->dst, op->ndst, op->src, op->nsrc);
 		b->dp.resp_off = (uint32_t)w->length;
-		fast_recv_wc(b, op->rw, IBV_WC_RECV, (uint32_t)w->length, w);
+		emu_dp_fast_recv_wc(b, op->rw, IBV_WC_RECV, (uint32_t)w->length, w);
 		break;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
@@ -428,7 +428,7 @@ static void fast_exec(struct emu_vqp *q, struct emu_vqp *b, struct fast_op *op)
 		b->dp.resp_length = (uint32_t)w->length;
 		if (op->rw) {
 			b->dp.resp_off = 0;
-			fast_recv_wc(b, op->rw, IBV_WC_RECV_RDMA_WITH_IMM, (uint32_t)w->length, w);
+			emu_dp_fast_recv_wc(b, op->rw, IBV_WC_RECV_RDMA_WITH_IMM, (uint32_t)w->length, w);
 		}
 		break;
 	case IBV_WR_RDMA_READ:

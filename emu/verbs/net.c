@@ -312,6 +312,25 @@ int emu_dp_xmit_gather(struct emu_vqp *q, const struct emu_av *av, const struct 
 	return xmit(q, av, bth, ext, &src, paylen, gst);
 }
 
+int emu_dp_xmit_desc(struct emu_vqp *q, const void *desc, size_t len)
+{
+	const struct emu_port *p = emu_verbs_port(q->qp.context, q->av.port_num);
+	uint32_t dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
+	struct emu_engine *e = emu_dp_engine();
+	bool own = false;
+
+	/* rxe's loopback: the destination GID is one of the port's own, on a RoCE port */
+	if (!e || !p || p->link_layer != IBV_LINK_LAYER_ETHERNET || !q->av.is_global ||
+	    q->av.sgid_index >= p->ngids || !emu_link_qpn_elsewhere(dqpn))
+		return -ENOENT;
+	for (size_t i = 0; i < p->ngids && !own; i++)
+		own = !memcmp(p->gids[i].raw, q->av.dgid.raw, 16);
+	if (!own)
+		return -ENOENT;
+	return emu_link_loopback_desc(e, port_host(e, p), port_dev(p), q->av.port_num, dqpn, desc,
+				      len);
+}
+
 void emu_dp_xmit_resp(struct emu_vqp *q, uint8_t opcode, uint32_t psn, uint8_t syndrome,
 		      const void *data, size_t len, uint64_t orig, uint32_t msn)
 {

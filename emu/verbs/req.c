@@ -237,6 +237,9 @@ static enum req_state req_wqe(struct emu_vqp *q, struct emu_swqe *w, uint32_t mt
 		w->status = IBV_WC_LOC_QP_OP_ERR; /* measured */
 		return REQ_ERROR;
 	}
+	/* to another process of this host: one descriptor, the data copied once (xfast.c) */
+	if (q->qp.qp_type == IBV_QPT_RC && !w->resume_pkts && emu_dp_xfast_send(q, w, mtu, npkts))
+		return REQ_DONE;
 	if (emu_wr_is_atomic(w->wr.opcode)) {
 		req_atomic(q, w, &bth, &ext);
 		return REQ_DONE;

@@ -1,0 +1,459 @@
+/* One copy a byte between two processes of a host (docs/daemon.md, "One copy between
+ * processes").
+ *
+ * Between processes joined by shared-memory rings, an RC SEND / WRITE / READ of at least
+ * RDMAEMU_XFAST_MIN bytes (default XFAST_MIN_DEFAULT) does not go as MTU-sized frames copied
+ * into the ring and out of it: the requester puts one descriptor in the ring (opcode, PSN
+ * range, remote address / rkey, the host addresses of its own SGEs), takes the message's PSNs
+ * as its packets would have, and the WQE waits for its answer as any sent WQE (retransmission
+ * timer included). The responder, in its ring pass, checks the descriptor against its QP
+ * exactly where the packet path would succeed (state, ePSN, no message in progress, receive
+ * WQE, access flags, rkey range and rights), copies the payload once with process_vm_readv
+ * from the requester's memory into its MR or receive WQE (a READ: process_vm_writev from its MR
+ * into the requester's SGEs), leaves its QP as the packets would have (ePSN, MSN, RETH state,
+ * responder resources) and answers: a SEND / WRITE with the ACK frame its last packet would
+ * have drawn (held as such an ACK is, docs/daemon.md "Held ACKs"), a READ with a descriptor
+ * that completes it on the requester's side.
+ *
+ * Anything else is declined before anything is changed: the responder answers DECLINE, and the
+ * requester sends that WQE and every later one it had sent again, as packets, from its first
+ * PSN (no retry counted: nothing was lost), so every error (bad rkey -> REM_ACCESS_ERR, RNR,
+ * lengths, a QP in the wrong state) is the packet path's own. A copy that fails for want of
+ * permission (EPERM: ptrace rules, Yama; ENOSYS) also turns the pair's one-copy path off for
+ * the rest of the run, on both sides. Observers of packets turn it off as for the in-process
+ * fast path (emu_dp_fast_on: RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp, RDMAEMU_PCAP), and so does
+ * RDMAEMU_XFAST=0; a responder with any of them declines (and the requester stops trying).
+ *
+ * Engine lock held throughout (the requester's doorbell, the ring pass). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "emu/hca/engine_rx.h"
+#include "emu/link/link_shm.h"
+#include "emu/sim/topology.h"
+#include "emu/verbs/datapath.h"
+
+#define XF_MAX_SGE 4
+/* Below this the frames cost less than the system call (measured: bench/RESULTS.md) */
+#define XFAST_MIN_DEFAULT 16384
+#define XF_OFF_PIDS 16
+
+enum xf_kind { XF_REQ = 1, XF_READ_DONE, XF_DECLINE };
+
+/* why a descriptor was declined */
+enum xf_why { XF_WHY_STATE = 1, XF_WHY_CHECK, XF_WHY_COPY, XF_WHY_PERM, XF_WHY_OFF };
+
+struct xf_iov {
+	uint64_t addr, len;
+};
+
+struct xf_req {
+	uint8_t kind, opcode, se, niov;
+	uint32_t dqpn, sqpn;
+	uint32_t psn, npkts, mtu;
+	uint32_t len, rkey, imm;
+	uint64_t va;
+	struct xf_iov iov[XF_MAX_SGE]; /* the requester's memory: gather, or a READ's scatter */
+};
+
+struct xf_ans {
+	uint8_t kind, why;
+	uint16_t pad;
+	uint32_t qpn; /* the requester's */
+	uint32_t psn; /* the WQE's first PSN */
+	int32_t err;
+};
+
+static uint64_t xf_served, xf_declined;
+
+uint64_t rdmaemu_verbs_xfast_count(void) __attribute__((visibility("default")));
+uint64_t rdmaemu_verbs_xfast_count(void)
+{
+	return __atomic_load_n(&xf_served, __ATOMIC_RELAXED);
+}
+
+static bool xf_trace_on(void)
+{
+	static int on = -1;
+
+	return emu_trace_enabled(&on, "xfast");
+}
+
+#define xf_trace(...) EMU_TRACE_IF(xf_trace_on(), emu_dp_trace_print, __VA_ARGS__)
+
+/* peers whose one-copy path is off (a copy was refused, or they decline everything) */
+static int off_pids[XF_OFF_PIDS];
+
+static bool pid_off(int pid)
+{
+	for (int i = 0; i < XF_OFF_PIDS; i++)
+		if (off_pids[i] == pid)
+			return true;
+	return false;
+}
+
+static void pid_set_off(int pid)
+{
+	if (pid <= 0 || pid_off(pid))
+		return;
+	for (int i = 0; i < XF_OFF_PIDS; i++)
+		if (!off_pids[i]) {
+			off_pids[i] = pid;
+			return;
+		}
+	off_pids[XF_OFF_PIDS - 1] = pid; /* full: the last one gives way */
+}
+
+/* RDMAEMU_XFAST=eperm: every copy fails as a ptrace rule would make it (tests the fallback) */
+static bool xf_eperm;
+
+static bool xf_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *v = getenv("RDMAEMU_XFAST");
+
+		xf_eperm = v && !strcmp(v, "eperm");
+		on = !(v && !strcmp(v, "0")) && emu_dp_fast_on();
+	}
+	return on;
+}
+
+static uint64_t xf_min(void)
+{
+	static int64_t min = -1;
+
+	if (min < 0) {
+		const char *v = getenv("RDMAEMU_XFAST_MIN");
+		char *end;
+		unsigned long long n = v ? strtoull(v, &end, 0) : 0;
+
+		min = v && *v && !*end ? (int64_t)n : XFAST_MIN_DEFAULT;
+	}
+	return (uint64_t)min;
+}
+
+/* The requester's SGEs for len bytes with the lkey checks of the packet path, as host
+ * addresses in our memory. false: the packet path reports what is wrong. */
+static bool xf_sges(struct emu_vqp *q, const struct ibv_sge *sge, int n, uint64_t len,
+		    unsigned access, struct xf_req *r)
+{
+	r->niov = 0;
+	for (int i = 0; i < n && len; i++) {
+		uint64_t take = sge[i].length < len ? sge[i].length : len;
+		void *host;
+
+		if (!take)
+			continue;
+		if (r->niov == XF_MAX_SGE ||
+		    emu_hca_mr_check(emu_dp_hca(q), q->pd, sge[i].lkey, false, sge[i].addr, take,
+				     access, &host) != EMU_MR_OK)
+			return false;
+		r->iov[r->niov].addr = (uintptr_t)host;
+		r->iov[r->niov].len = take;
+		r->niov++;
+		len -= take;
+	}
+	return !len;
+}
+
+bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts)
+{
+	enum ibv_wr_opcode o = w->wr.opcode;
+	uint32_t dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
+	struct xf_req r;
+	int pid;
+
+	if (w->xfast_no || w->length < xf_min() || w->length >= 0x80000000u || w->is_inline ||
+	    !xf_on())
+		return false;
+	if (o != IBV_WR_SEND && o != IBV_WR_SEND_WITH_IMM && o != IBV_WR_RDMA_WRITE &&
+	    o != IBV_WR_RDMA_WRITE_WITH_IMM && o != IBV_WR_RDMA_READ)
+		return false;
+	pid = emu_link_shm_peer_pid(dqpn);
+	if (!pid || pid_off(pid))
+		return false;
+	memset(&r, 0, sizeof(r));
+	if (!xf_sges(q, w->sge, w->wr.num_sge, w->length,
+		     o == IBV_WR_RDMA_READ ? EMU_ACCESS_LOCAL_WRITE : 0, &r))
+		return false;
+	r.kind = XF_REQ;
+	r.opcode = (uint8_t)o;
+	r.se = w->wr.send_flags & IBV_SEND_SOLICITED && o != IBV_WR_RDMA_WRITE;
+	r.dqpn = dqpn;
+	r.sqpn = q->qp.qp_num;
+	r.psn = q->dp.req_psn;
+	r.npkts = (uint32_t)npkts;
+	r.mtu = mtu;
+	r.len = (uint32_t)w->length;
+	r.imm = w->wr.imm_data;
+	r.rkey = w->wr.wr.rdma.rkey;
+	r.va = w->wr.wr.rdma.remote_addr;
+	if (emu_dp_xmit_desc(q, &r, sizeof(r)))
+		return false;
+	/* what its packets would have left: the PSNs, an AckReq on the last */
+	w->first_psn = q->dp.req_psn;
+	q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
+	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	if (o != IBV_WR_RDMA_READ)
+		q->dp.noack_pkts = 0;
+	w->xfast = true;
+	xf_trace("xfast: qp %u -> pid %d qp %u: %s %u bytes psn %#x", q->qp.qp_num, pid, dqpn,
+		 o == IBV_WR_RDMA_READ ? "READ" : o <= IBV_WR_RDMA_WRITE_WITH_IMM ? "WRITE" : "SEND",
+		 r.len, r.psn);
+	return true;
+}
+
+/* ---------- the responder ---------- */
+
+struct xf_seg {
+	struct iovec v[XF_MAX_SGE];
+	int n;
+};
+
+/* A receive WQE's scatter list with LOCAL_WRITE, as host addresses. */
+static bool rwqe_segs(struct emu_vqp *b, const struct emu_rwqe *rw, uint64_t len,
+		      struct xf_seg *s)
+{
+	s->n = 0;
+	for (int i = 0; i < rw->num_sge && len; i++) {
+		uint64_t take = rw->sge[i].length < len ? rw->sge[i].length : len;
+		void *host;
+
+		if (!take)
+			continue;
+		if (s->n == XF_MAX_SGE ||
+		    emu_hca_mr_check(emu_dp_hca(b), b->pd, rw->sge[i].lkey, false, rw->sge[i].addr,
+				     take, EMU_ACCESS_LOCAL_WRITE, &host) != EMU_MR_OK)
+			return false;
+		s->v[s->n].iov_base = host;
+		s->v[s->n].iov_len = take;
+		s->n++;
+		len -= take;
+	}
+	return !len;
+}
+
+/* Copies len bytes between our segments and the peer's (write: ours to the peer's). 0, or
+ * the errno of the failure (a short copy: EFAULT). */
+static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool write)
+{
+	struct iovec rv[XF_MAX_SGE];
+	size_t want = 0;
+	ssize_t n;
+
+	for (int i = 0; i < r->niov && i < XF_MAX_SGE; i++) {
+		rv[i].iov_base = (void *)(uintptr_t)r->iov[i].addr;
+		rv[i].iov_len = r->iov[i].len;
+		want += r->iov[i].len;
+	}
+	if (!want)
+		return 0;
+	if (xf_eperm)
+		return EPERM;
+	n = write ? process_vm_writev(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0) :
+		    process_vm_readv(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0);
+	if (n < 0)
+		return errno ? errno : EFAULT;
+	return (size_t)n == want ? 0 : EFAULT;
+}
+
+/* Serves r on b: 0 when done (b's state moved as the packets would have moved it, the answer
+ * sent), else an xf_why with nothing changed. */
+static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err)
+{
+	enum ibv_wr_opcode o = r->opcode;
+	bool send = o == IBV_WR_SEND || o == IBV_WR_SEND_WITH_IMM;
+	bool imm = o == IBV_WR_SEND_WITH_IMM || o == IBV_WR_RDMA_WRITE_WITH_IMM;
+	struct emu_rwqe *rw = NULL;
+	struct xf_seg mine = { .n = 0 };
+	uint32_t last = (r->psn + r->npkts - 1) & EMU_PSN_MASK;
+	void *host = NULL;
+
+	*err = 0;
+	if (!xf_on())
+		return XF_WHY_OFF;
+	if (b->qp.qp_type != IBV_QPT_RC || b->srq ||
+	    (b->attr.qp_state != IBV_QPS_RTR && b->attr.qp_state != IBV_QPS_RTS &&
+	     b->attr.qp_state != IBV_QPS_SQD) ||
+	    (b->attr.dest_qp_num & EMU_QPN_MASK) != r->sqpn || emu_dp_mtu(b) != r->mtu ||
+	    b->dp.resp_psn != r->psn || b->dp.resp_nak_sent || b->dp.resp_wqe)
+		return XF_WHY_STATE;
+	if (send || o == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		if (emu_list_empty(&b->rq.list))
+			return XF_WHY_CHECK; /* RNR: the packet path NAKs it */
+		rw = emu_list_entry(b->rq.list.next, struct emu_rwqe, link);
+	}
+	if (send) {
+		if (r->len > rw->length || !rwqe_segs(b, rw, r->len, &mine))
+			return XF_WHY_CHECK;
+	} else if (o == IBV_WR_RDMA_WRITE || o == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		if (!(b->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
+			return XF_WHY_CHECK;
+		if (r->len && emu_hca_mr_check(emu_dp_hca(b), b->pd, r->rkey, true, r->va, r->len,
+					       EMU_ACCESS_REMOTE_WRITE, &host) != EMU_MR_OK)
+			return XF_WHY_CHECK;
+	} else if (o == IBV_WR_RDMA_READ) {
+		if (!(b->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ) ||
+		    !b->attr.max_dest_rd_atomic)
+			return XF_WHY_CHECK;
+		if (r->len && emu_hca_mr_check(emu_dp_hca(b), b->pd, r->rkey, true, r->va, r->len,
+					       EMU_ACCESS_REMOTE_READ, &host) != EMU_MR_OK)
+			return XF_WHY_CHECK;
+	} else {
+		return XF_WHY_CHECK;
+	}
+	if (host) {
+		mine.v[0].iov_base = host;
+		mine.v[0].iov_len = r->len;
+		mine.n = 1;
+	}
+	/* the one copy */
+	*err = xf_copy(pid, &mine, r, o == IBV_WR_RDMA_READ);
+	if (*err)
+		return *err == EPERM || *err == ENOSYS ? XF_WHY_PERM : XF_WHY_COPY;
+	/* the state its packets would have left (fast.c's fast_exec, responder half) */
+	emu_dp_ack_flush(b); /* a held ACK goes before any other responder packet */
+	b->dp.resp_psn = (r->psn + r->npkts) & EMU_PSN_MASK;
+	b->dp.resp_msn++;
+	if (send) {
+		struct emu_swqe w = { .length = r->len };
+
+		w.wr.opcode = o;
+		w.wr.imm_data = r->imm;
+		w.wr.send_flags = r->se ? IBV_SEND_SOLICITED : 0;
+		b->dp.resp_off = r->len;
+		emu_dp_fast_recv_wc(b, rw, IBV_WC_RECV, r->len, &w);
+	} else if (o != IBV_WR_RDMA_READ) {
+		b->dp.resp_va = r->va + r->len;
+		b->dp.resp_rkey = r->rkey;
+		b->dp.resp_resid = 0;
+		b->dp.resp_length = r->len;
+		if (rw) {
+			struct emu_swqe w = { .length = r->len };
+
+			w.wr.opcode = o;
+			w.wr.imm_data = r->imm;
+			w.wr.send_flags = r->se ? IBV_SEND_SOLICITED : 0;
+			b->dp.resp_off = 0;
+			emu_dp_fast_recv_wc(b, rw, IBV_WC_RECV_RDMA_WITH_IMM, r->len, &w);
+		}
+	} else {
+		b->dp.resp_va = r->va;
+		b->dp.resp_rkey = r->rkey;
+		b->dp.resp_resid = b->dp.resp_length = r->len;
+		emu_dp_res_add(b, false, r->psn, last, 0);
+	}
+	(void)imm;
+	if (o == IBV_WR_RDMA_READ) {
+		struct xf_ans a = { .kind = XF_READ_DONE, .qpn = r->sqpn, .psn = r->psn };
+
+		if (emu_dp_xmit_desc(b, &a, sizeof(a)))
+			xf_trace("xfast: qp %u: READ psn %#x: no ring back", b->qp.qp_num, r->psn);
+	} else {
+		/* the ACK of the last packet, held as that packet's would be */
+		struct emu_pkt_info pi = { .psn = last, .mask = o == IBV_WR_RDMA_WRITE ?
+								EMU_PKT_WRITE : 0 };
+
+		if (!emu_dp_ack_hold(b, &pi))
+			emu_dp_xmit_resp(b, EMU_OP_RC | EMU_OP_ACK, last,
+					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0,
+					 b->dp.resp_msn);
+	}
+	return 0;
+}
+
+/* The HCA behind topology endpoint ep (a reference), NULL when none is open here. */
+static struct emu_hca *ep_hca(int ep)
+{
+	struct emu_engine *e = emu_dp_engine();
+	const struct emu_fabric *fab;
+	struct emu_endpoint info;
+
+	if (!e || emu_topology_endpoint_info(emu_engine_topology(e), ep, &info) ||
+	    info.kind != EMU_EP_HOST_PORT)
+		return NULL;
+	fab = emu_engine_fabric(e);
+	if ((size_t)info.node >= fab->nhosts || info.device < 0 ||
+	    (size_t)info.device >= fab->hosts[info.node].ndevices)
+		return NULL;
+	return emu_hca_get(&fab->hosts[info.node].devices[info.device]);
+}
+
+static struct emu_vqp *hca_qp(struct emu_hca *hca, uint32_t qpn)
+{
+	struct emu_obj *obj;
+
+	pthread_mutex_lock(emu_hca_lock(hca));
+	obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, qpn & EMU_QPN_MASK);
+	pthread_mutex_unlock(emu_hca_lock(hca));
+	return obj ? container_of(obj, struct emu_vqp, obj) : NULL;
+}
+
+static void xf_rx(int ep, int pid, const void *desc, size_t len)
+{
+	struct emu_hca *hca;
+	struct emu_vqp *q;
+	uint8_t kind;
+
+	if (len < 1)
+		return;
+	kind = *(const uint8_t *)desc;
+	hca = ep_hca(ep);
+	if (!hca)
+		return;
+	if (kind == XF_REQ && len == sizeof(struct xf_req)) {
+		struct xf_req r;
+		int why, err = 0;
+
+		memcpy(&r, desc, sizeof(r));
+		q = hca_qp(hca, r.dqpn);
+		why = q ? xf_serve(q, &r, pid, &err) : XF_WHY_STATE;
+		if (!why) {
+			__atomic_fetch_add(&xf_served, 1, __ATOMIC_RELAXED);
+			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, one copy", r.dqpn, pid,
+				 r.psn, r.len);
+		} else {
+			struct xf_ans a = { .kind = XF_DECLINE, .why = (uint8_t)why, .qpn = r.sqpn,
+					    .psn = r.psn, .err = err };
+
+			xf_declined++;
+			if (why == XF_WHY_PERM || why == XF_WHY_OFF)
+				pid_set_off(pid);
+			xf_trace("xfast: qp %u <- pid %d: psn %#x declined (%d%s%s)", r.dqpn, pid,
+				 r.psn, why, err ? ", " : "", err ? strerror(err) : "");
+			/* back through the ring of the same port, to the requester's QP */
+			emu_link_shm_send_desc(ep, r.sqpn, &a, sizeof(a));
+		}
+	} else if ((kind == XF_READ_DONE || kind == XF_DECLINE) && len == sizeof(struct xf_ans)) {
+		struct xf_ans a;
+
+		memcpy(&a, desc, sizeof(a));
+		q = hca_qp(hca, a.qpn);
+		if (q && kind == XF_READ_DONE) {
+			emu_dp_comp_xfast_read(q, a.psn);
+		} else if (q) {
+			if (a.why == XF_WHY_PERM || a.why == XF_WHY_OFF) {
+				pid_set_off(pid);
+				if (a.why == XF_WHY_PERM)
+					fprintf(stderr, "rdmaemu: one-copy transfers to pid %d refused "
+							"(%s): frames from now on\n", pid,
+						strerror(a.err));
+			}
+			xf_trace("xfast: qp %u: psn %#x declined by pid %d (%d)", a.qpn, a.psn, pid,
+				 a.why);
+			emu_dp_comp_xfast_decline(q, a.psn);
+		}
+	}
+	emu_hca_put(hca);
+}
+
+__attribute__((constructor)) static void xf_register(void)
+{
+	emu_link_shm_set_desc_hook(xf_rx);
+}
