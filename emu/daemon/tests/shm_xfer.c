@@ -29,7 +29,16 @@
  *
  * The client WRITEs COUNT messages one at a time, each waited for; the server spins until the
  * last has landed, then only waits for client.done (it neither posts nor polls, so its held
- * ACKs are for its ring thread to send). "shm_xfer quiet-SIDE: COUNT x SIZE bytes: ..." */
+ * ACKs are for its ring thread to send). "shm_xfer quiet-SIDE: COUNT x SIZE bytes: ..."
+ *
+ *   shm_xfer badkey-server|badkey-client DIR SIZE COUNT
+ *
+ * The client WRITEs stream 2 into the server's write region 0, then the same with a wrong
+ * rkey, which must complete with IBV_WC_REM_ACCESS_ERR; the server waits for client.done and
+ * compares its write region 0. "shm_xfer badkey-client: SIZE bytes: write ok, bad rkey:
+ * remote access error", "shm_xfer badkey-server: SIZE bytes: the write matched".
+ *
+ * Every mode starts its transfers once both QPs are in RTS (files SIDE.ready). */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -184,20 +193,22 @@ int main(int argc, char **argv)
 	uint8_t *buf, *src, *wr, *rx, *tx;
 	size_t size;
 	unsigned count;
-	bool server, pp, quiet;
+	bool server, pp, quiet, badkey;
 	const char *side;
 	int n, err;
 
 	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
 			  strcmp(argv[1], "pp-server") && strcmp(argv[1], "pp-client") &&
-			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client"))) {
-		fprintf(stderr, "usage: shm_xfer [pp-|quiet-]server|client DIR SIZE COUNT\n");
+			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client") &&
+			  strcmp(argv[1], "badkey-server") && strcmp(argv[1], "badkey-client"))) {
+		fprintf(stderr, "usage: shm_xfer [pp-|quiet-|badkey-]server|client DIR SIZE COUNT\n");
 		return 2;
 	}
 	side = argv[1];
 	pp = !strncmp(side, "pp-", 3);
 	quiet = !strncmp(side, "quiet-", 6);
-	server = !strcmp(side + (pp ? 3 : quiet ? 6 : 0), "server");
+	badkey = !strncmp(side, "badkey-", 7);
+	server = !strcmp(side + (pp ? 3 : quiet ? 6 : badkey ? 7 : 0), "server");
 	size = strtoul(argv[3], NULL, 0);
 	count = (unsigned)strtoul(argv[4], NULL, 0);
 	if (!size || !count || size > (1u << 20) || count > 1000 || ((pp || quiet) && size < 8))
@@ -250,7 +261,7 @@ int main(int argc, char **argv)
 			die("INIT", err);
 	}
 	/* receives first: the client may send as soon as it sees our info */
-	if (server && !pp && !quiet)
+	if (server && !pp && !quiet && !badkey)
 		for (unsigned k = 0; k < count; k++) {
 			struct ibv_sge sge = { (uintptr_t)(rx + (size_t)k * size), (uint32_t)size,
 					       mr->lkey };
@@ -286,7 +297,7 @@ int main(int argc, char **argv)
 							 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)))
 			die("RTS", err);
 	}
-	if (pp || quiet) { /* both QPs in RTS before the first WRITE: none is dropped in INIT */
+	{ /* both QPs in RTS before the first message: none is dropped in INIT */
 		char ready;
 
 		put_file(argv[2], server ? "server.ready" : "client.ready", "y", 1);
@@ -304,6 +315,35 @@ int main(int argc, char **argv)
 				await_msg(wr, size, k, side);
 		}
 		printf("shm_xfer %s: %u x %zu bytes: every write matched\n", side, count, size);
+	} else if (badkey && server) {
+		char done;
+		size_t at;
+
+		get_file(argv[2], "client.done", &done, 1);
+		if ((at = check(wr, 2, 0, size)) != size) {
+			fprintf(stderr, "shm_xfer %s: the write differs at byte %zu\n", side, at);
+			return 1;
+		}
+		printf("shm_xfer %s: %zu bytes: the write matched\n", side, size);
+	} else if (badkey) {
+		struct ibv_wc wc;
+
+		fill(tx, 2, 0, size);
+		post(qp, IBV_WR_RDMA_WRITE, tx, size, mr->lkey, peer.addr + (uint64_t)count * size,
+		     peer.rkey, 1);
+		wait_wc(cq);
+		post(qp, IBV_WR_RDMA_WRITE, tx, size, mr->lkey, peer.addr + (uint64_t)count * size,
+		     peer.rkey ^ 0x80, 2);
+		while ((n = ibv_poll_cq(cq, 1, &wc)) == 0)
+			;
+		if (n < 0 || wc.wr_id != 2 || wc.status != IBV_WC_REM_ACCESS_ERR) {
+			fprintf(stderr, "shm_xfer %s: bad rkey: wr %llu %s\n", side,
+				(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+			return 1;
+		}
+		put_file(argv[2], "client.done", "y", 1);
+		printf("shm_xfer %s: %zu bytes: write ok, bad rkey: remote access error\n", side,
+		       size);
 	} else if (quiet && server) {
 		char done;
 
