@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "emu/verbs/datapath.h"
 #include "emu/verbs/mw.h"
 #include "emu/verbs/verbs_priv.h"
 #include "util/failcall.h"
@@ -141,6 +142,9 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, ui
 		mr->pd = pd;
 		mr->addr = addr;
 		mr->length = length;
+		/* its pages where a peer process can map them (one copy between processes) */
+		if (!odp)
+			emu_xmap_reg(addr, length);
 	} else if (!odp) {
 		int e = errno;
 
@@ -193,7 +197,9 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	size_t length = mr->length;
 	int ret = to_vctx(mr->context)->ops->dereg_mr(mr);
 
-	if (!ret)
+	if (!ret) {
+		emu_xmap_unreg(addr, length);
 		emu_fork_dofork(addr, length);
+	}
 	return ret;
 }

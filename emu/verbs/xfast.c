@@ -30,7 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "emu/hca/engine_rx.h"
 #include "emu/link/link_shm.h"
@@ -49,6 +53,10 @@ enum xf_why { XF_WHY_STATE = 1, XF_WHY_CHECK, XF_WHY_COPY, XF_WHY_PERM, XF_WHY_O
 
 struct xf_iov {
 	uint64_t addr, len;
+	/* the requester's registered pages a peer can map (xmap.c): fd -1 when not */
+	int32_t fd;
+	uint32_t pad;
+	uint64_t ino, off;
 };
 
 struct xf_req {
@@ -156,6 +164,17 @@ static bool xf_sges(struct emu_vqp *q, const struct ibv_sge *sge, int n, uint64_
 			return false;
 		r->iov[r->niov].addr = (uintptr_t)host;
 		r->iov[r->niov].len = take;
+		r->iov[r->niov].fd = -1;
+		{
+			int fd;
+			uint64_t ino, off;
+
+			if (emu_xmap_find((uintptr_t)host, take, &fd, &ino, &off)) {
+				r->iov[r->niov].fd = fd;
+				r->iov[r->niov].ino = ino;
+				r->iov[r->niov].off = off;
+			}
+		}
 		r->niov++;
 		len -= take;
 	}
@@ -239,6 +258,92 @@ static bool rwqe_segs(struct emu_vqp *b, const struct emu_rwqe *rw, uint64_t len
 	return !len;
 }
 
+/* Peers' registered pages mapped here (xmap.c), by (pid, fd, inode); a failed open is kept
+ * too (base NULL), so that it is not tried again at every message. */
+#define XF_MAPS 32
+static struct xf_map {
+	int pid, fd;
+	uint64_t ino;
+	uint8_t *base;
+	size_t size;
+	uint64_t used;
+} maps[XF_MAPS];
+static uint64_t map_clock;
+
+static struct xf_map *peer_map(int pid, int fd, uint64_t ino)
+{
+	struct xf_map *m = NULL, *old = &maps[0];
+	char path[64];
+	struct stat st;
+	int mfd;
+
+	for (int i = 0; i < XF_MAPS; i++) {
+		if (maps[i].pid == pid && maps[i].fd == fd && maps[i].ino == ino) {
+			maps[i].used = ++map_clock;
+			return &maps[i];
+		}
+		if (maps[i].used < old->used)
+			old = &maps[i];
+	}
+	m = old; /* the least recently used goes */
+	if (m->base)
+		munmap(m->base, m->size);
+	*m = (struct xf_map){ .pid = pid, .fd = fd, .ino = ino, .used = ++map_clock };
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	mfd = open(path, O_RDWR | O_CLOEXEC);
+	if (mfd < 0) {
+		xf_trace("xfast: %s: %s: process_vm_readv / writev instead", path, strerror(errno));
+		return m;
+	}
+	if (!fstat(mfd, &st) && (uint64_t)st.st_ino == ino && st.st_size > 0) {
+		void *b = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+
+		if (b != MAP_FAILED) {
+			m->base = b;
+			m->size = (size_t)st.st_size;
+		}
+	}
+	close(mfd);
+	return m;
+}
+
+/* Copies between our segments and the peer's mapped pages (write: ours to the peer's): false
+ * when one of the peer's is not mapped here (nothing copied). */
+static bool xf_copy_mapped(int pid, struct xf_seg *mine, const struct xf_req *r, bool write)
+{
+	uint8_t *rp[XF_MAX_SGE];
+	int i = 0, j = 0;
+	uint64_t di = 0, sj = 0;
+
+	for (int k = 0; k < r->niov; k++) {
+		struct xf_map *m;
+
+		if (r->iov[k].fd < 0)
+			return false;
+		m = peer_map(pid, r->iov[k].fd, r->iov[k].ino);
+		if (!m->base || r->iov[k].off > m->size || r->iov[k].len > m->size - r->iov[k].off)
+			return false;
+		rp[k] = m->base + r->iov[k].off;
+	}
+	while (i < mine->n && j < r->niov) {
+		uint64_t n = mine->v[i].iov_len - di;
+
+		if (r->iov[j].len - sj < n)
+			n = r->iov[j].len - sj;
+		if (write)
+			memcpy(rp[j] + sj, (uint8_t *)mine->v[i].iov_base + di, n);
+		else
+			memcpy((uint8_t *)mine->v[i].iov_base + di, rp[j] + sj, n);
+		di += n;
+		sj += n;
+		if (di == mine->v[i].iov_len)
+			i++, di = 0;
+		if (sj == r->iov[j].len)
+			j++, sj = 0;
+	}
+	return true;
+}
+
 /* Copies len bytes between our segments and the peer's (write: ours to the peer's). 0, or
  * the errno of the failure (a short copy: EFAULT). */
 static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool write)
@@ -256,6 +361,8 @@ static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool wr
 		return 0;
 	if (xf_eperm)
 		return EPERM;
+	if (xf_copy_mapped(pid, mine, r, write))
+		return 0;
 	n = write ? process_vm_writev(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0) :
 		    process_vm_readv(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0);
 	if (n < 0)
