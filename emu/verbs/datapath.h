@@ -279,10 +279,12 @@ void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uin
 bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts);
 /* xmap.c: the whole pages of a registered region moved to a memfd a peer process can map
  * (ibv_reg_mr / ibv_dereg_mr call reg / unreg; nothing when the region does not qualify), and
- * the requester's look-up of the memfd holding [p, p + len): its fd, inode and offset. */
+ * the requester's look-up of a region overlapping [p, p + len): its memfd, inode and bounds
+ * (its pages [start, end) are the memfd's from offset 0). */
 void emu_xmap_reg(void *addr, size_t len);
 void emu_xmap_unreg(void *addr, size_t len);
-bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uint64_t *off);
+bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uintptr_t *start,
+		   uintptr_t *end);
 /* comp.c, for xfast.c: a READ sent as a descriptor whose data the responder wrote into our
  * memory (first PSN psn), and a descriptor the responder declined (the WQE from psn on go back
  * to the packet path). Engine lock held. */

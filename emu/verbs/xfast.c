@@ -42,6 +42,7 @@
 #include "emu/verbs/datapath.h"
 
 #define XF_MAX_SGE 4
+#define XF_MAX_IOV (3 * XF_MAX_SGE) /* an SGE: partial page, mapped pages, partial page */
 /* Below this the frames cost less than the system call (measured: bench/RESULTS.md) */
 #define XFAST_MIN_DEFAULT 16384
 #define XF_OFF_PIDS 16
@@ -65,7 +66,7 @@ struct xf_req {
 	uint32_t psn, npkts, mtu;
 	uint32_t len, rkey, imm;
 	uint64_t va;
-	struct xf_iov iov[XF_MAX_SGE]; /* the requester's memory: gather, or a READ's scatter */
+	struct xf_iov iov[XF_MAX_IOV]; /* the requester's memory: gather, or a READ's scatter */
 };
 
 struct xf_ans {
@@ -146,36 +147,52 @@ static uint64_t xf_min(void)
 	return (uint64_t)min;
 }
 
-/* The requester's SGEs for len bytes with the lkey checks of the packet path, as host
- * addresses in our memory. false: the packet path reports what is wrong. */
+/* Adds the piece [host, host + len) of the requester's memory to r: false when r is full. */
+static bool xf_piece(struct xf_req *r, uintptr_t host, uint64_t len, int fd, uint64_t ino,
+		     uint64_t off)
+{
+	if (!len)
+		return true;
+	if (r->niov == XF_MAX_IOV)
+		return false;
+	r->iov[r->niov] = (struct xf_iov){ .addr = host, .len = len, .fd = fd, .ino = ino,
+					   .off = off };
+	r->niov++;
+	return true;
+}
+
+/* The requester's SGEs for len bytes with the lkey checks of the packet path, as pieces of
+ * our memory: the part of each inside a region a peer can map (xmap.c) named by its memfd,
+ * the rest (a region's partial first and last pages, memory that is not moved) by address.
+ * false: the packet path reports what is wrong (or the pieces do not fit a descriptor). */
 static bool xf_sges(struct emu_vqp *q, const struct ibv_sge *sge, int n, uint64_t len,
 		    unsigned access, struct xf_req *r)
 {
 	r->niov = 0;
 	for (int i = 0; i < n && len; i++) {
 		uint64_t take = sge[i].length < len ? sge[i].length : len;
+		uintptr_t lo, hi, rs, re;
+		uint64_t ino;
 		void *host;
+		int fd;
 
 		if (!take)
 			continue;
-		if (r->niov == XF_MAX_SGE ||
-		    emu_hca_mr_check(emu_dp_hca(q), q->pd, sge[i].lkey, false, sge[i].addr, take,
+		if (emu_hca_mr_check(emu_dp_hca(q), q->pd, sge[i].lkey, false, sge[i].addr, take,
 				     access, &host) != EMU_MR_OK)
 			return false;
-		r->iov[r->niov].addr = (uintptr_t)host;
-		r->iov[r->niov].len = take;
-		r->iov[r->niov].fd = -1;
-		{
-			int fd;
-			uint64_t ino, off;
+		lo = (uintptr_t)host;
+		hi = lo + take;
+		if (emu_xmap_find(lo, take, &fd, &ino, &rs, &re)) {
+			uintptr_t a = lo > rs ? lo : rs, b = hi < re ? hi : re;
 
-			if (emu_xmap_find((uintptr_t)host, take, &fd, &ino, &off)) {
-				r->iov[r->niov].fd = fd;
-				r->iov[r->niov].ino = ino;
-				r->iov[r->niov].off = off;
-			}
+			if (!xf_piece(r, lo, a - lo, -1, 0, 0) ||
+			    !xf_piece(r, a, b - a, fd, ino, a - rs) ||
+			    !xf_piece(r, b, hi - b, -1, 0, 0))
+				return false;
+		} else if (!xf_piece(r, lo, take, -1, 0, 0)) {
+			return false;
 		}
-		r->niov++;
 		len -= take;
 	}
 	return !len;
@@ -307,33 +324,52 @@ static struct xf_map *peer_map(int pid, int fd, uint64_t ino)
 	return m;
 }
 
-/* Copies between our segments and the peer's mapped pages (write: ours to the peer's): false
- * when one of the peer's is not mapped here (nothing copied). */
-static bool xf_copy_mapped(int pid, struct xf_seg *mine, const struct xf_req *r, bool write)
+/* Copies r's bytes between our segments and the requester's pieces (write: ours to its):
+ * memcpy where its pages are mapped here, process_vm_readv / writev elsewhere. 0, or the
+ * errno of a failed system call (a short copy: EFAULT). *mapped: a mapping was used. */
+static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool write,
+		   bool *mapped)
 {
-	uint8_t *rp[XF_MAX_SGE];
+	uint8_t *rp[XF_MAX_IOV];
 	int i = 0, j = 0;
 	uint64_t di = 0, sj = 0;
 
+	*mapped = false;
+	if (xf_eperm)
+		return EPERM;
 	for (int k = 0; k < r->niov; k++) {
 		struct xf_map *m;
 
+		rp[k] = NULL;
 		if (r->iov[k].fd < 0)
-			return false;
+			continue;
 		m = peer_map(pid, r->iov[k].fd, r->iov[k].ino);
-		if (!m->base || r->iov[k].off > m->size || r->iov[k].len > m->size - r->iov[k].off)
-			return false;
-		rp[k] = m->base + r->iov[k].off;
+		if (m->base && r->iov[k].off <= m->size && r->iov[k].len <= m->size - r->iov[k].off)
+			rp[k] = m->base + r->iov[k].off;
 	}
 	while (i < mine->n && j < r->niov) {
 		uint64_t n = mine->v[i].iov_len - di;
+		uint8_t *l = (uint8_t *)mine->v[i].iov_base + di;
 
 		if (r->iov[j].len - sj < n)
 			n = r->iov[j].len - sj;
-		if (write)
-			memcpy(rp[j] + sj, (uint8_t *)mine->v[i].iov_base + di, n);
-		else
-			memcpy((uint8_t *)mine->v[i].iov_base + di, rp[j] + sj, n);
+		if (rp[j]) {
+			if (write)
+				memcpy(rp[j] + sj, l, n);
+			else
+				memcpy(l, rp[j] + sj, n);
+			*mapped = true;
+		} else {
+			struct iovec lv = { l, n };
+			struct iovec rv = { (void *)(uintptr_t)(r->iov[j].addr + sj), n };
+			ssize_t got = write ? process_vm_writev(pid, &lv, 1, &rv, 1, 0) :
+					      process_vm_readv(pid, &lv, 1, &rv, 1, 0);
+
+			if (got < 0)
+				return errno ? errno : EFAULT;
+			if ((uint64_t)got != n)
+				return EFAULT;
+		}
 		di += n;
 		sj += n;
 		if (di == mine->v[i].iov_len)
@@ -341,38 +377,12 @@ static bool xf_copy_mapped(int pid, struct xf_seg *mine, const struct xf_req *r,
 		if (sj == r->iov[j].len)
 			j++, sj = 0;
 	}
-	return true;
-}
-
-/* Copies len bytes between our segments and the peer's (write: ours to the peer's). 0, or
- * the errno of the failure (a short copy: EFAULT). */
-static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool write)
-{
-	struct iovec rv[XF_MAX_SGE];
-	size_t want = 0;
-	ssize_t n;
-
-	for (int i = 0; i < r->niov && i < XF_MAX_SGE; i++) {
-		rv[i].iov_base = (void *)(uintptr_t)r->iov[i].addr;
-		rv[i].iov_len = r->iov[i].len;
-		want += r->iov[i].len;
-	}
-	if (!want)
-		return 0;
-	if (xf_eperm)
-		return EPERM;
-	if (xf_copy_mapped(pid, mine, r, write))
-		return 0;
-	n = write ? process_vm_writev(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0) :
-		    process_vm_readv(pid, mine->v, (unsigned long)mine->n, rv, r->niov, 0);
-	if (n < 0)
-		return errno ? errno : EFAULT;
-	return (size_t)n == want ? 0 : EFAULT;
+	return 0;
 }
 
 /* Serves r on b: 0 when done (b's state moved as the packets would have moved it, the answer
  * sent), else an xf_why with nothing changed. */
-static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err)
+static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err, bool *mapped)
 {
 	enum ibv_wr_opcode o = r->opcode;
 	bool send = o == IBV_WR_SEND || o == IBV_WR_SEND_WITH_IMM;
@@ -421,7 +431,7 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err
 		mine.n = 1;
 	}
 	/* the one copy */
-	*err = xf_copy(pid, &mine, r, o == IBV_WR_RDMA_READ);
+	*err = xf_copy(pid, &mine, r, o == IBV_WR_RDMA_READ, mapped);
 	if (*err)
 		return *err == EPERM || *err == ENOSYS ? XF_WHY_PERM : XF_WHY_COPY;
 	/* the state its packets would have left (fast.c's fast_exec, responder half) */
@@ -517,14 +527,15 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 	if (kind == XF_REQ && len == sizeof(struct xf_req)) {
 		struct xf_req r;
 		int why, err = 0;
+		bool mapped = false;
 
 		memcpy(&r, desc, sizeof(r));
 		q = hca_qp(hca, r.dqpn);
-		why = q ? xf_serve(q, &r, pid, &err) : XF_WHY_STATE;
+		why = q ? xf_serve(q, &r, pid, &err, &mapped) : XF_WHY_STATE;
 		if (!why) {
 			__atomic_fetch_add(&xf_served, 1, __ATOMIC_RELAXED);
-			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, one copy", r.dqpn, pid,
-				 r.psn, r.len);
+			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, one copy (%s)", r.dqpn,
+				 pid, r.psn, r.len, mapped ? "mapped" : "process_vm");
 		} else {
 			struct xf_ans a = { .kind = XF_DECLINE, .why = (uint8_t)why, .qpn = r.sqpn,
 					    .psn = r.psn, .err = err };

@@ -167,16 +167,18 @@ void emu_xmap_unreg(void *addr, size_t len)
 	pthread_mutex_unlock(&xmap_lock);
 }
 
-bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uint64_t *off)
+bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uintptr_t *start,
+		   uintptr_t *end)
 {
 	bool ok = false;
 
 	pthread_mutex_lock(&xmap_lock);
 	for (unsigned i = 0; i < nregions; i++)
-		if (p >= regions[i].start && p + len <= regions[i].end) {
+		if (p < regions[i].end && regions[i].start < p + len) {
 			*fd = regions[i].fd;
 			*ino = regions[i].ino;
-			*off = p - regions[i].start;
+			*start = regions[i].start;
+			*end = regions[i].end;
 			ok = true;
 			break;
 		}
