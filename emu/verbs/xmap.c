@@ -84,6 +84,30 @@ static bool private_anon(uintptr_t start, uintptr_t end)
 	return at >= end;
 }
 
+/* Whether [start, end) is still mapped from the memfd of inode ino only (the application may
+ * have unmapped or replaced the pages, freeing a buffer before ibv_dereg_mr). */
+static bool still_ours(uintptr_t start, uintptr_t end, uint64_t ino)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	uintptr_t at = start;
+
+	if (!f)
+		return false;
+	while (at < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, node;
+		int n = sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &node);
+
+		if (n < 3 || hi <= at)
+			continue;
+		if (lo > at || node != ino)
+			break;
+		at = hi;
+	}
+	fclose(f);
+	return at >= end;
+}
+
 static struct xmap_region *region_of(uintptr_t lo, uintptr_t hi)
 {
 	for (unsigned i = 0; i < nregions; i++)
@@ -151,9 +175,11 @@ void emu_xmap_unreg(void *addr, size_t len)
 	pthread_mutex_lock(&xmap_lock);
 	r = region_of(start, end);
 	if (r && r->start == start && r->end == end && !--r->refs) {
-		/* back to private anonymous memory, contents kept */
-		void *tmp = mmap(NULL, end - start, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* back to private anonymous memory, contents kept (unless the application has
+		 * unmapped or replaced the pages meanwhile: then they are no longer ours) */
+		void *tmp = still_ours(start, end, r->ino) ?
+				    mmap(NULL, end - start, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
 
 		if (tmp != MAP_FAILED) {
 			memcpy(tmp, (void *)start, end - start);
