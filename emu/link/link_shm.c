@@ -110,9 +110,10 @@ struct peer {
 	uint8_t *txd, *rxd;
 	struct backlog *bl, **bl_tail;
 	size_t nbl;
-	/* the ring's pages are in our page table (populate): tx at our first frame to the peer,
+	/* the ring's data bytes in our page table from its start (populate), in chunks as our
+	 * records to the peer (tx) and the peer's to us (rx) reach them
 	 * rx at the first frame we read from it */
-	bool tx_ready, rx_ready;
+	uint64_t tx_pop, rx_pop;
 	/* the tx ring's tail as last read: the writer looks at the reader's tail (a cache line
 	 * the reader writes at every frame) only when this says the ring is full */
 	uint64_t tx_tail;
@@ -192,40 +193,63 @@ static size_t rec_size(size_t len)
  * leaving a WRAP marker at the end when the record does not fit there (the marker is only
  * read once head passes it). *headp: the record's position in the byte stream. -1 when there
  * is no room now. */
-/* Maps one ring's pages into this process at once, at the first frame in that direction,
- * instead of a page fault per 4 KiB page as the ring fills: on this VM the faults of the first
- * lap through two 16 MiB rings cost perftest a quarter of a 5,000-message run
- * (ib_write_bw -s 65536: 1,479-1,683 MB/s against 2,160-2,178 with the rings populated).
- * Directions nobody uses stay unallocated. Best effort: an older kernel says EINVAL. */
-static void populate(struct shm_ring *r, bool *done)
+/* Maps a ring's pages into this process ahead of use, a chunk of POP_CHUNK bytes at a time as
+ * the ring's writer (or reader) reaches it, instead of a page fault per 4 KiB page as the ring
+ * fills: on this VM the faults of the first lap through two 16 MiB rings cost perftest a
+ * quarter of a 5,000-message run (ib_write_bw -s 65536: 1,479-1,683 MB/s against 2,160-2,178
+ * with the rings populated). By chunks, not the whole ring at the first record: one-copy
+ * descriptors (~0.5 KiB a message) use a small part of it, and populating 16 MiB that nobody
+ * uses cost a 5,000-message run of 64 KiB WRITEs three quarters of its time. *pop: the bytes
+ * of the ring's data populated from its start (the header with the first chunk). Best effort:
+ * an older kernel says EINVAL. */
+#define POP_CHUNK (1u << 20)
+static void populate(struct shm_ring *r, uint64_t *pop, size_t upto)
 {
 	static int off = -1; /* RDMAEMU_SHM_POPULATE=0: fault the pages in as before (measuring) */
+	size_t from = (size_t)*pop, to;
 
-	*done = true;
+	if (upto > EMU_SHM_RING_DATA)
+		upto = EMU_SHM_RING_DATA;
+	to = (upto + POP_CHUNK - 1) / POP_CHUNK * POP_CHUNK;
+	if (to > EMU_SHM_RING_DATA)
+		to = EMU_SHM_RING_DATA;
+	*pop = to;
 	if (off < 0) {
 		const char *v = getenv("RDMAEMU_SHM_POPULATE");
 
 		off = v && !strcmp(v, "0");
 	}
-	if (off)
+	if (off || to <= from)
 		return;
 #ifdef MADV_POPULATE_WRITE
-	if (madvise(r, EMU_SHM_RING_SPAN, MADV_POPULATE_WRITE) && shm_trace_on())
-		shm_trace("populating a ring: %s", strerror(errno));
+	{
+		uint8_t *lo = from ? (uint8_t *)r + EMU_SHM_RING_HDR + from : (uint8_t *)r;
+
+		if (madvise(lo, (size_t)((uint8_t *)r + EMU_SHM_RING_HDR + to - lo),
+			    MADV_POPULATE_WRITE) && shm_trace_on())
+			shm_trace("populating a ring: %s", strerror(errno));
+	}
 #else
 	(void)r;
 #endif
 }
 
+/* Room in p's tx ring for a record of a frame of len bytes: its header's offset, after
+ * leaving a WRAP marker at the end when the record does not fit there (the marker is only
+ * read once head passes it). *headp: the record's position in the byte stream. -1 when there
+ * is no room now. */
 static long ring_room(struct peer *p, size_t len, uint64_t *headp)
 {
 	struct shm_ring *r = p->tx;
 	uint64_t head = r->head;
 	size_t need = rec_size(len), pos = (size_t)(head % EMU_SHM_RING_DATA);
-
-	if (!p->tx_ready)
-		populate(r, &p->tx_ready);
 	size_t gap = EMU_SHM_RING_DATA - pos < need ? EMU_SHM_RING_DATA - pos : 0;
+
+	/* (a wrapped record lies at the start, populated with the first chunk) */
+	if (!gap && pos + need > p->tx_pop)
+		populate(r, &p->tx_pop, pos + need);
+	else if (!p->tx_pop)
+		populate(r, &p->tx_pop, need);
 
 	if (head + gap + need - p->tx_tail > EMU_SHM_RING_DATA) {
 		p->tx_tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
@@ -465,8 +489,6 @@ static size_t ring_drain(struct peer *p)
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail;
 	size_t n = 0;
 
-	if (!p->rx_ready && tail != head)
-		populate(r, &p->rx_ready);
 	while (tail != head) {
 		size_t pos = (size_t)(tail % EMU_SHM_RING_DATA);
 		struct rec_hdr rh;
@@ -480,6 +502,9 @@ static size_t ring_drain(struct peer *p)
 		}
 		flag = rh.len & REC_DESC;
 		rh.len &= ~REC_DESC;
+		/* the chunk the writer has reached, into our page tables at once */
+		if (pos + rec_size(rh.len) > p->rx_pop && rh.len <= EMU_WIRE_MAX_FRAME)
+			populate(r, &p->rx_pop, pos + rec_size(rh.len));
 		if (rh.len > EMU_WIRE_MAX_FRAME || pos + rec_size(rh.len) > EMU_SHM_RING_DATA ||
 		    head - tail < rec_size(rh.len)) {
 			/* only a broken peer writes this: stop reading it */
@@ -804,7 +829,7 @@ static void on_peer(struct emu_engine *e, unsigned slot, const struct emu_dmsg_s
 			 __ATOMIC_RELAXED);
 	p->txd = (uint8_t *)p->tx + EMU_SHM_RING_HDR;
 	p->rxd = (uint8_t *)p->rx + EMU_SHM_RING_HDR;
-	p->tx_ready = p->rx_ready = false;
+	p->tx_pop = p->rx_pop = 0;
 	p->tx_tail = 0;
 	p->unrung = 0;
 	p->bl = NULL;
