@@ -38,7 +38,16 @@
  * compares its write region 0. "shm_xfer badkey-client: SIZE bytes: write ok, bad rkey:
  * remote access error", "shm_xfer badkey-server: SIZE bytes: the write matched".
  *
- * Every mode starts its transfers once both QPs are in RTS (files SIDE.ready). */
+ * Every mode starts its transfers once both QPs are in RTS (files SIDE.ready).
+ *
+ *   shm_xfer regmap DIR SIZE COUNT
+ *
+ * One process, no peer (emu/verbs/xmap.c): an MR on SIZE bytes of anonymous memory, COUNT
+ * times: its pages in a memfd while registered ("/memfd:rdmaemu-mr" in /proc/self/maps) and
+ * not after ibv_dereg_mr, the contents kept both ways; an MR on malloc'd memory (not page
+ * aligned) keeps its contents; an MR whose memory was unmapped before ibv_dereg_mr
+ * deregisters. "shm_xfer regmap: SIZE bytes: moved and back, contents kept" (or "not moved",
+ * when the pages stayed: RDMAEMU_XFAST_MAP=0, no daemon). */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
@@ -47,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,6 +167,82 @@ static void await_msg(const uint8_t *p, size_t size, unsigned k, const char *sid
 	}
 }
 
+/* Whether the page at p is mapped from the memfd of a moved MR. */
+static bool in_memfd(const void *p)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo &&
+		    (uintptr_t)p < hi) {
+			found = strstr(line, "/memfd:rdmaemu-mr") != NULL;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int regmap(struct ibv_pd *pd, size_t size, unsigned count)
+{
+	int moved = -1;
+
+	for (unsigned k = 0; k < count; k++) {
+		uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		uint8_t *m = malloc(size + 100);
+		struct ibv_mr *mr, *mr2;
+		size_t at;
+		int in;
+
+		if (p == MAP_FAILED || !m)
+			die("mmap / malloc", ENOMEM);
+		fill(p, 5, k, size);
+		fill(m + 100, 6, k, size);
+		mr = ibv_reg_mr(pd, p, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		mr2 = ibv_reg_mr(pd, m + 100, size, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr || !mr2)
+			die("ibv_reg_mr", errno);
+		in = in_memfd(p);
+		if (moved >= 0 && in != moved) {
+			fprintf(stderr, "shm_xfer regmap: MR %u %s moved, the first %s\n", k,
+				in ? "was" : "was not", moved ? "was" : "was not");
+			return 1;
+		}
+		moved = in;
+		if ((at = check(p, 5, k, size)) != size || (at = check(m + 100, 6, k, size)) != size) {
+			fprintf(stderr, "shm_xfer regmap: MR %u: byte %zu changed by ibv_reg_mr\n",
+				k, at);
+			return 1;
+		}
+		fill(p, 7, k, size);
+		if (ibv_dereg_mr(mr) || ibv_dereg_mr(mr2))
+			die("ibv_dereg_mr", errno);
+		if (in_memfd(p) || (at = check(p, 7, k, size)) != size ||
+		    (at = check(m + 100, 6, k, size)) != size) {
+			fprintf(stderr, "shm_xfer regmap: MR %u: not back after ibv_dereg_mr, or "
+					"its contents changed\n", k);
+			return 1;
+		}
+		free(m);
+		/* unmapped while registered: ibv_dereg_mr still works */
+		mr = ibv_reg_mr(pd, p, size, IBV_ACCESS_LOCAL_WRITE);
+		if (!mr)
+			die("ibv_reg_mr", errno);
+		munmap(p, size);
+		if (ibv_dereg_mr(mr))
+			die("ibv_dereg_mr after munmap", errno);
+	}
+	printf("shm_xfer regmap: %zu bytes: %s\n", size,
+	       moved ? "moved and back, contents kept" : "not moved");
+	return 0;
+}
+
 static void make_msg(uint8_t *p, size_t size, unsigned k)
 {
 	uint32_t tail = k + 1;
@@ -200,7 +286,8 @@ int main(int argc, char **argv)
 	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
 			  strcmp(argv[1], "pp-server") && strcmp(argv[1], "pp-client") &&
 			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client") &&
-			  strcmp(argv[1], "badkey-server") && strcmp(argv[1], "badkey-client"))) {
+			  strcmp(argv[1], "badkey-server") && strcmp(argv[1], "badkey-client") &&
+			  strcmp(argv[1], "regmap"))) {
 		fprintf(stderr, "usage: shm_xfer [pp-|quiet-|badkey-]server|client DIR SIZE COUNT\n");
 		return 2;
 	}
@@ -219,6 +306,13 @@ int main(int argc, char **argv)
 			ctx = ibv_open_device(devs[i]);
 	if (!ctx)
 		die("rxe0", ENODEV);
+	if (!strcmp(side, "regmap")) {
+		struct ibv_pd *p = ibv_alloc_pd(ctx);
+
+		if (!p)
+			die("ibv_alloc_pd", errno);
+		return regmap(p, size, count);
+	}
 	/* layout: source regions (server: stream 1), write regions, receive regions (one per
 	 * message: the client's next SEND may land while the server still checks this one), a
 	 * send buffer */

@@ -130,6 +130,19 @@ xfast "" xfpvm 65536 20 process_vm 60 0 0 -- RDMAEMU_XFAST_MAP=0
 xfast badkey- xfbad 65536 1 mapped 1 1 0 --
 # turned off (RDMAEMU_XFAST=0 in the requester): frames, nothing served or declined
 xfast "" xfoff 65536 20 mapped 0 0 0 -- RDMAEMU_XFAST=0
+# registered memory moved to a memfd and back (emu/verbs/xmap.c), and left alone when told
+for m in "moved and back, contents kept:" "not moved:RDMAEMU_XFAST_MAP=0"; do
+	rm -rf "$t/regmap"; mkdir "$t/regmap"
+	env ${m#*:} timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" regmap "$t/regmap" \
+		262144 20 >"$t/regmap/out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] ||
+	   [ "$(cat "$t/regmap/out")" != "shm_xfer regmap: 262144 bytes: ${m%%:*}" ]; then
+		echo "FAIL regmap ${m#*:}: exit $rc"; cat "$t/regmap/out"; fail=1
+	else
+		echo "ok regmap ${m#*:}: $(cat "$t/regmap/out")"
+	fi
+done
 # a copy refused (RDMAEMU_XFAST=eperm in the responder: as a ptrace rule would): the first
 # READ declined, the client told once, everything else as frames
 xfast "" xfperm 65536 20 mapped 0 1 1 RDMAEMU_XFAST=eperm --
