@@ -396,33 +396,35 @@ static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
 		emu_dp_req_run(q);
 }
 
-/* The READ's data is in place: what its last response packet would do. */
-void emu_dp_comp_xfast_read(struct emu_vqp *q, uint32_t psn)
+struct emu_swqe *emu_dp_comp_xfast_wqe(struct emu_vqp *q, uint32_t psn)
 {
-	struct emu_pkt_info pi = { .opcode = EMU_OP_RC | EMU_OP_READ_RESP_LAST };
-	uint64_t resent = q->dp.retransmits;
-	bool progress = false;
-	struct emu_swqe *w = NULL;
-
 	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD)
-		return;
-	/* the WQE that went with first PSN psn, if it still waits as it went */
+		return NULL;
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
-		if (x->state == EMU_WQE_PENDING && x->xfast && x->first_psn == psn &&
-		    x->wr.opcode == IBV_WR_RDMA_READ) {
-			w = x;
-			break;
-		}
+		if (x->state == EMU_WQE_PENDING && x->xfast && x->first_psn == psn)
+			return x;
 	}
-	if (!w)
-		return;
-	pi.psn = w->last_psn;
+	return NULL;
+}
+
+/* The READ w's data is in place (status 0) or failed the local checks: what its last response
+ * packet would do. */
+void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status)
+{
+	struct emu_pkt_info pi = { .opcode = EMU_OP_RC | EMU_OP_READ_RESP_LAST, .psn = w->last_psn };
+	uint64_t resent = q->dp.retransmits;
+	bool progress = false;
+
 	if (comp_find(q, &pi, &progress) == w) {
-		w->read_off = w->length;
-		set_state(q, w, EMU_WQE_DONE, 0);
-		progress = true;
+		if (status) {
+			set_state(q, w, EMU_WQE_ERROR, status);
+		} else {
+			w->read_off = w->length;
+			set_state(q, w, EMU_WQE_DONE, 0);
+			progress = true;
+		}
 	}
 	comp_after(q, progress, resent);
 }

@@ -285,10 +285,12 @@ void emu_xmap_reg(void *addr, size_t len);
 void emu_xmap_unreg(void *addr, size_t len);
 bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uintptr_t *start,
 		   uintptr_t *end);
-/* comp.c, for xfast.c: a READ sent as a descriptor whose data the responder wrote into our
- * memory (first PSN psn), and a descriptor the responder declined (the WQE from psn on go back
- * to the packet path). Engine lock held. */
-void emu_dp_comp_xfast_read(struct emu_vqp *q, uint32_t psn);
+/* comp.c, for xfast.c: the WQE sent as a descriptor with first PSN psn that still waits for
+ * its answer (NULL: none, or q no longer sends); a READ of those whose data is in place
+ * (status 0) or failed the local checks (its completion status); a descriptor the responder
+ * declined (the WQE from psn on go back to the packet path). Engine lock held. */
+struct emu_swqe *emu_dp_comp_xfast_wqe(struct emu_vqp *q, uint32_t psn);
+void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status);
 void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn);
 
 /* qp_dp.c: a QP's life as the engines see it, for qp.c */

@@ -4,24 +4,25 @@
  * Between processes joined by shared-memory rings, an RC SEND / WRITE / READ of at least
  * RDMAEMU_XFAST_MIN bytes (default XFAST_MIN_DEFAULT) does not go as MTU-sized frames copied
  * into the ring and out of it: the requester puts one descriptor in the ring (opcode, PSN
- * range, remote address / rkey, the host addresses of its own SGEs), takes the message's PSNs
- * as its packets would have, and the WQE waits for its answer as any sent WQE (retransmission
- * timer included). The responder, in its ring pass, checks the descriptor against its QP
- * exactly where the packet path would succeed (state, ePSN, no message in progress, receive
- * WQE, access flags, rkey range and rights), copies the payload once with process_vm_readv
- * from the requester's memory into its MR or receive WQE (a READ: process_vm_writev from its MR
- * into the requester's SGEs), leaves its QP as the packets would have (ePSN, MSN, RETH state,
- * responder resources) and answers: a SEND / WRITE with the ACK frame its last packet would
- * have drawn (held as such an ACK is, docs/daemon.md "Held ACKs"), a READ with a descriptor
- * that completes it on the requester's side.
+ * range, remote address / rkey, where its SGEs' bytes are), takes the message's PSNs as its
+ * packets would have, and the WQE waits for its answer as any sent WQE (retransmission timer
+ * included). The responder, in its ring pass, checks the descriptor against its QP exactly
+ * where the packet path would succeed (state, ePSN, no message in progress, receive WQE,
+ * access flags, rkey range and rights), copies a SEND's / WRITE's payload once from the
+ * requester's memory into its MR or receive WQE (memcpy from the requester's registered pages
+ * mapped here, xmap.c; process_vm_readv for the rest), leaves its QP as the packets would have
+ * (ePSN, MSN, RETH state, responder resources) and answers: a SEND / WRITE with the ACK frame
+ * its last packet would have drawn (held as such an ACK is, docs/daemon.md "Held ACKs"), a
+ * READ with a descriptor saying where the data is, which the requester copies into its SGEs
+ * itself (only it knows whether the WQE still waits) before completing it.
  *
  * Anything else is declined before anything is changed: the responder answers DECLINE, and the
  * requester sends that WQE and every later one it had sent again, as packets, from its first
  * PSN (no retry counted: nothing was lost), so every error (bad rkey -> REM_ACCESS_ERR, RNR,
  * lengths, a QP in the wrong state) is the packet path's own. A copy that fails for want of
  * permission (EPERM: ptrace rules, Yama; ENOSYS) also turns the pair's one-copy path off for
- * the rest of the run, on both sides. Observers of packets turn it off as for the in-process
- * fast path (emu_dp_fast_on: RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp, RDMAEMU_PCAP), and so does
+ * the rest of the run. Observers of packets turn it off as for the in-process fast path
+ * (emu_dp_fast_on: RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp, RDMAEMU_PCAP), and so does
  * RDMAEMU_XFAST=0; a responder with any of them declines (and the requester stops trying).
  *
  * Engine lock held throughout (the requester's doorbell, the ring pass). */
@@ -66,15 +67,16 @@ struct xf_req {
 	uint32_t psn, npkts, mtu;
 	uint32_t len, rkey, imm;
 	uint64_t va;
-	struct xf_iov iov[XF_MAX_IOV]; /* the requester's memory: gather, or a READ's scatter */
+	struct xf_iov iov[XF_MAX_IOV]; /* the requester's memory: a SEND's / WRITE's gather */
 };
 
 struct xf_ans {
-	uint8_t kind, why;
-	uint16_t pad;
+	uint8_t kind, why, niov, pad;
 	uint32_t qpn; /* the requester's */
 	uint32_t psn; /* the WQE's first PSN */
 	int32_t err;
+	/* READ_DONE: where the data is in the responder's memory (the requester copies it) */
+	struct xf_iov iov[3];
 };
 
 static uint64_t xf_served, xf_declined;
@@ -230,6 +232,8 @@ bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint
 	r.imm = w->wr.imm_data;
 	r.rkey = w->wr.wr.rdma.rkey;
 	r.va = w->wr.wr.rdma.remote_addr;
+	if (o == IBV_WR_RDMA_READ)
+		r.niov = 0; /* its data is copied here, from the responder's pieces */
 	if (emu_dp_xmit_desc(q, &r, sizeof(r)))
 		return false;
 	/* what its packets would have left: the PSNs, an AckReq on the last */
@@ -309,7 +313,7 @@ static struct xf_map *peer_map(int pid, int fd, uint64_t ino)
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
 	mfd = open(path, O_RDWR | O_CLOEXEC);
 	if (mfd < 0) {
-		xf_trace("xfast: %s: %s: process_vm_readv / writev instead", path, strerror(errno));
+		xf_trace("xfast: %s: %s: process_vm_readv instead", path, strerror(errno));
 		return m;
 	}
 	if (!fstat(mfd, &st) && (uint64_t)st.st_ino == ino && st.st_size > 0) {
@@ -324,11 +328,10 @@ static struct xf_map *peer_map(int pid, int fd, uint64_t ino)
 	return m;
 }
 
-/* Copies r's bytes between our segments and the requester's pieces (write: ours to its):
- * memcpy where its pages are mapped here, process_vm_readv / writev elsewhere. 0, or the
- * errno of a failed system call (a short copy: EFAULT). *mapped: a mapping was used. */
-static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool write,
-		   bool *mapped)
+/* Copies r's bytes from the requester's pieces into our segments: memcpy where its pages are
+ * mapped here, process_vm_readv elsewhere. 0, or the errno of a failed system call (a short
+ * copy: EFAULT). *mapped: a mapping was used. */
+static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool *mapped)
 {
 	uint8_t *rp[XF_MAX_IOV];
 	int i = 0, j = 0;
@@ -354,16 +357,12 @@ static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool wr
 		if (r->iov[j].len - sj < n)
 			n = r->iov[j].len - sj;
 		if (rp[j]) {
-			if (write)
-				memcpy(rp[j] + sj, l, n);
-			else
-				memcpy(l, rp[j] + sj, n);
+			memcpy(l, rp[j] + sj, n);
 			*mapped = true;
 		} else {
 			struct iovec lv = { l, n };
 			struct iovec rv = { (void *)(uintptr_t)(r->iov[j].addr + sj), n };
-			ssize_t got = write ? process_vm_writev(pid, &lv, 1, &rv, 1, 0) :
-					      process_vm_readv(pid, &lv, 1, &rv, 1, 0);
+			ssize_t got = process_vm_readv(pid, &lv, 1, &rv, 1, 0);
 
 			if (got < 0)
 				return errno ? errno : EFAULT;
@@ -430,10 +429,14 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err
 		mine.v[0].iov_len = r->len;
 		mine.n = 1;
 	}
-	/* the one copy */
-	*err = xf_copy(pid, &mine, r, o == IBV_WR_RDMA_READ, mapped);
-	if (*err)
-		return *err == EPERM || *err == ENOSYS ? XF_WHY_PERM : XF_WHY_COPY;
+	/* the one copy; a READ's is the requester's, at its answer (only the requester knows
+	 * whether its WQE still waits: a responder writing there could hit memory the
+	 * requester has given back) */
+	if (o != IBV_WR_RDMA_READ) {
+		*err = xf_copy(pid, &mine, r, mapped);
+		if (*err)
+			return *err == EPERM || *err == ENOSYS ? XF_WHY_PERM : XF_WHY_COPY;
+	}
 	/* the state its packets would have left (fast.c's fast_exec, responder half) */
 	emu_dp_ack_flush(b); /* a held ACK goes before any other responder packet */
 	b->dp.resp_psn = (r->psn + r->npkts) & EMU_PSN_MASK;
@@ -469,7 +472,23 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err
 	(void)imm;
 	if (o == IBV_WR_RDMA_READ) {
 		struct xf_ans a = { .kind = XF_READ_DONE, .qpn = r->sqpn, .psn = r->psn };
+		struct xf_req pieces = { .niov = 0 };
+		uintptr_t lo = (uintptr_t)host, hi = lo + r->len, rs, re;
+		uint64_t ino;
+		int fd;
 
+		/* our memory, as the requester will find it: mapped pages by memfd */
+		if (r->len && emu_xmap_find(lo, r->len, &fd, &ino, &rs, &re)) {
+			uintptr_t x = lo > rs ? lo : rs, y = hi < re ? hi : re;
+
+			xf_piece(&pieces, lo, x - lo, -1, 0, 0);
+			xf_piece(&pieces, x, y - x, fd, ino, x - rs);
+			xf_piece(&pieces, y, hi - y, -1, 0, 0);
+		} else if (r->len) {
+			xf_piece(&pieces, lo, r->len, -1, 0, 0);
+		}
+		a.niov = pieces.niov;
+		memcpy(a.iov, pieces.iov, sizeof(a.iov[0]) * pieces.niov);
 		if (emu_dp_xmit_desc(b, &a, sizeof(a)))
 			xf_trace("xfast: qp %u: READ psn %#x: no ring back", b->qp.qp_num, r->psn);
 	} else {
@@ -512,6 +531,67 @@ static struct emu_vqp *hca_qp(struct emu_hca *hca, uint32_t qpn)
 	return obj ? container_of(obj, struct emu_vqp, obj) : NULL;
 }
 
+/* A READ's answer: its data copied from the responder's pieces into the WQE's SGEs, with
+ * the completer's lkey checks (emu_dp_copy_sge), while the WQE still waits for it. A copy the
+ * kernel refuses sends the READ again as packets (the responder answers the duplicate from its
+ * responder resources) and stops the descriptors to that peer. */
+static void xf_read_done(struct emu_vqp *q, int pid, const struct xf_ans *a)
+{
+	struct emu_swqe *w = emu_dp_comp_xfast_wqe(q, a->psn);
+	uint64_t off = 0;
+	bool mapped = false;
+	int status = 0;
+
+	if (!w || w->wr.opcode != IBV_WR_RDMA_READ || a->niov > 3)
+		return;
+	for (int k = 0; k < a->niov && !status; k++) {
+		const struct xf_iov *v = &a->iov[k];
+		struct xf_map *m = v->fd >= 0 && !xf_eperm ? peer_map(pid, v->fd, v->ino) : NULL;
+		uint8_t *src = NULL, *bounce = NULL;
+
+		if (m && m->base && v->off <= m->size && v->len <= m->size - v->off) {
+			src = m->base + v->off;
+			mapped = true;
+		} else {
+			/* not mapped here: through a buffer (the data must pass the lkey checks) */
+			struct iovec lv, rv = { (void *)(uintptr_t)v->addr, v->len };
+			ssize_t got = -1;
+			int err = EPERM;
+
+			bounce = malloc(v->len ? v->len : 1);
+			lv = (struct iovec){ bounce, v->len };
+			if (bounce && !xf_eperm) {
+				got = process_vm_readv(pid, &lv, 1, &rv, 1, 0);
+				err = got < 0 ? errno : EFAULT;
+			}
+			if (!bounce || (uint64_t)got != v->len) {
+				free(bounce);
+				if (bounce && (err == EPERM || err == ENOSYS)) {
+					pid_set_off(pid);
+					fprintf(stderr, "rdmaemu: one-copy transfers from pid %d refused "
+							"(%s): frames from now on\n", pid, strerror(err));
+				}
+				xf_trace("xfast: qp %u: READ psn %#x: copy failed, as packets again",
+					 q->qp.qp_num, a->psn);
+				emu_dp_comp_xfast_decline(q, a->psn);
+				return;
+			}
+			src = bounce;
+		}
+		if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, off, src, v->len, true) != EMU_MR_OK)
+			status = IBV_WC_LOC_PROT_ERR; /* comp_read_resp's */
+		off += v->len;
+		free(bounce);
+	}
+	if (!status) {
+		__atomic_fetch_add(&xf_served, 1, __ATOMIC_RELAXED);
+		xf_trace("xfast: qp %u <- pid %d: psn %#x, %llu bytes, one copy (%s)", q->qp.qp_num,
+			 pid, a->psn, (unsigned long long)w->length,
+			 mapped ? "mapped" : "process_vm");
+	}
+	emu_dp_comp_xfast_read(q, w, status);
+}
+
 static void xf_rx(int ep, int pid, const void *desc, size_t len)
 {
 	struct emu_hca *hca;
@@ -532,7 +612,10 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 		memcpy(&r, desc, sizeof(r));
 		q = hca_qp(hca, r.dqpn);
 		why = q ? xf_serve(q, &r, pid, &err, &mapped) : XF_WHY_STATE;
-		if (!why) {
+		if (!why && r.opcode == IBV_WR_RDMA_READ) {
+			xf_trace("xfast: qp %u <- pid %d: psn %#x, READ of %u bytes answered", r.dqpn,
+				 pid, r.psn, r.len);
+		} else if (!why) {
 			__atomic_fetch_add(&xf_served, 1, __ATOMIC_RELAXED);
 			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, one copy (%s)", r.dqpn,
 				 pid, r.psn, r.len, mapped ? "mapped" : "process_vm");
@@ -554,7 +637,7 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 		memcpy(&a, desc, sizeof(a));
 		q = hca_qp(hca, a.qpn);
 		if (q && kind == XF_READ_DONE) {
-			emu_dp_comp_xfast_read(q, a.psn);
+			xf_read_done(q, pid, &a);
 		} else if (q) {
 			if (a.why == XF_WHY_PERM || a.why == XF_WHY_OFF) {
 				pid_set_off(pid);

@@ -1,6 +1,6 @@
 /* Registered memory a peer process can map (docs/daemon.md, "One copy between processes").
  *
- * process_vm_readv / writev cost a system call and a page-table walk of the other process for
+ * process_vm_readv costs a system call and a page-table walk of the other process for
  * every copy (~1 us, and 12-14 GB/s at best here, a fifth of memcpy). So, in a process attached
  * to a daemon (the only ones with peers on rings), ibv_reg_mr moves the whole pages of the
  * region to a memfd: their contents are copied into it and it is mapped MAP_SHARED | MAP_FIXED

@@ -82,12 +82,13 @@ expect_loopback "rings only" -le $rings_max
 cp "$t/big/cli.out" "$t/big.shm"; cp "$t/big/srv.out" "$t/bigs.shm"
 
 # One copy between the processes (emu/verbs/xfast.c), traced (RDMAEMU_TRACE=xfast, stderr
-# apart). xfast MODE TAG SIZE COUNT HOW SERVED DECLINED REFUSED SERVER_ENV -- CLIENT_ENV:
-# exact output lines; the server's trace counts SERVED descriptors copied once HOW ("mapped":
-# the client's registered pages mapped, emu/verbs/xmap.c; "process_vm") and DECLINED ones,
-# the client's stderr REFUSED notices of a pair turned back to frames.
+# apart). xfast MODE TAG SIZE COUNT HOW SERVED CSERVED DECLINED REFUSED SERVER_ENV --
+# CLIENT_ENV: exact output lines; the server's trace counts SERVED messages copied once HOW
+# ("mapped": the peer's registered pages mapped, emu/verbs/xmap.c; "process_vm") by the server
+# (the client's WRITEs and SENDs) and DECLINED descriptors, the client's CSERVED (its READs,
+# copied at their answer) and REFUSED notices of a pair turned back to frames.
 xfast() {
-	mode=$1 tag=$2 size=$3 n=$4 how=$5 ws=$6 wd=$7 wr=$8; shift 8
+	mode=$1 tag=$2 size=$3 n=$4 how=$5 ws=$6 wc=$7 wd=$8 wr=$9; shift 9
 	senv=
 	while [ "$1" != -- ]; do senv="$senv $1"; shift; done
 	shift
@@ -107,29 +108,29 @@ xfast() {
 	esac
 	gs=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, one copy ($how)$" "$t/$tag/srv.err")
 	gd=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .* declined" "$t/$tag/srv.err")
-	gc=$(grep -c "xfast: qp [0-9]* <- pid" "$t/$tag/cli.err")
-	gr=$(grep -c "^rdmaemu: one-copy transfers to pid [0-9]* refused (Operation not permitted): frames from now on$" "$t/$tag/cli.err")
+	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, one copy ($how)$" "$t/$tag/cli.err")
+	gr=$(grep -c "^rdmaemu: one-copy transfers \(to\|from\) pid [0-9]* refused (Operation not permitted): frames from now on$" "$t/$tag/cli.err")
 	if [ $src -ne 0 ] || [ $crc -ne 0 ] || [ "$(cat "$t/$tag/srv.out")" != "$os" ] ||
 	   [ "$(cat "$t/$tag/cli.out")" != "$oc" ] || [ "$gs" != "$ws" ] || [ "$gd" != "$wd" ] ||
-	   [ "$gc" != 0 ] || [ "$gr" != "$wr" ]; then
-		echo "FAIL one copy $tag ($how): exits $src/$crc, served $gs declined $gd (want $ws/$wd), client served $gc, refused $gr (want $wr)"
+	   [ "$gc" != "$wc" ] || [ "$gr" != "$wr" ]; then
+		echo "FAIL one copy $tag ($how): exits $src/$crc, served $gs/$gc declined $gd refused $gr (want $ws/$wc, $wd, $wr)"
 		cat "$t/$tag/srv.out" "$t/$tag/cli.out"; tail -5 "$t/$tag/srv.err" "$t/$tag/cli.err"
 		fail=1
 	else
-		echo "ok one copy $tag: served $gs ($how), declined $gd, refused $gr: $(cat "$t/$tag/cli.out")"
+		echo "ok one copy $tag: served $gs/$gc ($how), declined $gd, refused $gr: $(cat "$t/$tag/cli.out")"
 	fi
 }
-# 20 x 64 KiB READ, WRITE, SEND: every one served by the server with one copy, from the
-# client's registered pages mapped in the server
-xfast "" xf 65536 20 mapped 60 0 0 --
+# 20 x 64 KiB READ, WRITE, SEND: every one copied once, from the peer's registered pages
+# mapped (WRITE and SEND by the server, READ by the client at the server's answer)
+xfast "" xf 65536 20 mapped 40 20 0 0 --
 # 1 MiB messages, 4 of each
-xfast "" xfm 1048576 4 mapped 12 0 0 --
-# the client's pages not mapped (RDMAEMU_XFAST_MAP=0): process_vm_readv / writev
-xfast "" xfpvm 65536 20 process_vm 60 0 0 -- RDMAEMU_XFAST_MAP=0
+xfast "" xfm 1048576 4 mapped 8 4 0 0 --
+# registered pages not moved (RDMAEMU_XFAST_MAP=0): process_vm_readv
+xfast "" xfpvm 65536 20 process_vm 40 20 0 0 RDMAEMU_XFAST_MAP=0 -- RDMAEMU_XFAST_MAP=0
 # a bad rkey: the WRITE before it one copy, the bad one declined, then the packet path's NAK
-xfast badkey- xfbad 65536 1 mapped 1 1 0 --
+xfast badkey- xfbad 65536 1 mapped 1 0 1 0 --
 # turned off (RDMAEMU_XFAST=0 in the requester): frames, nothing served or declined
-xfast "" xfoff 65536 20 mapped 0 0 0 -- RDMAEMU_XFAST=0
+xfast "" xfoff 65536 20 mapped 0 0 0 0 -- RDMAEMU_XFAST=0
 # registered memory moved to a memfd and back (emu/verbs/xmap.c), and left alone when told
 for m in "moved and back, contents kept:" "not moved:RDMAEMU_XFAST_MAP=0"; do
 	rm -rf "$t/regmap"; mkdir "$t/regmap"
@@ -143,9 +144,13 @@ for m in "moved and back, contents kept:" "not moved:RDMAEMU_XFAST_MAP=0"; do
 		echo "ok regmap ${m#*:}: $(cat "$t/regmap/out")"
 	fi
 done
-# a copy refused (RDMAEMU_XFAST=eperm in the responder: as a ptrace rule would): the first
-# READ declined, the client told once, everything else as frames
-xfast "" xfperm 65536 20 mapped 0 1 1 RDMAEMU_XFAST=eperm --
+# a copy refused (RDMAEMU_XFAST=eperm in the server: as a ptrace rule would, and its pages
+# not moved): the first READ copied by the client, the first WRITE declined by the server, the client told once,
+# everything after as frames
+xfast "" xfperm 65536 20 process_vm 0 1 1 1 RDMAEMU_XFAST=eperm --
+# the same refused to the client: its first READ's copy fails, the READ goes again as
+# packets (answered from the server's responder resources), then everything as frames
+xfast "" xfcperm 65536 20 mapped 0 0 0 1 -- RDMAEMU_XFAST=eperm
 
 # four processes of one host, two pairs at once
 xfer_start p1 65536 10; s1=$xs c1=$xc
