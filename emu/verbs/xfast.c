@@ -47,8 +47,9 @@
 /* Below this the frames cost less than the system call (measured: bench/RESULTS.md) */
 #define XFAST_MIN_DEFAULT 16384
 #define XF_OFF_PIDS 16
+#define XF_INL_DEFAULT 1024
 
-enum xf_kind { XF_REQ = 1, XF_READ_DONE, XF_DECLINE };
+enum xf_kind { XF_REQ = 1, XF_READ_DONE, XF_DECLINE, XF_REQ_INL };
 
 /* why a descriptor was declined */
 enum xf_why { XF_WHY_STATE = 1, XF_WHY_CHECK, XF_WHY_COPY, XF_WHY_PERM, XF_WHY_OFF };
@@ -69,6 +70,18 @@ struct xf_req {
 	uint64_t va;
 	struct xf_iov iov[XF_MAX_IOV]; /* the requester's memory: a SEND's / WRITE's gather */
 };
+
+/* A short SEND / WRITE: its payload follows the header in the descriptor (gathered by the
+ * requester as the frames' would be: the bytes are copied into the ring and out of it, but no
+ * frame is built or parsed, and no system call is made). */
+struct xf_inl {
+	uint8_t kind, opcode, se, pad;
+	uint32_t dqpn, sqpn;
+	uint32_t psn, npkts, mtu;
+	uint32_t len, rkey, imm, pad2;
+	uint64_t va;
+};
+#define XF_INL_LIMIT 4096
 
 struct xf_ans {
 	uint8_t kind, why, niov, pad;
@@ -133,6 +146,24 @@ static bool xf_on(void)
 		on = !(v && !strcmp(v, "0")) && emu_dp_fast_on();
 	}
 	return on;
+}
+
+/* RDMAEMU_XFAST_INLINE: the longest SEND / WRITE whose payload goes in the descriptor
+ * (XF_INL_DEFAULT; 0: none, below RDMAEMU_XFAST_MIN such messages go as frames) */
+static uint64_t xf_inl_max(void)
+{
+	static int64_t max = -1;
+
+	if (max < 0) {
+		const char *v = getenv("RDMAEMU_XFAST_INLINE");
+		char *end;
+		unsigned long long n = v ? strtoull(v, &end, 0) : 0;
+
+		max = v && *v && !*end ? (int64_t)n : XF_INL_DEFAULT;
+		if (max > XF_INL_LIMIT)
+			max = XF_INL_LIMIT;
+	}
+	return (uint64_t)max;
 }
 
 static uint64_t xf_min(void)
@@ -200,6 +231,53 @@ static bool xf_sges(struct emu_vqp *q, const struct ibv_sge *sge, int n, uint64_
 	return !len;
 }
 
+/* What the WQE's packets would have left: its PSNs, an AckReq on the last. */
+static void xf_sent(struct emu_vqp *q, struct emu_swqe *w, uint64_t npkts)
+{
+	w->first_psn = q->dp.req_psn;
+	q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
+	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
+	if (w->wr.opcode != IBV_WR_RDMA_READ)
+		q->dp.noack_pkts = 0;
+	w->xfast = true;
+}
+
+/* A short SEND / WRITE with its payload in the descriptor. */
+static bool xf_send_inline(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts)
+{
+	enum ibv_wr_opcode o = w->wr.opcode;
+	uint32_t dqpn = q->attr.dest_qp_num & EMU_QPN_MASK;
+	union {
+		struct xf_inl h;
+		uint8_t b[sizeof(struct xf_inl) + XF_INL_LIMIT];
+	} d;
+	int pid;
+
+	if (w->length > xf_inl_max() ||
+	    (o != IBV_WR_SEND && o != IBV_WR_SEND_WITH_IMM && o != IBV_WR_RDMA_WRITE &&
+	     o != IBV_WR_RDMA_WRITE_WITH_IMM))
+		return false;
+	pid = emu_link_shm_peer_pid(dqpn);
+	if (!pid || pid_off(pid))
+		return false;
+	/* the gather with its lkey checks (req.c's): a failure is the packet path's to report */
+	if (w->is_inline)
+		memcpy(d.b + sizeof(d.h), w->inl, w->length);
+	else if (emu_dp_copy_sge(q, w->sge, w->wr.num_sge, 0, d.b + sizeof(d.h), w->length,
+				 false) != EMU_MR_OK)
+		return false;
+	d.h = (struct xf_inl){ .kind = XF_REQ_INL, .opcode = (uint8_t)o,
+			       .se = w->wr.send_flags & IBV_SEND_SOLICITED && o != IBV_WR_RDMA_WRITE,
+			       .dqpn = dqpn, .sqpn = q->qp.qp_num, .psn = q->dp.req_psn,
+			       .npkts = (uint32_t)npkts, .mtu = mtu, .len = (uint32_t)w->length,
+			       .rkey = w->wr.wr.rdma.rkey, .imm = w->wr.imm_data,
+			       .va = w->wr.wr.rdma.remote_addr };
+	if (emu_dp_xmit_desc(q, d.b, sizeof(d.h) + w->length))
+		return false;
+	xf_sent(q, w, npkts);
+	return true;
+}
+
 bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts)
 {
 	enum ibv_wr_opcode o = w->wr.opcode;
@@ -207,8 +285,11 @@ bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint
 	struct xf_req r;
 	int pid;
 
-	if (w->xfast_no || w->length < xf_min() || w->length >= 0x80000000u || w->is_inline ||
-	    !xf_on())
+	if (w->xfast_no || w->length >= 0x80000000u || !xf_on())
+		return false;
+	if (w->length < xf_min())
+		return xf_send_inline(q, w, mtu, npkts);
+	if (w->is_inline)
 		return false;
 	if (o != IBV_WR_SEND && o != IBV_WR_SEND_WITH_IMM && o != IBV_WR_RDMA_WRITE &&
 	    o != IBV_WR_RDMA_WRITE_WITH_IMM && o != IBV_WR_RDMA_READ)
@@ -236,13 +317,7 @@ bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint
 		r.niov = 0; /* its data is copied here, from the responder's pieces */
 	if (emu_dp_xmit_desc(q, &r, sizeof(r)))
 		return false;
-	/* what its packets would have left: the PSNs, an AckReq on the last */
-	w->first_psn = q->dp.req_psn;
-	q->dp.req_psn = (uint32_t)(q->dp.req_psn + npkts) & EMU_PSN_MASK;
-	w->last_psn = (q->dp.req_psn - 1) & EMU_PSN_MASK;
-	if (o != IBV_WR_RDMA_READ)
-		q->dp.noack_pkts = 0;
-	w->xfast = true;
+	xf_sent(q, w, npkts);
 	xf_trace("xfast: qp %u -> pid %d qp %u: %s %u bytes psn %#x", q->qp.qp_num, pid, dqpn,
 		 o == IBV_WR_RDMA_READ ? "READ" : o <= IBV_WR_RDMA_WRITE_WITH_IMM ? "WRITE" : "SEND",
 		 r.len, r.psn);
@@ -381,7 +456,8 @@ static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool *m
 
 /* Serves r on b: 0 when done (b's state moved as the packets would have moved it, the answer
  * sent), else an xf_why with nothing changed. */
-static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err, bool *mapped)
+static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, const uint8_t *inl,
+		    int *err, bool *mapped)
 {
 	enum ibv_wr_opcode o = r->opcode;
 	bool send = o == IBV_WR_SEND || o == IBV_WR_SEND_WITH_IMM;
@@ -432,7 +508,14 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, int *err
 	/* the one copy; a READ's is the requester's, at its answer (only the requester knows
 	 * whether its WQE still waits: a responder writing there could hit memory the
 	 * requester has given back) */
-	if (o != IBV_WR_RDMA_READ) {
+	if (inl) {
+		uint64_t at = 0;
+
+		for (int i = 0; i < mine.n; i++) {
+			memcpy(mine.v[i].iov_base, inl + at, mine.v[i].iov_len);
+			at += mine.v[i].iov_len;
+		}
+	} else if (o != IBV_WR_RDMA_READ) {
 		*err = xf_copy(pid, &mine, r, mapped);
 		if (*err)
 			return *err == EPERM || *err == ENOSYS ? XF_WHY_PERM : XF_WHY_COPY;
@@ -604,21 +687,36 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 	hca = ep_hca(ep);
 	if (!hca)
 		return;
-	if (kind == XF_REQ && len == sizeof(struct xf_req)) {
+	if ((kind == XF_REQ && len == sizeof(struct xf_req)) ||
+	    (kind == XF_REQ_INL && len >= sizeof(struct xf_inl) &&
+	     len == sizeof(struct xf_inl) + ((const struct xf_inl *)desc)->len)) {
 		struct xf_req r;
+		const uint8_t *inl = NULL;
 		int why, err = 0;
 		bool mapped = false;
 
-		memcpy(&r, desc, sizeof(r));
+		if (kind == XF_REQ_INL) {
+			struct xf_inl h;
+
+			memcpy(&h, desc, sizeof(h));
+			r = (struct xf_req){ .kind = XF_REQ, .opcode = h.opcode, .se = h.se,
+					     .dqpn = h.dqpn, .sqpn = h.sqpn, .psn = h.psn,
+					     .npkts = h.npkts, .mtu = h.mtu, .len = h.len,
+					     .rkey = h.rkey, .imm = h.imm, .va = h.va };
+			inl = (const uint8_t *)desc + sizeof(h);
+		} else {
+			memcpy(&r, desc, sizeof(r));
+		}
 		q = hca_qp(hca, r.dqpn);
-		why = q ? xf_serve(q, &r, pid, &err, &mapped) : XF_WHY_STATE;
+		why = q ? xf_serve(q, &r, pid, inl, &err, &mapped) : XF_WHY_STATE;
 		if (!why && r.opcode == IBV_WR_RDMA_READ) {
 			xf_trace("xfast: qp %u <- pid %d: psn %#x, READ of %u bytes answered", r.dqpn,
 				 pid, r.psn, r.len);
 		} else if (!why) {
 			__atomic_fetch_add(&xf_served, 1, __ATOMIC_RELAXED);
-			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, one copy (%s)", r.dqpn,
-				 pid, r.psn, r.len, mapped ? "mapped" : "process_vm");
+			xf_trace("xfast: qp %u <- pid %d: psn %#x, %u bytes, %s", r.dqpn, pid, r.psn,
+				 r.len, inl ? "inline" : mapped ? "one copy (mapped)" :
+							 "one copy (process_vm)");
 		} else {
 			struct xf_ans a = { .kind = XF_DECLINE, .why = (uint8_t)why, .qpn = r.sqpn,
 					    .psn = r.psn, .err = err };

@@ -14,9 +14,10 @@
  * Only private anonymous memory is moved ("rw-p", no file: malloc'd, mmap'd anonymous, the
  * heap), whole pages only (a region's first and last partial pages stay where they are and
  * go through process_vm_readv), at least XMAP_MIN bytes, never a region overlapping one
- * already moved. Differences it makes, documented: a child forked while the MR is registered
- * shares those pages with the parent instead of getting a copy; another thread writing the
- * pages during ibv_reg_mr itself may lose that write. RDMAEMU_XFAST_MAP=0 turns it off (as do
+ * already moved. A child of fork() turns its moved regions back into private copies at once
+ * (xmap_child). Differences it makes, documented: that copy is taken when the child first
+ * runs, not at the fork; another thread writing the pages during ibv_reg_mr itself may lose
+ * that write. RDMAEMU_XFAST_MAP=0 turns it off (as do
  * the switches that turn the one-copy path off). */
 #include "config.h"
 
@@ -191,6 +192,45 @@ void emu_xmap_unreg(void *addr, size_t len)
 		*r = regions[--nregions];
 	}
 	pthread_mutex_unlock(&xmap_lock);
+}
+
+/* In a child of fork(): its moved regions become private copies, as Linux 6.1 gives a child a
+ * copy of pinned pages (ibv_is_fork_initialized: IBV_FORK_UNNEEDED), instead of pages shared
+ * with the parent. The copy is taken when the child first runs, not at the fork itself: a
+ * parent writing a registered page between the two leaves its write in the child's copy. */
+static void xmap_child(void)
+{
+	for (unsigned i = 0; i < nregions; i++) {
+		struct xmap_region *r = &regions[i];
+		void *tmp = still_ours(r->start, r->end, r->ino) ?
+				    mmap(NULL, r->end - r->start, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+
+		if (tmp != MAP_FAILED) {
+			memcpy(tmp, (void *)r->start, r->end - r->start);
+			if (mremap(tmp, r->end - r->start, r->end - r->start,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, (void *)r->start) == MAP_FAILED)
+				munmap(tmp, r->end - r->start);
+		}
+		close(r->fd);
+	}
+	nregions = 0;
+	pthread_mutex_init(&xmap_lock, NULL);
+}
+
+static void xmap_prepare(void)
+{
+	pthread_mutex_lock(&xmap_lock);
+}
+
+static void xmap_parent(void)
+{
+	pthread_mutex_unlock(&xmap_lock);
+}
+
+__attribute__((constructor)) static void xmap_atfork(void)
+{
+	pthread_atfork(xmap_prepare, xmap_parent, xmap_child);
 }
 
 bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uintptr_t *start,

@@ -83,8 +83,9 @@ cp "$t/big/cli.out" "$t/big.shm"; cp "$t/big/srv.out" "$t/bigs.shm"
 
 # One copy between the processes (emu/verbs/xfast.c), traced (RDMAEMU_TRACE=xfast, stderr
 # apart). xfast MODE TAG SIZE COUNT HOW SERVED CSERVED DECLINED REFUSED SERVER_ENV --
-# CLIENT_ENV: exact output lines; the server's trace counts SERVED messages copied once HOW
-# ("mapped": the peer's registered pages mapped, emu/verbs/xmap.c; "process_vm") by the server
+# CLIENT_ENV: exact output lines; the server's trace counts SERVED messages copied HOW ("one
+# copy (mapped)": the peer's registered pages mapped, emu/verbs/xmap.c; "one copy
+# (process_vm)"; "inline": the payload in the descriptor) by the server
 # (the client's WRITEs and SENDs) and DECLINED descriptors, the client's CSERVED (its READs,
 # copied at their answer) and REFUSED notices of a pair turned back to frames.
 xfast() {
@@ -106,9 +107,9 @@ xfast() {
 	*) os="shm_xfer server: $n x $size bytes: send, write match"
 	   oc="shm_xfer client: $n x $size bytes: read matches" ;;
 	esac
-	gs=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, one copy ($how)$" "$t/$tag/srv.err")
+	gs=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/srv.err")
 	gd=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .* declined" "$t/$tag/srv.err")
-	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, one copy ($how)$" "$t/$tag/cli.err")
+	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/cli.err")
 	gr=$(grep -c "^rdmaemu: one-copy transfers \(to\|from\) pid [0-9]* refused (Operation not permitted): frames from now on$" "$t/$tag/cli.err")
 	if [ $src -ne 0 ] || [ $crc -ne 0 ] || [ "$(cat "$t/$tag/srv.out")" != "$os" ] ||
 	   [ "$(cat "$t/$tag/cli.out")" != "$oc" ] || [ "$gs" != "$ws" ] || [ "$gd" != "$wd" ] ||
@@ -122,15 +123,17 @@ xfast() {
 }
 # 20 x 64 KiB READ, WRITE, SEND: every one copied once, from the peer's registered pages
 # mapped (WRITE and SEND by the server, READ by the client at the server's answer)
-xfast "" xf 65536 20 mapped 40 20 0 0 --
+xfast "" xf 65536 20 "one copy (mapped)" 40 20 0 0 --
 # 1 MiB messages, 4 of each
-xfast "" xfm 1048576 4 mapped 8 4 0 0 --
+xfast "" xfm 1048576 4 "one copy (mapped)" 8 4 0 0 --
+# 1000-byte WRITEs and SENDs carried in their descriptors (READs as frames)
+xfast "" xfinl 1000 20 inline 40 0 0 0 --
 # registered pages not moved (RDMAEMU_XFAST_MAP=0): process_vm_readv
-xfast "" xfpvm 65536 20 process_vm 40 20 0 0 RDMAEMU_XFAST_MAP=0 -- RDMAEMU_XFAST_MAP=0
+xfast "" xfpvm 65536 20 "one copy (process_vm)" 40 20 0 0 RDMAEMU_XFAST_MAP=0 -- RDMAEMU_XFAST_MAP=0
 # a bad rkey: the WRITE before it one copy, the bad one declined, then the packet path's NAK
-xfast badkey- xfbad 65536 1 mapped 1 0 1 0 --
+xfast badkey- xfbad 65536 1 "one copy (mapped)" 1 0 1 0 --
 # turned off (RDMAEMU_XFAST=0 in the requester): frames, nothing served or declined
-xfast "" xfoff 65536 20 mapped 0 0 0 0 -- RDMAEMU_XFAST=0
+xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 -- RDMAEMU_XFAST=0
 # registered memory moved to a memfd and back (emu/verbs/xmap.c), and left alone when told
 for m in "moved and back, contents kept:" "not moved:RDMAEMU_XFAST_MAP=0"; do
 	rm -rf "$t/regmap"; mkdir "$t/regmap"
@@ -147,10 +150,10 @@ done
 # a copy refused (RDMAEMU_XFAST=eperm in the server: as a ptrace rule would, and its pages
 # not moved): the first READ copied by the client, the first WRITE declined by the server, the client told once,
 # everything after as frames
-xfast "" xfperm 65536 20 process_vm 0 1 1 1 RDMAEMU_XFAST=eperm --
+xfast "" xfperm 65536 20 "one copy (process_vm)" 0 1 1 1 RDMAEMU_XFAST=eperm --
 # the same refused to the client: its first READ's copy fails, the READ goes again as
 # packets (answered from the server's responder resources), then everything as frames
-xfast "" xfcperm 65536 20 mapped 0 0 0 1 -- RDMAEMU_XFAST=eperm
+xfast "" xfcperm 65536 20 "one copy (mapped)" 0 0 0 1 -- RDMAEMU_XFAST=eperm
 
 # four processes of one host, two pairs at once
 xfer_start p1 65536 10; s1=$xs c1=$xc
