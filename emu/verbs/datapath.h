@@ -91,6 +91,9 @@ bool emu_dp_trace_on(void);
 void emu_dp_trace_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A "qp" trace line (RDMAEMU_TRACE=qp): nothing paid with tracing off */
 #define emu_dp_trace(...) EMU_TRACE_IF(emu_dp_trace_on(), emu_dp_trace_print, __VA_ARGS__)
+/* Whether the fast paths may run at all: nobody observes packets (not with RDMAEMU_FASTPATH=0,
+ * RDMAEMU_TRACE=qp or RDMAEMU_PCAP; fast.c, xfast.c) */
+bool emu_dp_fast_on(void);
 
 /* The process's engine, NULL when it has no fabric; errno untouched (the verbs' callers
  * report their own). */
@@ -119,6 +122,11 @@ void emu_dp_swqe_free(struct emu_vqp *q, struct emu_swqe *w);
 struct emu_rwqe *emu_dp_rwqe_alloc(struct emu_vqp *q);
 void emu_dp_rwqe_recycle(struct emu_vqp *q, struct emu_rwqe *w);
 struct emu_rwqe *emu_dp_rwqe_fill(struct emu_rwqe *w, const struct ibv_recv_wr *wr);
+/* The fast paths' receive CQE of a message that succeeded (fast.c, xfast.c): w's opcode,
+ * immediate data and Solicited bit, the receive WQE taken off b's queue and recycled (b has
+ * no SRQ). */
+void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
+			 const struct emu_swqe *w);
 /* The responder takes the next receive WQE of q's receive queue or SRQ (NULL: none; an SRQ
  * whose armed limit is then crossed raises IBV_EVENT_SRQ_LIMIT_REACHED, rxe's get_srq_wqe),
  * or puts one back at the head of its queue for the next message. */
@@ -260,17 +268,11 @@ int emu_dp_rx_ll(struct emu_hca *hca, int link_layer, const uint8_t *frame, size
  * receives). */
 void emu_dp_port_rx_attach(struct emu_engine *e, const struct emu_device *dev);
 
-/* fast.c: the loopback fast path (docs/datapath.md). Whether it may run at all (not with
- * RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp or RDMAEMU_PCAP), and the doorbell's attempt: true
+/* fast.c: the loopback fast path (docs/datapath.md). The doorbell's attempt: true
  * when it executed every queued WQE of q exactly as the packet path would have (CQEs
  * included); false, having changed nothing, when the packet path must run. Engine lock held. */
-bool emu_dp_fast_on(void);
 bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
 
-/* fast.c, for xfast.c: the responder's receive CQE of a message that succeeded, the receive
- * WQE taken off b's queue and recycled (b has no SRQ). */
-void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
-			 const struct emu_swqe *w);
 
 /* xfast.c: one copy a byte between two processes of a host (docs/daemon.md, "One copy
  * between processes"). The requester's attempt for one WQE (req.c): true when it went as a

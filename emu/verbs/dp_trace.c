@@ -4,6 +4,8 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "emu/sim/trace.h"
 #include "emu/verbs/datapath.h"
@@ -23,3 +25,22 @@ void emu_dp_trace_print(const char *fmt, ...)
 	emu_trace_vprint("", fmt, ap);
 	va_end(ap);
 }
+
+/* Whether anybody may observe packets (the fast paths' condition, fast.c and xfast.c): not
+ * with RDMAEMU_FASTPATH=0, the "qp" trace or a capture. Read once. */
+bool emu_dp_fast_on(void)
+{
+	static int on = -1;
+
+	if (on < 0) {
+		const char *f = getenv("RDMAEMU_FASTPATH");
+		const char *pcap = getenv("RDMAEMU_PCAP");
+
+		/* observers of packets: the trace prints each one, a capture may want them
+		 * (loopback frames are not captured today, but a tap on the loopback must
+		 * not lose them silently) */
+		on = !(f && !strcmp(f, "0")) && !emu_dp_trace_on() && !(pcap && *pcap);
+	}
+	return on;
+}
+

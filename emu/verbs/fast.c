@@ -78,22 +78,6 @@ struct fast_op {
 	uint32_t npkts;
 };
 
-bool emu_dp_fast_on(void)
-{
-	static int on = -1;
-
-	if (on < 0) {
-		const char *f = getenv("RDMAEMU_FASTPATH");
-		const char *pcap = getenv("RDMAEMU_PCAP");
-
-		/* observers of packets: the trace prints each one, a capture may want them
-		 * (loopback frames are not captured today, but a tap on the loopback must
-		 * not lose them silently) */
-		on = !(f && !strcmp(f, "0")) && !emu_dp_trace_on() && !(pcap && *pcap);
-	}
-	return on;
-}
-
 static void box_add(struct fast_box *b, const void *p, uint64_t len)
 {
 	uintptr_t lo = (uintptr_t)p, hi = lo + len;
@@ -366,30 +350,6 @@ static void fast_done(struct emu_vqp *q, struct emu_swqe *w)
 	q->dp.rnr_left = q->attr.rnr_retry;
 	q->dp.retry_left = q->attr.retry_cnt;
 	q->dp.retry_started = false;
-}
-
-/* The responder's receive CQE (resp.c's recv_wc for a success) and the WQE freed. */
-void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
-			 const struct emu_swqe *w)
-{
-	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
-		   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
-	struct ibv_wc wc;
-
-	memset(&wc, 0, sizeof(wc));
-	wc.wr_id = rw->wr_id;
-	wc.status = IBV_WC_SUCCESS;
-	wc.qp_num = b->qp.qp_num;
-	wc.opcode = opcode;
-	wc.byte_len = len;
-	wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
-	wc.imm_data = imm ? w->wr.imm_data : 0;
-	/* the Solicited Event bit of the last packet (req_wqe) */
-	emu_cq_push(b->recv_cq, &wc,
-		    w->wr.send_flags & IBV_SEND_SOLICITED && w->wr.opcode != IBV_WR_RDMA_WRITE);
-	emu_list_del(&rw->link);
-	b->rq.count--;
-	emu_dp_rwqe_recycle(b, rw); /* b has no SRQ: rw came from emu_dp_rwqe_alloc(b) */
 }
 
 /* Phases 0-2 of one validated WQE, minus the send CQE (left to emu_dp_comp_run). */

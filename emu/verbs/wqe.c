@@ -235,3 +235,27 @@ enum emu_mr_status emu_dp_copy_sge(struct emu_vqp *q, const struct ibv_sge *sge,
 	return EMU_MR_OK;
 }
 
+/* The responder's receive CQE (resp.c's recv_wc for a success) and the WQE freed. */
+void emu_dp_fast_recv_wc(struct emu_vqp *b, struct emu_rwqe *rw, int opcode, uint32_t len,
+			 const struct emu_swqe *w)
+{
+	bool imm = w->wr.opcode == IBV_WR_SEND_WITH_IMM ||
+		   w->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = rw->wr_id;
+	wc.status = IBV_WC_SUCCESS;
+	wc.qp_num = b->qp.qp_num;
+	wc.opcode = opcode;
+	wc.byte_len = len;
+	wc.wc_flags = IBV_WC_GRH | (imm ? IBV_WC_WITH_IMM : 0);
+	wc.imm_data = imm ? w->wr.imm_data : 0;
+	/* the Solicited Event bit of the last packet (req_wqe) */
+	emu_cq_push(b->recv_cq, &wc,
+		    w->wr.send_flags & IBV_SEND_SOLICITED && w->wr.opcode != IBV_WR_RDMA_WRITE);
+	emu_list_del(&rw->link);
+	b->rq.count--;
+	emu_dp_rwqe_recycle(b, rw); /* b has no SRQ: rw came from emu_dp_rwqe_alloc(b) */
+}
+

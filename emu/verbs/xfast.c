@@ -41,6 +41,7 @@
 #include "emu/link/link_shm.h"
 #include "emu/sim/topology.h"
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 #define XF_MAX_SGE 4
 #define XF_MAX_IOV (3 * XF_MAX_SGE) /* an SGE: partial page, mapped pages, partial page */
@@ -392,7 +393,8 @@ static struct xf_map *peer_map(int pid, int fd, uint64_t ino)
 		return m;
 	}
 	if (!fstat(mfd, &st) && (uint64_t)st.st_ino == ino && st.st_size > 0) {
-		void *b = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+		void *b = emu_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				   mfd, 0);
 
 		if (b != MAP_FAILED) {
 			m->base = b;
@@ -641,7 +643,7 @@ static void xf_read_done(struct emu_vqp *q, int pid, const struct xf_ans *a)
 			ssize_t got = -1;
 			int err = EPERM;
 
-			bounce = malloc(v->len ? v->len : 1);
+			bounce = emu_malloc(v->len ? v->len : 1);
 			lv = (struct iovec){ bounce, v->len };
 			if (bounce && !xf_eperm) {
 				got = process_vm_readv(pid, &lv, 1, &rv, 1, 0);

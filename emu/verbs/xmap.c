@@ -33,6 +33,7 @@
 
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
+#include "util/failcall.h"
 
 #define XMAP_MIN (64u * 1024)
 #define XMAP_MAX_REGIONS 64
@@ -146,7 +147,7 @@ void emu_xmap_reg(void *addr, size_t len)
 		close(fd);
 		goto out;
 	}
-	tmp = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	tmp = emu_mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tmp == MAP_FAILED) {
 		close(fd);
 		goto out;
@@ -179,7 +180,7 @@ void emu_xmap_unreg(void *addr, size_t len)
 		/* back to private anonymous memory, contents kept (unless the application has
 		 * unmapped or replaced the pages meanwhile: then they are no longer ours) */
 		void *tmp = still_ours(start, end, r->ino) ?
-				    mmap(NULL, end - start, PROT_READ | PROT_WRITE,
+				    emu_mmap(NULL, end - start, PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
 
 		if (tmp != MAP_FAILED) {
@@ -203,7 +204,7 @@ static void xmap_child(void)
 	for (unsigned i = 0; i < nregions; i++) {
 		struct xmap_region *r = &regions[i];
 		void *tmp = still_ours(r->start, r->end, r->ino) ?
-				    mmap(NULL, r->end - r->start, PROT_READ | PROT_WRITE,
+				    emu_mmap(NULL, r->end - r->start, PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
 
 		if (tmp != MAP_FAILED) {
