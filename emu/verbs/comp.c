@@ -156,8 +156,7 @@ static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
 
 		if (x->state == EMU_WQE_PENDING) {
 			x->state = EMU_WQE_POSTED;
-			x->xfast = false;
-			x->xfast_no = true;
+			x->xfast = false; /* (an RNR NAK: it may go as a descriptor again) */
 			x->read_off = 0;
 			emu_dp_rd_atomic_put(q, x); /* taken again when resent */
 		}

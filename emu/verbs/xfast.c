@@ -53,7 +53,8 @@
 enum xf_kind { XF_REQ = 1, XF_READ_DONE, XF_DECLINE, XF_REQ_INL };
 
 /* why a descriptor was declined */
-enum xf_why { XF_WHY_STATE = 1, XF_WHY_CHECK, XF_WHY_COPY, XF_WHY_PERM, XF_WHY_OFF };
+enum xf_why { XF_WHY_STATE = 1, XF_WHY_CHECK, XF_WHY_COPY, XF_WHY_PERM, XF_WHY_OFF,
+	      XF_RNR /* not a decline: answered with an RNR NAK, as the packets would be */ };
 
 struct xf_iov {
 	uint64_t addr, len;
@@ -481,8 +482,15 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, const ui
 	    b->dp.resp_psn != r->psn || b->dp.resp_nak_sent || b->dp.resp_wqe)
 		return XF_WHY_STATE;
 	if (send || o == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		if (emu_list_empty(&b->rq.list))
-			return XF_WHY_CHECK; /* RNR: the packet path NAKs it */
+		if (emu_list_empty(&b->rq.list)) {
+			/* resp.c's err_rnr: an RNR NAK with our min_rnr_timer, the ePSN kept; the
+			 * requester waits and sends the message again (as a descriptor) */
+			emu_dp_ack_flush(b);
+			emu_dp_xmit_resp(b, EMU_OP_RC | EMU_OP_ACK, r->psn,
+					 emu_aeth_rnr_nak(b->attr.min_rnr_timer), NULL, 0, 0,
+					 b->dp.resp_msn);
+			return XF_RNR;
+		}
 		rw = emu_list_entry(b->rq.list.next, struct emu_rwqe, link);
 	}
 	if (send) {
@@ -713,7 +721,10 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 		}
 		q = hca_qp(hca, r.dqpn);
 		why = q ? xf_serve(q, &r, pid, inl, &err, &mapped) : XF_WHY_STATE;
-		if (!why && r.opcode == IBV_WR_RDMA_READ) {
+		if (why == XF_RNR) {
+			xf_trace("xfast: qp %u <- pid %d: psn %#x: no receive WQE, RNR NAK", r.dqpn,
+				 pid, r.psn);
+		} else if (!why && r.opcode == IBV_WR_RDMA_READ) {
 			xf_trace("xfast: qp %u <- pid %d: psn %#x, READ of %u bytes answered", r.dqpn,
 				 pid, r.psn, r.len);
 		} else if (!why) {
