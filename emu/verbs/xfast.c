@@ -16,10 +16,11 @@
  * READ with a descriptor saying where the data is, which the requester copies into its SGEs
  * itself (only it knows whether the WQE still waits) before completing it.
  *
- * Anything else is declined before anything is changed: the responder answers DECLINE, and the
- * requester sends that WQE and every later one it had sent again, as packets, from its first
- * PSN (no retry counted: nothing was lost), so every error (bad rkey -> REM_ACCESS_ERR, RNR,
- * lengths, a QP in the wrong state) is the packet path's own. A copy that fails for want of
+ * A SEND finding no receive WQE draws the RNR NAK its packets would have drawn. Anything else
+ * is declined before anything is changed: the responder answers DECLINE, and the requester
+ * sends that WQE and every later one it had sent again, as packets, from its first PSN (no
+ * retry counted: nothing was lost), so every error (bad rkey -> REM_ACCESS_ERR, lengths, a QP
+ * in the wrong state) is the packet path's own. A copy that fails for want of
  * permission (EPERM: ptrace rules, Yama; ENOSYS) also turns the pair's one-copy path off for
  * the rest of the run. Observers of packets turn it off as for the in-process fast path
  * (emu_dp_fast_on: RDMAEMU_FASTPATH=0, RDMAEMU_TRACE=qp, RDMAEMU_PCAP), and so does
