@@ -17,8 +17,11 @@
  * already moved. A child of fork() turns its moved regions back into private copies at once
  * (xmap_child). Differences it makes, documented: that copy is taken when the child first
  * runs, not at the fork; another thread writing the pages during ibv_reg_mr itself may lose
- * that write. RDMAEMU_XFAST_MAP=0 turns it off (as do
- * the switches that turn the one-copy path off). */
+ * that write, and so may a write to another object that shares the region's first or last
+ * whole page with it (a heap neighbour). So it is asked for, RDMAEMU_XFAST_MAP=1: a program
+ * that knows no thread writes its buffers' pages while it registers them takes it (the
+ * switches that turn the one-copy path off turn it off too); without it a peer copies with
+ * process_vm_readv / writev. */
 #include "config.h"
 
 #include <errno.h>
@@ -57,7 +60,7 @@ static bool xmap_on(void)
 		const char *v = getenv("RDMAEMU_XFAST_MAP");
 		const char *x = getenv("RDMAEMU_XFAST");
 
-		on = !(v && !strcmp(v, "0")) && !(x && *x && strcmp(x, "1")) && emu_dp_fast_on();
+		on = v && !strcmp(v, "1") && !(x && *x && strcmp(x, "1")) && emu_dp_fast_on();
 	}
 	return on && emu_link_active();
 }

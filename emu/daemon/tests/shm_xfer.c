@@ -47,7 +47,7 @@
  * not after ibv_dereg_mr, the contents kept both ways; an MR on malloc'd memory (not page
  * aligned) keeps its contents; an MR whose memory was unmapped before ibv_dereg_mr
  * deregisters. "shm_xfer regmap: SIZE bytes: moved and back, contents kept" (or "not moved",
- * when the pages stayed: RDMAEMU_XFAST_MAP=0, no daemon). */
+ * when the pages stayed: without RDMAEMU_XFAST_MAP=1, or no daemon). */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>

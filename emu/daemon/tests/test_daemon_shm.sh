@@ -123,19 +123,19 @@ xfast() {
 }
 # 20 x 64 KiB READ, WRITE, SEND: every one copied once, from the peer's registered pages
 # mapped (WRITE and SEND by the server, READ by the client at the server's answer)
-xfast "" xf 65536 20 "one copy (mapped)" 40 20 0 0 --
+xfast "" xf 65536 20 "one copy (mapped)" 40 20 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
 # 1 MiB messages, 4 of each
-xfast "" xfm 1048576 4 "one copy (mapped)" 8 4 0 0 --
+xfast "" xfm 1048576 4 "one copy (mapped)" 8 4 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
 # 1000-byte WRITEs and SENDs carried in their descriptors (READs as frames)
 xfast "" xfinl 1000 20 inline 40 0 0 0 --
-# registered pages not moved (RDMAEMU_XFAST_MAP=0): process_vm_readv
-xfast "" xfpvm 65536 20 "one copy (process_vm)" 40 20 0 0 RDMAEMU_XFAST_MAP=0 -- RDMAEMU_XFAST_MAP=0
+# registered pages not moved (the default): process_vm_readv
+xfast "" xfpvm 65536 20 "one copy (process_vm)" 40 20 0 0 --
 # a bad rkey: the WRITE before it one copy, the bad one declined, then the packet path's NAK
-xfast badkey- xfbad 65536 1 "one copy (mapped)" 1 0 1 0 --
+xfast badkey- xfbad 65536 1 "one copy (mapped)" 1 0 1 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
 # turned off (RDMAEMU_XFAST=0 in the requester): frames, nothing served or declined
-xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 -- RDMAEMU_XFAST=0
+xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST=0
 # registered memory moved to a memfd and back (emu/verbs/xmap.c), and left alone when told
-for m in "moved and back, contents kept:" "not moved:RDMAEMU_XFAST_MAP=0"; do
+for m in "moved and back, contents kept:RDMAEMU_XFAST_MAP=1" "not moved:RDMAEMU_XFAST_MAP=0"; do
 	rm -rf "$t/regmap"; mkdir "$t/regmap"
 	env ${m#*:} timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" regmap "$t/regmap" \
 		262144 20 >"$t/regmap/out" 2>&1
@@ -153,7 +153,7 @@ done
 xfast "" xfperm 65536 20 "one copy (process_vm)" 0 1 1 1 RDMAEMU_XFAST=eperm --
 # the same refused to the client: its first READ's copy fails, the READ goes again as
 # packets (answered from the server's responder resources), then everything as frames
-xfast "" xfcperm 65536 20 "one copy (mapped)" 0 0 0 1 -- RDMAEMU_XFAST=eperm
+xfast "" xfcperm 65536 20 "one copy (mapped)" 0 0 0 1 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST=eperm
 
 # four processes of one host, two pairs at once
 xfer_start p1 65536 10; s1=$xs c1=$xc
