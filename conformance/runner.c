@@ -1006,6 +1006,10 @@ int main(int argc, char **argv)
 	putchar('\n');
 
 
+	struct conf_result *res = NULL;
+	unsigned passed = 0, failed = 0, skipped = 0;
+	int rc = 0;
+
 	if (sweep || inject) {
 		int src;
 
@@ -1035,18 +1039,11 @@ int main(int argc, char **argv)
 					      sweep_max, verbose);
 		conf_manifest_free(sweep_ex);
 		free(hdr.buf);
-		free(sel);
-		free(case_hit);
-		free_variants(var, nvar);
-		free(varv);
-		free(selv);
-		free(cases.v);
-		free(areasel.v);
-		conf_manifest_free(manifest);
-		return src;
+		rc = src;
+		goto out;
 	}
 
-	struct conf_result *res = calloc(nsel ? nsel : 1, sizeof *res);
+	res = calloc(nsel ? nsel : 1, sizeof *res);
 	if (!res)
 		return 2;
 	for (size_t i = 0; i < nsel; i++) {
@@ -1065,7 +1062,6 @@ int main(int argc, char **argv)
 		conf_manifest_warn_unused(manifest, stderr);
 
 	conf_report_summary(stdout, res, nsel);
-	int rc = 0;
 	if (tap && conf_report_tap(tap, res, nsel)) {
 		fprintf(stderr, "rdmaemu-conformance: cannot write %s: %s\n", tap, strerror(errno));
 		rc = 2;
@@ -1078,7 +1074,6 @@ int main(int argc, char **argv)
 		rc = 2;
 	free(hdr.buf);
 
-	unsigned passed = 0, failed = 0, skipped = 0;
 	for (size_t i = 0; i < nsel; i++) {
 		passed += res[i].state == CONF_PASS;
 		failed += res[i].state == CONF_FAIL;
@@ -1087,6 +1082,9 @@ int main(int argc, char **argv)
 		free(res[i].sweep);
 	}
 	printf("conformance: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
+	if (failed)
+		rc = 1;
+out:
 	free(res);
 	free(sel);
 	free(case_hit);
@@ -1096,7 +1094,5 @@ int main(int argc, char **argv)
 	free(cases.v);
 	free(areasel.v);
 	conf_manifest_free(manifest);
-	if (failed)
-		return 1;
 	return rc;
 }
