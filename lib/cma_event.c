@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "lib/cma.h"
+#include "util/failnth.h"
 
 /* ---- post-processing (cma.c: ucma_process_*) ---- */
 
@@ -78,6 +79,11 @@ static void process_route_resolved(struct cma_event *evt)
 	}
 }
 
+/* A request whose new id cannot be set up is destroyed, and rdma_get_cm_event goes on to the
+ * next event (rdma-core's ucma_process_conn_req, then "goto retry"): the listener never sees
+ * it, the peer gets the REJ of the destroyed id. */
+#define LOST_REQ "a connection request (rdma_get_cm_event destroys the id it cannot set up)"
+
 static int process_conn_req(struct cma_event *evt, uint32_t handle,
 			    const struct ucma_abi_ece *ece)
 {
@@ -88,6 +94,7 @@ static int process_conn_req(struct cma_event *evt, uint32_t handle,
 	id_priv = cma_alloc_id(listen->id.channel, listen->id.context, listen->id.ps,
 			       listen->id.qp_type);
 	if (!id_priv) {
+		emu_fail_lost(LOST_REQ);
 		cma_destroy_kern_id(listen->id.channel->fd, handle);
 		/* the request is the listener's event, dropped here: it counts as acked, or
 		 * the listener's rdma_destroy_id would wait for it forever (ucma_complete_event) */
@@ -115,6 +122,7 @@ static int process_conn_req(struct cma_event *evt, uint32_t handle,
 		goto err;
 	return 0;
 err:
+	emu_fail_lost(LOST_REQ);
 	rdma_destroy_id(&id_priv->id);
 	cma_ack_swallowed(listen);
 	return ret;

@@ -992,8 +992,13 @@ static int op_disconnect(struct emu_cma_id *id)
 	if (!c || !c->cm)
 		return -EINVAL;
 	if (emu_cm_send_dreq(c->cm, NULL, 0)) {
-		if (!emu_cm_send_drep(c->cm, NULL, 0))
+		int err = emu_cm_send_drep(c->cm, NULL, 0);
+
+		if (!err)
 			emu_cma_trace("cma %u: DREP sent", id->handle);
+		else if (err == -ENOMEM) /* rdma_disconnect returns 0 all the same */
+			emu_fail_lost("a DREP (rdma_disconnect goes on without it; the peer's DREQ "
+				      "retries end in its timeout)");
 	} else {
 		emu_cma_trace("cma %u: DREQ sent", id->handle);
 	}
