@@ -988,17 +988,19 @@ static bool op_sure(const struct emu_cma_id *id, uint32_t cmd, uint32_t *sub)
 static int op_disconnect(struct emu_cma_id *id)
 {
 	struct cma_conn *c = id->net[EMU_CMA_NET_CM];
+	int dreq;
 
 	if (!c || !c->cm)
 		return -EINVAL;
-	if (emu_cm_send_dreq(c->cm, NULL, 0)) {
+	dreq = emu_cm_send_dreq(c->cm, NULL, 0);
+	if (dreq) {
 		int err = emu_cm_send_drep(c->cm, NULL, 0);
 
 		if (!err)
 			emu_cma_trace("cma %u: DREP sent", id->handle);
-		else if (err == -ENOMEM) /* rdma_disconnect returns 0 all the same */
-			emu_fail_lost("a DREP (rdma_disconnect goes on without it; the peer's DREQ "
-				      "retries end in its timeout)");
+		else if (err == -ENOMEM || dreq == -ENOMEM) /* rdma_disconnect returns 0 */
+			emu_fail_lost("a DREQ or DREP (rdma_disconnect goes on without it; both sides "
+				      "wait for DISCONNECTED, or the peer's DREQ retries end)");
 	} else {
 		emu_cma_trace("cma %u: DREQ sent", id->handle);
 	}
