@@ -65,8 +65,12 @@ static bool xmap_on(void)
 	return on && emu_link_active();
 }
 
-/* Whether [start, end) lies in private anonymous writable mappings only (/proc/self/maps). */
-static bool private_anon(uintptr_t start, uintptr_t end)
+/* Whether [start, end) is covered, without a gap, by mappings of /proc/self/maps that all
+ * pass ok (given each one's permissions, inode and name). */
+static bool maps_cover(uintptr_t start, uintptr_t end,
+		       bool (*ok)(const char *perms, unsigned long ino, const char *name,
+				  uint64_t arg),
+		       uint64_t arg)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
 	char line[512];
@@ -81,7 +85,7 @@ static bool private_anon(uintptr_t start, uintptr_t end)
 
 		if (n < 4 || hi <= at)
 			continue;
-		if (lo > at || strcmp(perms, "rw-p") || ino || (name[0] && strcmp(name, "[heap]")))
+		if (lo > at || !ok(perms, ino, name, arg))
 			break;
 		at = hi;
 	}
@@ -89,28 +93,32 @@ static bool private_anon(uintptr_t start, uintptr_t end)
 	return at >= end;
 }
 
+/* private anonymous writable memory: malloc'd, anonymous mmap, the heap */
+static bool anon_rw(const char *perms, unsigned long ino, const char *name, uint64_t arg)
+{
+	(void)arg;
+	return !strcmp(perms, "rw-p") && !ino && (!name[0] || !strcmp(name, "[heap]"));
+}
+
+/* mapped from the memfd of inode arg */
+static bool of_inode(const char *perms, unsigned long ino, const char *name, uint64_t arg)
+{
+	(void)perms;
+	(void)name;
+	return ino == arg;
+}
+
+/* Whether [start, end) lies in private anonymous writable mappings only. */
+static bool private_anon(uintptr_t start, uintptr_t end)
+{
+	return maps_cover(start, end, anon_rw, 0);
+}
+
 /* Whether [start, end) is still mapped from the memfd of inode ino only (the application may
  * have unmapped or replaced the pages, freeing a buffer before ibv_dereg_mr). */
 static bool still_ours(uintptr_t start, uintptr_t end, uint64_t ino)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	uintptr_t at = start;
-
-	if (!f)
-		return false;
-	while (at < end && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, node;
-		int n = sscanf(line, "%lx-%lx %*s %*s %*s %lu", &lo, &hi, &node);
-
-		if (n < 3 || hi <= at)
-			continue;
-		if (lo > at || node != ino)
-			break;
-		at = hi;
-	}
-	fclose(f);
-	return at >= end;
+	return maps_cover(start, end, of_inode, ino);
 }
 
 static struct xmap_region *region_of(uintptr_t lo, uintptr_t hi)
