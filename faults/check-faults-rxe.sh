@@ -13,6 +13,7 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
+. "$s/faults/kill_oracle.sh"
 vm=$s/scripts/rxe-vm
 xfer=$b/faults/fault_xfer
 [ -x "$xfer" ] || { echo "check-faults-rxe: no $xfer (make faults/fault_xfer)"; exit 1; }
@@ -91,17 +92,7 @@ for point in connect disconnect; do
 		else
 			orc=$(rc $name.cli) other=$(last $name.cli)
 		fi
-		case $victim-$point in
-		client-connect) case $other in
-			"next client: server: rc: 100 messages in order, every byte checked") good=$((orc == 0)) ;;
-			"server: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages"|"server: event: RDMA_CM_EVENT_REJECTED status 1 after 0 messages") good=$((orc == 4)) ;;
-			*) good=0 ;; esac ;;
-		server-connect) case $other in
-			"client: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages") good=$((orc == 4)) ;;
-			*) good=0 ;; esac ;;
-		client-disconnect) good=$((orc == 0)); other=$(grep "^server: rc:" "$o/$name.srv") ;;
-		server-disconnect) good=$((orc == 0)) ;;
-		esac
+		kill_point_verdict "$victim" "$point" "$o/$name.srv"
 		again $name
 		a=$?
 		if [ "$good" = 1 ] && [ $a -eq 0 ]; then

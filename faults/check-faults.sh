@@ -15,6 +15,7 @@
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
+. "$s/faults/kill_oracle.sh"
 . "$s/emu/daemon/tests/daemon_test_env.sh"
 xfer=$b/faults/fault_xfer
 ref2=$s/fixtures/rxe-ref2.fabric
@@ -269,17 +270,7 @@ for point in connect disconnect; do
 			orc=$?
 			other=$(tail -n 1 "$t/$name.cli")
 		fi
-		case $victim-$point in
-		client-connect) case $other in
-			"next client: server: rc: 100 messages in order, every byte checked") good=$((orc == 0)) ;;
-			"server: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages"|"server: event: RDMA_CM_EVENT_REJECTED status 1 after 0 messages") good=$((orc == 4)) ;;
-			*) good=0 ;; esac ;;
-		server-connect) case $other in
-			"client: event: RDMA_CM_EVENT_REJECTED status 28 after 0 messages") good=$((orc == 4)) ;;
-			*) good=0 ;; esac ;;
-		client-disconnect) good=$(( orc == 0 )); other=$(grep "^server: rc:" "$t/$name.srv") ;;
-		server-disconnect) good=$(( orc == 0 )) ;;
-		esac
+		kill_point_verdict "$victim" "$point" "$t/$name.srv"
 		serve "$ref2" "$t/$name.srv2" rc 100 3000 &&
 			client "$ref2" "$t/$name.cli3" 192.0.2.65 rc 100 3000 && wait $spid &&
 			grep -qx "server: rc: 100 messages in order, every byte checked" "$t/$name.srv2"
