@@ -16,7 +16,8 @@
  *               a Q_Key no group has (a scan of every group), then both leave every group; the
  *               time of each step.
  * Usage: sa_bench [FIXTURES-DIR] [seconds per figure, default 1] [engine|wire|fabric10k|mcast]
- * (default: all four parts). */
+ * (default: all four parts), or sa_bench --write-fabric10k DIR [NADDR]: the 10,000-node fabric
+ * as files (write_fabric10k). */
 #include "config.h"
 
 #include <stdio.h>
@@ -325,6 +326,48 @@ static void bench_fabric10k(double secs)
 	rmdir(dir);
 }
 
+/* The 10,000-node fabric as files, for bench/run-scale's processes: DIR/fabric10k.topo and
+ * DIR/fabric10k.fabric, whose first NADDR hosts (spread over the leaves: every
+ * NCA / NADDR-th CA) get an IPoIB netdev ib0 with an address of 198.18.0.0/15; one line a
+ * host on stdout, "host NAME ADDRESS", for the script. */
+static int write_fabric10k(const char *dir, unsigned naddr)
+{
+	char path[1100];
+	size_t len;
+	char *b = gen_topology(&len);
+	FILE *fp;
+
+	if (!b || naddr > NCA)
+		return 1;
+	snprintf(path, sizeof(path), "%s/fabric10k.topo", dir);
+	fp = fopen(path, "w");
+	if (!fp || fwrite(b, 1, len, fp) != len || fclose(fp)) {
+		perror(path);
+		return 1;
+	}
+	free(b);
+	snprintf(path, sizeof(path), "%s/fabric10k.fabric", dir);
+	fp = fopen(path, "w");
+	if (!fp) {
+		perror(path);
+		return 1;
+	}
+	fprintf(fp, "# %u CAs under %u leaf and %u spine switches (sa_bench --write-fabric10k)\n"
+		"seed 1\nresolver files\nsm lid=1\ntopology fabric10k.topo\n", NCA, NLEAF, NSPINE);
+	for (unsigned i = 0; i < naddr; i++) {
+		unsigned ca = (unsigned)((unsigned long)i * NCA / naddr);
+
+		fprintf(fp, "host node%u\n  netdev ib0 rdma=mlx5_0/1\n    addr 198.%u.%u.%u/15\n", ca,
+			18 + i / 62500, i / 250 % 250, i % 250 + 1);
+		printf("host node%u 198.%u.%u.%u\n", ca, 18 + i / 62500, i / 250 % 250, i % 250 + 1);
+	}
+	if (fclose(fp)) {
+		perror(path);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---- multicast groups ---- */
 
 #define MC_GROUPS 16000
@@ -483,6 +526,8 @@ int main(int argc, char **argv)
 	uint8_t mad[EMU_MAD_LEN];
 	unsigned long c1, c2;
 
+	if (argc > 2 && !strcmp(argv[1], "--write-fabric10k"))
+		return write_fabric10k(argv[2], argc > 3 ? (unsigned)atoi(argv[3]) : 0);
 	if (only && strcmp(only, "engine")) {
 		if (!strcmp(only, "wire"))
 			bench_wire(fixtures, secs);

@@ -89,7 +89,7 @@ static void pool_init(struct hca_pool *p, const struct emu_device_caps *caps, en
  * does not pay for rxe's half a million). */
 static int pool_reserve(struct hca_pool *p, uint32_t index)
 {
-	size_t want = (size_t)index + 1, n;
+	size_t want = (size_t)(index - p->min_index) + 1, n;
 	struct emu_obj **s;
 
 	if (want <= p->nslots)
@@ -97,8 +97,8 @@ static int pool_reserve(struct hca_pool *p, uint32_t index)
 	n = p->nslots ? p->nslots : 64;
 	while (n < want)
 		n *= 2;
-	if (n > (size_t)p->max_index + 1)
-		n = (size_t)p->max_index + 1;
+	if (n > (size_t)(p->max_index - p->min_index) + 1)
+		n = (size_t)(p->max_index - p->min_index) + 1;
 	s = emu_realloc(p->slots, n * sizeof(*s));
 	if (!s)
 		return ENOMEM;
@@ -117,7 +117,7 @@ static int pool_alloc_index(struct hca_pool *p, uint32_t *index)
 	for (uint64_t tried = 0; tried < span; tried++) {
 		if (i < p->min_index || i > p->max_index)
 			i = p->min_index;
-		if (i >= p->nslots || !p->slots[i]) {
+		if (i - p->min_index >= p->nslots || !p->slots[i - p->min_index]) {
 			if (pool_reserve(p, i))
 				return ENOMEM;
 			*index = i;
@@ -150,7 +150,7 @@ static void hca_reserve_kernel_objects(struct emu_hca *hca)
 
 			if (pool_alloc_index(p, &index))
 				break;
-			p->slots[index] = &kernel_obj;
+			p->slots[index - p->min_index] = &kernel_obj;
 			p->count++;
 		}
 	}
@@ -275,7 +275,7 @@ int emu_hca_obj_add_locked(struct emu_hca_ctx *ctx, struct emu_obj *obj)
 	err = pool_alloc_index(p, &index);
 	if (err)
 		return err;
-	p->slots[index] = obj;
+	p->slots[index - p->min_index] = obj;
 	__atomic_store_n(&p->count, p->count + 1, __ATOMIC_RELAXED); /* emu_hca_obj_any */
 	obj->index = index;
 	obj->hca = ctx->hca;
@@ -291,7 +291,7 @@ int emu_hca_obj_remove_locked(struct emu_obj *obj)
 
 	if (obj->usecnt)
 		return EBUSY;
-	p->slots[obj->index] = NULL;
+	p->slots[obj->index - p->min_index] = NULL;
 	__atomic_store_n(&p->count, p->count - 1, __ATOMIC_RELAXED);
 	emu_list_del(&obj->link);
 	return 0;
@@ -305,12 +305,17 @@ struct emu_obj *emu_hca_obj_find_locked(struct emu_hca *hca, enum emu_obj_type t
 	if ((unsigned)type >= EMU_OBJ_NTYPES)
 		return NULL;
 	p = &hca->pools[type];
-	return index < p->nslots ? p->slots[index] : NULL;
+	return index >= p->min_index && index - p->min_index < p->nslots ?
+		p->slots[index - p->min_index] : NULL;
 }
 
-uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type)
+void emu_hca_obj_span_locked(struct emu_hca *hca, enum emu_obj_type type, uint32_t *first,
+			     uint32_t *end)
 {
-	return (unsigned)type < EMU_OBJ_NTYPES ? (uint32_t)hca->pools[type].nslots : 0;
+	const struct hca_pool *p = (unsigned)type < EMU_OBJ_NTYPES ? &hca->pools[type] : NULL;
+
+	*first = p ? p->min_index : 0;
+	*end = p ? p->min_index + (uint32_t)p->nslots : 0;
 }
 
 bool emu_hca_obj_any(struct emu_hca *hca, enum emu_obj_type type)

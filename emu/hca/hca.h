@@ -133,9 +133,10 @@ unsigned emu_hca_obj_count(struct emu_hca *hca, enum emu_obj_type type);
  * mutex cost a locked instruction pair per packet. A key in a packet was learnt from its
  * owner after the object was made, so a count read as 0 there means no such object. */
 bool emu_hca_obj_any(struct emu_hca *hca, enum emu_obj_type type);
-/* Upper bound of the indices of the type's objects (to walk them with
+/* The indices [*first, *end) that may hold the type's objects (to walk them with
  * emu_hca_obj_find_locked). HCA mutex held. */
-uint32_t emu_hca_obj_slots_locked(struct emu_hca *hca, enum emu_obj_type type);
+void emu_hca_obj_span_locked(struct emu_hca *hca, enum emu_obj_type type, uint32_t *first,
+			     uint32_t *end);
 
 /* Objects are allocated by the caller, usually embedded in the verbs-side object (as rdma-core's
  * providers embed struct ibv_pd in their own), zeroed, with obj.destroy set to what frees the

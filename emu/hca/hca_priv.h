@@ -6,7 +6,9 @@
 #include "emu/sim/prng.h"
 
 struct hca_pool {
-	struct emu_obj **slots; /* by index; grown on demand up to max_index + 1 */
+	/* slots[i] holds index min_index + i: a process given the QP numbers of a slice high in
+	 * the host's range pays for the slice, not for every number below it */
+	struct emu_obj **slots; /* grown on demand up to max_index - min_index + 1 */
 	size_t nslots;
 	uint32_t min_index, max_index, next;
 	uint32_t count, max_elem;

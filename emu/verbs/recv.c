@@ -122,7 +122,7 @@ static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct 
 	struct emu_vqp *qs[DP_MCAST_MAX_QPS];
 	uint8_t dgid[16];
 	unsigned n = 0;
-	uint32_t slots;
+	uint32_t first, end;
 
 	if ((pi->opcode & 0xe0) != EMU_OP_UD)
 		return;
@@ -139,8 +139,8 @@ static void dp_rx_mcast(struct emu_hca *hca, const uint8_t *frame, const struct 
 		return;
 	}
 	pthread_mutex_lock(emu_hca_lock(hca));
-	slots = emu_hca_obj_slots_locked(hca, EMU_OBJ_QP);
-	for (uint32_t i = 0; i < slots && n < DP_MCAST_MAX_QPS; i++) {
+	emu_hca_obj_span_locked(hca, EMU_OBJ_QP, &first, &end);
+	for (uint32_t i = first; i < end && n < DP_MCAST_MAX_QPS; i++) {
 		struct emu_obj *obj = emu_hca_obj_find_locked(hca, EMU_OBJ_QP, i);
 		/* no context: a slot the kernel's own QP1 holds (hca_reserve_kernel_objects) */
 		struct emu_vqp *q = obj && obj->ctx ? container_of(obj, struct emu_vqp, obj) : NULL;
