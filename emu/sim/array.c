@@ -11,9 +11,11 @@ int emu_array_push(void *arr, size_t *n, size_t sz)
 {
 	void **p = arr;
 
-	/* the capacity is implied by the count: 4, then doubling */
-	if (*n == 0 || (*n >= 4 && !(*n & (*n - 1)))) {
-		void *grown = emu_realloc(*p, (*n ? *n * 2 : 4) * sz);
+	/* the capacity is implied by the count: the next power of two, so the many arrays of one
+	 * element (a host's one device, a device's one port: 9,600 of each on the 10,000-node
+	 * fabric) hold that element only */
+	if (!(*n & (*n - 1))) {
+		void *grown = emu_realloc(*p, (*n ? *n * 2 : 1) * sz);
 
 		if (!grown)
 			return -1;

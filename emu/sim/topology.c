@@ -6,6 +6,7 @@
 #include "util/failcall.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ struct topo_ep {
 
 struct topo_switch {
 	int first_ep;  /* endpoint of port 1; port p is first_ep + p - 1 */
-	uint8_t *lft;  /* [LFT_SIZE] */
+	uint8_t *lft;  /* [LFT_SIZE], built on first use (sw_lft) */
 	emu_wire_rx_fn *local_rx;
 	void *local_ctx;
 	struct emu_topology_switch_counters ctr;
@@ -264,11 +265,49 @@ static int forward_mcast(struct emu_topology *t, size_t sw, unsigned in_port, ui
 	return 0;
 }
 
+static void build_lft(const struct emu_topology *t, size_t src, uint8_t *lft, size_t *queue,
+		      uint8_t *hop);
+
+/* Switch sw's LFT, built the first time a frame or a route asks for it: a process attached to
+ * a daemon never switches a frame (the daemon does), and on the 10,000-node fabric the 400
+ * switches' tables are 19 MiB it would never read. NULL when out of memory (the frame is
+ * dropped as unroutable). Any thread (the SA reads routes under its own lock). */
+static const uint8_t *sw_lft(const struct emu_topology *t, size_t sw)
+{
+	static pthread_mutex_t build_lock = PTHREAD_MUTEX_INITIALIZER;
+	uint8_t *lft = __atomic_load_n(&t->sws[sw].lft, __ATOMIC_ACQUIRE), *fresh;
+	size_t *queue;
+	uint8_t *hop;
+
+	if (lft)
+		return lft;
+	pthread_mutex_lock(&build_lock);
+	lft = t->sws[sw].lft;
+	if (!lft) {
+		fresh = emu_malloc(LFT_SIZE);
+		queue = emu_calloc(t->f->nswitches, sizeof(*queue));
+		hop = emu_calloc(t->f->nswitches, 1);
+		if (fresh && queue && hop) {
+			build_lft(t, sw, fresh, queue, hop);
+			__atomic_store_n(&((struct emu_topology *)t)->sws[sw].lft, fresh,
+					 __ATOMIC_RELEASE);
+			lft = fresh;
+		} else {
+			free(fresh);
+		}
+		free(queue);
+		free(hop);
+	}
+	pthread_mutex_unlock(&build_lock);
+	return lft;
+}
+
 /* Forwards one frame that arrived at port in_port (0 = sent by the switch itself). */
 static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const uint8_t *frame,
 		   size_t len, uint64_t now)
 {
 	struct topo_switch *s = &t->sws[sw];
+	const uint8_t *lft;
 	uint16_t dlid;
 	unsigned out;
 	int ret;
@@ -285,7 +324,8 @@ static int forward(struct emu_topology *t, size_t sw, unsigned in_port, const ui
 	}
 	if (dlid >= EMU_LID_MCAST_MIN)
 		return forward_mcast(t, sw, in_port, dlid, frame, len);
-	out = s->lft[dlid];
+	lft = sw_lft(t, sw);
+	out = lft ? lft[dlid] : LFT_NONE;
 	if (out == LFT_NONE) {
 		s->ctr.dropped_unknown++;
 		port_error(t, sw, in_port, true);
@@ -348,11 +388,14 @@ int emu_topology_switch_send(struct emu_topology *t, size_t sw, const void *fram
 
 int emu_topology_switch_route(const struct emu_topology *t, size_t sw, uint16_t dlid)
 {
+	const uint8_t *lft;
+
 	if (!t || sw >= t->f->nswitches)
 		return -EINVAL;
-	if (dlid > EMU_LID_UNICAST_MAX || t->sws[sw].lft[dlid] == LFT_NONE)
+	lft = dlid <= EMU_LID_UNICAST_MAX ? sw_lft(t, sw) : NULL;
+	if (!lft || lft[dlid] == LFT_NONE)
 		return -ENOENT;
-	return t->sws[sw].lft[dlid];
+	return lft[dlid];
 }
 
 int emu_topology_switch_counters(const struct emu_topology *t, size_t sw,
@@ -392,10 +435,10 @@ static void lft_set(uint8_t *lft, uint16_t base, uint8_t lmc, uint8_t port)
 
 /* Fills the LFT of switch `src`: BFS over switch-to-switch links; hop[t] = first-hop port toward
  * switch t (0 for src itself, LFT_NONE when unreachable). queue and hop have nswitches slots. */
-static void build_lft(struct emu_topology *t, size_t src, size_t *queue, uint8_t *hop)
+static void build_lft(const struct emu_topology *t, size_t src, uint8_t *lft, size_t *queue,
+		      uint8_t *hop)
 {
 	const struct emu_fabric *f = t->f;
-	uint8_t *lft = t->sws[src].lft;
 	size_t head = 0, tail = 0;
 	struct emu_endpoint peer;
 
@@ -693,8 +736,7 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 					const char *pcap_prefix, struct emu_error *err)
 {
 	struct emu_topology *t;
-	size_t neps = 0, *queue = NULL;
-	uint8_t *hop = NULL;
+	size_t neps = 0;
 	bool has_ll[2] = { false, false };
 
 	if (!f || !clk) {
@@ -719,16 +761,9 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 	t->eps = emu_calloc(neps ? neps : 1, sizeof(*t->eps));
 	t->host_first_ep = emu_calloc(f->nhosts ? f->nhosts : 1, sizeof(*t->host_first_ep));
 	t->sws = emu_calloc(f->nswitches ? f->nswitches : 1, sizeof(*t->sws));
-	queue = emu_calloc(f->nswitches ? f->nswitches : 1, sizeof(*queue));
-	hop = emu_calloc(f->nswitches ? f->nswitches : 1, 1);
 	t->w = emu_wire_new(clk, f->seed);
-	if (!t->eps || !t->host_first_ep || !t->sws || !queue || !hop || !t->w)
+	if (!t->eps || !t->host_first_ep || !t->sws || !t->w)
 		goto nomem;
-	for (size_t s = 0; s < f->nswitches; s++) {
-		t->sws[s].lft = emu_malloc(LFT_SIZE);
-		if (!t->sws[s].lft)
-			goto nomem;
-	}
 
 	/* endpoints: hosts, devices, ports; then switches, ports */
 	for (size_t h = 0; h < f->nhosts; h++) {
@@ -766,13 +801,6 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 		has_ll[ll == EMU_LL_ETHERNET ? 0 : 1] = true;
 	}
 
-	for (size_t s = 0; s < f->nswitches; s++)
-		build_lft(t, s, queue, hop);
-	free(queue);
-	free(hop);
-	queue = NULL;
-	hop = NULL;
-
 	if (pcap_prefix) {
 		if ((has_ll[0] && open_tap(t, pcap_prefix, EMU_LL_ETHERNET, err)) ||
 		    (has_ll[1] && open_tap(t, pcap_prefix, EMU_LL_INFINIBAND, err)))
@@ -785,8 +813,6 @@ nomem:
 fail: {
 	int e = errno;
 
-	free(queue);
-	free(hop);
 	emu_topology_free(t);
 	errno = e;
 	return NULL;
