@@ -134,6 +134,7 @@ static struct {
 	/* per host: the offset in a slot's slice of the last QP number a connection of the host
 	 * named (rdma_connect, rdma_accept); its next process's QP pool goes on from there */
 	uint32_t *qpn_cursor;
+	uint32_t qpn_slice, nslots; /* QP numbers a process (process-qpns), processes a host */
 	uint64_t seq;
 	uint64_t loopback_frames; /* LOOPBACK messages forwarded (the shared rings bypass them) */
 	bool trace;
@@ -582,7 +583,7 @@ static int ucma_ring_consumed(void *ctx, uint32_t *seq, uint32_t *count)
 static void ucma_qpn_used(size_t host, uint32_t qpn)
 {
 	if (d.qpn_cursor && host < d.f->nhosts && qpn >= 16)
-		d.qpn_cursor[host] = (qpn - 16) % EMU_DPROTO_QPN_SLICE;
+		d.qpn_cursor[host] = (qpn - 16) % d.qpn_slice;
 }
 
 static const struct emu_ucma_srv_ops ucma_ops = { .send = ucma_send,
@@ -647,6 +648,8 @@ static int install_ports(void)
 	d.qpn_cursor = calloc(d.f->nhosts ? d.f->nhosts : 1, sizeof(*d.qpn_cursor));
 	if (!d.ports || !d.qpn_cursor)
 		return -1;
+	d.qpn_slice = d.f->process_qpns ? d.f->process_qpns : EMU_DPROTO_QPN_SLICE;
+	d.nslots = EMU_DPROTO_SLOTS(d.qpn_slice);
 	for (size_t ep = 0; ep < n; ep++) {
 		struct emu_endpoint info;
 		const struct emu_port *port;
@@ -727,8 +730,8 @@ static void client_close(struct client *c)
 	emu_engine_unlock(d.e);
 }
 
-/* The lowest slot of host's QP numbers no attached process holds, or EMU_DPROTO_MAX_SLOTS
- * when all are taken. Engine lock held. */
+/* The lowest slot of host's QP numbers no attached process holds, or d.nslots when all are
+ * taken. Engine lock held. */
 static unsigned free_slot(size_t host)
 {
 	uint64_t used[(EMU_DPROTO_MAX_SLOTS + 63) / 64] = { 0 };
@@ -737,7 +740,7 @@ static unsigned free_slot(size_t host)
 	for (size_t i = 0; i < d.top; i++)
 		if (d.clients[i].state == CLIENT_ATTACHED && d.clients[i].host == host)
 			used[d.clients[i].slot / 64] |= 1ull << (d.clients[i].slot % 64);
-	while (slot < EMU_DPROTO_MAX_SLOTS && (used[slot / 64] >> (slot % 64) & 1))
+	while (slot < d.nslots && (used[slot / 64] >> (slot % 64) & 1))
 		slot++;
 	return slot;
 }
@@ -791,16 +794,17 @@ static void on_hello(struct client *c, const struct emu_dmsg_hello *h, size_t le
 		goto out;
 	emu_engine_lock(d.e);
 	c->slot = free_slot((size_t)(host - d.f->hosts));
-	if (c->slot == EMU_DPROTO_MAX_SLOTS) {
+	if (c->slot == d.nslots) {
 		fprintf(stderr, "rdmaemud: pid %d refused: host %s has all its %u process slots in "
-				"use (each process takes %u of the host's 24-bit QP numbers); run more "
-				"processes on other hosts of the fabric\n", h->pid, host->name,
-			EMU_DPROTO_MAX_SLOTS, EMU_DPROTO_QPN_SLICE);
+				"use (each process takes %u of the host's 24-bit QP numbers: the "
+				"fabric's process-qpns); a smaller process-qpns gives a host more "
+				"processes, or run them on other hosts of the fabric\n", h->pid,
+			host->name, d.nslots, d.qpn_slice);
 		err = EUSERS;
 	} else {
 		c->host = (size_t)(host - d.f->hosts);
-		c->qpn_min = 16 + c->slot * EMU_DPROTO_QPN_SLICE;
-		c->qpn_max = c->qpn_min + EMU_DPROTO_QPN_SLICE - 1;
+		c->qpn_min = 16 + c->slot * d.qpn_slice;
+		c->qpn_max = c->qpn_min + d.qpn_slice - 1;
 		c->pid = h->pid;
 		c->attached_seq = ++d.seq;
 		d.vt_attached++;

@@ -33,7 +33,7 @@ struct rx_port {
 };
 
 struct emu_engine_rx {
-	struct rx_port *ports; /* by wire endpoint */
+	struct rx_port *ports; /* by wire endpoint, up to the last host port's */
 	size_t nports;
 };
 
@@ -175,7 +175,17 @@ static struct emu_engine_rx *rx_new(struct emu_topology *t)
 
 	if (!rx)
 		return NULL;
-	rx->nports = emu_topology_nendpoints(t);
+	/* the host ports only: the topology numbers them before the switches' ports (on the
+	 * 10,000-node fabric 9,600 of its 24,000 endpoints) */
+	for (size_t ep = emu_topology_nendpoints(t); ep > 0; ep--) {
+		struct emu_endpoint info;
+
+		if (!emu_topology_endpoint_info(t, (int)ep - 1, &info) &&
+		    info.kind == EMU_EP_HOST_PORT) {
+			rx->nports = ep;
+			break;
+		}
+	}
 	rx->ports = emu_calloc(rx->nports ? rx->nports : 1, sizeof(*rx->ports));
 	if (!rx->ports) {
 		free(rx);

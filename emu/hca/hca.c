@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,14 @@ void emu_hca_set_qp_range(uint32_t min, uint32_t max)
 	qp_range_min = min;
 	qp_range_max = max;
 	qp_range_first = min;
+}
+
+/* What a process is told, once, when its slice is used up (emu_hca_set_qp_range_note). */
+static const char *qp_range_note;
+
+void emu_hca_set_qp_range_note(const char *note)
+{
+	qp_range_note = note;
 }
 
 void emu_hca_set_qp_first(uint32_t first)
@@ -78,6 +87,7 @@ static void pool_init(struct hca_pool *p, const struct emu_device_caps *caps, en
 				qp_range_max != pool_info[t].max_index)) {
 		p->min_index = qp_range_min;
 		p->max_index = qp_range_max;
+		p->qp_slice = true;
 	}
 	p->next = p->min_index;
 	if (t == EMU_OBJ_QP && qp_range_first > p->min_index && qp_range_first <= p->max_index)
@@ -125,6 +135,12 @@ static int pool_alloc_index(struct hca_pool *p, uint32_t *index)
 			return 0;
 		}
 		i++;
+	}
+	if (p->qp_slice && qp_range_note) {
+		static bool told;
+
+		if (!__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
+			fprintf(stderr, "%s", qp_range_note);
 	}
 	return p->full_errno;
 }

@@ -101,6 +101,9 @@ enum emu_mr_status {
  * comes from it too). A daemon sharing one host between processes gives each a disjoint slice
  * (docs/daemon.md) so their QPNs never collide; by default the range is rxe's, 16..2^20. */
 void emu_hca_set_qp_range(uint32_t min, uint32_t max);
+/* A line printed once on stderr the first time the range is used up (ibv_create_qp then fails
+ * with rxe's EINVAL, as a full pool does): which limit, and how to raise it. NULL: none. */
+void emu_hca_set_qp_range_note(const char *note);
 /* Where the QP pool of every HCA created afterwards starts its cyclic search (QP1's reserved
  * index takes it, the first user QP the next one); ignored outside the range. The daemon
  * continues a host's QP numbers across its processes so (rxe's allocator is the host's). */

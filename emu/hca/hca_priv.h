@@ -13,6 +13,7 @@ struct hca_pool {
 	uint32_t min_index, max_index, next;
 	uint32_t count, max_elem;
 	int full_errno; /* what the kernel returns when the pool is full */
+	bool qp_slice;  /* QPs of a slice a daemon gave (emu_hca_set_qp_range) */
 };
 
 struct emu_hca {

@@ -42,6 +42,7 @@ static struct {
 	bool active;
 	size_t host;
 	uint32_t qpn_min, qpn_max;
+	char qp_note[400]; /* emu_hca_set_qp_range_note's line */
 	/* the engine, once it exists: the receive thread runs from the attach on (it answers
 	 * the daemon's SHM_PEER even in a process that never creates an engine, which a new
 	 * process of the host waits for), and drops frames until then (no HCA exists yet) */
@@ -394,10 +395,11 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 		return err;
 	}
 	if (err == EUSERS)
-		fprintf(stderr, "rdmaemu: host '%s' has all its %u process slots in use (each process "
-				"takes %u of the host's 24-bit QP numbers): run more processes on other "
-				"hosts of the fabric\n", hello.node, EMU_DPROTO_MAX_SLOTS,
-			EMU_DPROTO_QPN_SLICE);
+		fprintf(stderr, "rdmaemu: host '%s' has all its process slots in use (each process "
+				"takes a slice of the host's 24-bit QP numbers, the fabric's "
+				"process-qpns, %u by default; rdmaemud's log says how many): a smaller "
+				"process-qpns gives a host more processes, or run more processes on "
+				"other hosts of the fabric\n", hello.node, EMU_DPROTO_QPN_SLICE);
 	if (err == EREMOTE)
 		fprintf(stderr, "rdmaemu: host '%s' of fabric '%s' runs under another of the fabric's "
 				"daemons (its daemon=), not the rdmaemud at %s\n", hello.node,
@@ -427,6 +429,13 @@ int emu_link_attach(struct emu_fabric *f, const struct emu_host *h, const char *
 	emu_engine_set_wire_remote(true);
 	/* before any HCA exists: its QP pool takes this slice */
 	emu_hca_set_qp_range(lk.qpn_min, lk.qpn_max);
+	snprintf(lk.qp_note, sizeof(lk.qp_note),
+		 "rdmaemu: this process has used all %u QP numbers rdmaemud gave it on host '%s' "
+		 "(its slice of the host's 24-bit QP numbers, the fabric's process-qpns): "
+		 "ibv_create_qp fails with EINVAL; a larger process-qpns gives each process more "
+		 "(rdmaemu-fabric(5)), or create the QPs in more processes\n",
+		 lk.qpn_max - lk.qpn_min + 1, hello.node);
+	emu_hca_set_qp_range_note(lk.qp_note);
 	if (ans.w.qpn_first)
 		emu_hca_set_qp_first(ans.w.qpn_first);
 	/* the rings to the other processes of this host; without them the daemon carries it all.
@@ -1121,4 +1130,5 @@ void emu_link_reset(void)
 	emu_engine_set_wire_remote(false);
 	lk.rx_started = false;
 	emu_hca_set_qp_range(16, 1u << 20);
+	emu_hca_set_qp_range_note(NULL);
 }

@@ -45,13 +45,18 @@
 
 /* QP numbers of one host are cut into slices, one per process attached to it (slot k has
  * [16 + k * SLICE, 16 + (k + 1) * SLICE - 1]); slot 0 starts where rxe starts, so a host's first
- * process sees the QPNs it would see alone. */
+ * process sees the QPNs it would see alone. SLICE is the fabric's `process-qpns`, by default
+ * this one. */
 #define EMU_DPROTO_QPN_SLICE 16384u
-/* Processes one host can hold: as many slices as fit under the 24-bit QP number (the last
- * one ending at 16 + 1023 * 16384 - 1 = 0xffc00f). */
-#define EMU_DPROTO_MAX_SLOTS 1023u
-_Static_assert(16u + EMU_DPROTO_MAX_SLOTS * EMU_DPROTO_QPN_SLICE - 1u <= 0xffffffu,
-	       "every slot's QP numbers fit in 24 bits");
+/* Processes one host can hold: as many slices as fit under the 24-bit QP number
+ * ((2^24 - 16) / SLICE: 1023 of the default slice, the last one ending at 0xffc00f), and no more
+ * than this many (a daemon serves 4,096 connections). */
+#define EMU_DPROTO_MAX_SLOTS 4095u
+#define EMU_DPROTO_SLOTS(slice) \
+	((0x1000000u - 16u) / (slice) < EMU_DPROTO_MAX_SLOTS ? (0x1000000u - 16u) / (slice) \
+							       : EMU_DPROTO_MAX_SLOTS)
+_Static_assert(16u + EMU_DPROTO_SLOTS(EMU_DPROTO_QPN_SLICE) * EMU_DPROTO_QPN_SLICE - 1u <=
+		       0xffffffu, "every slot's QP numbers fit in 24 bits");
 /* Slots whose processes are paired by the shared-memory rings (emu/link/link_shm.c): a
  * process past them sends its host's frames through the daemon, as RDMAEMU_SHM=0 does. Each
  * pair of them holds EMU_SHM_PAIR_BYTES and each process two descriptors a peer, so pairing

@@ -10,6 +10,11 @@
 #ifndef RDMAEMU_EMU_FABRIC_H
 #define RDMAEMU_EMU_FABRIC_H
 
+/* `process-qpns`: its bounds (powers of two; a host's 24-bit QP numbers hold (2^24 - 16) / N
+ * slices of N; the default, 16384, is emu/link/proto.h's EMU_DPROTO_QPN_SLICE) */
+#define EMU_FABRIC_PROCESS_QPNS_MIN 1024u
+#define EMU_FABRIC_PROCESS_QPNS_MAX (1u << 23)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -246,6 +251,8 @@ struct emu_fabric_daemon {
 
 struct emu_fabric {
 	char source[256];         /* file the fabric came from, or "(built-in default)" */
+	uint32_t process_qpns;    /* QP numbers each process of a daemon-shared host gets
+				   * (`process-qpns`; 0: the default) */
 	uint64_t seed;            /* PRNG seed: same seed + same fixture => same events and pcap bytes */
 	struct emu_host *hosts;
 	size_t nhosts;

@@ -198,6 +198,19 @@ static int d_seed(struct emu_loader *L, int nw, char **w)
 	return 0;
 }
 
+static int d_process_qpns(struct emu_loader *L, int nw, char **w)
+{
+	uint64_t v;
+
+	if (nw != 2 || emu_parse_u64(w[1], &v) || v < EMU_FABRIC_PROCESS_QPNS_MIN ||
+	    v > EMU_FABRIC_PROCESS_QPNS_MAX || (v & (v - 1)))
+		return bad(L, "expected a power of two from %u to %u after 'process-qpns', got '%s'",
+			   EMU_FABRIC_PROCESS_QPNS_MIN, EMU_FABRIC_PROCESS_QPNS_MAX,
+			   nw > 1 ? w[1] : "");
+	L->f->process_qpns = (uint32_t)v;
+	return 0;
+}
+
 static int d_resolver(struct emu_loader *L, int nw, char **w)
 {
 	if (nw == 2 && !strcmp(w[1], "files"))
@@ -1225,6 +1238,7 @@ static const struct {
 	{ "port", d_port },	    { "netdev", d_netdev },	{ "addr", d_addr },
 	{ "route", d_route },	    { "include", d_file },	{ "topology", d_file },
 	{ "hosts-data", d_file },   { "daemon", emu_load_daemon },
+	{ "process-qpns", d_process_qpns },
 };
 
 /* Reads the lines of one file; `file` names it in errors, `base` is the path that relative
@@ -1259,7 +1273,7 @@ static int load_buffer(struct emu_loader *L, char *text, const char *file, const
 			}
 		return bad(L, "unknown directive '%s' (expected host, device, port, netdev, addr, "
 			   "route, alias, acm, cap, link, switch, name, faults, sm, seed, resolver, "
-			   "include, topology, hosts-data, daemon)", w[0]);
+			   "include, topology, hosts-data, daemon, process-qpns)", w[0]);
 done:
 		if (r)
 			return -1;

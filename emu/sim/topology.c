@@ -800,6 +800,7 @@ struct emu_topology *emu_topology_build(const struct emu_fabric *f, struct emu_c
 		}
 		has_ll[ll == EMU_LL_ETHERNET ? 0 : 1] = true;
 	}
+	emu_wire_trim(t->w);
 
 	if (pcap_prefix) {
 		if ((has_ll[0] && open_tap(t, pcap_prefix, EMU_LL_ETHERNET, err)) ||

@@ -146,6 +146,22 @@ static int grow(void **arr, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+void emu_wire_trim(struct emu_wire *w)
+{
+	void *p;
+
+	if (w->neps && w->neps < w->eps_cap &&
+	    (p = realloc(w->eps, w->neps * sizeof(*w->eps)))) {
+		w->eps = p;
+		w->eps_cap = w->neps;
+	}
+	if (w->nlinks && w->nlinks < w->links_cap &&
+	    (p = realloc(w->links, w->nlinks * sizeof(*w->links)))) {
+		w->links = p;
+		w->links_cap = w->nlinks;
+	}
+}
+
 static struct wire_pkt *pkt_alloc(struct emu_wire *w, size_t len)
 {
 	size_t need = sizeof(struct wire_pkt) + len;

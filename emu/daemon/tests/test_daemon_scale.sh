@@ -4,6 +4,9 @@
 # 64 processes a host once held. Every pair must
 # validate, the daemon must have given slots past 63 (QPNs from 16 + 64 * 16384 = 1048592 on),
 # and the rings must pair only the first 64 slots (no process has more than 63 ring peers).
+# Then the fabric's process-qpns: 4194304 QP numbers a process leave a host 3 slots, the fourth
+# process is refused with EUSERS and both sides say which limit; 1024 a process make the
+# 1024th QP of a process fail with rxe's EINVAL, one line saying which limit.
 set -u
 b=${RDMAEMU_TOP_BUILDDIR:-.}
 s=${RDMAEMU_TOP_SRCDIR:-.}
@@ -93,5 +96,63 @@ if [ "$high" -lt 1 ] || [ "$most" -gt 63 ]; then
 	fail=1
 else
 	echo "ok slots past 63 in use ($high processes), at most $most ring peers a process"
+fi
+
+# process-qpns 4194304: (2^24 - 16) / 2^22 = 3 slots on the host
+"$rdmaemu" daemon stop >/dev/null 2>&1
+{ echo "process-qpns 4194304"; cat "$fab"; } >"$t/big.fabric"
+"$rdmaemu" daemon start --fabric "$t/big.fabric" >"$t/d2.out" 2>&1 || { cat "$t/d2.out"; exit 1; }
+held=
+j=0
+while [ $j -lt 3 ]; do
+	timeout 120 "$rdmaemu" run --fabric "$t/big.fabric" -- rping -s -P -a 192.0.2.1 \
+		-p $((port + 200 + j)) >"$t/held$j.out" 2>&1 &
+	held="$held $!"
+	j=$((j + 1))
+done
+lpids=$held
+i=0
+while [ $i -lt 600 ] &&
+      [ "$("$rdmaemu" daemon status | grep -c '^rdma_cm file .* listen [1-9]')" -lt 3 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+"$rdmaemu" daemon status >"$t/status2.out" 2>&1
+"$rdmaemu" run --fabric "$t/big.fabric" -- rping -c -a 192.0.2.1 -p $((port + 200)) -C 1 \
+	>"$t/refused.out" 2>&1
+rc=$?
+kill $held 2>/dev/null
+for p in $held; do wait "$p"; done
+lpids=
+slices=$(awk '$1 == "process" && $5 == "qpn" { print $6 }' "$t/status2.out" | sort -n | tr '\n' ' ')
+if [ "$slices" != "16-4194319 4194320-8388623 8388624-12582927 " ] ||
+   ! grep -q "^rdmaemu: host 'rxe-ref' has all its process slots in use (each process takes a slice of the host's 24-bit QP numbers, the fabric's process-qpns, 16384 by default; rdmaemud's log says how many): a smaller process-qpns gives a host more processes, or run more processes on other hosts of the fabric$" "$t/refused.out" ||
+   ! grep -q "rdmaemud: pid [0-9]* refused: host rxe-ref has all its 3 process slots in use (each process takes 4194304 of the host's 24-bit QP numbers: the fabric's process-qpns); a smaller process-qpns gives a host more processes, or run them on other hosts of the fabric" "$t/rdmaemud.log" ||
+   [ $rc -eq 0 ]; then
+	echo "FAIL: process-qpns 4194304: slices '$slices', exit $rc:"
+	cat "$t/refused.out"; grep refused "$t/rdmaemud.log"
+	fail=1
+else
+	echo "ok process-qpns 4194304: 3 slots on the host, the fourth process refused by name (exit $rc)"
+fi
+"$rdmaemu" daemon stop >/dev/null 2>&1
+
+# process-qpns 1024: QP1's index and 1023 QPs fill a process's slice; cmtime's 1030 ids get
+# 1023 QPs, the other 7 ibv_create_qp fail with EINVAL, the limit named once
+if command -v cmtime >/dev/null 2>&1; then
+	{ echo "process-qpns 1024"; cat "$fab"; } >"$t/small.fabric"
+	"$rdmaemu" daemon start --fabric "$t/small.fabric" >"$t/d3.out" 2>&1 ||
+		{ cat "$t/d3.out"; exit 1; }
+	timeout 120 "$rdmaemu" run --fabric "$t/small.fabric" -- cmtime -s 192.0.2.1 \
+		-p $((port + 300)) -c 1030 >"$t/qps.out" 2>&1
+	notes=$(grep -c "^rdmaemu: this process has used all 1024 QP numbers rdmaemud gave it on host 'rxe-ref' (its slice of the host's 24-bit QP numbers, the fabric's process-qpns): ibv_create_qp fails with EINVAL; a larger process-qpns gives each process more (rdmaemu-fabric(5)), or create the QPs in more processes$" "$t/qps.out")
+	einval=$(grep -c "^failure creating qp: Invalid argument$" "$t/qps.out")
+	if [ "$notes" -ne 1 ] || [ "$einval" -ne 7 ]; then
+		echo "FAIL: process-qpns 1024: $notes notes, $einval EINVAL (want 1 and 7):"
+		grep -v "^failure creating qp" "$t/qps.out" | head -n 20
+		fail=1
+	else
+		echo "ok process-qpns 1024: 1023 QPs a process, then EINVAL with the limit named once"
+	fi
+	"$rdmaemu" daemon stop >/dev/null 2>&1
 fi
 exit $fail
