@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -474,10 +473,6 @@ enum emu_sandbox_result emu_sandbox_enter(const struct emu_sandbox_opts *o, char
 		say(err, errlen, "%s: %s", o->fabric ? o->fabric : "(built-in)", ferr.msg);
 		return EMU_SANDBOX_FAILED;
 	}
-	/* the host's keeper holds this copy for the host's life: a large fabric's parse leaves
-	 * freed pages in the heap, given back here (10,000 nodes: ~8 MiB a host) */
-	if (f->nhosts + f->nswitches >= 1024)
-		malloc_trim(0);
 	s.h = host_of(f, o->node);
 	if (!s.h) {
 		say(err, errlen, "no host '%s' in fabric %s", o->node,

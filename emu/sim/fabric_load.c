@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1361,6 +1362,11 @@ static struct emu_fabric *load_common(const char *path, const char *text, const 
 		return NULL;
 	}
 	emu_loader_free(&L);
+	/* a large fabric's parse (a topology file's text, its node index, the arrays' growth)
+	 * leaves freed pages in the heap: given back, as every process and every sandboxed
+	 * host's keeper holds a copy (10,000 nodes: ~8 MiB each) */
+	if (L.f->nhosts + L.f->nswitches >= 1024)
+		malloc_trim(0);
 	return L.f;
 }
 

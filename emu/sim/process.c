@@ -9,7 +9,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,11 +96,6 @@ static int attach_locked(const char *path, const char *text, const char *node)
 			return e;
 		}
 	}
-	/* a large fabric's parse (the topology file's text, its node index, the arrays' growth)
-	 * leaves freed pages in the heap: give them back, as every process of the fabric pays
-	 * for them (10,000 nodes: ~8 MiB a process) */
-	if (f->nhosts + f->nswitches >= 1024)
-		malloc_trim(0);
 	attached_fabric = f;
 	/* released: emu_process_host's lock-free read sees a complete fabric */
 	__atomic_store_n(&attached_host, h, __ATOMIC_RELEASE);

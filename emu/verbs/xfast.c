@@ -151,6 +151,16 @@ static bool xf_on(void)
 	return on;
 }
 
+/* A number from the environment, or dflt when unset or not a number. */
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n = v ? strtoull(v, &end, 0) : 0;
+
+	return v && *v && !*end ? (uint64_t)n : dflt;
+}
+
 /* RDMAEMU_XFAST_INLINE: the longest SEND / WRITE whose payload goes in the descriptor
  * (XF_INL_DEFAULT; 0: none, below RDMAEMU_XFAST_MIN such messages go as frames) */
 static uint64_t xf_inl_max(void)
@@ -158,13 +168,9 @@ static uint64_t xf_inl_max(void)
 	static int64_t max = -1;
 
 	if (max < 0) {
-		const char *v = getenv("RDMAEMU_XFAST_INLINE");
-		char *end;
-		unsigned long long n = v ? strtoull(v, &end, 0) : 0;
+		uint64_t n = env_u64("RDMAEMU_XFAST_INLINE", XF_INL_DEFAULT);
 
-		max = v && *v && !*end ? (int64_t)n : XF_INL_DEFAULT;
-		if (max > XF_INL_LIMIT)
-			max = XF_INL_LIMIT;
+		max = (int64_t)(n > XF_INL_LIMIT ? XF_INL_LIMIT : n);
 	}
 	return (uint64_t)max;
 }
@@ -173,13 +179,8 @@ static uint64_t xf_min(void)
 {
 	static int64_t min = -1;
 
-	if (min < 0) {
-		const char *v = getenv("RDMAEMU_XFAST_MIN");
-		char *end;
-		unsigned long long n = v ? strtoull(v, &end, 0) : 0;
-
-		min = v && *v && !*end ? (int64_t)n : XFAST_MIN_DEFAULT;
-	}
+	if (min < 0)
+		min = (int64_t)env_u64("RDMAEMU_XFAST_MIN", XFAST_MIN_DEFAULT);
 	return (uint64_t)min;
 }
 
