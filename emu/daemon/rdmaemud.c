@@ -1821,6 +1821,8 @@ static int fabric_setup(const char *fabric)
 	}
 	if (!d.sock[0] && emu_link_socket_path(d.sock, sizeof(d.sock), true))
 		return 1;
+	/* a large fabric's image beside the socket: its processes map it (fabric_image.c) */
+	emu_fabric_set_image_dir_of(d.sock);
 	if (rdmaemu_ctl_attach(fabric ? d.fabric_path : NULL, NULL))
 		return 1;
 	d.f = emu_process_fabric();

@@ -72,6 +72,8 @@ static struct emu_process_reset_hook reset_hook = { .order = 5, .reset = process
 
 __attribute__((constructor)) static void install(void)
 {
+	/* attached: a large fabric is mapped from the daemon's image, not parsed here */
+	emu_fabric_set_image_dir_of(getenv("RDMAEMU_DAEMON"));
 	emu_process_set_attach_hook(process_attach);
 	emu_engine_on_create(&engine_hook);
 	emu_process_on_reset(&reset_hook);

@@ -267,6 +267,10 @@ struct emu_fabric {
 	struct emu_sm sm;
 	struct emu_fabric_daemon *daemons; /* none: one daemon runs every host */
 	size_t ndaemons;
+	/* a fabric mapped from an image (emu_fabric_set_image_dir): the mapping, which holds
+	 * this struct and all it points to; NULL for a fabric parsed here */
+	void *image;
+	size_t image_len;
 };
 
 /* Load errors name the file, the line and what was expected. */
@@ -287,6 +291,22 @@ struct emu_fabric *emu_fabric_load_text(const char *text, const char *name, cons
  * out of memory. */
 struct emu_fabric *emu_fabric_builtin(void);
 void emu_fabric_free(struct emu_fabric *f);
+
+/* Fabric images (emu/sim/fabric_image.c): with a directory set, a fabric file of at least
+ * min_nodes hosts and switches is parsed once and written there as an image; later loads of
+ * the same, unchanged file (in any process of this user) map that image instead of parsing it,
+ * sharing its pages. NULL: no images (the default). Set before loading, by the program
+ * (rdmaemud, a sandbox's keeper, a process attached to rdmaemud). */
+void emu_fabric_set_image_dir(const char *dir, size_t min_nodes);
+/* The size from which the programs above use images (and the loader gives a parse's freed
+ * pages back): 1,024 nodes, where the model reaches a megabyte. */
+#define EMU_FABRIC_LARGE 1024u
+/* Sets the image directory to the directory of the daemon socket `sock` (the daemon's runtime
+ * directory, where rdmaemud writes the image of its fabric), for fabrics of EMU_FABRIC_LARGE
+ * nodes or more. NULL or empty: no images. */
+void emu_fabric_set_image_dir_of(const char *sock);
+/* Whether f was mapped from an image. */
+bool emu_fabric_is_image(const struct emu_fabric *f);
 
 /* Prints the parsed fabric for `rdmaemu fabric show`: devices, ports, GIDs, LIDs, addresses. */
 void emu_fabric_show(const struct emu_fabric *f, FILE *out);

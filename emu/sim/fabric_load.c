@@ -1311,6 +1311,12 @@ static struct emu_fabric *load_common(const char *path, const char *text, const 
 	if (!err)
 		err = &scratch;
 	memset(err, 0, sizeof(*err));
+	if (path) {
+		struct emu_fabric *img = emu_fabric_image_load(path);
+
+		if (img)
+			return img;
+	}
 	memset(&L, 0, sizeof(L));
 	L.err = err;
 	L.f = emu_calloc(1, sizeof(*L.f));
@@ -1361,11 +1367,13 @@ static struct emu_fabric *load_common(const char *path, const char *text, const 
 		errno = e;
 		return NULL;
 	}
+	if (path)
+		emu_fabric_image_save(L.f, &L);
 	emu_loader_free(&L);
 	/* a large fabric's parse (a topology file's text, its node index, the arrays' growth)
 	 * leaves freed pages in the heap: given back, as every process and every sandboxed
 	 * host's keeper holds a copy (10,000 nodes: ~8 MiB each) */
-	if (L.f->nhosts + L.f->nswitches >= 1024)
+	if (L.f->nhosts + L.f->nswitches >= EMU_FABRIC_LARGE)
 		malloc_trim(0);
 	return L.f;
 }

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emu/sim/fabric_priv.h"
 #include "util/failcall.h"
@@ -41,6 +42,10 @@ void emu_fabric_free(struct emu_fabric *f)
 {
 	if (!f)
 		return;
+	if (f->image) { /* a mapped image (fabric_image.c): f is inside it */
+		munmap(f->image, f->image_len);
+		return;
+	}
 	for (size_t i = 0; i < f->nhosts; i++)
 		free_host(&f->hosts[i]);
 	free(f->hosts);
@@ -201,6 +206,14 @@ int emu_loader_add_switch(struct emu_loader *L, const char *name, size_t nports)
 	return i;
 }
 
+static void set_endpoint(struct emu_endpoint *to, const struct emu_endpoint *from)
+{
+	to->kind = from->kind;
+	to->node = from->node;
+	to->device = from->device;
+	to->port = from->port;
+}
+
 int emu_loader_add_link(struct emu_loader *L, struct emu_endpoint a, struct emu_endpoint b)
 {
 	struct emu_fabric *f = L->f;
@@ -212,8 +225,10 @@ int emu_loader_add_link(struct emu_loader *L, struct emu_endpoint a, struct emu_
 	i = emu_array_push(&f->links, &f->nlinks, sizeof(*f->links));
 	if (i < 0)
 		return -1;
-	f->links[i].a = a;
-	f->links[i].b = b;
+	/* member by member: the pushed element's padding stays zero, as a fabric image (written
+	 * byte for byte, fabric_image.c) has it */
+	set_endpoint(&f->links[i].a, &a);
+	set_endpoint(&f->links[i].b, &b);
 	L->link_src[i] = L->cur;
 	return i;
 }
@@ -260,6 +275,7 @@ void emu_loader_free(struct emu_loader *L)
 	for (size_t i = 0; i < L->nfiles; i++)
 		free(L->files[i]);
 	free(L->files);
+	free(L->read);
 	while (L->depth > 0)
 		emu_loader_pop(L);
 }
@@ -376,6 +392,12 @@ char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_s
 
 		emu_loader_error(L, &at, e, "cannot open '%s': %s", path, strerror(e));
 		free(canon);
+		return NULL;
+	}
+	if (emu_loader_record_file(L, canon, fileno(fp))) {
+		fclose(fp);
+		free(canon);
+		emu_loader_error(L, &at, ENOMEM, "out of memory");
 		return NULL;
 	}
 	for (;;) {

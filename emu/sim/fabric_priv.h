@@ -16,6 +16,13 @@
  * /dev/zero would otherwise be read until memory runs out. */
 #define EMU_LOADER_FILE_MAX (16u << 20)
 
+/* A file the loader read: its canonical path and what stat said of it when it was read. */
+struct emu_loader_file {
+	char path[4096];
+	uint64_t dev, ino, size;
+	int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+};
+
 /* Where a directive came from; file points into the loader's interned file names. */
 struct emu_src {
 	const char *file;
@@ -149,6 +156,10 @@ struct emu_loader {
 	/* interned file names (struct emu_src.file points here) */
 	char **files;
 	size_t nfiles;
+	/* every file read, in order (the first is the fabric file), as a fabric image records
+	 * them (fabric_image.c) */
+	struct emu_loader_file *read;
+	size_t nread;
 	/* canonical paths of the files being read, for include cycles */
 	char *stack[EMU_INCLUDE_DEPTH_MAX];
 	int depth;
@@ -187,6 +198,15 @@ char *emu_loader_read(struct emu_loader *L, const char *path, const struct emu_s
 void emu_loader_pop(struct emu_loader *L);
 /* Path of `name` relative to the directory of `base` (a file) unless name is absolute. */
 char *emu_path_join_dir(const char *base_file, const char *name);
+
+/* --- fabric images (fabric_image.c) --- */
+/* Records the file being read from fd (canonical path canon): 0, or -1 out of memory. */
+int emu_loader_record_file(struct emu_loader *L, const char *canon, int fd);
+/* The image of the fabric file `path` in the image directory, mapped, if there is a valid one
+ * for it; else NULL. */
+struct emu_fabric *emu_fabric_image_load(const char *path);
+/* Writes f's image when an image directory is set and f is large enough. */
+void emu_fabric_image_save(const struct emu_fabric *f, const struct emu_loader *L);
 
 /* --- daemons (fabric_daemon.c) --- */
 /* The `daemon NAME udp=ADDR:PORT` directive. */

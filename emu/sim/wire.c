@@ -49,11 +49,18 @@ struct wire_dir {
 	struct wire_pkt *held; /* frame held back by the reorder fault, waiting to be overtaken */
 };
 
+/* A link's faults and its two directions' streams and counters. Made when the link gets
+ * faults or carries its first frame (link_state): a process attached to rdmaemud holds the wire
+ * of a whole fabric (10,000 nodes: 10,800 links) and sends on none of it. */
+struct wire_state {
+	struct emu_faults faults;
+	struct wire_dir dir[2];
+};
+
 struct wire_link {
 	int ep[2];
 	int link_layer;
-	struct emu_faults faults;
-	struct wire_dir dir[2];
+	struct wire_state *st; /* NULL: a perfect link that has carried nothing yet */
 };
 
 struct wire_ep {
@@ -64,8 +71,10 @@ struct wire_ep {
 	int link;
 	uint8_t side; /* which end of its link: the direction it sends on */
 	bool down;    /* no carrier: sends and receives nothing (emu_wire_set_endpoint_down) */
-	struct emu_wire_port_counters pc;
+	struct emu_wire_port_counters *pc; /* made at its first count (NULL: all zero) */
 };
+
+static const struct emu_faults perfect_link;
 
 struct emu_wire {
 	struct emu_clock *clk;
@@ -234,6 +243,10 @@ void emu_wire_free(struct emu_wire *w)
 			emu_kmem_free(p);
 		}
 	}
+	for (size_t i = 0; i < w->neps; i++)
+		free(w->eps[i].pc);
+	for (size_t i = 0; i < w->nlinks; i++)
+		free(w->links[i].st);
 	free(w->eps);
 	free(w->links);
 	free(w);
@@ -247,6 +260,38 @@ static bool ep_valid(const struct emu_wire *w, int ep)
 static bool link_valid(const struct emu_wire *w, int link)
 {
 	return link >= 0 && (size_t)link < w->nlinks;
+}
+
+/* Link `link`'s state, made (perfect) at its first need: NULL when out of memory. Its streams
+ * are forked from the wire's by the link's index, the same whenever they are made. */
+static struct wire_state *link_state(struct emu_wire *w, int link)
+{
+	struct wire_link *l = &w->links[link];
+
+	if (!l->st) {
+		l->st = emu_calloc(1, sizeof(*l->st));
+		if (!l->st)
+			return NULL;
+		for (int d = 0; d < 2; d++)
+			emu_prng_fork(&w->root, 2 * (uint64_t)link + (uint64_t)d, &l->st->dir[d].prng);
+	}
+	return l->st;
+}
+
+static const struct emu_faults *link_faults(const struct wire_link *l)
+{
+	return l->st ? &l->st->faults : &perfect_link;
+}
+
+/* Endpoint ep's port counters, made at the first count: NULL when out of memory (the frame
+ * goes uncounted). */
+static struct emu_wire_port_counters *ep_pc(struct emu_wire *w, int ep)
+{
+	struct wire_ep *e = &w->eps[ep];
+
+	if (!e->pc)
+		e->pc = emu_calloc(1, sizeof(*e->pc));
+	return e->pc;
 }
 
 int emu_wire_add_endpoint(struct emu_wire *w, uint64_t id, emu_wire_rx_fn *rx, void *ctx)
@@ -303,12 +348,11 @@ int emu_wire_set_rx_lazy(struct emu_wire *w, int ep, emu_wire_rx_lazy_fn *fn)
 int emu_wire_connect(struct emu_wire *w, int ep_a, int ep_b, int link_layer,
 		     const struct emu_faults *faults)
 {
-	static const struct emu_faults perfect;
 	struct wire_link *l;
 	size_t idx = w->nlinks;
 
 	if (!faults)
-		faults = &perfect;
+		faults = &perfect_link;
 	if (!ep_valid(w, ep_a) || !ep_valid(w, ep_b) || ep_a == ep_b || !faults_ok(faults) ||
 	    (link_layer != EMU_LL_ETHERNET && link_layer != EMU_LL_INFINIBAND))
 		return -EINVAL;
@@ -318,9 +362,12 @@ int emu_wire_connect(struct emu_wire *w, int ep_a, int ep_b, int link_layer,
 	    grow((void **)&w->links, &w->links_cap, idx + 1, sizeof(*w->links)))
 		return -ENOMEM;
 	l = &w->links[idx];
-	*l = (struct wire_link){ .ep = { ep_a, ep_b }, .link_layer = link_layer, .faults = *faults };
-	for (int d = 0; d < 2; d++)
-		emu_prng_fork(&w->root, 2 * (uint64_t)idx + (uint64_t)d, &l->dir[d].prng);
+	*l = (struct wire_link){ .ep = { ep_a, ep_b }, .link_layer = link_layer };
+	if (memcmp(faults, &perfect_link, sizeof(*faults))) {
+		if (!link_state(w, (int)idx))
+			return -ENOMEM;
+		l->st->faults = *faults;
+	}
 	w->eps[ep_a].link = (int)idx;
 	w->eps[ep_a].side = EMU_WIRE_A_TO_B;
 	w->eps[ep_b].link = (int)idx;
@@ -331,9 +378,14 @@ int emu_wire_connect(struct emu_wire *w, int ep_a, int ep_b, int link_layer,
 
 int emu_wire_set_faults(struct emu_wire *w, int link, const struct emu_faults *faults)
 {
+	struct wire_state *st;
+
 	if (!link_valid(w, link) || !faults || !faults_ok(faults))
 		return -EINVAL;
-	w->links[link].faults = *faults;
+	st = link_state(w, link);
+	if (!st)
+		return -ENOMEM;
+	st->faults = *faults;
 	return 0;
 }
 
@@ -341,7 +393,7 @@ int emu_wire_get_faults(const struct emu_wire *w, int link, struct emu_faults *o
 {
 	if (!link_valid(w, link) || !out)
 		return -EINVAL;
-	*out = w->links[link].faults;
+	*out = *link_faults(&w->links[link]);
 	return 0;
 }
 
@@ -355,7 +407,10 @@ int emu_wire_counters(const struct emu_wire *w, int link, enum emu_wire_dir dir,
 {
 	if (!link_valid(w, link) || (dir != EMU_WIRE_A_TO_B && dir != EMU_WIRE_B_TO_A) || !out)
 		return -EINVAL;
-	*out = w->links[link].dir[dir].ctr;
+	if (w->links[link].st)
+		*out = w->links[link].st->dir[dir].ctr;
+	else
+		memset(out, 0, sizeof(*out));
 	return 0;
 }
 
@@ -363,7 +418,10 @@ int emu_wire_port_counters(const struct emu_wire *w, int ep, struct emu_wire_por
 {
 	if (!w || !ep_valid(w, ep) || !out)
 		return -EINVAL;
-	*out = w->eps[ep].pc;
+	if (w->eps[ep].pc)
+		*out = *w->eps[ep].pc;
+	else
+		memset(out, 0, sizeof(*out));
 	return 0;
 }
 
@@ -371,21 +429,27 @@ int emu_wire_port_counters_set(struct emu_wire *w, int ep, const struct emu_wire
 {
 	if (!w || !ep_valid(w, ep) || !in)
 		return -EINVAL;
-	w->eps[ep].pc = *in;
+	if (!ep_pc(w, ep))
+		return -ENOMEM;
+	*w->eps[ep].pc = *in;
 	return 0;
 }
 
 void emu_wire_count(struct emu_wire *w, int ep, bool rx, int link_layer, const uint8_t *frame,
 		    size_t len)
 {
-	if (w && ep_valid(w, ep) && frame && len)
-		count(&w->eps[ep].pc, rx, link_layer, frame, len);
+	struct emu_wire_port_counters *pc;
+
+	if (w && ep_valid(w, ep) && frame && len && (pc = ep_pc(w, ep)))
+		count(pc, rx, link_layer, frame, len);
 }
 
 void emu_wire_count_rcv_error(struct emu_wire *w, int ep)
 {
-	if (w && ep_valid(w, ep))
-		inc(&w->eps[ep].pc.rcv_errors, 1);
+	struct emu_wire_port_counters *pc;
+
+	if (w && ep_valid(w, ep) && (pc = ep_pc(w, ep)))
+		inc(&pc->rcv_errors, 1);
 }
 
 size_t emu_wire_nlinks(const struct emu_wire *w)
@@ -452,27 +516,29 @@ static void pkt_deliver(struct emu_clock *clk, struct emu_timer *t, void *arg)
 	struct wire_pkt *p = arg;
 	struct emu_wire *w = p->w;
 	struct wire_link *l = &w->links[p->link];
-	struct wire_dir *d = &l->dir[p->dir];
+	struct wire_dir *d = &l->st->dir[p->dir]; /* made when the frame was sent */
 	int dst = l->ep[!p->dir];
 
 	emu_list_del(&p->node);
 	w->nin_flight--;
 	if (d->held == p) /* its hold time ran out: nothing overtook it */
 		d->held = NULL;
-	if (l->faults.down || w->eps[dst].down) {
+	if (l->st->faults.down || w->eps[dst].down) {
 		d->ctr.dropped_down++;
 	} else {
 		for (unsigned i = 0; i < p->copies; i++) {
 			/* Re-read through the arrays each time: the receiver may add endpoints
 			 * or links, which moves them. */
-			struct wire_dir *dd = &w->links[p->link].dir[p->dir];
+			struct wire_dir *dd = &w->links[p->link].st->dir[p->dir];
 			const struct wire_ep *e = &w->eps[dst];
+			struct emu_wire_port_counters *pc = ep_pc(w, dst);
 
 			dd->ctr.delivered++;
 			if (i)
 				dd->ctr.duplicated++;
-			count(&w->eps[dst].pc, true, w->links[p->link].link_layer,
-			      p->lazy ? NULL : p->data, p->len);
+			if (pc)
+				count(pc, true, w->links[p->link].link_layer,
+				      p->lazy ? NULL : p->data, p->len);
 			if (p->lazy)
 				deliver_lazy(w, e, p, emu_clock_now(clk));
 			else if (e->rx) {
@@ -494,13 +560,13 @@ static uint64_t draw_jitter(struct emu_prng *prng, uint64_t jitter_ns)
 
 /* The drop-match rules of the link for frames of direction `side`: true when this frame is
  * the nth match of one. Descriptions (lazy) never reach here on a link with rules. */
-static bool match_drop(const struct wire_link *l, struct wire_dir *d, unsigned side,
+static bool match_drop(const struct wire_state *st, struct wire_dir *d, unsigned side,
 		       const uint8_t *frame, size_t len)
 {
 	bool drop = false;
 
-	for (unsigned i = 0; i < l->faults.nmatch; i++) {
-		const struct emu_fault_match *m = &l->faults.match[i];
+	for (unsigned i = 0; i < st->faults.nmatch; i++) {
+		const struct emu_fault_match *m = &st->faults.match[i];
 
 		if (m->side != side || m->off >= len || (frame[m->off] & m->mask) != m->val)
 			continue;
@@ -517,43 +583,52 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 		     const struct emu_wire_lazy *lazy, struct wire_pkt *pre, bool built)
 {
 	struct wire_link *l;
+	struct wire_state *st;
 	struct wire_dir *d;
 	struct wire_pkt *p, *held;
+	struct emu_wire_port_counters *pc;
+	const struct emu_faults *fl;
 	struct emu_pcap *tap;
 	bool lost, dup, reorder;
 	uint64_t now, jitter, due, flip = UINT64_MAX;
 
 	l = &w->links[w->eps[ep].link];
-	d = &l->dir[w->eps[ep].side];
 	now = emu_clock_now(w->clk);
 
 	/* Allocate before any state changes, so that -ENOMEM leaves the wire (and its random
 	 * streams) exactly as it was. */
-	p = pre ? pre : pkt_alloc(w, datalen);
-	if (!p)
+	st = link_state(w, w->eps[ep].link);
+	pc = ep_pc(w, ep);
+	p = st && pc ? (pre ? pre : pkt_alloc(w, datalen)) : NULL;
+	if (!p) {
+		if (pre)
+			pkt_free(w, pre);
 		return -ENOMEM;
+	}
+	d = &st->dir[w->eps[ep].side];
+	fl = &st->faults;
 
 	d->ctr.sent++;
-	if (l->faults.down || w->eps[ep].down) {
+	if (fl->down || w->eps[ep].down) {
 		d->ctr.dropped_down++;
-		inc(&w->eps[ep].pc.xmit_discards, 1);
+		inc(&pc->xmit_discards, 1);
 		pkt_free(w, p);
 		return 0;
 	}
-	count(&w->eps[ep].pc, false, l->link_layer, lazy ? NULL : data, len);
+	count(pc, false, l->link_layer, lazy ? NULL : data, len);
 	tap = l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib;
 	if (tap && !lazy)
 		emu_pcap_write(tap, now, data, len);
 
-	lost = emu_prng_chance(&d->prng, l->faults.loss);
-	dup = emu_prng_chance(&d->prng, l->faults.duplicate);
-	reorder = emu_prng_chance(&d->prng, l->faults.reorder);
-	jitter = draw_jitter(&d->prng, l->faults.jitter_ns);
+	lost = emu_prng_chance(&d->prng, fl->loss);
+	dup = emu_prng_chance(&d->prng, fl->duplicate);
+	reorder = emu_prng_chance(&d->prng, fl->reorder);
+	jitter = draw_jitter(&d->prng, fl->jitter_ns);
 	/* after the draws: a rule leaves the random streams as they were, and so does a link
 	 * without the corrupt fault (no draw) */
-	if (!lazy && match_drop(l, d, w->eps[ep].side, data, len))
+	if (!lazy && match_drop(st, d, w->eps[ep].side, data, len))
 		lost = true;
-	if (l->faults.corrupt > 0 && emu_prng_chance(&d->prng, l->faults.corrupt) && !lazy)
+	if (fl->corrupt > 0 && emu_prng_chance(&d->prng, fl->corrupt) && !lazy)
 		flip = emu_prng_below(&d->prng, (uint64_t)len * 8);
 	if (lost) {
 		d->ctr.dropped_loss++;
@@ -561,7 +636,7 @@ static int wire_send(struct emu_wire *w, int ep, const void *data, size_t datale
 		return 0;
 	}
 
-	due = add_sat(add_sat(now, l->faults.delay_ns), jitter);
+	due = add_sat(add_sat(now, fl->delay_ns), jitter);
 	if (due < d->last_due)
 		due = d->last_due;
 	d->last_due = due;
@@ -673,13 +748,15 @@ int emu_wire_send_lazy(struct emu_wire *w, int ep, const struct emu_wire_lazy *o
 {
 	int rc = ops && obj && objlen ? send_check(w, ep, len) : -EINVAL;
 	const struct wire_link *l;
+	const struct emu_faults *fl;
 	uint8_t *frame;
 
 	if (rc)
 		return rc;
 	l = &w->links[w->eps[ep].link];
-	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !l->faults.nmatch &&
-	    !(l->faults.corrupt > 0))
+	fl = link_faults(l);
+	if (!(l->link_layer == EMU_LL_ETHERNET ? w->tap_eth : w->tap_ib) && !fl->nmatch &&
+	    !(fl->corrupt > 0))
 		return wire_send(w, ep, obj, objlen, len, ops, NULL, false);
 	/* a capture records the bytes at send time; drop-match rules look at them, the corrupt
 	 * fault flips one */

@@ -456,6 +456,8 @@ int rdmaemu_run(int argc, char **argv)
 	}
 	if (emu_link_socket_path(sock, sizeof(sock), true))
 		return 1;
+	/* a large fabric: mapped from the daemon's image, not parsed again */
+	emu_fabric_set_image_dir_of(sock);
 	if (!daemon_answers(sock)) {
 		/* a socket there that is not the user's alone was refused (emu_link_connect said
 		 * so): it is no daemon's to replace, its owner must look */
