@@ -109,15 +109,15 @@ static void cm_hash_move(struct emu_cm_agent *a, struct emu_list *old, unsigned 
 	}
 }
 
-/* First call: the tables at their minimum size; later: 4x the buckets. */
-static int cm_hash_grow(struct emu_cm_agent *a)
+/* The tables at 2^bits buckets, the ids moved over. */
+static int cm_hash_resize(struct emu_cm_agent *a, unsigned bits)
 {
-	unsigned old_bits = a->hash_bits, bits = old_bits ? old_bits + 2 : EMU_CM_HASH_BITS_MIN;
+	unsigned old_bits = a->hash_bits;
 	size_t n = (size_t)1 << bits;
 	struct emu_list *r = emu_kmem_table_zalloc(n * sizeof(*r)),
 			*q = emu_kmem_table_zalloc(n * sizeof(*q));
 	struct emu_list *orr = a->rid_hash, *oq = a->rqpn_hash;
-	size_t old_size = old_bits ? ((size_t)1 << old_bits) * sizeof(*r) : 0;
+	size_t old_size = orr ? ((size_t)1 << old_bits) * sizeof(*r) : 0;
 
 	if (!r || !q) {
 		emu_kmem_table_free(r, n * sizeof(*r));
@@ -159,7 +159,7 @@ int emu_cm_agent_create(struct emu_clock *clk, const struct emu_cm_transport_ops
 	a->ack_delay = cfg->ack_delay;
 	a->hi_tid = cfg->hi_tid;
 	emu_list_init(&a->ids);
-	if (cm_hash_grow(a)) {
+	if (cm_hash_resize(a, 0)) {
 		free(a);
 		return -ENOMEM;
 	}
@@ -248,8 +248,8 @@ struct emu_cm_id *emu_cm_id_alloc(struct emu_cm_agent *a, emu_cm_handler *h, voi
 	emu_timer_init(&id->out.timer, emu_cm_out_timer, id);
 	emu_timer_init(&id->timewait, cm_timewait_timer, id);
 	emu_list_add_tail(&a->ids, &id->node);
-	if (a->lid.n > (size_t)1 << a->hash_bits)
-		cm_hash_grow(a); /* without memory the chains just stay longer */
+	if (a->lid.n > (size_t)1 << a->hash_bits) /* without memory the chains stay longer */
+		cm_hash_resize(a, a->hash_bits ? a->hash_bits + 2 : EMU_CM_HASH_BITS_MIN);
 	return id;
 }
 

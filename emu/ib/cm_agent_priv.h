@@ -83,9 +83,11 @@ struct cm_rxq {
 	uint8_t mad[EMU_MAD_LEN];
 };
 
-/* The id tables start with 2^10 buckets and grow 4x whenever the ids outnumber twice the
- * buckets: a fixed 1024 left chains of ~20 at 10,000 connections (and more with the ids in
- * timewait), walked by every MAD's lookup. */
+/* The id tables start with one bucket (an agent per CA port of the fabric, in the daemon one
+ * for each of the 10,000-node fabric's 9,600 hosts: 2^10 buckets each were 300 MiB), take
+ * 2^10 at the agent's second id and grow 4x whenever the ids outnumber the buckets: a fixed
+ * 1024 left chains of ~20 at 10,000 connections (and more with the ids in timewait), walked by
+ * every MAD's lookup. */
 #define EMU_CM_HASH_BITS_MIN 10
 
 /* A few ids in an array (emu/sim/array.h), in the order they joined: for what a message is

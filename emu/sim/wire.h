@@ -130,7 +130,12 @@ int emu_wire_connect(struct emu_wire *w, int ep_a, int ep_b, int link_layer,
  * grow again on the next add. */
 void emu_wire_trim(struct emu_wire *w);
 /* Faults apply to frames sent from now on (and `down` also to frames in flight).
- * -EINVAL for a bad link or probabilities outside [0, 1] (NaN included). */
+ * -EINVAL for a bad link or probabilities outside [0, 1] (NaN included), -ENOMEM.
+ * A link's state (faults, random streams, counters) and an endpoint's port counters are made
+ * when first needed (faults set, a frame sent or counted); until then they read as a perfect
+ * link and zeros. A link's streams are forked from the wire's seed by its index, so when they
+ * are made changes nothing. A send that cannot make them fails with -ENOMEM, the wire as it
+ * was. */
 int emu_wire_set_faults(struct emu_wire *w, int link, const struct emu_faults *faults);
 int emu_wire_get_faults(const struct emu_wire *w, int link, struct emu_faults *out);
 int emu_wire_link_layer(const struct emu_wire *w, int link);
