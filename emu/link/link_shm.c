@@ -133,7 +133,17 @@ static struct {
 	unsigned burst;		/* emu_link_shm_burst_begin depth (engine lock held) */
 	bool owed;		/* a peer's unrung is not 0 */
 	struct grave *graves;	/* mappings the ring thread may still be reading */
+	/* 1 + the highest slot MAPPED (0: none): the loops over the peers stop there. A busy
+	 * poller's look at the rings (work_hint) walked all 64 slots at every empty poll, a
+	 * fifth of ib_write_lat's time, for the one or two peers a host's processes have.
+	 * Written under the engine lock, read without it (a stale value costs a look). */
+	unsigned top;
 } sh = { .efd = -1, .sock = -1 };
+
+static unsigned peers_top(void)
+{
+	return __atomic_load_n(&sh.top, __ATOMIC_ACQUIRE);
+}
 
 static void backlog_count(long d)
 {
@@ -172,6 +182,15 @@ static void peer_set_state(struct peer *p, enum peer_state s)
 	/* the ring thread and pollers read the table without the lock (work_hint); seq_cst,
 	 * against a poller's count in hint_readers (graves_reap) */
 	__atomic_store_n(&p->state, s, __ATOMIC_SEQ_CST);
+	if (s == PEER_MAPPED && p->slot + 1 > sh.top) {
+		__atomic_store_n(&sh.top, p->slot + 1, __ATOMIC_RELEASE);
+	} else if (s != PEER_MAPPED) {
+		unsigned top = sh.top;
+
+		while (top && sh.peers[top - 1].state != PEER_MAPPED)
+			top--;
+		__atomic_store_n(&sh.top, top, __ATOMIC_RELEASE);
+	}
 }
 
 static void kick(int efd)
@@ -350,7 +369,7 @@ static void backlog_free(struct peer *p)
 
 static struct peer *peer_of_qpn(uint32_t dqpn)
 {
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
+	for (size_t i = 0, top = sh.top; i < top; i++)
 		if (sh.peers[i].state == PEER_MAPPED && dqpn >= sh.peers[i].qpn_min &&
 		    dqpn <= sh.peers[i].qpn_max)
 			return &sh.peers[i];
@@ -396,7 +415,7 @@ void emu_link_shm_burst_end(void)
 	if (--sh.burst || !sh.owed)
 		return;
 	sh.owed = false;
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
+	for (size_t i = 0, top = sh.top; i < top; i++) {
 		struct peer *p = &sh.peers[i];
 
 		if (p->unrung) {
@@ -564,7 +583,7 @@ static size_t pass(bool ring_thread)
 	/* what the frames delivered send back (ACKs, READ responses) is one burst */
 	emu_link_shm_burst_begin();
 	delivering = true;
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
+	for (size_t i = 0, top = sh.top; i < top; i++) {
 		struct peer *p = &sh.peers[i];
 
 		if (p->state != PEER_MAPPED)
@@ -586,11 +605,11 @@ static size_t pass(bool ring_thread)
  * the thread may sleep, every writer now knowing it must ring. */
 static bool may_sleep(void)
 {
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
+	for (size_t i = 0; i < sh.top; i++)
 		if (sh.peers[i].state == PEER_MAPPED)
 			__atomic_store_n(&sh.peers[i].rx->reader_awake, 0, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
+	for (size_t i = 0; i < sh.top; i++)
 		if (sh.peers[i].state == PEER_MAPPED && !ring_empty(&sh.peers[i]))
 			return false;
 	return true;
@@ -604,7 +623,7 @@ static bool work_hint(void)
 {
 	if (__atomic_load_n(&sh.nbl, __ATOMIC_RELAXED))
 		return true;
-	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++) {
+	for (size_t i = 0, top = peers_top(); i < top; i++) {
 		struct peer *p = &sh.peers[i];
 		struct shm_ring *rx;
 
@@ -888,6 +907,7 @@ int emu_link_shm_start(int fd)
 		return 0;
 	for (size_t i = 0; i < EMU_DPROTO_SHM_SLOTS; i++)
 		sh.peers[i] = (struct peer){ .efd = -1 };
+	sh.top = 0;
 	sh.efd = emu_eventfd(0, EFD_CLOEXEC);
 	if (sh.efd < 0)
 		return errno;
