@@ -21,7 +21,8 @@
  *     responder packet of the QP (resp.c), before the QP changes state or is destroyed, when
  *     a busy poller of any CQ has found nothing 16 times in a row (cq.c), and when the ring
  *     thread has idled EMU_LINK_SHM_FLUSH_ROUNDS looks (the idle hook);
- *   - it carries the PSN and MSN it had when it was held.
+ *   - it carries the PSN and MSN it had when it was held; the ACK of a message that came as a
+ *     descriptor goes as a descriptor too (xfast.c).
  * Engine lock held throughout. */
 #include "config.h"
 
@@ -44,6 +45,8 @@ static void unlist(struct emu_vqp *q)
 static void release(struct emu_vqp *q)
 {
 	unlist(q);
+	if (q->dp.ack_desc && emu_dp_xfast_ack(q, q->dp.ack_psn))
+		return;
 	emu_dp_xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, q->dp.ack_psn,
 			 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0, q->dp.ack_msn);
 }
@@ -63,6 +66,7 @@ bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi)
 		hooked = true;
 	}
 	q->dp.ack_held = true;
+	q->dp.ack_desc = false;
 	q->dp.ack_psn = psn;
 	q->dp.ack_msn = q->dp.resp_msn;
 	emu_list_add_tail(&held, &q->dp.ack_node);

@@ -428,6 +428,24 @@ void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status)
 	comp_after(q, progress, resent);
 }
 
+void emu_dp_comp_xfast_ack(struct emu_vqp *q, uint32_t psn)
+{
+	struct emu_pkt_info pi = { .opcode = EMU_OP_RC | EMU_OP_ACK, .psn = psn };
+	uint64_t resent = q->dp.retransmits;
+	bool progress = false;
+	struct emu_swqe *w;
+
+	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
+		emu_dp_trace("qp %u comp: ACK descriptor in state %s: dropped", q->qp.qp_num,
+			     emu_qp_state_name(q->attr.qp_state));
+		return;
+	}
+	w = comp_find(q, &pi, &progress);
+	if (w)
+		progress |= comp_aeth(q, w, psn, emu_aeth_ack(EMU_AETH_CREDITS_INVALID));
+	comp_after(q, progress, resent);
+}
+
 /* The responder took nothing of the message: it and every WQE sent after it go again, as
  * packets, from its first PSN; no retry is used (nothing was lost). */
 void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn)

@@ -294,6 +294,11 @@ bool emu_xmap_find(uintptr_t p, uint64_t len, int *fd, uint64_t *ino, uintptr_t 
 struct emu_swqe *emu_dp_comp_xfast_wqe(struct emu_vqp *q, uint32_t psn);
 void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status);
 void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn);
+/* An ACK of PSN psn that came as a descriptor: what the ACK packet does. */
+void emu_dp_comp_xfast_ack(struct emu_vqp *q, uint32_t psn);
+/* The positive ACK of PSN psn of a message that came as a descriptor, sent as a descriptor
+ * to the requester's ring: false when it must go as a frame (no ring back, descriptors off). */
+bool emu_dp_xfast_ack(struct emu_vqp *q, uint32_t psn);
 
 /* qp_dp.c: a QP's life as the engines see it, for qp.c */
 /* Creation: empty queues, and the timers' expiry registered (the requester's RNR wait, the

@@ -188,6 +188,7 @@ struct emu_qp_dp {
 	/* ring path: the positive ACK held back, its PSN and MSN, and the place on the list
 	 * of QPs holding one (emu/verbs/ack_hold.c) */
 	bool ack_held;
+	bool ack_desc; /* it answers a descriptor: it goes as one (xfast.c) */
 	uint32_t ack_psn, ack_msn;
 	struct emu_list ack_node;
 };

@@ -87,7 +87,8 @@ cp "$t/big/cli.out" "$t/big.shm"; cp "$t/big/srv.out" "$t/bigs.shm"
 # copy (mapped)": the peer's registered pages mapped, emu/verbs/xmap.c; "one copy
 # (process_vm)"; "inline": the payload in the descriptor) by the server
 # (the client's WRITEs and SENDs) and DECLINED descriptors, the client's CSERVED (its READs,
-# copied at their answer) and REFUSED notices of a pair turned back to frames.
+# copied at their answer) and REFUSED notices of a pair turned back to frames. Every WRITE and
+# SEND the server served is acknowledged by exactly one ACK descriptor (no ACK frame).
 xfast() {
 	mode=$1 tag=$2 size=$3 n=$4 how=$5 ws=$6 wc=$7 wd=$8 wr=$9; shift 9
 	senv=
@@ -110,15 +111,16 @@ xfast() {
 	gs=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/srv.err")
 	gd=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .* declined" "$t/$tag/srv.err")
 	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/cli.err")
+	ga=$(grep -c "xfast: qp [0-9]*: ACK psn 0x[0-9a-f]* as a descriptor$" "$t/$tag/srv.err")
 	gr=$(grep -c "^rdmaemu: one-copy transfers \(to\|from\) pid [0-9]* refused (Operation not permitted): frames from now on$" "$t/$tag/cli.err")
 	if [ $src -ne 0 ] || [ $crc -ne 0 ] || [ "$(cat "$t/$tag/srv.out")" != "$os" ] ||
 	   [ "$(cat "$t/$tag/cli.out")" != "$oc" ] || [ "$gs" != "$ws" ] || [ "$gd" != "$wd" ] ||
-	   [ "$gc" != "$wc" ] || [ "$gr" != "$wr" ]; then
-		echo "FAIL one copy $tag ($how): exits $src/$crc, served $gs/$gc declined $gd refused $gr (want $ws/$wc, $wd, $wr)"
+	   [ "$gc" != "$wc" ] || [ "$gr" != "$wr" ] || [ "$ga" != "$ws" ]; then
+		echo "FAIL one copy $tag ($how): exits $src/$crc, served $gs/$gc declined $gd refused $gr ACK descriptors $ga (want $ws/$wc, $wd, $wr, $ws)"
 		cat "$t/$tag/srv.out" "$t/$tag/cli.out"; tail -5 "$t/$tag/srv.err" "$t/$tag/cli.err"
 		fail=1
 	else
-		echo "ok one copy $tag: served $gs/$gc ($how), declined $gd, refused $gr: $(cat "$t/$tag/cli.out")"
+		echo "ok one copy $tag: served $gs/$gc ($how), declined $gd, refused $gr, ACK descriptors $ga: $(cat "$t/$tag/cli.out")"
 	fi
 }
 # 20 x 64 KiB READ, WRITE, SEND: every one copied once, from the peer's registered pages
