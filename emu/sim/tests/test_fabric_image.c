@@ -59,6 +59,15 @@ static struct emu_fabric *load(const char *path)
 	return f;
 }
 
+/* Loads path: from an image (mapped) or parsed. */
+static void load_expect(const char *path, bool mapped)
+{
+	struct emu_fabric *f = load(path);
+
+	assert_int_equal(emu_fabric_is_image(f), mapped);
+	emu_fabric_free(f);
+}
+
 /* Every back pointer of the mapped model points into it, where a parse's would. */
 static void check_links(const struct emu_fabric *f)
 {
@@ -179,9 +188,7 @@ static void test_stale(void **state)
 	assert_false(emu_fabric_is_image(f));
 	before = show_to_string(f);
 	emu_fabric_free(f);
-	f = load(path);
-	assert_true(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, true);
 	/* the included file changes: a new address */
 	write_file("inc/part.fabric", "host a\n  device rxe0 link=eth\n"
 				      "  netdev d0 rdma=rxe0/1\n    addr 192.0.2.9/24\n");
@@ -195,9 +202,7 @@ static void test_stale(void **state)
 	emu_fabric_free(f);
 	/* only the time of the main file changes */
 	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, false);
 	free(before);
 }
 
@@ -205,7 +210,6 @@ static void test_stale(void **state)
 static void test_refused(void **state)
 {
 	const char *path = fixture_path("ib.fabric");
-	struct emu_fabric *f;
 	struct stat st;
 	char img[1300];
 	int fd;
@@ -227,27 +231,19 @@ static void test_refused(void **state)
 		assert_int_equal(pwrite(fd, &c, 1, at), 1);
 	}
 	close(fd);
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, false);
 	/* the parse wrote a good image again */
-	f = load(path);
-	assert_true(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, true);
 	/* group-writable */
 	assert_int_equal(chmod(img, 0620), 0);
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, false);
 	/* truncated */
 	rm_images();
 	emu_fabric_free(load(path));
 	snprintf(img, sizeof(img), "%s", image_file());
 	assert_int_equal(stat(img, &st), 0);
 	assert_int_equal(truncate(img, st.st_size - 1), 0);
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, false);
 }
 
 /* Without a directory, or below the size, nothing is written and every load parses; text
@@ -264,15 +260,11 @@ static void test_off(void **state)
 	snprintf(img, sizeof(img), "%s/none", imgdir);
 	emu_fabric_set_image_dir(NULL, 0);
 	for (int i = 0; i < 2; i++) {
-		f = load(path);
-		assert_false(emu_fabric_is_image(f));
-		emu_fabric_free(f);
+		load_expect(path, false);
 	}
 	emu_fabric_set_image_dir(imgdir, 1000);
 	for (int i = 0; i < 2; i++) {
-		f = load(path);
-		assert_false(emu_fabric_is_image(f));
-		emu_fabric_free(f);
+		load_expect(path, false);
 	}
 	emu_fabric_set_image_dir(imgdir, 0);
 	for (int i = 0; i < 2; i++) {
@@ -294,18 +286,13 @@ static void test_dir_of(void **state)
 {
 	const char *path = fixture_path("ib.fabric");
 	char sock[700];
-	struct emu_fabric *f;
 
 	(void)state;
 	rm_images();
 	snprintf(sock, sizeof(sock), "%s/rdmaemud.sock", imgdir);
 	emu_fabric_set_image_dir_of(sock); /* large fabrics only: ib.fabric is not one */
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
-	f = load(path);
-	assert_false(emu_fabric_is_image(f));
-	emu_fabric_free(f);
+	load_expect(path, false);
+	load_expect(path, false);
 	emu_fabric_set_image_dir_of(NULL);
 	emu_fabric_set_image_dir(imgdir, 0);
 }
