@@ -113,6 +113,8 @@ void emu_dp_retry_timeout(struct emu_vqp *q)
 	struct emu_swqe *w = NULL;
 
 	q->dp.retry_armed = false;
+	if (!emu_dp_retry_due(q))
+		return; /* restarted meanwhile: it waits on until the later deadline */
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
@@ -214,6 +216,7 @@ void emu_dp_comp_run(struct emu_vqp *q)
 		if (e)
 			emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
 		q->dp.retry_armed = false;
+		q->dp.retry_due = 0;
 	}
 }
 

@@ -203,6 +203,9 @@ void emu_dp_retry_arm(struct emu_vqp *q);
 void emu_dp_retry_restart(struct emu_vqp *q);
 /* Cancels both timers of the requester (retransmission and RNR wait). */
 void emu_dp_retry_cancel(struct emu_vqp *q);
+/* The retransmission timer fired: true when the timeout is reached, false when it was
+ * restarted meanwhile (real time) and the timer now waits on until the later deadline. */
+bool emu_dp_retry_due(struct emu_vqp *q);
 
 /* qp_flush.c */
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */

@@ -142,6 +142,9 @@ struct emu_qp_dp {
 	uint32_t resp_rkey, resp_resid, resp_length;
 	struct emu_timer retry;    /* the retransmission timer (ack timeout) */
 	bool retry_armed;
+	/* real time: the timeout restarted while the timer ran, which then fires early and
+	 * waits on until this (engine clock; 0: the timer's own deadline is the timeout) */
+	uint64_t retry_due;
 	struct emu_timer rnr;      /* RNR NAK wait before the requester resends */
 	bool rnr_armed;
 	int rnr_left;              /* RNR retries left for the WQE at the head (7: infinite) */
