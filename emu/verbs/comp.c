@@ -210,14 +210,8 @@ void emu_dp_comp_run(struct emu_vqp *q)
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next)
 		if (emu_list_entry(l, struct emu_swqe, link)->state == EMU_WQE_PENDING)
 			pending = true;
-	if (!pending && q->dp.retry_armed) {
-		struct emu_engine *e = emu_dp_engine();
-
-		if (e)
-			emu_timer_cancel(emu_engine_clock(e), &q->dp.retry);
-		q->dp.retry_armed = false;
-		q->dp.retry_due = 0;
-	}
+	if (!pending)
+		emu_dp_retry_idle(q);
 }
 
 static int nak_status(uint8_t syndrome)

@@ -203,9 +203,13 @@ void emu_dp_retry_arm(struct emu_vqp *q);
 void emu_dp_retry_restart(struct emu_vqp *q);
 /* Cancels both timers of the requester (retransmission and RNR wait). */
 void emu_dp_retry_cancel(struct emu_vqp *q);
+/* Nothing is outstanding: no timeout pending (rxe deletes the timer; in real time it runs out
+ * idle). */
+void emu_dp_retry_idle(struct emu_vqp *q);
 /* The retransmission timer fired: true when the timeout is reached, false when it was
- * restarted meanwhile (real time) and the timer now waits on until the later deadline. */
+ * restarted meanwhile (real time) and now waits on to the later deadline, or ran out idle. */
 bool emu_dp_retry_due(struct emu_vqp *q);
+#define EMU_DP_RETRY_IDLE UINT64_MAX
 
 /* qp_flush.c */
 /* Destroy / reset: frees every queued WQE without completions, cancels timers. */

@@ -141,9 +141,12 @@ struct emu_qp_dp {
 	uint64_t resp_va;          /* RDMA WRITE in progress: next address, rkey, length */
 	uint32_t resp_rkey, resp_resid, resp_length;
 	struct emu_timer retry;    /* the retransmission timer (ack timeout) */
-	bool retry_armed;
-	/* real time: the timeout restarted while the timer ran, which then fires early and
-	 * waits on until this (engine clock; 0: the timer's own deadline is the timeout) */
+	bool retry_armed;          /* a timeout is pending (emu/verbs/qp_timer.c) */
+	bool retry_timer_on;       /* the timer is in the clock */
+	/* real time: the timeout's deadline when the timer's own is earlier (it was restarted,
+	 * or armed while the timer ran idle); the timer then waits on to it. 0: the timer's
+	 * own deadline is the timeout; EMU_DP_RETRY_IDLE: no timeout pending, the timer runs
+	 * out idle */
 	uint64_t retry_due;
 	struct emu_timer rnr;      /* RNR NAK wait before the requester resends */
 	bool rnr_armed;
