@@ -72,7 +72,8 @@ static size_t image_min_nodes;
 
 void emu_fabric_set_image_dir(const char *dir, size_t min_nodes)
 {
-	if (dir && strlen(dir) < sizeof(image_dir))
+	/* the bases are 64-bit addresses: no images in a 32-bit process */
+	if (dir && strlen(dir) < sizeof(image_dir) && sizeof(void *) >= 8)
 		snprintf(image_dir, sizeof(image_dir), "%s", dir);
 	else
 		image_dir[0] = 0;
