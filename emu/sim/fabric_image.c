@@ -413,8 +413,8 @@ struct emu_fabric *emu_fabric_image_load(const char *path)
 		close(fd);
 		return NULL;
 	}
-	m = mmap((void *)(uintptr_t)base, hdr.size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	m = emu_mmap((void *)(uintptr_t)base, hdr.size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
 		return NULL;

@@ -34,6 +34,14 @@ static struct emu_list held = { &held, &held };
 /* how many: read without the lock by busy pollers (emu_dp_acks_held) */
 static unsigned nheld;
 static bool hooked;
+/* sends the ACK of a message that came as a descriptor as a descriptor (xfast.c registers it:
+ * the one-copy path sits above the held ACKs) */
+static bool (*desc_ack)(struct emu_vqp *q, uint32_t psn);
+
+void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn))
+{
+	desc_ack = fn;
+}
 
 static void unlist(struct emu_vqp *q)
 {
@@ -45,7 +53,7 @@ static void unlist(struct emu_vqp *q)
 static void release(struct emu_vqp *q)
 {
 	unlist(q);
-	if (q->dp.ack_desc && emu_dp_xfast_ack(q, q->dp.ack_psn))
+	if (q->dp.ack_desc && desc_ack && desc_ack(q, q->dp.ack_psn))
 		return;
 	emu_dp_xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, q->dp.ack_psn,
 			 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0, q->dp.ack_msn);

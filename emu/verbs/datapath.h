@@ -191,6 +191,9 @@ void emu_dp_loopback_set_rx(emu_dp_rx_fn *rx);
  * delivering from the rings), having sent the one the QP held before; false: send it now. flush sends q's held ACK, flush_all every QP's, drop
  * forgets q's (its QP is being emptied). Engine lock held. */
 bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi);
+/* Who sends a held ACK of a message that came as a descriptor: true when it went (xfast.c
+ * registers emu_dp_xfast_ack at load); else it goes as a frame. */
+void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn));
 void emu_dp_ack_flush(struct emu_vqp *q);
 void emu_dp_ack_flush_all(void);
 void emu_dp_ack_drop(struct emu_vqp *q);

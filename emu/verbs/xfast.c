@@ -803,4 +803,5 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 __attribute__((constructor)) static void xf_register(void)
 {
 	emu_link_shm_set_desc_hook(xf_rx);
+	emu_dp_ack_set_desc_sender(emu_dp_xfast_ack);
 }
