@@ -114,7 +114,7 @@ void emu_dp_retry_timeout(struct emu_vqp *q)
 
 	q->dp.retry_armed = false;
 	if (!emu_dp_retry_due(q))
-		return; /* restarted meanwhile: it waits on until the later deadline */
+		return; /* restarted meanwhile (it waits on to the later deadline), or idle */
 	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
@@ -315,6 +315,8 @@ static bool comp_aeth(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, uint8
  * acknowledges them implicitly, 9.7.5.1.3): NULL when there is none (stale, not sent yet, or
  * a lost READ / atomic response that made the completer retry). *progress: WQEs were
  * retired. */
+static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent);
+
 static struct emu_swqe *comp_find(struct emu_vqp *q, const struct emu_pkt_info *pi,
 				  bool *progress)
 {
@@ -371,22 +373,17 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 		progress |= comp_atomic_ack(q, w, frame, pi);
 	else if (w)
 		progress |= comp_aeth(q, w, pi->psn, aeth.syndrome);
+	comp_after(q, progress, resent);
+}
+
+/* The tail of an answer's handling. */
+static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
+{
 	if (progress && q->attr.qp_state == IBV_QPS_RTS)
 		emu_dp_retry_restart(q); /* comp_run cancels it if nothing is outstanding */
 	emu_dp_comp_run(q);
 	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot;
 	 * a packet that made the completer go back N has the requester resend */
-	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
-	    q->dp.retransmits != resent)
-		emu_dp_req_run(q);
-}
-
-/* The tail of an answer's handling (emu_dp_comp_rx's). */
-static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
-{
-	if (progress && q->attr.qp_state == IBV_QPS_RTS)
-		emu_dp_retry_restart(q);
-	emu_dp_comp_run(q);
 	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
 	    q->dp.retransmits != resent)
 		emu_dp_req_run(q);
@@ -427,20 +424,10 @@ void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status)
 
 void emu_dp_comp_xfast_ack(struct emu_vqp *q, uint32_t psn)
 {
+	/* an ACK packet without its bytes: no AETH to read, whose syndrome 0 is a plain ACK */
 	struct emu_pkt_info pi = { .opcode = EMU_OP_RC | EMU_OP_ACK, .psn = psn };
-	uint64_t resent = q->dp.retransmits;
-	bool progress = false;
-	struct emu_swqe *w;
 
-	if (q->attr.qp_state != IBV_QPS_RTS && q->attr.qp_state != IBV_QPS_SQD) {
-		emu_dp_trace("qp %u comp: ACK descriptor in state %s: dropped", q->qp.qp_num,
-			     emu_qp_state_name(q->attr.qp_state));
-		return;
-	}
-	w = comp_find(q, &pi, &progress);
-	if (w)
-		progress |= comp_aeth(q, w, psn, emu_aeth_ack(EMU_AETH_CREDITS_INVALID));
-	comp_after(q, progress, resent);
+	emu_dp_comp_rx(q, NULL, &pi);
 }
 
 /* The responder took nothing of the message: it and every WQE sent after it go again, as

@@ -192,7 +192,7 @@ void emu_dp_loopback_set_rx(emu_dp_rx_fn *rx);
  * forgets q's (its QP is being emptied). Engine lock held. */
 bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi);
 /* Who sends a held ACK of a message that came as a descriptor: true when it went (xfast.c
- * registers emu_dp_xfast_ack at load); else it goes as a frame. */
+ * registers its sender at load); else it goes as a frame. */
 void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn));
 void emu_dp_ack_flush(struct emu_vqp *q);
 void emu_dp_ack_flush_all(void);
@@ -306,9 +306,6 @@ void emu_dp_comp_xfast_read(struct emu_vqp *q, struct emu_swqe *w, int status);
 void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn);
 /* An ACK of PSN psn that came as a descriptor: what the ACK packet does. */
 void emu_dp_comp_xfast_ack(struct emu_vqp *q, uint32_t psn);
-/* The positive ACK of PSN psn of a message that came as a descriptor, sent as a descriptor
- * to the requester's ring: false when it must go as a frame (no ring back, descriptors off). */
-bool emu_dp_xfast_ack(struct emu_vqp *q, uint32_t psn);
 
 /* qp_dp.c: a QP's life as the engines see it, for qp.c */
 /* Creation: empty queues, and the timers' expiry registered (the requester's RNR wait, the

@@ -472,6 +472,19 @@ static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool *m
 	return 0;
 }
 
+/* The positive ACK of PSN psn, as a descriptor to the requester's ring: false when it must go
+ * as a frame (no ring back, descriptors off). */
+static bool xf_send_ack(struct emu_vqp *q, uint32_t psn)
+{
+	struct xf_ack a = { .kind = XF_ACK, .qpn = q->attr.dest_qp_num & EMU_QPN_MASK,
+			    .psn = psn & EMU_PSN_MASK };
+
+	if (!xf_on() || emu_dp_xmit_desc(q, &a, sizeof(a)))
+		return false;
+	xf_trace("xfast: qp %u: ACK psn %#x as a descriptor", q->qp.qp_num, a.psn);
+	return true;
+}
+
 /* Serves r on b: 0 when done (b's state moved as the packets would have moved it, the answer
  * sent), else an xf_why with nothing changed. */
 static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, const uint8_t *inl,
@@ -606,23 +619,12 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, const ui
 
 		if (emu_dp_ack_hold(b, &pi))
 			b->dp.ack_desc = true;
-		else if (!emu_dp_xfast_ack(b, last))
+		else if (!xf_send_ack(b, last))
 			emu_dp_xmit_resp(b, EMU_OP_RC | EMU_OP_ACK, last,
 					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0,
 					 b->dp.resp_msn);
 	}
 	return 0;
-}
-
-bool emu_dp_xfast_ack(struct emu_vqp *q, uint32_t psn)
-{
-	struct xf_ack a = { .kind = XF_ACK, .qpn = q->attr.dest_qp_num & EMU_QPN_MASK,
-			    .psn = psn & EMU_PSN_MASK };
-
-	if (!xf_on() || emu_dp_xmit_desc(q, &a, sizeof(a)))
-		return false;
-	xf_trace("xfast: qp %u: ACK psn %#x as a descriptor", q->qp.qp_num, a.psn);
-	return true;
 }
 
 /* The HCA behind topology endpoint ep (a reference), NULL when none is open here. */
@@ -803,5 +805,5 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 __attribute__((constructor)) static void xf_register(void)
 {
 	emu_link_shm_set_desc_hook(xf_rx);
-	emu_dp_ack_set_desc_sender(emu_dp_xfast_ack);
+	emu_dp_ack_set_desc_sender(xf_send_ack);
 }
