@@ -16,7 +16,10 @@
  *     the in-process, daemon and virtual-time paths send every ACK at once, as before. A
  *     SEND's receiver polls a CQ anyway; holding its ACK bought nothing and slowed the
  *     sender's completion where the receiver went on to other work (docs/daemon.md);
- *   - one at most per QP: the next message that wants one sends the held ACK first;
+ *   - one at most per QP: a plain WRITE that comes while the QP holds one is covered by it (its
+ *     PSN and MSN become the new message's: ACK coalescing, as IBA allows a responder), up to
+ *     ACK_COVERS messages; then, or for any other message that wants an ACK, the held one
+ *     leaves first;
  *   - it leaves right after the QP's requester has sent a packet (req.c), before any other
  *     responder packet of the QP (resp.c), before the QP changes state or is destroyed, when
  *     a busy poller of any CQ has found nothing 16 times in a row (cq.c), and when the ring
@@ -34,11 +37,13 @@ static struct emu_list held = { &held, &held };
 /* how many: read without the lock by busy pollers (emu_dp_acks_held) */
 static unsigned nheld;
 static bool hooked;
+/* the most messages one held ACK acknowledges */
+#define ACK_COVERS 16
 /* sends the ACK of a message that came as a descriptor as a descriptor (xfast.c registers it:
  * the one-copy path sits above the held ACKs) */
-static bool (*desc_ack)(struct emu_vqp *q, uint32_t psn);
+static bool (*desc_ack)(struct emu_vqp *q, uint32_t psn, unsigned covers);
 
-void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn))
+void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn, unsigned covers))
 {
 	desc_ack = fn;
 }
@@ -53,7 +58,9 @@ static void unlist(struct emu_vqp *q)
 static void release(struct emu_vqp *q)
 {
 	unlist(q);
-	if (q->dp.ack_desc && desc_ack && desc_ack(q, q->dp.ack_psn))
+	emu_dp_trace("qp %u resp: held ACK psn %u sent for %u messages", q->qp.qp_num,
+		     q->dp.ack_psn, q->dp.ack_covers);
+	if (q->dp.ack_desc && desc_ack && desc_ack(q, q->dp.ack_psn, q->dp.ack_covers))
 		return;
 	emu_dp_xmit_resp(q, EMU_OP_RC | EMU_OP_ACK, q->dp.ack_psn,
 			 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0, q->dp.ack_msn);
@@ -67,13 +74,27 @@ bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi)
 	if ((pi->mask & (EMU_PKT_WRITE | EMU_PKT_IMMDT)) != EMU_PKT_WRITE ||
 	    !emu_link_shm_delivering())
 		return false;
-	if (q->dp.ack_held)
+	if (q->dp.ack_held) {
+		/* coalesced: an ACK of PSN n acknowledges every message before n, so the held one
+		 * now says so for this one too (at most ACK_COVERS messages: the requester's
+		 * completions wait for it) */
+		if (q->dp.ack_covers < ACK_COVERS) {
+			q->dp.ack_covers++;
+			q->dp.ack_desc = false;
+			q->dp.ack_psn = psn;
+			q->dp.ack_msn = q->dp.resp_msn;
+			emu_dp_trace("qp %u resp: ACK psn %u held (covers %u)", q->qp.qp_num, psn,
+				     q->dp.ack_covers);
+			return true;
+		}
 		release(q);
+	}
 	if (!hooked) {
 		emu_link_shm_set_idle_hook(emu_dp_ack_flush_all);
 		hooked = true;
 	}
 	q->dp.ack_held = true;
+	q->dp.ack_covers = 1;
 	q->dp.ack_desc = false;
 	q->dp.ack_psn = psn;
 	q->dp.ack_msn = q->dp.resp_msn;

@@ -207,9 +207,8 @@ void emu_dp_comp_run(struct emu_vqp *q)
 		}
 		emu_dp_swqe_free(q, w);
 	}
-	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next)
-		if (emu_list_entry(l, struct emu_swqe, link)->state == EMU_WQE_PENDING)
-			pending = true;
+	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list && !pending; l = l->next)
+		pending = emu_list_entry(l, struct emu_swqe, link)->state == EMU_WQE_PENDING;
 	if (!pending)
 		emu_dp_retry_idle(q);
 }

@@ -188,12 +188,14 @@ void emu_dp_loopback_set_rx(emu_dp_rx_fn *rx);
 
 /* ack_hold.c: ACKs held back on the ring path (docs/daemon.md "Held ACKs"). hold: true when
  * the ACK of the request packet pi is held (a plain RDMA WRITE's, and this thread is
- * delivering from the rings), having sent the one the QP held before; false: send it now. flush sends q's held ACK, flush_all every QP's, drop
- * forgets q's (its QP is being emptied). Engine lock held. */
+ * delivering from the rings): the QP's held ACK now covers it too, or, when it covered
+ * enough, was sent first; false: send it now. flush sends q's held ACK, flush_all every QP's,
+ * drop forgets q's (its QP is being emptied). Engine lock held. */
 bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi);
-/* Who sends a held ACK of a message that came as a descriptor: true when it went (xfast.c
- * registers its sender at load); else it goes as a frame. */
-void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn));
+/* Who sends a held ACK of a message that came as a descriptor (covers: the messages it
+ * acknowledges, for its trace): true when it went (xfast.c registers its sender at load);
+ * else it goes as a frame. */
+void emu_dp_ack_set_desc_sender(bool (*fn)(struct emu_vqp *q, uint32_t psn, unsigned covers));
 void emu_dp_ack_flush(struct emu_vqp *q);
 void emu_dp_ack_flush_all(void);
 void emu_dp_ack_drop(struct emu_vqp *q);

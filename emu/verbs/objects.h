@@ -196,6 +196,7 @@ struct emu_qp_dp {
 	bool ack_held;
 	bool ack_desc; /* it answers a descriptor: it goes as one (xfast.c) */
 	uint32_t ack_psn, ack_msn;
+	unsigned ack_covers; /* the messages it acknowledges (coalesced, ack_hold.c) */
 	struct emu_list ack_node;
 };
 

@@ -472,16 +472,18 @@ static int xf_copy(int pid, struct xf_seg *mine, const struct xf_req *r, bool *m
 	return 0;
 }
 
-/* The positive ACK of PSN psn, as a descriptor to the requester's ring: false when it must go
- * as a frame (no ring back, descriptors off). */
-static bool xf_send_ack(struct emu_vqp *q, uint32_t psn)
+/* The positive ACK of PSN psn, as a descriptor to the requester's ring, acknowledging covers
+ * messages (more than one when coalesced, ack_hold.c): false when it must go as a frame (no
+ * ring back, descriptors off). */
+static bool xf_send_ack(struct emu_vqp *q, uint32_t psn, unsigned covers)
 {
 	struct xf_ack a = { .kind = XF_ACK, .qpn = q->attr.dest_qp_num & EMU_QPN_MASK,
 			    .psn = psn & EMU_PSN_MASK };
 
 	if (!xf_on() || emu_dp_xmit_desc(q, &a, sizeof(a)))
 		return false;
-	xf_trace("xfast: qp %u: ACK psn %#x as a descriptor", q->qp.qp_num, a.psn);
+	xf_trace("xfast: qp %u: ACK psn %#x as a descriptor for %u messages", q->qp.qp_num, a.psn,
+		 covers);
 	return true;
 }
 
@@ -619,7 +621,7 @@ static int xf_serve(struct emu_vqp *b, const struct xf_req *r, int pid, const ui
 
 		if (emu_dp_ack_hold(b, &pi))
 			b->dp.ack_desc = true;
-		else if (!xf_send_ack(b, last))
+		else if (!xf_send_ack(b, last, 1))
 			emu_dp_xmit_resp(b, EMU_OP_RC | EMU_OP_ACK, last,
 					 emu_aeth_ack(EMU_AETH_CREDITS_INVALID), NULL, 0, 0,
 					 b->dp.resp_msn);

@@ -31,6 +31,12 @@
  * last has landed, then only waits for client.done (it neither posts nor polls, so its held
  * ACKs are for its ring thread to send). "shm_xfer quiet-SIDE: COUNT x SIZE bytes: ..."
  *
+ *   shm_xfer stream-server|stream-client DIR SIZE COUNT
+ *
+ * As quiet-, but the client keeps up to 8 WRITEs (its send queue) outstanding, each from a
+ * source region of its own, and takes their completions in order: a quiet server receives
+ * them back to back, so its held ACKs cover several (ACK coalescing, ack_hold.c).
+ *
  *   shm_xfer badkey-server|badkey-client DIR SIZE COUNT
  *
  * The client WRITEs stream 2 into the server's write region 0, then the same with a wrong
@@ -279,23 +285,26 @@ int main(int argc, char **argv)
 	uint8_t *buf, *src, *wr, *rx, *tx;
 	size_t size;
 	unsigned count;
-	bool server, pp, quiet, badkey;
+	bool server, pp, quiet, stream, badkey;
 	const char *side;
 	int n, err;
 
 	if (argc != 5 || (strcmp(argv[1], "server") && strcmp(argv[1], "client") &&
 			  strcmp(argv[1], "pp-server") && strcmp(argv[1], "pp-client") &&
 			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client") &&
+			  strcmp(argv[1], "stream-server") && strcmp(argv[1], "stream-client") &&
 			  strcmp(argv[1], "badkey-server") && strcmp(argv[1], "badkey-client") &&
 			  strcmp(argv[1], "regmap"))) {
-		fprintf(stderr, "usage: shm_xfer [pp-|quiet-|badkey-]server|client DIR SIZE COUNT\n");
+		fprintf(stderr, "usage: shm_xfer [pp-|quiet-|stream-|badkey-]server|client DIR SIZE "
+				"COUNT\n");
 		return 2;
 	}
 	side = argv[1];
 	pp = !strncmp(side, "pp-", 3);
-	quiet = !strncmp(side, "quiet-", 6);
+	stream = !strncmp(side, "stream-", 7);
+	quiet = stream || !strncmp(side, "quiet-", 6); /* stream-: a quiet- of its own */
 	badkey = !strncmp(side, "badkey-", 7);
-	server = !strcmp(side + (pp ? 3 : quiet ? 6 : badkey ? 7 : 0), "server");
+	server = !strcmp(side + (pp ? 3 : stream || badkey ? 7 : quiet ? 6 : 0), "server");
 	size = strtoul(argv[3], NULL, 0);
 	count = (unsigned)strtoul(argv[4], NULL, 0);
 	if (!size || !count || size > (1u << 20) || count > 1000 || ((pp || quiet) && size < 8))
@@ -444,6 +453,31 @@ int main(int argc, char **argv)
 		await_msg(wr, size, count - 1, side);
 		get_file(argv[2], "client.done", &done, 1);
 		printf("shm_xfer %s: %u x %zu bytes: the last write matched\n", side, count, size);
+	} else if (stream) {
+		unsigned posted = 0, done = 0;
+
+		while (done < count) {
+			struct ibv_wc wc;
+
+			if (posted < count && posted - done < 8) {
+				uint8_t *m = src + (size_t)posted * size;
+
+				make_msg(m, size, posted);
+				post(qp, IBV_WR_RDMA_WRITE, m, size, mr->lkey,
+				     peer.addr + (uint64_t)count * size, peer.rkey, posted);
+				posted++;
+				continue;
+			}
+			wc = wait_wc(cq);
+			if (wc.wr_id != done || wc.opcode != IBV_WC_RDMA_WRITE) {
+				fprintf(stderr, "shm_xfer %s: completion %u: wr %llu opcode %d\n",
+					side, done, (unsigned long long)wc.wr_id, wc.opcode);
+				return 1;
+			}
+			done++;
+		}
+		put_file(argv[2], "client.done", "y", 1);
+		printf("shm_xfer %s: %u x %zu bytes: every write completed\n", side, count, size);
 	} else if (quiet) {
 		for (unsigned k = 0; k < count; k++) {
 			make_msg(tx, size, k);
