@@ -42,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu/sim/engine_tasks.h"
@@ -62,6 +63,8 @@
  * releasing the engine lock) measured no better on this 2-core machine: the spinning thread
  * takes the CPU the writer needs. */
 #define IDLE_ROUNDS 64
+/* A nap between looks while an application thread polls the rings (poller_busy) */
+#define NAP_NS 100000
 
 struct shm_ring {
 	uint64_t head; /* writer */
@@ -138,6 +141,9 @@ static struct {
 	 * fifth of ib_write_lat's time, for the one or two peers a host's processes have.
 	 * Written under the engine lock, read without it (a stale value costs a look). */
 	unsigned top;
+	/* looks at the rings by the application's pollers (emu_link_shm_poll), a hint for the
+	 * ring thread: written without the lock, lossy */
+	unsigned long polls;
 } sh = { .efd = -1, .sock = -1 };
 
 static unsigned peers_top(void)
@@ -657,11 +663,39 @@ static void graves_reap(bool force)
 	}
 }
 
+static int nap_on = -1; /* RDMAEMU_SHM_NAP=0: spin beside a poller too (measuring) */
+
+/* An application thread is polling the rings (its look since our last one): it delivers what
+ * comes, so the ring thread naps instead of spinning, which left three busy threads on two
+ * CPUs (docs/daemon.md "Wake-ups"). */
+static bool poller_busy(unsigned long *seen)
+{
+	unsigned long now = __atomic_load_n(&sh.polls, __ATOMIC_RELAXED);
+	bool busy = now != *seen;
+
+	*seen = now;
+	if (nap_on < 0) {
+		const char *v = getenv("RDMAEMU_SHM_NAP");
+
+		nap_on = !(v && !strcmp(v, "0"));
+	}
+	return busy && nap_on;
+}
+
+static void nap(void)
+{
+	struct timespec ts = { 0, NAP_NS };
+
+	nanosleep(&ts, NULL);
+}
+
 static void *ring_main(void *arg)
 {
 	struct emu_engine *e = arg;
 	unsigned idle = 0;
+	unsigned long seen = 0;
 
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	for (;;) {
 		bool sleep = false;
 		uint64_t v;
@@ -672,6 +706,14 @@ static void *ring_main(void *arg)
 		 * for its posts and polls (reader_awake stays set: writers need not ring) */
 		if (idle && idle < IDLE_ROUNDS && idle != EMU_LINK_SHM_FLUSH_ROUNDS &&
 		    !work_hint()) {
+			if (poller_busy(&seen)) {
+				/* the idle looks go on (the held ACKs' flush at
+				 * EMU_LINK_SHM_FLUSH_ROUNDS), but no sleep while it polls */
+				if (++idle == IDLE_ROUNDS)
+					idle--;
+				nap();
+				continue;
+			}
 			idle++;
 			sched_yield();
 			continue;
@@ -723,6 +765,8 @@ bool emu_link_shm_poll(struct emu_engine *e)
 	/* nothing in the rings, no backlog: no engine lock (a busy poller took it at every
 	 * empty poll, in turn with the ring thread that had frames to deliver). A peer that
 	 * goes meanwhile keeps its mapping until the look is over (graves_reap). */
+	__atomic_store_n(&sh.polls, __atomic_load_n(&sh.polls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
 	__atomic_add_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
 	hint = work_hint();
 	__atomic_sub_fetch(&hint_readers, 1, __ATOMIC_SEQ_CST);
