@@ -44,10 +44,11 @@ run() {
 }
 
 "$rdmaemu" daemon start --fabric "$ref" || { echo "daemon start failed"; cat "$t/rdmaemud.log"; exit 1; }
-# -x 1: GID 1 (::ffff:192.0.2.1, RoCEv2); -F: no CPU frequency check
-run ib_write_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+ ' ib_write_bw -d rxe0 -x 1 -F -n 100 -s 16384
-run ib_send_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+ ' ib_send_bw -d rxe0 -x 1 -F -n 100 -s 16384
-run ib_read_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+ ' ib_read_bw -d rxe0 -x 1 -F -n 100 -s 16384
-run ib_send_lat '^ 2 +100 +[0-9.]+ +[0-9.]+ ' ib_send_lat -d rxe0 -x 1 -F -n 100 -s 2
-run ib_write_lat '^ 2 +100 +[0-9.]+ +[0-9.]+ ' ib_write_lat -d rxe0 -x 1 -F -n 100 -s 2
+# -x 1: GID 1 (::ffff:192.0.2.1, RoCEv2); -F: no CPU frequency check. A figure of 7
+# characters fills perftest's %-7.2lf and is followed by its tab, not a space.
+run ib_write_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+[[:space:]]' ib_write_bw -d rxe0 -x 1 -F -n 100 -s 16384
+run ib_send_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+[[:space:]]' ib_send_bw -d rxe0 -x 1 -F -n 100 -s 16384
+run ib_read_bw '^ 16384 +100 +[0-9.]+ +[0-9.]+[[:space:]]' ib_read_bw -d rxe0 -x 1 -F -n 100 -s 16384
+run ib_send_lat '^ 2 +100 +[0-9.]+ +[0-9.]+[[:space:]]' ib_send_lat -d rxe0 -x 1 -F -n 100 -s 2
+run ib_write_lat '^ 2 +100 +[0-9.]+ +[0-9.]+[[:space:]]' ib_write_lat -d rxe0 -x 1 -F -n 100 -s 2
 exit $fail
