@@ -44,7 +44,10 @@
  * compares its write region 0. "shm_xfer badkey-client: SIZE bytes: write ok, bad rkey:
  * remote access error", "shm_xfer badkey-server: SIZE bytes: the write matched".
  *
- * Every mode starts its transfers once both QPs are in RTS (files SIDE.ready).
+ * Every mode starts its transfers once both QPs are in RTS (files SIDE.ready). With
+ * SHM_XFER_RINGS=1 in its environment a quiet- side says "shm_xfer SIDE: rings resident N KiB"
+ * on stderr once its messages are through (before client.done): the pages of its
+ * shared-memory rings (/memfd:rdmaemu-rings in /proc/self/smaps) in its page tables.
  *
  *   shm_xfer regmap DIR SIZE COUNT
  *
@@ -272,6 +275,36 @@ static void post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf, size_t len
 		die("ibv_post_send", err);
 }
 
+/* The KiB of the rings' mappings in this process's page tables (Rss in /proc/self/smaps) */
+static unsigned long rings_rss(void);
+
+/* With SHM_XFER_RINGS set, says how much of the rings is resident: while the peer is still
+ * there (its exit unmaps them) */
+static void report_rings(const char *side)
+{
+	if (getenv("SHM_XFER_RINGS"))
+		fprintf(stderr, "shm_xfer %s: rings resident %lu KiB\n", side, rings_rss());
+}
+
+static unsigned long rings_rss(void)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	unsigned long kib, sum = 0;
+
+	if (!f)
+		die("/proc/self/smaps", errno);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			in = strstr(line, "memfd:rdmaemu-rings") != NULL;
+		else if (in && sscanf(line, "Rss: %lu kB", &kib) == 1)
+			sum += kib;
+	}
+	fclose(f);
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_device **devs;
@@ -451,6 +484,7 @@ int main(int argc, char **argv)
 		char done;
 
 		await_msg(wr, size, count - 1, side);
+		report_rings(side);
 		get_file(argv[2], "client.done", &done, 1);
 		printf("shm_xfer %s: %u x %zu bytes: the last write matched\n", side, count, size);
 	} else if (stream) {
@@ -485,6 +519,7 @@ int main(int argc, char **argv)
 			     peer.addr + (uint64_t)count * size, peer.rkey, k);
 			wait_wc(cq);
 		}
+		report_rings(side);
 		put_file(argv[2], "client.done", "y", 1);
 		printf("shm_xfer %s: %u x %zu bytes: every write completed\n", side, count, size);
 	} else if (server) {
