@@ -1285,6 +1285,26 @@ void emu_engine_unlock(struct emu_engine *e)
 		rt_after_unlock(e);
 }
 
+bool emu_engine_lock_short(struct emu_engine *e)
+{
+	if (!e->realtime || e->follower) {
+		emu_engine_lock(e);
+		return false;
+	}
+	mutex_enter(e);
+	return true;
+}
+
+void emu_engine_unlock_short(struct emu_engine *e, bool short_lock)
+{
+	if (!short_lock) {
+		emu_engine_unlock(e);
+		return;
+	}
+	pthread_mutex_unlock(&e->lock);
+	rt_after_unlock(e);
+}
+
 void emu_engine_set_follower(struct emu_engine *e, emu_engine_tx_fn *tx, void *tx_ctx,
 			     emu_engine_idle_fn *idle, void *idle_ctx)
 {

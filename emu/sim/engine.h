@@ -99,6 +99,14 @@ void emu_engine_reset(void);
  * must not call lock, unlock or emu_engine_wait. */
 void emu_engine_lock(struct emu_engine *e);
 void emu_engine_unlock(struct emu_engine *e);
+/* A short call that changes nothing a waiter, a timer or the clock depends on (a posted
+ * receive WR: the responder takes it when a message comes). In real time (not following a
+ * daemon's clock) only the mutex: no clock read, no thread state, no new generation, the
+ * frames queued meanwhile delivered after the unlock as emu_engine_unlock does; in virtual
+ * time the full emu_engine_lock / emu_engine_unlock (the thread's call counts there). lock
+ * returns what unlock_short must be given. */
+bool emu_engine_lock_short(struct emu_engine *e);
+void emu_engine_unlock_short(struct emu_engine *e, bool short_lock);
 
 /* The calling thread will not call the engine for a while (e.g. it is about to join the
  * threads that do): it stops counting as a thread that could act. It becomes known again at

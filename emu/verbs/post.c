@@ -235,27 +235,31 @@ int emu_dp_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_
 {
 	struct emu_engine *e = emu_dp_engine();
 	struct emu_vqp *q = to_vqp(qp);
+	bool short_lock = false;
 	int err;
 
+	/* a posted receive changes nothing a waiter or a timer depends on: in real time the
+	 * short lock (no clock read), which ib_send_lat's round trip takes on both sides */
 	if (e)
-		emu_engine_lock(e);
+		short_lock = emu_engine_lock_short(e);
 	/* no flush: in ERR rxe's provider only writes the queue; nothing completes these WRs
 	 * (measured, verbs_probe_limits "rc recv in ERR") */
 	err = emu_qp_post_recv(q, wr, bad);
 	if (e)
-		emu_engine_unlock(e);
+		emu_engine_unlock_short(e, short_lock);
 	return err;
 }
 
 int emu_dp_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
 	struct emu_engine *e = emu_dp_engine();
+	bool short_lock = false;
 	int err;
 
 	if (e)
-		emu_engine_lock(e);
+		short_lock = emu_engine_lock_short(e);
 	err = emu_srq_post_recv(to_vsrq(srq), wr, bad);
 	if (e)
-		emu_engine_unlock(e);
+		emu_engine_unlock_short(e, short_lock);
 	return err;
 }
