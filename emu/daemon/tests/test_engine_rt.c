@@ -285,6 +285,36 @@ static void test_queue_frame_never_blocks(void **state)
 	assert_false(emu_engine_inbox_pending(eng));
 }
 
+/* emu_engine_lock_short: in virtual time the full lock (false back); in real time the mutex
+ * alone (true back), as exclusive as the full lock: a frame queued while it is held stays in
+ * the inbox, and the short unlock delivers it. */
+static void test_short_lock(void **state)
+{
+	pthread_t th;
+	bool first = true, short_lock;
+
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	short_lock = emu_engine_lock_short(eng);
+	assert_false(short_lock);
+	emu_engine_unlock_short(eng, short_lock);
+
+	switch_on();
+	queue_retry = false;
+	short_lock = emu_engine_lock_short(eng);
+	assert_true(short_lock);
+	assert_int_equal(pthread_create(&th, NULL, queuer, &first), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_false(first);
+	assert_true(emu_engine_inbox_pending(eng));
+	assert_int_equal(seen.nrx, 0);
+	emu_engine_unlock_short(eng, short_lock);
+	assert_int_equal(seen.nrx, 1);
+	assert_false(emu_engine_inbox_pending(eng));
+	assert_int_equal(seen.len, 8);
+	assert_int_equal(seen.bytes[0], 0xcd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +323,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tx_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_frame_never_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_short_lock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
