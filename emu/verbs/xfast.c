@@ -727,10 +727,41 @@ static void xf_read_done(struct emu_vqp *q, int pid, const struct xf_ans *a)
 	emu_dp_comp_xfast_read(q, w, status);
 }
 
+/* A request descriptor of len bytes into *r (an inline one's payload at *inl), checked on our
+ * copy: the ring is the peer's to write while we read it, and only the copy stays. false:
+ * malformed (only a broken peer writes one). */
+static bool xf_req_take(const void *desc, size_t len, struct xf_req *r, const uint8_t **inl)
+{
+	if (*(const uint8_t *)desc == XF_REQ_INL) {
+		struct xf_inl h;
+
+		if (len < sizeof(h))
+			return false;
+		memcpy(&h, desc, sizeof(h));
+		if (len != sizeof(h) + h.len)
+			return false;
+		*r = (struct xf_req){ .kind = XF_REQ, .opcode = h.opcode, .se = h.se,
+				      .dqpn = h.dqpn, .sqpn = h.sqpn, .psn = h.psn,
+				      .npkts = h.npkts, .mtu = h.mtu, .len = h.len,
+				      .rkey = h.rkey, .imm = h.imm, .va = h.va };
+		*inl = (const uint8_t *)desc + sizeof(h);
+		return true;
+	}
+	if (len < XF_REQ_HDR)
+		return false;
+	memcpy(r, desc, XF_REQ_HDR);
+	if (r->niov > XF_MAX_IOV || len != xf_req_len(r->niov))
+		return false;
+	memcpy(r->iov, (const uint8_t *)desc + XF_REQ_HDR, len - XF_REQ_HDR);
+	return true;
+}
+
 static void xf_rx(int ep, int pid, const void *desc, size_t len)
 {
 	struct emu_hca *hca;
 	struct emu_vqp *q;
+	struct xf_req r;
+	const uint8_t *inl = NULL;
 	uint8_t kind;
 
 	if (len < 1)
@@ -739,28 +770,10 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 	hca = ep_hca(ep);
 	if (!hca)
 		return;
-	if ((kind == XF_REQ && len >= XF_REQ_HDR &&
-	     ((const struct xf_req *)desc)->niov <= XF_MAX_IOV &&
-	     len == xf_req_len(((const struct xf_req *)desc)->niov)) ||
-	    (kind == XF_REQ_INL && len >= sizeof(struct xf_inl) &&
-	     len == sizeof(struct xf_inl) + ((const struct xf_inl *)desc)->len)) {
-		struct xf_req r;
-		const uint8_t *inl = NULL;
+	if ((kind == XF_REQ || kind == XF_REQ_INL) && xf_req_take(desc, len, &r, &inl)) {
 		int why, err = 0;
 		bool mapped = false;
 
-		if (kind == XF_REQ_INL) {
-			struct xf_inl h;
-
-			memcpy(&h, desc, sizeof(h));
-			r = (struct xf_req){ .kind = XF_REQ, .opcode = h.opcode, .se = h.se,
-					     .dqpn = h.dqpn, .sqpn = h.sqpn, .psn = h.psn,
-					     .npkts = h.npkts, .mtu = h.mtu, .len = h.len,
-					     .rkey = h.rkey, .imm = h.imm, .va = h.va };
-			inl = (const uint8_t *)desc + sizeof(h);
-		} else {
-			memcpy(&r, desc, len);
-		}
 		q = hca_qp(hca, r.dqpn);
 		why = q ? xf_serve(q, &r, pid, inl, &err, &mapped) : XF_WHY_STATE;
 		if (why == XF_RNR) {
