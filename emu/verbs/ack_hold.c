@@ -24,8 +24,8 @@
  *     responder packet of the QP (resp.c), before the QP changes state or is destroyed, when
  *     a busy poller of any CQ has found nothing 16 times in a row (cq.c), and when the ring
  *     thread has idled EMU_LINK_SHM_FLUSH_ROUNDS looks (the idle hook);
- *   - it carries the PSN and MSN it had when it was held; the ACK of a message that came as a
- *     descriptor goes as a descriptor too (xfast.c).
+ *   - it carries the PSN and MSN of the last message it covers; the ACK of a message that came
+ *     as a descriptor goes as a descriptor too (xfast.c).
  * Engine lock held throughout. */
 #include "config.h"
 
@@ -68,39 +68,32 @@ static void release(struct emu_vqp *q)
 
 bool emu_dp_ack_hold(struct emu_vqp *q, const struct emu_pkt_info *pi)
 {
-	uint32_t psn = pi->psn;
-
 	/* a plain RDMA WRITE's: its application learns of the message by memory, not by a CQ */
 	if ((pi->mask & (EMU_PKT_WRITE | EMU_PKT_IMMDT)) != EMU_PKT_WRITE ||
 	    !emu_link_shm_delivering())
 		return false;
-	if (q->dp.ack_held) {
+	if (q->dp.ack_held && q->dp.ack_covers < ACK_COVERS) {
 		/* coalesced: an ACK of PSN n acknowledges every message before n, so the held one
 		 * now says so for this one too (at most ACK_COVERS messages: the requester's
 		 * completions wait for it) */
-		if (q->dp.ack_covers < ACK_COVERS) {
-			q->dp.ack_covers++;
-			q->dp.ack_desc = false;
-			q->dp.ack_psn = psn;
-			q->dp.ack_msn = q->dp.resp_msn;
-			emu_dp_trace("qp %u resp: ACK psn %u held (covers %u)", q->qp.qp_num, psn,
-				     q->dp.ack_covers);
-			return true;
+		q->dp.ack_covers++;
+	} else {
+		if (q->dp.ack_held)
+			release(q);
+		if (!hooked) {
+			emu_link_shm_set_idle_hook(emu_dp_ack_flush_all);
+			hooked = true;
 		}
-		release(q);
+		q->dp.ack_held = true;
+		q->dp.ack_covers = 1;
+		emu_list_add_tail(&held, &q->dp.ack_node);
+		__atomic_store_n(&nheld, nheld + 1, __ATOMIC_RELAXED);
 	}
-	if (!hooked) {
-		emu_link_shm_set_idle_hook(emu_dp_ack_flush_all);
-		hooked = true;
-	}
-	q->dp.ack_held = true;
-	q->dp.ack_covers = 1;
 	q->dp.ack_desc = false;
-	q->dp.ack_psn = psn;
+	q->dp.ack_psn = pi->psn;
 	q->dp.ack_msn = q->dp.resp_msn;
-	emu_list_add_tail(&held, &q->dp.ack_node);
-	__atomic_store_n(&nheld, nheld + 1, __ATOMIC_RELAXED);
-	emu_dp_trace("qp %u resp: ACK psn %u held", q->qp.qp_num, psn);
+	emu_dp_trace("qp %u resp: ACK psn %u held (covers %u)", q->qp.qp_num, pi->psn,
+		     q->dp.ack_covers);
 	return true;
 }
 

@@ -310,12 +310,23 @@ static bool comp_aeth(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, uint8
 	return false;
 }
 
+/* The tail of an answer's handling. */
+static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
+{
+	if (progress && q->attr.qp_state == IBV_QPS_RTS)
+		emu_dp_retry_restart(q); /* comp_run cancels it if nothing is outstanding */
+	emu_dp_comp_run(q);
+	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot;
+	 * a packet that made the completer go back N has the requester resend */
+	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
+	    q->dp.retransmits != resent)
+		emu_dp_req_run(q);
+}
+
 /* The send WQE an answer with PSN psn is for, the ones before it retired on the way (an ACK
  * acknowledges them implicitly, 9.7.5.1.3): NULL when there is none (stale, not sent yet, or
  * a lost READ / atomic response that made the completer retry). *progress: WQEs were
  * retired. */
-static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent);
-
 static struct emu_swqe *comp_find(struct emu_vqp *q, const struct emu_pkt_info *pi,
 				  bool *progress)
 {
@@ -373,19 +384,6 @@ void emu_dp_comp_rx(struct emu_vqp *q, const uint8_t *frame, const struct emu_pk
 	else if (w)
 		progress |= comp_aeth(q, w, pi->psn, aeth.syndrome);
 	comp_after(q, progress, resent);
-}
-
-/* The tail of an answer's handling. */
-static void comp_after(struct emu_vqp *q, bool progress, uint64_t resent)
-{
-	if (progress && q->attr.qp_state == IBV_QPS_RTS)
-		emu_dp_retry_restart(q); /* comp_run cancels it if nothing is outstanding */
-	emu_dp_comp_run(q);
-	/* rxe: a completed READ / atomic wakes a requester waiting for a max_rd_atomic slot;
-	 * a packet that made the completer go back N has the requester resend */
-	if ((q->dp.need_rd_atomic && q->dp.rd_atomic_out < q->attr.max_rd_atomic) ||
-	    q->dp.retransmits != resent)
-		emu_dp_req_run(q);
 }
 
 struct emu_swqe *emu_dp_comp_xfast_wqe(struct emu_vqp *q, uint32_t psn)

@@ -276,16 +276,6 @@ static void post(struct ibv_qp *qp, enum ibv_wr_opcode op, void *buf, size_t len
 }
 
 /* The KiB of the rings' mappings in this process's page tables (Rss in /proc/self/smaps) */
-static unsigned long rings_rss(void);
-
-/* With SHM_XFER_RINGS set, says how much of the rings is resident: while the peer is still
- * there (its exit unmaps them) */
-static void report_rings(const char *side)
-{
-	if (getenv("SHM_XFER_RINGS"))
-		fprintf(stderr, "shm_xfer %s: rings resident %lu KiB\n", side, rings_rss());
-}
-
 static unsigned long rings_rss(void)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -303,6 +293,14 @@ static unsigned long rings_rss(void)
 	}
 	fclose(f);
 	return sum;
+}
+
+/* With SHM_XFER_RINGS set, says how much of the rings is resident: while the peer is still
+ * there (its exit unmaps them) */
+static void report_rings(const char *side)
+{
+	if (getenv("SHM_XFER_RINGS"))
+		fprintf(stderr, "shm_xfer %s: rings resident %lu KiB\n", side, rings_rss());
 }
 
 int main(int argc, char **argv)
