@@ -99,6 +99,11 @@ void emu_engine_reset(void);
  * must not call lock, unlock or emu_engine_wait. */
 void emu_engine_lock(struct emu_engine *e);
 void emu_engine_unlock(struct emu_engine *e);
+/* In real time (not following a daemon's clock): emu_engine_lock if nobody holds the lock,
+ * false at once otherwise (a helper thread with other things to do does not queue behind the
+ * application's calls, whose unlock would then wake it with a system call). In virtual time
+ * emu_engine_lock, and true. */
+bool emu_engine_trylock(struct emu_engine *e);
 /* A short call that changes nothing a waiter, a timer or the clock depends on (a posted
  * receive WR: the responder takes it when a message comes). In real time (not following a
  * daemon's clock) only the mutex: no clock read, no thread state, no new generation, the

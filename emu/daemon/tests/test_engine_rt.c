@@ -315,6 +315,49 @@ static void test_short_lock(void **state)
 	assert_int_equal(seen.bytes[0], 0xcd);
 }
 
+/* emu_engine_trylock: in virtual time the full lock (true); in real time false at once while
+ * another thread holds the lock, and the full lock when it is free (the clock read). */
+static bool try_result;
+
+static void *trier(void *arg)
+{
+	(void)arg;
+	try_result = emu_engine_trylock(eng);
+	if (try_result)
+		emu_engine_unlock(eng);
+	return NULL;
+}
+
+static void test_trylock(void **state)
+{
+	pthread_t th;
+	uint64_t v0;
+
+	(void)state;
+	assert_true(emu_engine_trylock(eng));
+	emu_engine_unlock(eng);
+
+	switch_on();
+	emu_engine_lock(eng);
+	try_result = true;
+	assert_int_equal(pthread_create(&th, NULL, trier, NULL), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_false(try_result);
+	emu_engine_unlock(eng);
+	assert_int_equal(pthread_create(&th, NULL, trier, NULL), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_true(try_result);
+
+	/* taken when free: the clock read, as at emu_engine_lock */
+	emu_engine_lock(eng);
+	v0 = emu_engine_now(eng);
+	emu_engine_unlock(eng);
+	usleep(3000);
+	assert_true(emu_engine_trylock(eng));
+	assert_true(emu_engine_now(eng) >= v0 + 3 * MS);
+	emu_engine_unlock(eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +367,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_post_frame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_frame_never_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_short_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trylock, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
