@@ -73,6 +73,7 @@ static void go_back(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, const c
 		pkts += x->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(x->wr.opcode) ?
 				1 : ((x->last_psn - x->first_psn) & EMU_PSN_MASK) + 1;
 		x->state = EMU_WQE_POSTED;
+		q->dp.req_done = NULL;
 		x->xfast = false;
 		x->xfast_no = true; /* sent again as packets */
 		x->resume_pkts = x == w ? skip : 0;
@@ -158,6 +159,7 @@ static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
 
 		if (x->state == EMU_WQE_PENDING) {
 			x->state = EMU_WQE_POSTED;
+			q->dp.req_done = NULL;
 			x->xfast = false; /* (an RNR NAK: it may go as a descriptor again) */
 			x->read_off = 0;
 			emu_dp_rd_atomic_put(q, x); /* taken again when resent */
@@ -198,6 +200,8 @@ void emu_dp_comp_run(struct emu_vqp *q)
 		if (w->state == EMU_WQE_ERROR || q->init.sq_sig_all ||
 		    w->wr.send_flags & IBV_SEND_SIGNALED)
 			emu_cq_push(q->send_cq, &wc, false);
+		if (q->dp.req_done == &w->link)
+			q->dp.req_done = NULL; /* (every WQE before it has gone too) */
 		emu_list_del(&w->link);
 		q->sq.count--;
 		if (w->state == EMU_WQE_ERROR) {
@@ -452,6 +456,7 @@ void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn)
 		if (x->state != EMU_WQE_PENDING)
 			continue;
 		x->state = EMU_WQE_POSTED;
+		q->dp.req_done = NULL;
 		x->xfast = false;
 		x->xfast_no = true;
 		x->resume_pkts = 0;

@@ -135,6 +135,10 @@ struct emu_resp_res;
  * the engine lock held. */
 struct emu_qp_dp {
 	uint32_t req_psn;          /* next PSN the requester sends */
+	/* the last send WQE the requester's walk passed (req.c): it and every one before it are
+	 * sent or done; NULL: the walk starts at the queue's head. Reset when a WQE goes back to
+	 * POSTED (comp.c) and when this one leaves the queue. */
+	struct emu_list *req_done;
 	uint32_t resp_psn, resp_msn; /* the responder's ePSN and MSN */
 	struct emu_rwqe *resp_wqe; /* receive WQE of the SEND in progress (taken off its queue) */
 	uint32_t resp_off;         /* bytes scattered into it */

@@ -15,6 +15,7 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 	emu_dp_retry_cancel(q);
 	__atomic_fetch_add(&emu_dp_fast_epoch, 1, __ATOMIC_RELAXED);
 	q->dp.fast_peer = NULL;
+	q->dp.req_done = NULL;
 	while (!emu_list_empty(&q->sq.list)) {
 		struct emu_list *n = q->sq.list.next;
 
@@ -58,6 +59,7 @@ void emu_dp_flush(struct emu_vqp *q)
 	emu_dp_retry_cancel(q);
 	q->dp.rd_atomic_out = 0; /* every WQE that held a slot is flushed below */
 	q->dp.need_rd_atomic = false;
+	q->dp.req_done = NULL;
 	while (!emu_list_empty(&q->sq.list)) {
 		struct emu_list *n = q->sq.list.next;
 		struct emu_swqe *w = emu_list_entry(n, struct emu_swqe, link);

@@ -263,14 +263,20 @@ void emu_dp_req_run(struct emu_vqp *q)
 	psn0 = q->dp.req_psn;
 	/* one doorbell per EMU_LINK_SHM_BELL_EVERY frames into a ring, and one at the end */
 	emu_link_loopback_burst(true);
-	for (struct emu_list *l = q->sq.list.next; l != &q->sq.list; l = l->next) {
+	/* from the first WQE that may be unsent: a walk from the head passed every outstanding
+	 * one at every post (half of an 8-byte message-rate run's requester time at a send
+	 * queue depth of 128, perf) */
+	for (struct emu_list *l = q->dp.req_done ? q->dp.req_done->next : q->sq.list.next;
+	     l != &q->sq.list; l = l->next) {
 		struct emu_swqe *w = emu_list_entry(l, struct emu_swqe, link);
 		enum req_state st;
 
 		if (w->state == EMU_WQE_ERROR)
 			break;
-		if (w->state != EMU_WQE_POSTED)
+		if (w->state != EMU_WQE_POSTED) {
+			q->dp.req_done = l;
 			continue;
+		}
 		if (!emu_dp_opcode_ok(q->qp.qp_type, w->wr.opcode)) {
 			/* rxe: next_opcode() finds none for this QP type (before any
 			 * max_rd_atomic slot: UC and UD have none) */
@@ -301,6 +307,7 @@ void emu_dp_req_run(struct emu_vqp *q)
 				break;
 			}
 			w->state = EMU_WQE_DONE;
+			q->dp.req_done = l;
 			continue;
 		}
 		req_trace(q, REQ_NEXT_WQE, REQ_SEND_PKT, w->wr.wr_id);
@@ -316,6 +323,7 @@ void emu_dp_req_run(struct emu_vqp *q)
 		/* only RC waits for an acknowledgement; a UD or UC WQE is done when its last
 		 * packet has left (rxe's completer retires it without an ACK) */
 		w->state = q->qp.qp_type == IBV_QPT_RC ? EMU_WQE_PENDING : EMU_WQE_DONE;
+		q->dp.req_done = l;
 		if (w->state == EMU_WQE_PENDING)
 			emu_dp_retry_restart(q); /* rxe: mod_timer at every request sent */
 	}
