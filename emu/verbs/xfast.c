@@ -756,9 +756,39 @@ static bool xf_req_take(const void *desc, size_t len, struct xf_req *r, const ui
 	return true;
 }
 
+/* The QP a descriptor names, by (port endpoint, QPN): the last ones found, each valid while no
+ * QP has changed state or gone (emu_dp_fast_epoch, which moves under the engine lock, held
+ * here). The lookup took the HCA registry's lock twice and the HCA's once at every message. */
+#define XF_QP_CACHE 8
+static struct xf_qp_slot {
+	int ep;
+	uint32_t qpn;
+	uint64_t epoch;
+	struct emu_vqp *q;
+} qp_cache[XF_QP_CACHE];
+
+static struct emu_vqp *xf_qp(int ep, uint32_t qpn)
+{
+	uint64_t epoch = __atomic_load_n(&emu_dp_fast_epoch, __ATOMIC_RELAXED);
+	struct xf_qp_slot *c = &qp_cache[qpn % XF_QP_CACHE];
+	struct emu_hca *hca;
+	struct emu_vqp *q;
+
+	if (c->q && c->epoch == epoch && c->ep == ep && c->qpn == qpn)
+		return c->q;
+	hca = ep_hca(ep);
+	if (!hca)
+		return NULL;
+	/* (the QP's context holds the HCA while the QP exists) */
+	q = hca_qp(hca, qpn);
+	emu_hca_put(hca);
+	if (q)
+		*c = (struct xf_qp_slot){ .ep = ep, .qpn = qpn, .epoch = epoch, .q = q };
+	return q;
+}
+
 static void xf_rx(int ep, int pid, const void *desc, size_t len)
 {
-	struct emu_hca *hca;
 	struct emu_vqp *q;
 	struct xf_req r;
 	const uint8_t *inl = NULL;
@@ -767,14 +797,11 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 	if (len < 1)
 		return;
 	kind = *(const uint8_t *)desc;
-	hca = ep_hca(ep);
-	if (!hca)
-		return;
 	if ((kind == XF_REQ || kind == XF_REQ_INL) && xf_req_take(desc, len, &r, &inl)) {
 		int why, err = 0;
 		bool mapped = false;
 
-		q = hca_qp(hca, r.dqpn);
+		q = xf_qp(ep, r.dqpn);
 		why = q ? xf_serve(q, &r, pid, inl, &err, &mapped) : XF_WHY_STATE;
 		if (why == XF_RNR) {
 			xf_trace("xfast: qp %u <- pid %d: psn %#x: no receive WQE, RNR NAK", r.dqpn,
@@ -803,14 +830,14 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 		struct xf_ack a;
 
 		memcpy(&a, desc, sizeof(a));
-		q = hca_qp(hca, a.qpn);
+		q = xf_qp(ep, a.qpn);
 		if (q && q->qp.qp_type == IBV_QPT_RC)
 			emu_dp_comp_xfast_ack(q, a.psn);
 	} else if ((kind == XF_READ_DONE || kind == XF_DECLINE) && len == sizeof(struct xf_ans)) {
 		struct xf_ans a;
 
 		memcpy(&a, desc, sizeof(a));
-		q = hca_qp(hca, a.qpn);
+		q = xf_qp(ep, a.qpn);
 		if (q && kind == XF_READ_DONE) {
 			xf_read_done(q, pid, &a);
 		} else if (q) {
@@ -826,7 +853,6 @@ static void xf_rx(int ep, int pid, const void *desc, size_t len)
 			emu_dp_comp_xfast_decline(q, a.psn);
 		}
 	}
-	emu_hca_put(hca);
 }
 
 __attribute__((constructor)) static void xf_register(void)
