@@ -94,7 +94,9 @@ struct shm_ring {
 	uint32_t writer_mb; /* the writer orders its wait for room with membarrier */
 	uint8_t pad3[56];
 };
-_Static_assert(sizeof(struct shm_ring) <= EMU_SHM_RING_HDR, "ring header fits its page");
+/* the claims of the ring's writer follow the header in its page (emu_link_shm_claims) */
+_Static_assert(sizeof(struct shm_ring) + EMU_LINK_SHM_CLAIMS * sizeof(uint64_t) <=
+		       EMU_SHM_RING_HDR, "ring header and claims fit their page");
 
 struct rec_hdr {
 	uint32_t len; /* REC_WRAP: the rest of the ring up to its end is empty */
@@ -576,6 +578,26 @@ int emu_link_shm_send(int ep, uint32_t dqpn, const void *frame, size_t len)
 int emu_link_shm_send_desc(int ep, uint32_t dqpn, const void *desc, size_t len)
 {
 	return shm_send(ep, dqpn, desc, len, REC_DESC);
+}
+
+static uint64_t *ring_claims(struct shm_ring *r)
+{
+	return (uint64_t *)(void *)((uint8_t *)r + sizeof(*r));
+}
+
+uint64_t *emu_link_shm_claims(uint32_t dqpn)
+{
+	struct peer *p = peer_of_qpn(dqpn);
+
+	return p ? ring_claims(p->tx) : NULL;
+}
+
+uint64_t *emu_link_shm_peer_claims(int pid)
+{
+	for (size_t i = 0, top = sh.top; i < top; i++)
+		if (sh.peers[i].state == PEER_MAPPED && sh.peers[i].pid == pid)
+			return ring_claims(sh.peers[i].rx);
+	return NULL;
 }
 
 int emu_link_shm_peer_pid(uint32_t dqpn)

@@ -48,6 +48,14 @@ typedef void emu_link_shm_desc_fn(int ep, int pid, const void *desc, size_t len)
 void emu_link_shm_set_desc_hook(emu_link_shm_desc_fn *fn);
 /* The pid of the process of this host owning dqpn, joined by rings; 0 when none. */
 int emu_link_shm_peer_pid(uint32_t dqpn);
+/* The words in shared memory by which the data path's READs to the process owning dqpn let
+ * its responder place their data in our memory (emu/verbs/xclaim.c): EMU_LINK_SHM_CLAIMS of
+ * them, in the header page of our ring to it, zero in a new pair; NULL when no peer owns
+ * dqpn. emu_link_shm_peer_claims: the words peer pid keeps so for its READs to us (NULL when
+ * it is not joined). Engine lock held (a pair is unmapped only under it). */
+#define EMU_LINK_SHM_CLAIMS 256
+uint64_t *emu_link_shm_claims(uint32_t dqpn);
+uint64_t *emu_link_shm_peer_claims(int pid);
 /* A place in a ring for a frame of at most len bytes, to build it in (no copy of the frame):
  * emu_link_shm_reserve gives its address, or NULL when the frame must take
  * emu_link_shm_send (no peer owns dqpn, the ring is full, or frames wait behind it);

@@ -202,6 +202,7 @@ void emu_dp_comp_run(struct emu_vqp *q)
 			emu_cq_push(q->send_cq, &wc, false);
 		if (q->dp.req_done == &w->link)
 			q->dp.req_done = NULL; /* (every WQE before it has gone too) */
+		emu_xclaim_cancel(w); /* (ended at its answer: a no-op) */
 		emu_list_del(&w->link);
 		q->sq.count--;
 		if (w->state == EMU_WQE_ERROR) {

@@ -61,6 +61,10 @@ struct emu_swqe {
 	/* RC to another process of this host: sent as one descriptor (xfast.c), and not to be
 	 * sent so again (declined, or gone back N: its packets take the packet path) */
 	bool xfast, xfast_no;
+	/* a READ sent so whose responder may place its data here (xclaim.c): the claim's tag
+	 * (0: none) and its index */
+	uint64_t xf_tag;
+	uint16_t xf_slot;
 	uint32_t mw_rkey, mr_lkey; /* BIND_MW: the window's key and the MR's lkey at post
 				    * time (rdma-core's convert_send_wr reads them then) */
 	struct ibv_sge sge[];
@@ -291,6 +295,21 @@ bool emu_dp_fast_run(struct emu_engine *e, struct emu_vqp *q);
  * descriptor, its PSNs taken as its packets would have (the WQE then waits for its answer as
  * any sent WQE); false, nothing changed, when its packets must go. */
 bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint64_t npkts);
+/* xclaim.c: a READ's claim on the responder's copy into our pages (docs/daemon.md, "One copy
+ * between processes"). arm: the claim of w, a READ to dqpn, armed (its tag, *slot its index;
+ * 0: none free, or no pair). begin / done: the responder's, on the claim (slot, tag) of
+ * peer pid: begin true when it may copy now, done when it has. end: the requester's, at the
+ * READ's answer (pushed: the answer says the data was placed) or to take the claim back:
+ * true when the data is in place; the claim is over either way (waiting for a copy under
+ * way to end). cancel: end, when w holds a claim. mr_gone: every claim of a READ that writes
+ * to the region of lkey taken back (before its deregistration). Engine lock held. */
+uint64_t emu_xclaim_arm(struct emu_vqp *q, struct emu_swqe *w, uint32_t dqpn, uint32_t *slot);
+bool emu_xclaim_begin(int pid, uint32_t slot, uint64_t tag);
+void emu_xclaim_done(int pid, uint32_t slot, uint64_t tag);
+bool emu_xclaim_end(struct emu_swqe *w, bool pushed);
+void emu_xclaim_cancel(struct emu_swqe *w);
+void emu_xclaim_mr_gone(uint32_t lkey);
+unsigned emu_xclaim_armed(void);
 /* xmap.c: the whole pages of a registered region moved to a memfd a peer process can map
  * (ibv_reg_mr / ibv_dereg_mr call reg / unreg; nothing when the region does not qualify), and
  * the requester's look-up of a region overlapping [p, p + len): its memfd, inode and bounds

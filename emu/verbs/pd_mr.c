@@ -101,9 +101,23 @@ int emu_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, si
 int emu_dereg_mr(struct ibv_mr *mr)
 {
 	struct emu_vmr *m = container_of(mr, struct emu_vmr, mr);
-	/* rxe_dereg_mr(): not while a memory window is bound to it (IBA 10.6.7.2.6) */
-	int err = emu_mw_mr_bound(&m->emr) ? EINVAL : emu_hca_mr_dereg(&m->emr);
+	int err;
 
+	/* rxe_dereg_mr(): not while a memory window is bound to it (IBA 10.6.7.2.6) */
+	if (emu_mw_mr_bound(&m->emr))
+		return errno = EINVAL;
+	/* a responder in another process placing a READ's data in it stops first (as an HCA
+	 * writes no more into a region once it is deregistered) */
+	if (emu_xclaim_armed()) {
+		struct emu_engine *e = emu_dp_engine();
+
+		if (e) {
+			emu_engine_lock(e);
+			emu_xclaim_mr_gone(mr->lkey);
+			emu_engine_unlock(e);
+		}
+	}
+	err = emu_hca_mr_dereg(&m->emr);
 	if (err) {
 		errno = err;
 		return err;

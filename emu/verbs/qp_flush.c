@@ -20,6 +20,7 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 		struct emu_list *n = q->sq.list.next;
 
 		emu_list_del(n);
+		emu_xclaim_cancel(emu_list_entry(n, struct emu_swqe, link));
 		emu_dp_swqe_free(q, emu_list_entry(n, struct emu_swqe, link));
 	}
 	while (!emu_list_empty(&q->rq.list)) {
@@ -64,6 +65,7 @@ void emu_dp_flush(struct emu_vqp *q)
 		struct emu_list *n = q->sq.list.next;
 		struct emu_swqe *w = emu_list_entry(n, struct emu_swqe, link);
 
+		emu_xclaim_cancel(w); /* before its flush completion gives it back */
 		flush_wc(q->send_cq, w->wr.wr_id, q->qp.qp_num);
 		emu_list_del(n);
 		q->sq.count--;

@@ -42,6 +42,8 @@ static uint8_t conn_opcode(const struct emu_swqe *w, bool first, bool last)
 
 void emu_dp_rd_atomic_put(struct emu_vqp *q, struct emu_swqe *w)
 {
+	/* answered, failed or to be sent again: a responder's copy into its pages is over */
+	emu_xclaim_cancel(w);
 	if (!w->has_rd_atomic)
 		return;
 	w->has_rd_atomic = false;

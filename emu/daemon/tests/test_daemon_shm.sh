@@ -82,16 +82,19 @@ expect_loopback "rings only" -le $rings_max
 cp "$t/big/cli.out" "$t/big.shm"; cp "$t/big/srv.out" "$t/bigs.shm"
 
 # One copy between the processes (emu/verbs/xfast.c), traced (RDMAEMU_TRACE=xfast, stderr
-# apart). xfast MODE TAG SIZE COUNT HOW SERVED CSERVED DECLINED REFUSED SERVER_ENV --
+# apart). xfast MODE TAG SIZE COUNT HOW[|CHOW] SERVED CSERVED DECLINED REFUSED SERVER_ENV --
 # CLIENT_ENV: exact output lines; the server's trace counts SERVED messages copied HOW ("one
 # copy (mapped)": the peer's registered pages mapped, emu/verbs/xmap.c; "one copy
 # (process_vm)"; "inline": the payload in the descriptor) by the server
 # (the client's WRITEs and SENDs) and DECLINED descriptors, the client's CSERVED (its READs,
-# copied at their answer) and REFUSED notices of a pair turned back to frames. Every WRITE and
+# done CHOW, HOW when not given: "placed by the responder", the server's copy into the
+# client's mapped pages under a claim, emu/verbs/xclaim.c; else copied by the client at their
+# answer; with a CHOW, CSERVED is "N+M": N so, M copied HOW by the client) and REFUSED notices
+# of a pair turned back to frames. Every WRITE and
 # SEND the server served is acknowledged by exactly one ACK descriptor (no ACK frame): the
 # messages the ACK descriptors say they cover add up to SERVED.
 xfast() {
-	mode=$1 tag=$2 size=$3 n=$4 how=$5 ws=$6 wc=$7 wd=$8 wr=$9; shift 9
+	mode=$1 tag=$2 size=$3 n=$4 how=${5%%|*} chow=${5#*|} ws=$6 wc=$7 wd=$8 wr=$9; shift 9
 	senv=
 	while [ "$1" != -- ]; do senv="$senv $1"; shift; done
 	shift
@@ -111,7 +114,9 @@ xfast() {
 	esac
 	gs=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/srv.err")
 	gd=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .* declined" "$t/$tag/srv.err")
-	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/cli.err")
+	gc=$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $chow$" "$t/$tag/cli.err")
+	[ "$chow" = "$how" ] ||
+		gc="$gc+$(grep -c "xfast: qp [0-9]* <- pid [0-9]*: psn .*, $how$" "$t/$tag/cli.err")"
 	# the messages the ACK descriptors acknowledge (coalesced ACKs cover several)
 	ga=$(sed -n 's/^.*xfast: qp [0-9]*: ACK psn 0x[0-9a-f]* as a descriptor for \([0-9]*\) messages$/\1/p' \
 		"$t/$tag/srv.err" | awk '{ n += $1 } END { print n + 0 }')
@@ -123,14 +128,18 @@ xfast() {
 		cat "$t/$tag/srv.out" "$t/$tag/cli.out"; tail -n 5 "$t/$tag/srv.err" "$t/$tag/cli.err"
 		fail=1
 	else
-		echo "ok one copy $tag: served $gs/$gc ($how), declined $gd, refused $gr, acknowledged by ACK descriptors $ga: $(cat "$t/$tag/cli.out")"
+		echo "ok one copy $tag: served $gs ($how)/$gc ($chow), declined $gd, refused $gr, acknowledged by ACK descriptors $ga: $(cat "$t/$tag/cli.out")"
 	fi
 }
-# 20 x 64 KiB READ, WRITE, SEND: every one copied once, from the peer's registered pages
-# mapped (WRITE and SEND by the server, READ by the client at the server's answer)
-xfast "" xf 65536 20 "one copy (mapped)" 40 20 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+# 20 x 64 KiB READ, WRITE, SEND: every one copied once, by the server, between the peers'
+# registered pages mapped (WRITE and SEND from the client's, READ into them under a claim),
+# but the first READ, copied by the client: its target starts the client's calloc()ed buffer,
+# whose first page is partly outside the region (not mapped, so not the server's to write)
+xfast "" xf 65536 20 "one copy (mapped)|placed by the responder" 40 19+1 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+# the client copies its READs at the server's answer when it does not arm claims
+xfast "" xfnp 65536 20 "one copy (mapped)" 40 20 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1 RDMAEMU_XFAST_PLACE=0
 # 1 MiB messages, 4 of each
-xfast "" xfm 1048576 4 "one copy (mapped)" 8 4 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+xfast "" xfm 1048576 4 "one copy (mapped)|placed by the responder" 8 3+1 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
 # 1000-byte WRITEs and SENDs carried in their descriptors (READs as frames)
 xfast "" xfinl 1000 20 inline 40 0 0 0 --
 # registered pages not moved (the default): process_vm_readv
