@@ -78,6 +78,8 @@
  * releasing the engine lock) measured no better on this 2-core machine: the spinning thread
  * takes the CPU the writer needs. */
 #define IDLE_ROUNDS 64
+/* Looks in a row that find the engine lock taken before the ring thread waits for it */
+#define TRY_MAX 64
 /* A nap between looks while an application thread polls the rings (poller_busy) */
 #define NAP_NS 100000
 
@@ -808,7 +810,7 @@ static void nap(void)
 static void *ring_main(void *arg)
 {
 	struct emu_engine *e = arg;
-	unsigned idle = 0;
+	unsigned idle = 0, tries = 0;
 	unsigned long seen = 0;
 
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -838,10 +840,13 @@ static void *ring_main(void *arg)
 		 * rings hold): look again later rather than queue behind it, whose unlock would
 		 * then wake us with a system call at every call (an 8-byte message-rate run's
 		 * requester spent a tenth of its time there, perf) */
-		if (!emu_engine_trylock(e)) {
+		if (++tries < TRY_MAX && !emu_engine_trylock(e)) {
 			sched_yield();
 			continue;
 		}
+		if (tries >= TRY_MAX)
+			emu_engine_lock(e); /* (a holder's hint not cleared: no starving) */
+		tries = 0;
 		graves_reap(false);
 		if (pass(true)) {
 			idle = 0;

@@ -75,6 +75,10 @@ struct emu_engine_thread {
 
 struct emu_engine {
 	pthread_mutex_t lock;
+	/* set by emu_engine_lock, cleared by emu_engine_unlock: emu_engine_trylock's look
+	 * before it tries the mutex (a failing trylock is a locked instruction on the mutex's
+	 * line, which the holder's unlock must then take back) */
+	int held;
 	pthread_cond_t cond;  /* waiters sleep here; broadcast on every new generation */
 	pthread_cond_t pcond; /* the progress thread sleeps here (CLOCK_MONOTONIC) */
 	struct emu_clock clock;
@@ -204,16 +208,32 @@ static inline void reanswer_arm(struct emu_engine *e)
  * interruptible waits: FUTEX_WAIT without a timeout ends with -ERESTARTSYS on a signal, which
  * the kernel turns into EINTR for a handler without SA_RESTART and restarts otherwise.
  * Lock held, released while asleep. 0 or EINTR. */
+/* The lock let go for a while by a holder that keeps it afterwards (a wait): held says so
+ * meanwhile (emu_engine_trylock); what it said comes back with the lock. */
+static int held_leave(struct emu_engine *e)
+{
+	int h = __atomic_load_n(&e->held, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&e->held, 0, __ATOMIC_RELAXED);
+	return h;
+}
+
+static void held_back(struct emu_engine *e, int h)
+{
+	__atomic_store_n(&e->held, h, __ATOMIC_RELAXED);
+}
+
 static int sleep_interruptible(struct emu_engine *e)
 {
 	uint32_t seq = __atomic_load_n(&e->wake_seq, __ATOMIC_ACQUIRE);
 	long r;
-	int err;
+	int err, h = held_leave(e);
 
 	pthread_mutex_unlock(&e->lock);
 	r = syscall(SYS_futex, &e->wake_seq, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
 	err = r < 0 ? errno : 0;
 	pthread_mutex_lock(&e->lock);
+	held_back(e, h);
 	return err == EINTR ? EINTR : 0;
 }
 
@@ -685,10 +705,12 @@ static void send_raised(struct emu_engine *e)
 {
 	uint64_t m = e->raise_mask;
 	unsigned n = 0;
+	int h;
 
 	e->raise_mask = 0;
 	e->raised = m;
 	e->raise_seq++;
+	h = held_leave(e);
 	pthread_mutex_unlock(&e->lock);
 	for (int sig = 1; sig < 64; sig++)
 		if (m & (1ull << sig)) {
@@ -696,6 +718,7 @@ static void send_raised(struct emu_engine *e)
 			n++;
 		}
 	pthread_mutex_lock(&e->lock);
+	held_back(e, h);
 	e->holds -= n;
 	new_generation(e);
 }
@@ -1254,6 +1277,7 @@ static void lock_taken(struct emu_engine *e)
 	appwait_clear(e, t);
 	t->state = EMU_THREAD_RUNNING;
 	t->spinning = false;
+	__atomic_store_n(&e->held, 1, __ATOMIC_RELAXED);
 	rt_catch_up(e);
 }
 
@@ -1269,7 +1293,7 @@ bool emu_engine_trylock(struct emu_engine *e)
 		emu_engine_lock(e);
 		return true;
 	}
-	if (pthread_mutex_trylock(&e->lock))
+	if (__atomic_load_n(&e->held, __ATOMIC_RELAXED) || pthread_mutex_trylock(&e->lock))
 		return false;
 	lock_taken(e);
 	return true;
@@ -1313,6 +1337,7 @@ void emu_engine_unlock(struct emu_engine *e)
 			e->quiet_since_ns = mono_ns();
 	}
 	kick_progress(e);
+	__atomic_store_n(&e->held, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&e->lock);
 	if (e->remote)
 		rt_after_unlock(e);
@@ -1702,7 +1727,7 @@ static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
 {
 	uint64_t seq0 = e->raise_seq;
 	struct timespec ts;
-	int err = 0;
+	int err = 0, h;
 
 	/* without a progress thread nothing else moves time: try to start it again, and wake
 	 * within 10 ms to try once more */
@@ -1723,16 +1748,22 @@ static int sleep_once(struct emu_engine *e, bool intr, uint64_t abs_ns)
 
 		ts.tv_sec = (time_t)(rel / EMU_NSEC_PER_SEC);
 		ts.tv_nsec = (long)(rel % EMU_NSEC_PER_SEC);
+		h = held_leave(e);
 		pthread_mutex_unlock(&e->lock);
 		r = syscall(SYS_futex, &e->wake_seq, FUTEX_WAIT_PRIVATE, seq, &ts, NULL, 0);
 		if (r < 0 && errno == EINTR && !emu_signal_restarts())
 			err = EINTR;
 		pthread_mutex_lock(&e->lock);
+		held_back(e, h);
 	} else if (abs_ns) {
 		ts = mono_ts(abs_ns);
+		h = held_leave(e);
 		pthread_cond_timedwait(&e->cond, &e->lock, &ts);
+		held_back(e, h);
 	} else {
+		h = held_leave(e);
 		pthread_cond_wait(&e->cond, &e->lock);
+		held_back(e, h);
 	}
 	e->nsleepers--;
 	if (intr && tls_wait_counted) {

@@ -142,9 +142,12 @@ static bool xf_trace_on(void)
 
 /* peers whose one-copy path is off (a copy was refused, or they decline everything) */
 static int off_pids[XF_OFF_PIDS];
+static bool any_off; /* (no look at the table at every message while it is empty) */
 
 static bool pid_off(int pid)
 {
+	if (!any_off)
+		return false;
 	for (int i = 0; i < XF_OFF_PIDS; i++)
 		if (off_pids[i] == pid)
 			return true;
@@ -155,6 +158,7 @@ static void pid_set_off(int pid)
 {
 	if (pid <= 0 || pid_off(pid))
 		return;
+	any_off = true;
 	for (int i = 0; i < XF_OFF_PIDS; i++)
 		if (!off_pids[i]) {
 			off_pids[i] = pid;

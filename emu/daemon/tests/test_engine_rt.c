@@ -316,7 +316,8 @@ static void test_short_lock(void **state)
 }
 
 /* emu_engine_trylock: in virtual time the full lock (true); in real time false at once while
- * another thread holds the lock, and the full lock when it is free (the clock read). */
+ * another thread holds the lock, true while the holder waits in emu_engine_wait (which lets
+ * it go), and the full lock when it is free (the clock read). */
 static bool try_result;
 
 static void *trier(void *arg)
@@ -325,6 +326,18 @@ static void *trier(void *arg)
 	try_result = emu_engine_trylock(eng);
 	if (try_result)
 		emu_engine_unlock(eng);
+	return NULL;
+}
+
+static bool waiter_done;
+static int waiter_rc = -1;
+
+static void *waiter(void *arg)
+{
+	(void)arg;
+	emu_engine_lock(eng);
+	waiter_rc = emu_engine_wait(eng, "the test's flag", is_done, &waiter_done, 5000 * MS);
+	emu_engine_unlock(eng);
 	return NULL;
 }
 
@@ -347,6 +360,16 @@ static void test_trylock(void **state)
 	assert_int_equal(pthread_create(&th, NULL, trier, NULL), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_true(try_result);
+
+	/* a holder waiting in emu_engine_wait has let the lock go: trylock takes it */
+	waiter_done = false;
+	assert_int_equal(pthread_create(&th, NULL, waiter, NULL), 0);
+	usleep(20000);
+	assert_true(emu_engine_trylock(eng));
+	waiter_done = true;
+	emu_engine_unlock(eng);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(waiter_rc, 0);
 
 	/* taken when free: the clock read, as at emu_engine_lock */
 	emu_engine_lock(eng);
