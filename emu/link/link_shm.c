@@ -234,7 +234,10 @@ static void mb_start(void)
 	const char *v = getenv("RDMAEMU_SHM_MEMBARRIER"); /* 0: fences on both sides (measuring) */
 	long q;
 
-	if (mb_on || (v && !strcmp(v, "0")))
+	/* (again at every start: a forked child starting its own rings registers its own
+	 * memory map) */
+	mb_on = false;
+	if (v && !strcmp(v, "0"))
 		return;
 	q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	mb_on = q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
