@@ -204,10 +204,6 @@ static inline void reanswer_arm(struct emu_engine *e)
 	}
 }
 
-/* An untimed sleep until the next wake_all that a signal interrupts as the kernel's own
- * interruptible waits: FUTEX_WAIT without a timeout ends with -ERESTARTSYS on a signal, which
- * the kernel turns into EINTR for a handler without SA_RESTART and restarts otherwise.
- * Lock held, released while asleep. 0 or EINTR. */
 /* The lock let go for a while by a holder that keeps it afterwards (a wait): held says so
  * meanwhile (emu_engine_trylock); what it said comes back with the lock. */
 static int held_leave(struct emu_engine *e)
@@ -223,6 +219,10 @@ static void held_back(struct emu_engine *e, int h)
 	__atomic_store_n(&e->held, h, __ATOMIC_RELAXED);
 }
 
+/* An untimed sleep until the next wake_all that a signal interrupts as the kernel's own
+ * interruptible waits: FUTEX_WAIT without a timeout ends with -ERESTARTSYS on a signal, which
+ * the kernel turns into EINTR for a handler without SA_RESTART and restarts otherwise.
+ * Lock held, released while asleep. 0 or EINTR. */
 static int sleep_interruptible(struct emu_engine *e)
 {
 	uint32_t seq = __atomic_load_n(&e->wake_seq, __ATOMIC_ACQUIRE);

@@ -64,6 +64,7 @@ static void go_back(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, const c
 	    emu_psn_cmp(psn, w->first_psn) > 0 && emu_psn_cmp(psn, w->last_psn) <= 0)
 		skip = (psn - w->first_psn) & EMU_PSN_MASK;
 	q->dp.req_psn = (w->first_psn + skip) & EMU_PSN_MASK;
+	q->dp.req_done = NULL; /* WQEs from w on go back to POSTED */
 	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
@@ -73,7 +74,6 @@ static void go_back(struct emu_vqp *q, struct emu_swqe *w, uint32_t psn, const c
 		pkts += x->wr.opcode == IBV_WR_RDMA_READ || emu_wr_is_atomic(x->wr.opcode) ?
 				1 : ((x->last_psn - x->first_psn) & EMU_PSN_MASK) + 1;
 		x->state = EMU_WQE_POSTED;
-		q->dp.req_done = NULL;
 		x->xfast = false;
 		x->xfast_no = true; /* sent again as packets */
 		x->resume_pkts = x == w ? skip : 0;
@@ -154,12 +154,12 @@ static void rnr_nak(struct emu_vqp *q, struct emu_swqe *w, uint8_t syndrome)
 	if (q->dp.rnr_left < 7)
 		q->dp.rnr_left--;
 	q->dp.req_psn = w->first_psn;
+	q->dp.req_done = NULL; /* WQEs from w on go back to POSTED */
 	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
 		if (x->state == EMU_WQE_PENDING) {
 			x->state = EMU_WQE_POSTED;
-			q->dp.req_done = NULL;
 			x->xfast = false; /* (an RNR NAK: it may go as a descriptor again) */
 			x->read_off = 0;
 			emu_dp_rd_atomic_put(q, x); /* taken again when resent */
@@ -202,7 +202,6 @@ void emu_dp_comp_run(struct emu_vqp *q)
 			emu_cq_push(q->send_cq, &wc, false);
 		if (q->dp.req_done == &w->link)
 			q->dp.req_done = NULL; /* (every WQE before it has gone too) */
-		emu_xclaim_cancel(w); /* (ended at its answer: a no-op) */
 		emu_list_del(&w->link);
 		q->sq.count--;
 		if (w->state == EMU_WQE_ERROR) {
@@ -451,13 +450,13 @@ void emu_dp_comp_xfast_decline(struct emu_vqp *q, uint32_t psn)
 	if (!w)
 		return; /* gone back already, or answered */
 	q->dp.req_psn = w->first_psn;
+	q->dp.req_done = NULL; /* WQEs from w on go back to POSTED */
 	for (struct emu_list *l = &w->link; l != &q->sq.list; l = l->next) {
 		struct emu_swqe *x = emu_list_entry(l, struct emu_swqe, link);
 
 		if (x->state != EMU_WQE_PENDING)
 			continue;
 		x->state = EMU_WQE_POSTED;
-		q->dp.req_done = NULL;
 		x->xfast = false;
 		x->xfast_no = true;
 		x->resume_pkts = 0;

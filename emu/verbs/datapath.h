@@ -303,7 +303,7 @@ bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint
  * true when the data is in place; the claim is over either way (waiting for a copy under
  * way to end). cancel: end, when w holds a claim. mr_gone: every claim of a READ that writes
  * to the region of lkey taken back (before its deregistration). Engine lock held. */
-uint64_t emu_xclaim_arm(struct emu_vqp *q, struct emu_swqe *w, uint32_t dqpn, uint32_t *slot);
+uint64_t emu_xclaim_arm(struct emu_swqe *w, uint32_t dqpn, uint32_t *slot);
 bool emu_xclaim_begin(int pid, uint32_t slot, uint64_t tag);
 void emu_xclaim_done(int pid, uint32_t slot, uint64_t tag);
 bool emu_xclaim_end(struct emu_swqe *w, bool pushed);

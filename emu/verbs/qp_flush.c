@@ -17,11 +17,11 @@ void emu_dp_qp_clear(struct emu_vqp *q)
 	q->dp.fast_peer = NULL;
 	q->dp.req_done = NULL;
 	while (!emu_list_empty(&q->sq.list)) {
-		struct emu_list *n = q->sq.list.next;
+		struct emu_swqe *w = emu_list_entry(q->sq.list.next, struct emu_swqe, link);
 
-		emu_list_del(n);
-		emu_xclaim_cancel(emu_list_entry(n, struct emu_swqe, link));
-		emu_dp_swqe_free(q, emu_list_entry(n, struct emu_swqe, link));
+		emu_list_del(&w->link);
+		emu_xclaim_cancel(w);
+		emu_dp_swqe_free(q, w);
 	}
 	while (!emu_list_empty(&q->rq.list)) {
 		struct emu_list *n = q->rq.list.next;

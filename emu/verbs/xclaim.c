@@ -39,8 +39,7 @@ static inline uint64_t word_of(uint64_t tag, unsigned st)
 }
 
 static struct xclaim {
-	struct emu_vqp *q; /* NULL: free */
-	struct emu_swqe *w;
+	struct emu_swqe *w; /* NULL: free */
 	uint32_t dqpn;
 } table[XCLAIM_MAX];
 static unsigned armed, next_free;
@@ -68,7 +67,7 @@ static void release(struct emu_swqe *w)
 	w->xf_tag = 0;
 }
 
-uint64_t emu_xclaim_arm(struct emu_vqp *q, struct emu_swqe *w, uint32_t dqpn, uint32_t *slot)
+uint64_t emu_xclaim_arm(struct emu_swqe *w, uint32_t dqpn, uint32_t *slot)
 {
 	uint64_t *words = emu_link_shm_claims(dqpn);
 
@@ -79,11 +78,11 @@ uint64_t emu_xclaim_arm(struct emu_vqp *q, struct emu_swqe *w, uint32_t dqpn, ui
 
 		/* (a word our table calls free is 0: every path that frees the entry zeroed it,
 		 * or the pair it was in has gone) */
-		if (table[i].q || __atomic_load_n(&words[i], __ATOMIC_ACQUIRE))
+		if (table[i].w || __atomic_load_n(&words[i], __ATOMIC_ACQUIRE))
 			continue;
 		w->xf_tag = ++last_tag;
 		w->xf_slot = (uint16_t)i;
-		table[i] = (struct xclaim){ q, w, dqpn };
+		table[i] = (struct xclaim){ w, dqpn };
 		__atomic_store_n(&armed, armed + 1, __ATOMIC_RELAXED);
 		next_free = (i + 1) % XCLAIM_MAX;
 		__atomic_store_n(&words[i], word_of(w->xf_tag, CL_ARMED), __ATOMIC_RELEASE);
@@ -164,7 +163,7 @@ void emu_xclaim_mr_gone(uint32_t lkey)
 	for (unsigned i = 0; i < XCLAIM_MAX && armed; i++) {
 		struct emu_swqe *w = table[i].w;
 
-		if (!table[i].q)
+		if (!w)
 			continue;
 		for (int k = 0; k < w->wr.num_sge; k++)
 			if (w->sge[k].lkey == lkey) {

@@ -283,11 +283,8 @@ static bool xf_place_on(void)
 {
 	static int on = -1;
 
-	if (on < 0) {
-		const char *v = getenv("RDMAEMU_XFAST_PLACE");
-
-		on = !(v && !strcmp(v, "0"));
-	}
+	if (on < 0)
+		on = env_u64("RDMAEMU_XFAST_PLACE", 1) != 0;
 	return on;
 }
 
@@ -296,14 +293,14 @@ static bool xf_place_on(void)
  * an HCA's DMA engine would, while the WQE waits (the requester's thread copied every READ
  * before: a mapped 64 KiB ib_read_bw spent 62 % of its posting thread in that memcpy, with
  * the other CPU idle half the time, perf). false: the requester copies it. */
-static bool xf_read_arm(struct emu_vqp *q, struct emu_swqe *w, uint32_t dqpn, struct xf_req *r)
+static bool xf_read_arm(struct emu_swqe *w, uint32_t dqpn, struct xf_req *r)
 {
 	if (!r->niov || !xf_place_on())
 		return false;
 	for (int k = 0; k < r->niov; k++)
 		if (r->iov[k].fd < 0)
 			return false;
-	r->tag = emu_xclaim_arm(q, w, dqpn, &r->slot);
+	r->tag = emu_xclaim_arm(w, dqpn, &r->slot);
 	return r->tag != 0;
 }
 
@@ -378,7 +375,7 @@ bool emu_dp_xfast_send(struct emu_vqp *q, struct emu_swqe *w, uint32_t mtu, uint
 	r.imm = w->wr.imm_data;
 	r.rkey = w->wr.wr.rdma.rkey;
 	r.va = w->wr.wr.rdma.remote_addr;
-	if (o == IBV_WR_RDMA_READ && !xf_read_arm(q, w, dqpn, &r))
+	if (o == IBV_WR_RDMA_READ && !xf_read_arm(w, dqpn, &r))
 		r.niov = 0; /* its data is copied here, from the responder's pieces */
 	if (emu_dp_xmit_desc(q, &r, xf_req_len(r.niov))) {
 		emu_xclaim_cancel(w);

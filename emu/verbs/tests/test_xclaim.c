@@ -49,8 +49,6 @@ struct wqe {
 	struct ibv_sge sge[1];
 };
 
-static struct emu_vqp qp;
-
 static void wqe_init(struct wqe *x, uint32_t lkey)
 {
 	memset(x, 0, sizeof(*x));
@@ -82,7 +80,7 @@ static void test_placed(void **state)
 
 	(void)state;
 	wqe_init(&x, 0x100);
-	tag = emu_xclaim_arm(&qp, &x.w, 7, &slot);
+	tag = emu_xclaim_arm(&x.w, 7, &slot);
 	assert_true(tag != 0);
 	assert_int_equal(slot, x.w.xf_slot);
 	assert_int_equal(x.w.xf_tag, tag);
@@ -112,7 +110,7 @@ static void test_taken_back(void **state)
 
 	(void)state;
 	wqe_init(&x, 0x100);
-	tag = emu_xclaim_arm(&qp, &x.w, 7, &slot);
+	tag = emu_xclaim_arm(&x.w, 7, &slot);
 	emu_xclaim_cancel(&x.w);
 	assert_int_equal(words[slot], 0);
 	assert_int_equal(x.w.xf_tag, 0);
@@ -120,7 +118,7 @@ static void test_taken_back(void **state)
 	assert_int_equal(words[slot], 0);
 
 	wqe_init(&y, 0x100);
-	tag2 = emu_xclaim_arm(&qp, &y.w, 7, &slot2);
+	tag2 = emu_xclaim_arm(&y.w, 7, &slot2);
 	assert_true(tag2 > tag); /* tags are never reused */
 	assert_false(emu_xclaim_end(&y.w, false));
 	assert_int_equal(words[slot2], 0);
@@ -137,7 +135,7 @@ static void test_done_then_taken_back(void **state)
 
 	(void)state;
 	wqe_init(&x, 0x100);
-	tag = emu_xclaim_arm(&qp, &x.w, 7, &slot);
+	tag = emu_xclaim_arm(&x.w, 7, &slot);
 	assert_true(emu_xclaim_begin(PEER, slot, tag));
 	emu_xclaim_done(PEER, slot, tag);
 	assert_false(emu_xclaim_end(&x.w, false));
@@ -179,7 +177,7 @@ static void test_taken_back_while_copying(void **state)
 
 	(void)state;
 	wqe_init(&x, 0x100);
-	c.tag = emu_xclaim_arm(&qp, &x.w, 7, &c.slot);
+	c.tag = emu_xclaim_arm(&x.w, 7, &c.slot);
 	assert_true(emu_xclaim_begin(PEER, c.slot, c.tag));
 	assert_int_equal(pthread_create(&th, NULL, copier_main, &c), 0);
 	t0 = now_ms();
@@ -206,7 +204,7 @@ static void test_copier_gone(void **state)
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	peer_pid = child; /* reaped: kill(child, 0) says ESRCH */
 	wqe_init(&x, 0x100);
-	tag = emu_xclaim_arm(&qp, &x.w, 7, &slot);
+	tag = emu_xclaim_arm(&x.w, 7, &slot);
 	assert_true(emu_xclaim_begin(PEER, slot, tag));
 	assert_false(emu_xclaim_end(&x.w, false));
 	assert_int_equal(x.w.xf_tag, 0);
@@ -222,11 +220,11 @@ static void test_pair_gone(void **state)
 
 	(void)state;
 	wqe_init(&x, 0x100);
-	assert_true(emu_xclaim_arm(&qp, &x.w, 7, &slot) != 0);
+	assert_true(emu_xclaim_arm(&x.w, 7, &slot) != 0);
 	pair_gone = true;
 	assert_false(emu_xclaim_end(&x.w, true));
 	assert_int_equal(emu_xclaim_armed(), 0);
-	assert_int_equal(emu_xclaim_arm(&qp, &x.w, 7, &slot), 0); /* no pair: none */
+	assert_int_equal(emu_xclaim_arm(&x.w, 7, &slot), 0); /* no pair: none */
 }
 
 /* a region deregistered: the claims of the READs that write to it end, the others stay */
@@ -239,8 +237,8 @@ static void test_mr_gone(void **state)
 	(void)state;
 	wqe_init(&x, 0x100);
 	wqe_init(&y, 0x200);
-	assert_true(emu_xclaim_arm(&qp, &x.w, 7, &sx) != 0);
-	ty = emu_xclaim_arm(&qp, &y.w, 7, &sy);
+	assert_true(emu_xclaim_arm(&x.w, 7, &sx) != 0);
+	ty = emu_xclaim_arm(&y.w, 7, &sy);
 	assert_int_equal(emu_xclaim_armed(), 2);
 	emu_xclaim_mr_gone(0x100);
 	assert_int_equal(x.w.xf_tag, 0);
@@ -261,12 +259,12 @@ static void test_full(void **state)
 	(void)state;
 	for (int i = 0; i < EMU_LINK_SHM_CLAIMS; i++) {
 		wqe_init(&x[i], 0x100);
-		assert_true(emu_xclaim_arm(&qp, &x[i].w, 7, &slot) != 0);
+		assert_true(emu_xclaim_arm(&x[i].w, 7, &slot) != 0);
 	}
 	wqe_init(&x[EMU_LINK_SHM_CLAIMS], 0x100);
-	assert_int_equal(emu_xclaim_arm(&qp, &x[EMU_LINK_SHM_CLAIMS].w, 7, &slot), 0);
+	assert_int_equal(emu_xclaim_arm(&x[EMU_LINK_SHM_CLAIMS].w, 7, &slot), 0);
 	emu_xclaim_cancel(&x[5].w);
-	assert_true(emu_xclaim_arm(&qp, &x[EMU_LINK_SHM_CLAIMS].w, 7, &slot) != 0);
+	assert_true(emu_xclaim_arm(&x[EMU_LINK_SHM_CLAIMS].w, 7, &slot) != 0);
 	assert_int_equal(slot, x[EMU_LINK_SHM_CLAIMS].w.xf_slot);
 	emu_xclaim_mr_gone(0x100);
 	assert_int_equal(emu_xclaim_armed(), 0);
