@@ -56,10 +56,26 @@
  * not after ibv_dereg_mr, the contents kept both ways; an MR on malloc'd memory (not page
  * aligned) keeps its contents; an MR whose memory was unmapped before ibv_dereg_mr
  * deregisters. "shm_xfer regmap: SIZE bytes: moved and back, contents kept" (or "not moved",
- * when the pages stayed: without RDMAEMU_XFAST_MAP=1, or no daemon). */
+ * when the pages stayed: RDMAEMU_XFAST_MAP=0, no daemon, or no userfaultfd to protect them).
+ *
+ *   shm_xfer regrace DIR SIZE COUNT
+ *
+ * One process, no peer: two threads add 1 to their own 64-bit words, one in every page of a
+ * SIZE-byte anonymous buffer, as fast as they can, while the main thread registers and
+ * deregisters an MR on it COUNT times (each move to the memfd and back). Then every word must
+ * hold its thread's count: no write lost to a move. "shm_xfer regrace: SIZE bytes, COUNT
+ * registrations: moved, no write lost" ("not moved" where the pages stayed).
+ *
+ *   shm_xfer regfork DIR SIZE COUNT
+ *
+ * One process, no peer: an MR on SIZE bytes holding stream 8, then COUNT times: fork(); the
+ * parent at once fills the buffer with stream 9 and tells the child (a pipe); the child must
+ * still see stream 8 (its copy is the memory at the fork). "shm_xfer regfork: SIZE bytes,
+ * COUNT forks: the children saw the memory at the fork". */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +83,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct info {
@@ -252,6 +269,136 @@ static int regmap(struct ibv_pd *pd, size_t size, unsigned count)
 	return 0;
 }
 
+struct racer {
+	uint64_t *words; /* one in every page: words[k * stride] */
+	size_t pages, stride;
+	uint64_t *counts; /* what this thread added to each */
+	volatile bool *stop;
+	pthread_t tid;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!*r->stop)
+		for (size_t k = 0; k < r->pages; k++) {
+			r->words[k * r->stride]++;
+			r->counts[k]++;
+		}
+	return NULL;
+}
+
+static int regrace(struct ibv_pd *pd, size_t size, unsigned count)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), pages = size / pg;
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct racer r[2];
+	volatile bool stop = false;
+	uint64_t total = 0;
+	int moved = 0;
+
+	if (p == MAP_FAILED || !pages)
+		die("mmap", ENOMEM);
+	memset(p, 0, size);
+	for (int t = 0; t < 2; t++) {
+		r[t] = (struct racer){ (uint64_t *)(void *)(p + 64 * t), pages, pg / 8,
+				       calloc(pages, 8), &stop, 0 };
+		if (!r[t].counts || pthread_create(&r[t].tid, NULL, race, &r[t]))
+			die("thread", ENOMEM);
+	}
+	for (unsigned k = 0; k < count; k++) {
+		struct ibv_mr *mr = ibv_reg_mr(pd, p, size, IBV_ACCESS_LOCAL_WRITE);
+
+		if (!mr)
+			die("ibv_reg_mr", errno);
+		moved |= in_memfd(p);
+		nap();
+		if (ibv_dereg_mr(mr))
+			die("ibv_dereg_mr", errno);
+	}
+	stop = true;
+	for (int t = 0; t < 2; t++) {
+		pthread_join(r[t].tid, NULL);
+		for (size_t k = 0; k < pages; k++) {
+			if (r[t].words[k * r[t].stride] != r[t].counts[k]) {
+				fprintf(stderr, "shm_xfer regrace: thread %d page %zu: %llu in memory, "
+						"%llu written\n", t, k,
+					(unsigned long long)r[t].words[k * r[t].stride],
+					(unsigned long long)r[t].counts[k]);
+				return 1;
+			}
+			total += r[t].counts[k];
+		}
+		free(r[t].counts);
+	}
+	if (total < 1000u * count) {
+		fprintf(stderr, "shm_xfer regrace: %llu writes in all: the writers hardly ran\n",
+			(unsigned long long)total);
+		return 1;
+	}
+	printf("shm_xfer regrace: %zu bytes, %u registrations: %s, no write lost\n", size, count,
+	       moved ? "moved" : "not moved");
+	return 0;
+}
+
+static int regfork(struct ibv_pd *pd, size_t size, unsigned count)
+{
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *mr;
+	bool moved;
+
+	if (p == MAP_FAILED)
+		die("mmap", ENOMEM);
+	fill(p, 8, 0, size);
+	mr = ibv_reg_mr(pd, p, size, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		die("ibv_reg_mr", errno);
+	moved = in_memfd(p);
+	for (unsigned k = 0; k < count; k++) {
+		int go[2], st;
+		pid_t pid;
+		char c;
+
+		if (pipe(go))
+			die("pipe", errno);
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			die("fork", errno);
+		if (!pid) {
+			size_t at;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(3);
+			at = check(p, 8, k, size);
+			if (at != size) {
+				fprintf(stderr, "shm_xfer regfork: fork %u: the child's byte %zu is "
+						"the parent's write after the fork\n", k, at);
+				_exit(1);
+			}
+			_exit(in_memfd(p) ? 4 : 0);
+		}
+		close(go[0]);
+		fill(p, 9, k, size);
+		if (write(go[1], "", 1) != 1)
+			die("write", errno);
+		close(go[1]);
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "shm_xfer regfork: fork %u: child status %#x (4: its pages "
+					"still shared)\n", k, st);
+			return 1;
+		}
+		fill(p, 8, k + 1, size);
+	}
+	if (ibv_dereg_mr(mr))
+		die("ibv_dereg_mr", errno);
+	printf("shm_xfer regfork: %zu bytes, %u forks (%s): the children saw the memory at the "
+	       "fork\n", size, count, moved ? "moved" : "not moved");
+	return 0;
+}
+
 static void make_msg(uint8_t *p, size_t size, unsigned k)
 {
 	uint32_t tail = k + 1;
@@ -325,7 +472,8 @@ int main(int argc, char **argv)
 			  strcmp(argv[1], "quiet-server") && strcmp(argv[1], "quiet-client") &&
 			  strcmp(argv[1], "stream-server") && strcmp(argv[1], "stream-client") &&
 			  strcmp(argv[1], "badkey-server") && strcmp(argv[1], "badkey-client") &&
-			  strcmp(argv[1], "regmap"))) {
+			  strcmp(argv[1], "regmap") && strcmp(argv[1], "regrace") &&
+			  strcmp(argv[1], "regfork"))) {
 		fprintf(stderr, "usage: shm_xfer [pp-|quiet-|stream-|badkey-]server|client DIR SIZE "
 				"COUNT\n");
 		return 2;
@@ -346,12 +494,13 @@ int main(int argc, char **argv)
 			ctx = ibv_open_device(devs[i]);
 	if (!ctx)
 		die("rxe0", ENODEV);
-	if (!strcmp(side, "regmap")) {
+	if (!strncmp(side, "reg", 3)) {
 		struct ibv_pd *p = ibv_alloc_pd(ctx);
 
 		if (!p)
 			die("ibv_alloc_pd", errno);
-		return regmap(p, size, count);
+		return !strcmp(side, "regmap") ? regmap(p, size, count) :
+		       !strcmp(side, "regrace") ? regrace(p, size, count) : regfork(p, size, count);
 	}
 	/* layout: source regions (server: stream 1), write regions, receive regions (one per
 	 * message: the client's next SEND may land while the server still checks this one), a

@@ -135,30 +135,41 @@ xfast() {
 # registered pages mapped (WRITE and SEND from the client's, READ into them under a claim),
 # but the first READ, copied by the client: its target starts the client's calloc()ed buffer,
 # whose first page is partly outside the region (not mapped, so not the server's to write)
-xfast "" xf 65536 20 "one copy (mapped)|placed by the responder" 40 19+1 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+xfast "" xf 65536 20 "one copy (mapped)|placed by the responder" 40 19+1 0 0 --
+# the same with the move asked for outright (RDMAEMU_XFAST_MAP=1)
+xfast "" xf1 65536 20 "one copy (mapped)|placed by the responder" 40 19+1 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
 # the client copies its READs at the server's answer when it does not arm claims
-xfast "" xfnp 65536 20 "one copy (mapped)" 40 20 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1 RDMAEMU_XFAST_PLACE=0
+xfast "" xfnp 65536 20 "one copy (mapped)" 40 20 0 0 -- RDMAEMU_XFAST_PLACE=0
 # 1 MiB messages, 4 of each
-xfast "" xfm 1048576 4 "one copy (mapped)|placed by the responder" 8 3+1 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+xfast "" xfm 1048576 4 "one copy (mapped)|placed by the responder" 8 3+1 0 0 --
 # 1000-byte WRITEs and SENDs carried in their descriptors (READs as frames)
 xfast "" xfinl 1000 20 inline 40 0 0 0 --
-# registered pages not moved (the default): process_vm_readv
-xfast "" xfpvm 65536 20 "one copy (process_vm)" 40 20 0 0 --
+# registered pages not moved (RDMAEMU_XFAST_MAP=0): process_vm_readv
+xfast "" xfpvm 65536 20 "one copy (process_vm)" 40 20 0 0 RDMAEMU_XFAST_MAP=0 -- RDMAEMU_XFAST_MAP=0
 # a bad rkey: the WRITE before it one copy, the bad one declined, then the packet path's NAK
-xfast badkey- xfbad 65536 1 "one copy (mapped)" 1 0 1 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST_MAP=1
+xfast badkey- xfbad 65536 1 "one copy (mapped)" 1 0 1 0 --
 # turned off (RDMAEMU_XFAST=0 in the requester): frames, nothing served or declined
-xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST=0
-# registered memory moved to a memfd and back (emu/verbs/xmap.c), and left alone when told
-for m in "moved and back, contents kept:RDMAEMU_XFAST_MAP=1" "not moved:RDMAEMU_XFAST_MAP=0"; do
+xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 -- RDMAEMU_XFAST=0
+# registered memory moved to a memfd and back (emu/verbs/xmap.c) by default (this machine
+# has userfaultfd's write protection) and when asked, left alone when told; no write of
+# another thread lost to a move; a child of fork() sees the memory at the fork
+for m in "regmap:moved and back, contents kept:" "regmap:moved and back, contents kept:RDMAEMU_XFAST_MAP=1" \
+	 "regmap:not moved:RDMAEMU_XFAST_MAP=0" \
+	 "regrace:20 registrations: moved, no write lost:" \
+	 "regrace:20 registrations: not moved, no write lost:RDMAEMU_XFAST_MAP=0" \
+	 "regfork:20 forks (moved): the children saw the memory at the fork:" \
+	 "regfork:20 forks (not moved): the children saw the memory at the fork:RDMAEMU_XFAST_MAP=0"; do
+	what=${m%%:*} want=${m#*:}; envs=${want##*:} want=${want%:*}
+	[ "$what" = regmap ] || want="262144 bytes, $want"
+	[ "$what" = regmap ] && want="262144 bytes: $want"
 	rm -rf "$t/regmap"; mkdir "$t/regmap"
-	env ${m#*:} timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" regmap "$t/regmap" \
+	env $envs timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" $what "$t/regmap" \
 		262144 20 >"$t/regmap/out" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] ||
-	   [ "$(cat "$t/regmap/out")" != "shm_xfer regmap: 262144 bytes: ${m%%:*}" ]; then
-		echo "FAIL regmap ${m#*:}: exit $rc"; cat "$t/regmap/out"; fail=1
+	if [ $rc -ne 0 ] || [ "$(cat "$t/regmap/out")" != "shm_xfer $what: $want" ]; then
+		echo "FAIL $what ${envs:-(default)}: exit $rc"; cat "$t/regmap/out"; fail=1
 	else
-		echo "ok regmap ${m#*:}: $(cat "$t/regmap/out")"
+		echo "ok $what ${envs:-(default)}: $(cat "$t/regmap/out")"
 	fi
 done
 # a copy refused (RDMAEMU_XFAST=eperm in the server: as a ptrace rule would, and its pages
@@ -167,7 +178,7 @@ done
 xfast "" xfperm 65536 20 "one copy (process_vm)" 0 1 1 1 RDMAEMU_XFAST=eperm --
 # the same refused to the client: its first READ's copy fails, the READ goes again as
 # packets (answered from the server's responder resources), then everything as frames
-xfast "" xfcperm 65536 20 "one copy (mapped)" 0 0 0 1 RDMAEMU_XFAST_MAP=1 -- RDMAEMU_XFAST=eperm
+xfast "" xfcperm 65536 20 "one copy (mapped)" 0 0 0 1 -- RDMAEMU_XFAST=eperm
 
 # four processes of one host, two pairs at once
 xfer_start p1 65536 10; s1=$xs c1=$xc
