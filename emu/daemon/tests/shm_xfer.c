@@ -273,7 +273,7 @@ struct racer {
 	uint64_t *words; /* one in every page: words[k * stride] */
 	size_t pages, stride;
 	uint64_t *counts; /* what this thread added to each */
-	volatile bool *stop;
+	bool *stop; /* read and set atomically */
 	pthread_t tid;
 };
 
@@ -281,7 +281,7 @@ static void *race(void *arg)
 {
 	struct racer *r = arg;
 
-	while (!*r->stop)
+	while (!__atomic_load_n(r->stop, __ATOMIC_RELAXED))
 		for (size_t k = 0; k < r->pages; k++) {
 			r->words[k * r->stride]++;
 			r->counts[k]++;
@@ -294,7 +294,7 @@ static int regrace(struct ibv_pd *pd, size_t size, unsigned count)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), pages = size / pg;
 	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct racer r[2];
-	volatile bool stop = false;
+	bool stop = false;
 	uint64_t total = 0;
 	int moved = 0;
 
@@ -317,7 +317,7 @@ static int regrace(struct ibv_pd *pd, size_t size, unsigned count)
 		if (ibv_dereg_mr(mr))
 			die("ibv_dereg_mr", errno);
 	}
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
 	for (int t = 0; t < 2; t++) {
 		pthread_join(r[t].tid, NULL);
 		for (size_t k = 0; k < pages; k++) {
