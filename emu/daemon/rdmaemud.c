@@ -93,6 +93,10 @@ struct client {
 	struct emu_ducma_shared *ucma_sh;
 	uint64_t rtail;
 	bool ring_broken; /* a record broke the rules: closed on the main loop's next turn */
+	/* the count (low 16 bits) of the last message taken from this connection that carried
+	 * one (a frame, a command record), when seq_ok (taken_seq, follows_taken) */
+	uint16_t seq_last;
+	bool seq_ok;
 	/* the main loop's burst (batch_flush): the 1s its events add to the file's semaphore,
 	 * written in one go before they are sent; whether c is on the list to flush */
 	uint64_t sem_pending;
@@ -545,6 +549,23 @@ static void batch_flush(void)
 }
 
 static void order_before(const struct client *self, int pid, uint32_t seq);
+
+/* Whether the message with count seq (emu_link_count_sent's) from c's process comes right
+ * after the last one taken from c in order (ring_run, client_read): then no other connection
+ * of the process holds an earlier one (order_before took every earlier one there was when it
+ * took that one), and the look at them (a system call on each of the process's sockets) is
+ * left out. A CONSUMED record the ucma takes out of turn (ucma_ring_consumed) is not counted
+ * as taken: the record after it looks. */
+static bool follows_taken(const struct client *c, uint32_t seq)
+{
+	return c->seq_ok && (uint16_t)((uint16_t)seq - c->seq_last) == 1;
+}
+
+static void taken_seq(struct client *c, uint32_t seq)
+{
+	c->seq_last = (uint16_t)seq;
+	c->seq_ok = true;
+}
 static bool ring_run(struct client *c, uint8_t *buf, unsigned max);
 static bool ring_check(struct client *c, uint64_t head);
 static bool ring_rec(struct client *c, uint64_t head, struct emu_ducma_rec *rec,
@@ -1268,7 +1289,7 @@ static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 	if (!ring_check(c, head))
 		return false;
 	while (max-- && ring_rec(c, head, &rec, &off)) {
-		{
+		if (!follows_taken(c, rec.seq16)) {
 			/* the process's frames sent before it go first (they may copy into
 			 * another buffer: this record is read after) */
 			order_before(c, c->peer_pid, rec.seq16);
@@ -1280,6 +1301,7 @@ static bool ring_run(struct client *c, uint8_t *buf, unsigned max)
 		}
 		memcpy(buf, ring + off + sizeof(rec), rec.len);
 		vt_count(c->peer_pid);
+		taken_seq(c, rec.seq16);
 		c->rtail += emu_ducma_rec_size(rec.len);
 		__atomic_store_n(&c->ucma_sh->tail, c->rtail, __ATOMIC_RELEASE);
 		if (!ucma_msg(c, rec.type, rec.arg, rec.pad, buf, rec.len))
@@ -1610,7 +1632,9 @@ static bool client_read(struct client *c, uint8_t *buf, bool *got)
 		break;
 	case EMU_DMSG_FRAME:
 	case EMU_DMSG_LOOPBACK:
-		order_before(c, c->peer_pid, h.pad);
+		if (!follows_taken(c, h.pad))
+			order_before(c, c->peer_pid, h.pad);
+		taken_seq(c, h.pad);
 		on_frame(c, &h, buf, len, h.type == EMU_DMSG_LOOPBACK);
 		break;
 	case EMU_DMSG_STATUS:

@@ -18,9 +18,8 @@
  *
  * A move is atomic for the other threads: the pages are write-protected with a userfaultfd
  * (UFFDIO_WRITEPROTECT, Linux 5.19 for the shared memory of the way back) while they are
- * copied and the new mapping put in place, so a thread writing them meanwhile (to the buffer,
- * or to a heap neighbour sharing its first or last whole page) waits in its page fault and
- * writes to the new pages; nothing is lost. Without that (no userfaultfd, or a policy that
+ * copied and the new mapping put in place, so a thread writing them meanwhile waits in its
+ * page fault and writes to the new pages; nothing is lost. Without that (no userfaultfd, or a policy that
  * forbids it) the pages are not moved, unless RDMAEMU_XFAST_MAP=1 asks for the move anyway
  * (a program that knows no thread writes there while it registers). RDMAEMU_XFAST_MAP=0 never
  * moves. A fork() takes the child's private copy of the moved regions while the parent's
