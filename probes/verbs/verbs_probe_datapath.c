@@ -3,7 +3,9 @@
  * first device, connected to each other through GID 1 (rxe loops the packets back). Run on
  * kernel rxe in the reference VM its output is fixtures/golden/rxe/verbs-probe-datapath.out;
  * make check runs it on the emulator and compares (probes/probe-diff.sh). QP numbers
- * are printed as A/B so the output does not depend on the kernel's QPN counter. */
+ * are printed as A/B so the output does not depend on the kernel's QPN counter. Last,
+ * ibv_dereg_mr right after a 1 MiB READ's post, of its target and of its source
+ * (VM-CHECKS.md "Deregistering right after a READ's post"). */
 #include <endian.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static union ibv_gid gid1;
 static struct side A, B;
+static size_t buf_len = BUF; /* each side's buffer and MR */
 
 static const char *who(uint32_t qpn)
 {
@@ -122,11 +125,11 @@ static void side_up(struct side *s, enum ibv_qp_type t, int mr_access)
 				       .cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 2,
 						.max_recv_sge = 2 } };
 
-	s->mem = calloc(1, BUF);
+	s->mem = calloc(1, buf_len);
 	s->cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	ia.send_cq = ia.recv_cq = s->cq;
 	s->qp = ibv_create_qp(pd, &ia);
-	s->mr = ibv_reg_mr(pd, s->mem, BUF, mr_access);
+	s->mr = s->mem ? ibv_reg_mr(pd, s->mem, buf_len, mr_access) : NULL;
 	if (!s->mem || !s->cq || !s->qp || !s->mr) {
 		printf("setup failed\n");
 		exit(1);
@@ -137,7 +140,8 @@ static void side_down(struct side *s)
 {
 	ibv_destroy_qp(s->qp);
 	ibv_destroy_cq(s->cq);
-	ibv_dereg_mr(s->mr);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
 	free(s->mem);
 	memset(s, 0, sizeof(*s));
 }
@@ -182,6 +186,42 @@ static void post(uint64_t id, enum ibv_wr_opcode op, uint32_t len)
 		w.wr.atomic.swap = 9;
 	}
 	printf("%-30s -> %d\n", "post", ibv_post_send(A.qp, &w, &bad));
+}
+
+static uint8_t b_byte(size_t i)
+{
+	return (uint8_t)(0x5a + i * 7 + (i >> 12));
+}
+
+/* A READs all of B's buffer; the MR of A's (which 'A', the READ's target) or of B's (its
+ * source) is deregistered right after the post. Then the deregistration's result, A's
+ * completion, both QPs' states and how many bytes of A's buffer hold B's data. */
+static void dereg_after_read(char which)
+{
+	struct ibv_mr **gone = which == 'A' ? &A.mr : &B.mr;
+	const char *what = which == 'A' ? "target" : "source";
+	size_t same = 0;
+	char l[64];
+	int r;
+
+	pair(IBV_QPT_RC, FULL_ACCESS, FULL_ACCESS);
+	for (size_t i = 0; i < buf_len; i++)
+		B.mem[i] = b_byte(i);
+	post(41 + (which == 'B'), IBV_WR_RDMA_READ, (uint32_t)buf_len);
+	r = ibv_dereg_mr(*gone);
+	*gone = NULL;
+	snprintf(l, sizeof(l), "read 1M, %s dereg", what);
+	printf("%-30s -> %d\n", l, r);
+	snprintf(l, sizeof(l), "read 1M, %s gone: A", what);
+	show(l, A.cq);
+	show_state(l, A.qp);
+	snprintf(l, sizeof(l), "read 1M, %s gone: B", what);
+	show_state(l, B.qp);
+	while (same < buf_len && A.mem[same] == b_byte(same))
+		same++;
+	snprintf(l, sizeof(l), "read 1M, %s gone: data", what);
+	printf("%-30s -> %zu bytes of B's\n", l, same);
+	unpair();
 }
 
 int main(void)
@@ -257,6 +297,11 @@ int main(void)
 	show("uc send, no recv: receiver", B.cq);
 	show_state("uc send, no recv: B", B.qp);
 	unpair();
+
+	buf_len = 1 << 20;
+	dereg_after_read('A');
+	dereg_after_read('B');
+	buf_len = BUF;
 
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
