@@ -555,7 +555,9 @@ static void order_before(const struct client *self, int pid, uint32_t seq);
  * of the process holds an earlier one (order_before took every earlier one there was when it
  * took that one), and the look at them (a system call on each of the process's sockets) is
  * left out. A CONSUMED record the ucma takes out of turn (ucma_ring_consumed) is not counted
- * as taken: the record after it looks. */
+ * as taken: the record after it looks. As before, a message whose count another thread took
+ * but whose send had not ended yet is not put before later ones (it was not there); with
+ * this, "yet" means when the connection's previous message was taken. */
 static bool follows_taken(const struct client *c, uint32_t seq)
 {
 	return c->seq_ok && (uint16_t)((uint16_t)seq - c->seq_last) == 1;
