@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "kmem.h"
 #include "failnth.h"
+#include "valgrind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,16 +15,6 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define KMEM_ON_VALGRIND() (RUNNING_ON_VALGRIND != 0)
-#endif
-#endif
-#ifndef KMEM_ON_VALGRIND
-#define KMEM_ON_VALGRIND() 0
-#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KMEM_ASAN 1
@@ -187,7 +178,7 @@ static int decide(void)
 	m = EMU_KMEM_LIBC;
 #endif
 	/* RDMAEMU_KMEM=1 keeps the pool under valgrind (to profile it with callgrind) */
-	if ((KMEM_ON_VALGRIND() && !(e && !strcmp(e, "1"))) || (e && !strcmp(e, "0")))
+	if ((emu_on_valgrind() && !(e && !strcmp(e, "1"))) || (e && !strcmp(e, "0")))
 		m = EMU_KMEM_LIBC;
 	pthread_mutex_lock(&km.lock);
 	if (!km.mode) {

@@ -42,19 +42,11 @@
 #include <linux/userfaultfd.h>
 #define XMAP_UFFD 1
 #endif
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define XMAP_ON_VALGRIND() (RUNNING_ON_VALGRIND != 0)
-#endif
-#endif
-#ifndef XMAP_ON_VALGRIND
-#define XMAP_ON_VALGRIND() 0
-#endif
 
 #include "emu/link/link.h"
 #include "emu/verbs/datapath.h"
 #include "util/failcall.h"
+#include "util/valgrind.h"
 
 #define XMAP_MIN (64u * 1024)
 #define XMAP_MAX_REGIONS 64
@@ -124,7 +116,7 @@ static void wp_learn(void)
 	int flags = 0, fd;
 
 	wp_flags = -2;
-	if (XMAP_ON_VALGRIND())
+	if (emu_on_valgrind())
 		return; /* memcheck knows none of its ioctls */
 	fd = uffd(0);
 	if (fd < 0 && errno == EPERM)

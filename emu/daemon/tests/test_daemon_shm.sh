@@ -153,25 +153,25 @@ xfast "" xfoff 65536 20 "one copy (mapped)" 0 0 0 0 -- RDMAEMU_XFAST=0
 # registered memory moved to a memfd and back (emu/verbs/xmap.c) by default (this machine
 # has userfaultfd's write protection) and when asked, left alone when told; no write of
 # another thread lost to a move; a child of fork() sees the memory at the fork
-for m in "regmap:moved and back, contents kept:" "regmap:moved and back, contents kept:RDMAEMU_XFAST_MAP=1" \
-	 "regmap:not moved:RDMAEMU_XFAST_MAP=0" \
-	 "regrace:20 registrations: moved, no write lost:" \
-	 "regrace:20 registrations: not moved, no write lost:RDMAEMU_XFAST_MAP=0" \
-	 "regfork:20 forks (moved): the children saw the memory at the fork:" \
-	 "regfork:20 forks (not moved): the children saw the memory at the fork:RDMAEMU_XFAST_MAP=0"; do
-	what=${m%%:*} want=${m#*:}; envs=${want##*:} want=${want%:*}
-	[ "$what" = regmap ] || want="262144 bytes, $want"
-	[ "$what" = regmap ] && want="262144 bytes: $want"
+while IFS='|' read -r what envs want; do
 	rm -rf "$t/regmap"; mkdir "$t/regmap"
 	env $envs timeout 120 "$rdmaemu" run --fabric "$ref" -- "$xfer" $what "$t/regmap" \
 		262144 20 >"$t/regmap/out" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] || [ "$(cat "$t/regmap/out")" != "shm_xfer $what: $want" ]; then
+	if [ $rc -ne 0 ] || [ "$(cat "$t/regmap/out")" != "shm_xfer $what: 262144 bytes$want" ]; then
 		echo "FAIL $what ${envs:-(default)}: exit $rc"; cat "$t/regmap/out"; fail=1
 	else
 		echo "ok $what ${envs:-(default)}: $(cat "$t/regmap/out")"
 	fi
-done
+done <<EOF
+regmap||: moved and back, contents kept
+regmap|RDMAEMU_XFAST_MAP=1|: moved and back, contents kept
+regmap|RDMAEMU_XFAST_MAP=0|: not moved
+regrace||, 20 registrations: moved, no write lost
+regrace|RDMAEMU_XFAST_MAP=0|, 20 registrations: not moved, no write lost
+regfork||, 20 forks (moved): the children saw the memory at the fork
+regfork|RDMAEMU_XFAST_MAP=0|, 20 forks (not moved): the children saw the memory at the fork
+EOF
 # a copy refused (RDMAEMU_XFAST=eperm in the server: as a ptrace rule would, and its pages
 # not moved): the first READ copied by the client, the first WRITE declined by the server, the client told once,
 # everything after as frames
