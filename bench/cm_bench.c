@@ -295,14 +295,15 @@ static void run(int n, struct rdma_event_channel *ca, struct rdma_event_channel 
 	for (int s = 0; s < S_N; s++)
 		printf(" \"%s\"=%.2f", step_name[s], (t[s + 1] - t[s]) / n);
 	/* the emulated kernel's object memory so far (util/kmem.h): 2 MiB chunks; the page
-	 * faults taken in the steps (each ~12 us on the PVM guests this project runs on) */
+	 * faults taken in the steps (1.4-12 us each on the VMs this project runs on) */
 	printf(" kmem_mib=%zu faults=%ld", km.chunks * 2, f0);
-	/* the fresh huge pages the steps made, and their share of total_us_per_conn: the memory's
-	 * cost, not the emulator's work (emu_kmem_stats; on this VM ~0.1 ms a page, up to ~4 ms
-	 * where the host has not backed it yet, as in a fresh process after a few idle seconds) */
-	printf(" fresh_pages=%llu fresh_us_per_conn=%.2f\n",
-	       (unsigned long long)(km.fresh_pages - km0.fresh_pages),
-	       (double)(km.fresh_ns - km0.fresh_ns) / 1e3 / n);
+	/* the fresh memory the steps faulted in, and its share of total_us_per_conn: the memory's
+	 * cost, not the emulator's work (emu_kmem_stats; on this VM ~0.1 ms a 2 MiB huge page,
+	 * ~4.6 ms where the host has not backed it yet, as in a fresh process after a few idle
+	 * seconds, ~0.6 ms for 2 MiB of 4 KiB pages); huge: 1 while kmem takes huge pages */
+	printf(" fresh_mib=%.2f fresh_us_per_conn=%.2f huge=%d\n",
+	       (double)(km.fresh_bytes - km0.fresh_bytes) / (1 << 20),
+	       (double)(km.fresh_ns - km0.fresh_ns) / 1e3 / n, km.huge);
 	free(a);
 	free(b);
 	free(sa);

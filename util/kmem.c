@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "kmem.h"
 #include "failnth.h"
+#include "pagereport.h"
 #include "valgrind.h"
 
 #include <errno.h>
@@ -89,7 +90,7 @@ static struct {
 	/* By class: the first word of class_slabs[c] that may have a bit set (free objects not
 	 * in any thread's cache are in the slabs it marks), and the objects ever carved. */
 	size_t lo[KMEM_NCLASS], carved[KMEM_NCLASS];
-	uint64_t fresh_ns, fresh_pages; /* huge pages faulted in by populate_timed, and its time */
+	uint64_t fresh_ns, fresh_bytes; /* memory faulted in by populate_timed, and its time */
 } km = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Each thread keeps up to KMEM_TCACHE_MAX free objects a class and trades KMEM_TCACHE_BATCH
@@ -190,7 +191,9 @@ static int decide(void)
 		if (m == EMU_KMEM_POOL && pthread_key_create(&km.key, tcache_flush_all))
 			m = EMU_KMEM_LIBC;
 		if (m == EMU_KMEM_POOL) {
-			km.huge = thp_available();
+			/* where the host takes free memory back, a fresh huge page is one it
+			 * must back again first (util/pagereport.h) */
+			km.huge = thp_available() && !emu_free_page_reporting(EMU_VIRTIO_DEVICES);
 			pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 		}
 		__atomic_store_n(&km.mode, m, __ATOMIC_RELEASE);
@@ -229,23 +232,39 @@ static inline unsigned class_of(size_t size)
 	return class_by_step[(size + 31) / 32];
 }
 
-/* Faults fresh huge pages in at once (MADV_POPULATE_WRITE, Linux 5.14; older kernels fault them
- * at first touch, untimed) and counts the time (emu_kmem_stats.fresh_ns). A fresh huge page
- * is the costly allocation here: ~0.1 ms to zero, up to ~4 ms where the host backs the guest's
- * memory on first use, which is all of a fresh process's first round on this VM. */
-static void populate_timed(void *a, size_t len)
+/* A fresh huge page slower than this to fault in (per 2 MiB) is one the host had to back
+ * first, as where a virtio balloon reports free memory (util/pagereport.h: ~4.6 ms for 2 MiB
+ * there, against ~0.1 ms for a block the host still backs, and ~0.6 ms for 512 pages of 4 KiB,
+ * bench/mem_latency). Zeroing 2 MiB takes well under 1 ms on any machine, so a slower huge
+ * page is the host's doing wherever the reporting is not seen (another hypervisor's balloon),
+ * and the process's next chunks and tables take 4 KiB pages instead. */
+#define KMEM_HUGE_SLOW_NS 1000000
+
+/* km.huge: set once before the pool is used, cleared at most once, by a table's populate
+ * without km.lock too */
+static inline int huge_pages(void)
+{
+	return __atomic_load_n(&km.huge, __ATOMIC_RELAXED);
+}
+
+/* Faults fresh memory in at once (MADV_POPULATE_WRITE, Linux 5.14; older kernels fault it at
+ * first touch, untimed) and counts the time (emu_kmem_stats.fresh_ns). huge: the range is
+ * huge pages; one slower than KMEM_HUGE_SLOW_NS ends huge pages for the process. */
+static void populate_timed(void *a, size_t len, bool huge)
 {
 	struct timespec t0, t1;
+	uint64_t ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (madvise(a, len, MADV_POPULATE_WRITE))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec);
 	/* atomic: a big table is populated without km.lock (grow holds it) */
-	__atomic_add_fetch(&km.fresh_ns,
-			   (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec),
-			   __ATOMIC_RELAXED);
-	__atomic_add_fetch(&km.fresh_pages, len / KMEM_CHUNK, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&km.fresh_ns, ns, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&km.fresh_bytes, len, __ATOMIC_RELAXED);
+	if (huge && ns > KMEM_HUGE_SLOW_NS * (len / KMEM_CHUNK))
+		__atomic_store_n(&km.huge, 0, __ATOMIC_RELAXED);
 }
 
 /* The next 2 MiB chunk of the region made read-write. Called with km.lock held. */
@@ -258,13 +277,16 @@ static int grow(void)
 		errno = ENOMEM;
 		return -1;
 	}
-	/* refused (no THP in this kernel): each slab is populated when handed out instead */
-	if (km.huge && madvise(a, KMEM_CHUNK, MADV_HUGEPAGE))
-		km.huge = 0;
+	/* refused (no THP in this kernel): each slab is populated when handed out instead; after
+	 * a slow huge page, 4 KiB pages even where THP is "always" */
+	if (huge_pages() && madvise(a, KMEM_CHUNK, MADV_HUGEPAGE))
+		__atomic_store_n(&km.huge, 0, __ATOMIC_RELAXED);
+	else if (!huge_pages())
+		(void)madvise(a, KMEM_CHUNK, MADV_NOHUGEPAGE);
 	/* under km.lock, as the chunk's first slab is carved at once: a thread that needs a
 	 * new slab meanwhile waits for this page as it would have waited for its own */
-	if (km.huge)
-		populate_timed(a, KMEM_CHUNK);
+	if (huge_pages())
+		populate_timed(a, KMEM_CHUNK, true);
 	km.chunks++;
 	return 0;
 }
@@ -295,10 +317,10 @@ static void *carve(unsigned c)
 		slab_meta[km.next_slab] = m;
 		s = (char *)km.base + km.next_slab * KMEM_SLAB;
 		slab_cls[km.next_slab++] = (uint8_t)(c + 1);
-		/* Without THP: one madvise populates the slab's 16 pages (half the cost of 16
-		 * faults here). An old kernel's EINVAL just leaves them to fault in. */
-		if (!km.huge)
-			(void)madvise(s, KMEM_SLAB, MADV_POPULATE_WRITE);
+		/* Without THP: one madvise populates the slab's 16 pages (less than 16 faults
+		 * cost). An old kernel's EINVAL just leaves them to fault in. */
+		if (!huge_pages())
+			populate_timed(s, KMEM_SLAB, false);
 		km.cur[c] = s;
 		km.cur_end[c] = s + KMEM_SLAB;
 	}
@@ -638,8 +660,8 @@ static void *run_take(size_t k)
 	slab_cls[km.next_slab] = KMEM_TABLE_CLS;
 	memset(&slab_cls[km.next_slab + 1], KMEM_TABLE_BODY, k - 1);
 	km.next_slab += k;
-	if (!km.huge)
-		(void)madvise(p, k * KMEM_SLAB, MADV_POPULATE_WRITE);
+	if (!huge_pages())
+		populate_timed(p, k * KMEM_SLAB, false);
 	return p;
 }
 
@@ -666,10 +688,12 @@ void *emu_kmem_table_zalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!km.huge || madvise(a, len, MADV_HUGEPAGE))
-		(void)madvise(a, size, MADV_POPULATE_WRITE);
-	else
-		populate_timed(a, len);
+	if (!huge_pages() || madvise(a, len, MADV_HUGEPAGE)) {
+		(void)madvise(a, len, MADV_NOHUGEPAGE);
+		populate_timed(a, size, false);
+	} else {
+		populate_timed(a, len, true);
+	}
 	return a;
 }
 
@@ -720,8 +744,8 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	for (size_t i = 0; i < km.next_slab; i++)
 		if (slab_meta[i]) /* NULL: a table's */
 			s->cached += slab_meta[i]->nfree;
-	s->huge = km.huge;
-	s->fresh_pages = __atomic_load_n(&km.fresh_pages, __ATOMIC_RELAXED);
+	s->huge = huge_pages();
+	s->fresh_bytes = __atomic_load_n(&km.fresh_bytes, __ATOMIC_RELAXED);
 	s->fresh_ns = __atomic_load_n(&km.fresh_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&km.lock);
 	t = tcp;

@@ -3,8 +3,8 @@
  * The kernel keeps its rdma_cm, ib_cm and MAD objects in slab caches carved from memory it
  * maps with large pages (the direct map), so making an id costs no page fault. The emulator
  * keeps the same objects in user memory; from malloc, every first touch of a 4 KiB page is a
- * fault, and a fault costs 10-11 us on the VMs this project runs on (a PVM guest) -- more than
- * the rest of a whole connection (docs/cma.md "Connection setup cost"). So per-connection
+ * fault, and a fault costs 1.4-11 us on the VMs this project runs on -- as much as the rest of
+ * a whole connection (docs/cma.md "Connection setup cost"). So per-connection
  * objects come from here instead: size classes like kmalloc's in 64 KiB slabs of one class
  * each, with no header (a table by slab gives the class, so an object of 64 bytes or more
  * starts a cache line and spans no more lines than its size), freed objects kept for the next
@@ -12,7 +12,8 @@
  * freed in its cache, the rest as a bit each in a table by slab, handed out lowest address
  * first (neither alloc nor free touches the object), and the slabs cut from 2 MiB chunks of
  * one reserved region that ask for transparent huge pages (one fault per chunk; where THP is
- * off, each slab is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
+ * off, or after a huge page the host had to back first (free page reporting, util/kmem.c),
+ * each slab is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
  * rings come from here too (the kernel's QP and queue objects are slab memory as well):
  * from malloc, making and destroying one a connection grew and trimmed the thread's arena
  * with an mprotect every ~128 KiB (docs/daemon.md).
@@ -64,11 +65,13 @@ struct emu_kmem_stats {
 	size_t chunks;    /* 2 MiB chunks made read-write in the reserved region */
 	size_t carved;    /* objects ever cut from the chunks (pool mode) */
 	size_t cached;    /* free objects in the shared pool and the calling thread's cache */
-	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time */
-	/* huge pages (chunks, and tables of 2 MiB and up) faulted in when made, and the time that
-	 * took: what fresh memory costs the process, apart from the emulator's own work (~0.1 ms
-	 * a page to zero; on a VM whose host backs guest memory on first use, up to ~4 ms) */
-	uint64_t fresh_pages, fresh_ns;
+	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time (no THP, or
+			     after a huge page the host had to back first) */
+	/* memory faulted in when made (chunks or slabs, and tables of 64 KiB and up), and the
+	 * time that took: what fresh memory costs the process, apart from the emulator's own
+	 * work (here ~0.1 ms for a 2 MiB huge page the host backs, ~4.6 ms for one it must back
+	 * first, ~0.6 ms for 2 MiB of 4 KiB pages) */
+	uint64_t fresh_bytes, fresh_ns;
 };
 
 void emu_kmem_get_stats(struct emu_kmem_stats *s);
