@@ -36,6 +36,7 @@
 #include "emu/sim/engine_ext.h"
 #include "emu/sim/engine_tasks.h"
 #include "emu/sim/process.h"
+#include "emu/sim/rtclock.h"
 #include "emu/sim/trace.h"
 #include "util/failcall.h"
 
@@ -144,6 +145,7 @@ struct emu_engine {
 	void *fl_idle_ctx;
 	uint64_t spin_quantum_ns; /* the last clock spinner's quantum (follower mode) */
 	uint64_t rt_base;
+	struct emu_rtclock rtclock; /* the real clock's last reading (lock held) */
 	uint64_t progress_wake_at; /* virtual deadline the progress thread sleeps until, or MAX */
 	emu_engine_tx_fn *tx;     /* port sends go here instead of the wire (a daemon link) */
 	void *tx_ctx;
@@ -600,7 +602,11 @@ static void __attribute__((noinline)) rt_catch_up_slow(struct emu_engine *e)
 	rt_drain(e);
 	if (e->follower)
 		return; /* the daemon moves the clock (emu_engine_follow_advance) */
-	t = mono_ns() - e->rt_base;
+	/* the last reading is under 2 us old and no timer falls due within that (emu/sim/rtclock.h) */
+	if (emu_rtclock_fresh(&e->rtclock) &&
+	    (!emu_clock_next_deadline(&e->clock, &t) || t > e->clock.now + EMU_RTCLOCK_FRESH_NS))
+		return;
+	t = emu_rtclock_read(&e->rtclock) - e->rt_base;
 	if (t > e->clock.now) {
 		run_through(e, t, &fired);
 		if (fired)
