@@ -80,7 +80,9 @@ static uint64_t class_slabs[KMEM_NCLASS][KMEM_SLAB_WORDS];
 static struct {
 	pthread_mutex_t lock;
 	int mode; /* 0 until decided, then enum emu_kmem_mode */
-	int huge;
+	int huge;    /* THP asked for and not given up (huge_pages()) */
+	bool report; /* the host takes free memory back: chunks after the first are 4 KiB pages */
+	size_t nhuge; /* chunks 0 .. nhuge - 1 are huge pages; those after are 4 KiB pages */
 	pthread_key_t key; /* flushes a thread's cache when it exits */
 	uintptr_t base;    /* the reserved region: 2 MiB aligned */
 	size_t len;
@@ -193,7 +195,8 @@ static int decide(void)
 		if (m == EMU_KMEM_POOL) {
 			/* where the host takes free memory back, a fresh huge page is one it
 			 * must back again first (util/pagereport.h) */
-			km.huge = thp_available() && !emu_free_page_reporting(EMU_VIRTIO_DEVICES);
+			km.huge = thp_available();
+			km.report = km.huge && emu_free_page_reporting(EMU_VIRTIO_DEVICES);
 			pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 		}
 		__atomic_store_n(&km.mode, m, __ATOMIC_RELEASE);
@@ -267,6 +270,17 @@ static void populate_timed(void *a, size_t len, bool huge)
 		__atomic_store_n(&km.huge, 0, __ATOMIC_RELAXED);
 }
 
+/* Whether a fresh chunk is a huge page. The first one is wherever THP is on: it holds all the
+ * objects of most processes (under one TLB entry), and it is made at the process's first
+ * kmem allocation. The ones after it are not where the host takes free memory back
+ * (util/pagereport.h): each would cost ~4.6 ms, against ~0.6 ms for 4 KiB pages, and a
+ * process that grows kmem past 2 MiB (1,000 connections and more) ran no slower on them
+ * (bench/RESULTS.md, cm_bench). */
+static bool chunk_wants_huge(size_t chunk)
+{
+	return huge_pages() && chunk == km.nhuge && !(km.report && chunk > 0);
+}
+
 /* The next 2 MiB chunk of the region made read-write. Called with km.lock held. */
 static int grow(void)
 {
@@ -279,14 +293,15 @@ static int grow(void)
 	}
 	/* refused (no THP in this kernel): each slab is populated when handed out instead; after
 	 * a slow huge page, 4 KiB pages even where THP is "always" */
-	if (huge_pages() && madvise(a, KMEM_CHUNK, MADV_HUGEPAGE))
-		__atomic_store_n(&km.huge, 0, __ATOMIC_RELAXED);
-	else if (!huge_pages())
-		(void)madvise(a, KMEM_CHUNK, MADV_NOHUGEPAGE);
-	/* under km.lock, as the chunk's first slab is carved at once: a thread that needs a
-	 * new slab meanwhile waits for this page as it would have waited for its own */
-	if (huge_pages())
+	if (chunk_wants_huge(km.chunks) && !madvise(a, KMEM_CHUNK, MADV_HUGEPAGE)) {
+		/* under km.lock, as the chunk's first slab is carved at once: a thread that
+		 * needs a new slab meanwhile waits for this page as it would have waited for
+		 * its own */
 		populate_timed(a, KMEM_CHUNK, true);
+		km.nhuge++;
+	} else {
+		(void)madvise(a, KMEM_CHUNK, MADV_NOHUGEPAGE);
+	}
 	km.chunks++;
 	return 0;
 }
@@ -317,9 +332,9 @@ static void *carve(unsigned c)
 		slab_meta[km.next_slab] = m;
 		s = (char *)km.base + km.next_slab * KMEM_SLAB;
 		slab_cls[km.next_slab++] = (uint8_t)(c + 1);
-		/* Without THP: one madvise populates the slab's 16 pages (less than 16 faults
-		 * cost). An old kernel's EINVAL just leaves them to fault in. */
-		if (!huge_pages())
+		/* Outside the huge chunks: one madvise populates the slab's 16 pages (less
+		 * than 16 faults cost). An old kernel's EINVAL just leaves them to fault in. */
+		if ((size_t)(s - (char *)km.base) >= km.nhuge * KMEM_CHUNK)
 			populate_timed(s, KMEM_SLAB, false);
 		km.cur[c] = s;
 		km.cur_end[c] = s + KMEM_SLAB;
@@ -659,9 +674,9 @@ static void *run_take(size_t k)
 	p = (char *)km.base + km.next_slab * KMEM_SLAB;
 	slab_cls[km.next_slab] = KMEM_TABLE_CLS;
 	memset(&slab_cls[km.next_slab + 1], KMEM_TABLE_BODY, k - 1);
-	km.next_slab += k;
-	if (!huge_pages())
+	if (km.next_slab * KMEM_SLAB >= km.nhuge * KMEM_CHUNK)
 		populate_timed(p, k * KMEM_SLAB, false);
+	km.next_slab += k;
 	return p;
 }
 
@@ -688,7 +703,7 @@ void *emu_kmem_table_zalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!huge_pages() || madvise(a, len, MADV_HUGEPAGE)) {
+	if (!huge_pages() || km.report || madvise(a, len, MADV_HUGEPAGE)) {
 		(void)madvise(a, len, MADV_NOHUGEPAGE);
 		populate_timed(a, size, false);
 	} else {
@@ -744,7 +759,7 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	for (size_t i = 0; i < km.next_slab; i++)
 		if (slab_meta[i]) /* NULL: a table's */
 			s->cached += slab_meta[i]->nfree;
-	s->huge = huge_pages();
+	s->huge = chunk_wants_huge(km.nhuge);
 	s->fresh_bytes = __atomic_load_n(&km.fresh_bytes, __ATOMIC_RELAXED);
 	s->fresh_ns = __atomic_load_n(&km.fresh_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&km.lock);

@@ -12,8 +12,9 @@
  * freed in its cache, the rest as a bit each in a table by slab, handed out lowest address
  * first (neither alloc nor free touches the object), and the slabs cut from 2 MiB chunks of
  * one reserved region that ask for transparent huge pages (one fault per chunk; where THP is
- * off, or after a huge page the host had to back first (free page reporting, util/kmem.c),
- * each slab is populated with one madvise instead of 16 faults). The verbs QPs, CQs and CQ
+ * off, past the first chunk where the host takes free memory back (util/pagereport.h), or
+ * after a huge page the host had to back first, each slab is populated with one madvise
+ * instead of 16 faults). The verbs QPs, CQs and CQ
  * rings come from here too (the kernel's QP and queue objects are slab memory as well):
  * from malloc, making and destroying one a connection grew and trimmed the thread's arena
  * with an mprotect every ~128 KiB (docs/daemon.md).
@@ -65,8 +66,9 @@ struct emu_kmem_stats {
 	size_t chunks;    /* 2 MiB chunks made read-write in the reserved region */
 	size_t carved;    /* objects ever cut from the chunks (pool mode) */
 	size_t cached;    /* free objects in the shared pool and the calling thread's cache */
-	int huge;         /* 1: chunks ask for THP; 0: populated 64 KiB at a time (no THP, or
-			     after a huge page the host had to back first) */
+	int huge;         /* 1: the next chunk asks for THP; 0: it is populated 64 KiB at a
+			     time (no THP; after a huge page the host had to back first; or
+			     past the first chunk where the host takes free memory back) */
 	/* memory faulted in when made (chunks or slabs, and tables of 64 KiB and up), and the
 	 * time that took: what fresh memory costs the process, apart from the emulator's own
 	 * work (here ~0.1 ms for a 2 MiB huge page the host backs, ~4.6 ms for one it must back

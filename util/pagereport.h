@@ -6,7 +6,8 @@
  * it. The next 2 MiB huge page the guest hands out is most likely such a block, which the host
  * must back again on first touch (~4.6 ms for 2 MiB on this project's CI machines, against
  * ~0.1 ms for a block it still backs). 4 KiB pages come from the guest's smaller free blocks,
- * which are never reported. kmem (kmem.c) asks for huge pages only where this is false. */
+ * which are never reported. Where this is true, kmem (kmem.c) asks for a huge page for its
+ * first chunk only. */
 #ifndef RDMAEMU_UTIL_PAGEREPORT_H
 #define RDMAEMU_UTIL_PAGEREPORT_H
 
