@@ -759,7 +759,7 @@ void emu_kmem_get_stats(struct emu_kmem_stats *s)
 	for (size_t i = 0; i < km.next_slab; i++)
 		if (slab_meta[i]) /* NULL: a table's */
 			s->cached += slab_meta[i]->nfree;
-	s->huge = chunk_wants_huge(km.nhuge);
+	s->huge = chunk_wants_huge(km.chunks);
 	s->fresh_bytes = __atomic_load_n(&km.fresh_bytes, __ATOMIC_RELAXED);
 	s->fresh_ns = __atomic_load_n(&km.fresh_ns, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&km.lock);
