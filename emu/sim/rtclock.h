@@ -30,7 +30,7 @@
 #define EMU_RTCLOCK_CALIBRATE_NS 10000000u
 
 struct emu_rtclock {
-	uint64_t tsc, ns;         /* the counter and CLOCK_MONOTONIC at the last read */
+	uint64_t tsc;             /* the counter at the last read */
 	uint64_t cal_tsc, cal_ns; /* the first read: the rate's base */
 	uint64_t fresh_ticks;     /* ticks in EMU_RTCLOCK_FRESH_NS; 0 while not known */
 	int usable;               /* 0: not asked yet; 1: invariant counter; -1: none */
@@ -75,7 +75,6 @@ static inline uint64_t emu_rtclock_read(struct emu_rtclock *c)
 	if (c->usable < 0)
 		return ns;
 	c->tsc = emu_rtclock_counter();
-	c->ns = ns;
 	if (!c->cal_ns) {
 		c->cal_tsc = c->tsc;
 		c->cal_ns = ns;
